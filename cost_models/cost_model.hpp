@@ -1,0 +1,18 @@
+#pragma once
+
+#include "cost_models/device_spec.hpp"
+#include "simulator/core/op_work.hpp"
+#include "simulator/core/units.hpp"
+
+namespace weft {
+
+// Turns the work of one op into a duration on one device. Implementations must be pure functions
+// of their arguments (the engine costs each distinct (work, device spec) pair once) and must throw
+// InputError when the device cannot run the work at all.
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+  virtual TimeNs duration(const OpWork& work, const DeviceSpec& spec) const = 0;
+};
+
+}  // namespace weft

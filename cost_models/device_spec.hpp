@@ -1,0 +1,41 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "simulator/core/dtype.hpp"
+#include "simulator/core/enum_names.hpp"
+#include "simulator/core/json_cursor.hpp"
+#include "simulator/core/units.hpp"
+
+namespace weft {
+
+// A compute device (GPU, CPU) or a communication device (a link, a NIC). As in SEMU, both are
+// described by the same three capacities; a device without one of them cannot run ops that need it.
+enum class DeviceKind : std::uint8_t { gpu, cpu, link };
+
+inline constexpr EnumNames<DeviceKind, 3> kDeviceKindNames({"gpu", "cpu", "link"});
+
+struct DeviceSpec {
+  std::string name;
+  DeviceKind kind = DeviceKind::gpu;
+  std::array<double, kDtypeCount> peak_flops{};  // FLOP/s per dtype, dense; 0 where unsupported
+  double memory_bandwidth = 0.0;                 // bytes/s
+  double network_bandwidth = 0.0;                // bytes/s, one direction
+  Bytes memory_capacity = 0;                     // bytes; 0 for devices without memory (links)
+
+  double peak(Dtype dtype) const { return peak_flops[static_cast<std::size_t>(dtype)]; }
+  bool operator==(const DeviceSpec&) const = default;
+};
+
+// Reads a spec object:
+//   {"name": "h100-sxm", "kind": "gpu", "peak_tflops": {"bf16": 989, ...},
+//    "memory_bandwidth_GBps": 3350, "network_bandwidth_GBps": 0, "memory_MiB": 81559}
+DeviceSpec parse_device_spec(const JsonCursor& json);
+
+// A spec given either inline (an object) or by name from the bundled library
+// (scenarios/clusters/devices/<name>.json).
+DeviceSpec load_device_spec(const JsonCursor& json);
+
+}  // namespace weft

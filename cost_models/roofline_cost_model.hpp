@@ -1,0 +1,50 @@
+#pragma once
+
+#include <array>
+#include <functional>
+#include <optional>
+
+#include "cost_models/cost_model.hpp"
+#include "simulator/core/json_cursor.hpp"
+
+namespace weft {
+
+// Parameters of the roofline rule for one op class. The efficiencies are SEMU's α factors
+// (papers/001 §4.1): the fraction of the device's peak an op of this class reaches.
+struct RooflineRule {
+  double flops_efficiency = 1.0;
+  double memory_efficiency = 1.0;
+  double network_efficiency = 1.0;
+  TimeNs launch_overhead_ns = 0;
+  // When set, ops of the class take this long whatever their work and device.
+  std::optional<TimeNs> fixed_ns;
+};
+
+// t = max(FLOPs / (α_f·F), bytes / (α_m·B_mem), net / (α_n·B_net)) + launch overhead,
+// with F the device's peak for the op's dtype. Each op class may carry its own rule, or a custom
+// function that replaces the roofline for that class.
+class RooflineCostModel final : public CostModel {
+ public:
+  using CustomRule = std::function<TimeNs(const OpWork&, const DeviceSpec&)>;
+
+  explicit RooflineCostModel(const RooflineRule& default_rule = {});
+
+  void set_rule(OpClass op_class, const RooflineRule& rule);
+  void set_custom_rule(OpClass op_class, CustomRule rule);
+  const RooflineRule& rule(OpClass op_class) const { return rules_[index(op_class)]; }
+
+  TimeNs duration(const OpWork& work, const DeviceSpec& spec) const override;
+
+  // Reads {"default": RULE, "classes": {"gemm": RULE, ...}} where RULE is
+  // {"efficiency": {"flops": f, "memory": m, "network": n}, "launch_overhead_ns": t, "fixed_ns": t}.
+  // A class rule starts from the default rule and changes only the fields it names.
+  static RooflineCostModel from_json(const JsonCursor& json);
+
+ private:
+  static std::size_t index(OpClass op_class) { return static_cast<std::size_t>(op_class); }
+
+  std::array<RooflineRule, kOpClassCount> rules_;
+  std::array<CustomRule, kOpClassCount> custom_rules_;
+};
+
+}  // namespace weft

@@ -1,0 +1,16 @@
+#pragma once
+
+#include "simulator/core/strong_id.hpp"
+
+namespace weft {
+
+using OpId = StrongId<struct OpIdTag>;
+using TensorId = StrongId<struct TensorIdTag>;
+using DeviceId = StrongId<struct DeviceIdTag>;
+using StreamId = StrongId<struct StreamIdTag>;
+using CollectiveId = StrongId<struct CollectiveIdTag>;
+using WorkId = StrongId<struct WorkIdTag>;  // index of an interned OpWork
+using NameId = StrongId<struct NameIdTag>;  // index of an interned name
+using DeviceSpecId = StrongId<struct DeviceSpecIdTag>;
+
+}  // namespace weft

@@ -1,0 +1,30 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "simulator/core/dtype.hpp"
+#include "simulator/core/op_class.hpp"
+#include "simulator/core/units.hpp"
+
+namespace weft {
+
+// The work one operator does, independent of where and when it runs: everything a cost model
+// needs. Graphs intern these, so identical layers share one entry and are costed once per device.
+struct OpWork {
+  OpClass op_class = OpClass::other;
+  Dtype dtype = Dtype::bf16;
+  double flops = 0.0;
+  Bytes memory_bytes = 0;           // bytes read and written in device memory
+  Bytes network_bytes = 0;          // bytes sent over the op's link or network
+  std::vector<std::int64_t> shape;  // op-class specific, e.g. {M, N, K} for a GEMM
+
+  bool operator==(const OpWork&) const = default;
+};
+
+struct OpWorkHash {
+  std::size_t operator()(const OpWork& work) const noexcept;
+};
+
+}  // namespace weft

@@ -1,0 +1,138 @@
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cost_models/device_spec.hpp"
+#include "simulator/core/ids.hpp"
+#include "simulator/core/op_work.hpp"
+#include "simulator/core/tensor_kind.hpp"
+#include "simulator/core/units.hpp"
+#include "simulator/graph/csr.hpp"
+#include "simulator/graph/string_pool.hpp"
+
+namespace weft {
+
+// How a stream picks its next op. `in_order` is a CUDA stream: ops run in issue order, each after
+// the previous one. `first_ready` is a shared link: whichever op is ready first goes first (ties
+// by op id), one at a time.
+enum class StreamPolicy : std::uint8_t { in_order, first_ready };
+
+inline constexpr EnumNames<StreamPolicy, 2> kStreamPolicyNames({"in_order", "first_ready"});
+
+struct DeviceInfo {
+  std::string name;
+  DeviceSpecId spec;
+  Bytes memory_capacity = 0;  // 0: no limit known, no out-of-memory verdict
+};
+
+struct StreamInfo {
+  std::string name;
+  DeviceId device;
+  StreamPolicy policy = StreamPolicy::in_order;
+};
+
+// What the engine reads of an op on every visit, kept together so that one cache line serves.
+struct OpRecord {
+  WorkId work;
+  StreamId stream;
+  CollectiveId collective;
+  OpId next_in_stream;  // the next op issued on the same in_order stream, or none
+  // Completions the op waits for: producers of its inputs (one per input), control
+  // predecessors, and the previous op of an in_order stream.
+  std::uint32_t dependency_count = 0;
+  NameId name;
+};
+
+struct TensorRecord {
+  Bytes bytes = 0;
+  DeviceId device;
+  OpId producer;
+  NameId name;
+  TensorKind kind = TensorKind::activation;
+};
+
+// One training iteration (or any workload) as operator nodes and tensor nodes. Immutable once
+// built by GraphBuilder, which validates it; stored as arrays indexed by id plus CSR adjacency so
+// that tens of millions of ops fit in memory.
+class Graph {
+ public:
+  std::size_t op_count() const { return ops_.size(); }
+  std::size_t tensor_count() const { return tensors_.size(); }
+  std::size_t device_count() const { return devices_.size(); }
+  std::size_t stream_count() const { return streams_.size(); }
+  std::size_t collective_count() const { return collective_members_.key_count(); }
+  std::size_t work_count() const { return works_.size(); }
+  std::size_t device_spec_count() const { return specs_.size(); }
+
+  // Operators.
+  const OpRecord& op(OpId op) const { return ops_[op.value()]; }
+  WorkId op_work_id(OpId op) const { return ops_[op.value()].work; }
+  const OpWork& op_work(OpId op) const { return works_[op_work_id(op).value()]; }
+  StreamId op_stream(OpId op) const { return ops_[op.value()].stream; }
+  DeviceId op_device(OpId op) const { return streams_[op_stream(op).value()].device; }
+  CollectiveId op_collective(OpId op) const { return ops_[op.value()].collective; }
+  // The op's name, or "" when it has none (see display_name).
+  std::string_view op_name(OpId op) const { return names_.view(ops_[op.value()].name); }
+  std::string display_name(OpId op) const;
+  std::span<const TensorId> op_inputs(OpId op) const { return op_inputs_[op]; }
+  std::span<const TensorId> op_outputs(OpId op) const { return op_outputs_[op]; }
+  std::uint32_t dependency_count(OpId op) const { return ops_[op.value()].dependency_count; }
+  OpId next_in_stream(OpId op) const { return ops_[op.value()].next_in_stream; }
+  // Consumers of the op's outputs (one entry per consumed output) and its control successors.
+  std::span<const OpId> data_and_control_successors(OpId op) const { return successors_[op]; }
+  // Calls fn(successor) once per dependency edge leaving `op`, the edges dependency_count
+  // counts: consumers of each output, control successors, then the next op on its stream.
+  template <class Fn>
+  void for_each_successor(OpId op, Fn&& fn) const {
+    for (OpId successor : successors_[op]) fn(successor);
+    if (OpId next = next_in_stream(op); next.valid()) fn(next);
+  }
+
+  // Tensors.
+  const TensorRecord& tensor(TensorId tensor) const { return tensors_[tensor.value()]; }
+  Bytes tensor_bytes(TensorId tensor) const { return tensors_[tensor.value()].bytes; }
+  DeviceId tensor_device(TensorId tensor) const { return tensors_[tensor.value()].device; }
+  TensorKind tensor_kind(TensorId tensor) const { return tensors_[tensor.value()].kind; }
+  std::string_view tensor_name(TensorId tensor) const { return names_.view(tensors_[tensor.value()].name); }
+  OpId tensor_producer(TensorId tensor) const { return tensors_[tensor.value()].producer; }
+  std::span<const OpId> tensor_consumers(TensorId tensor) const { return tensor_consumers_[tensor]; }
+
+  // Devices, streams, collectives, interned work.
+  const DeviceInfo& device(DeviceId device) const { return devices_[device.value()]; }
+  const DeviceSpec& device_spec(DeviceId device) const { return specs_[devices_[device.value()].spec.value()]; }
+  const DeviceSpec& spec(DeviceSpecId spec) const { return specs_[spec.value()]; }
+  const StreamInfo& stream(StreamId stream) const { return streams_[stream.value()]; }
+  std::span<const OpId> collective_members(CollectiveId collective) const { return collective_members_[collective]; }
+  std::string_view collective_name(CollectiveId collective) const {
+    return names_.view(collective_name_[collective.value()]);
+  }
+  const OpWork& work(WorkId work) const { return works_[work.value()]; }
+
+  // Approximate heap bytes held by the graph (for benchmarks and capacity checks).
+  std::size_t memory_bytes() const;
+
+ private:
+  friend class GraphBuilder;
+
+  std::vector<OpRecord> ops_;
+  Csr<OpId, TensorId> op_inputs_;
+  Csr<OpId, TensorId> op_outputs_;
+  Csr<OpId, OpId> successors_;
+
+  std::vector<TensorRecord> tensors_;
+  Csr<TensorId, OpId> tensor_consumers_;
+
+  std::vector<OpWork> works_;
+  std::vector<DeviceSpec> specs_;
+  std::vector<DeviceInfo> devices_;
+  std::vector<StreamInfo> streams_;
+  Csr<CollectiveId, OpId> collective_members_;
+  std::vector<NameId> collective_name_;
+  StringPool names_;
+};
+
+}  // namespace weft

@@ -1,0 +1,66 @@
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "simulator/graph/graph.hpp"
+
+namespace weft {
+
+// Builds a Graph. Calls that name an unknown id or break a local rule (a second producer, a
+// self-edge, a tensor on a link) throw InputError at once; build() then checks the graph as a
+// whole: every op must be able to run, so a cycle through data, control, stream-order or
+// collective dependencies is an error naming the ops on it.
+//
+// Ops are issued on their stream in the order they are added.
+class GraphBuilder {
+ public:
+  DeviceSpecId add_device_spec(DeviceSpec spec);
+  // The device's memory capacity is its spec's, unless set_memory_capacity changes it.
+  DeviceId add_device(std::string name, DeviceSpecId spec);
+  void set_memory_capacity(DeviceId device, Bytes capacity);
+  StreamId add_stream(DeviceId device, std::string name, StreamPolicy policy = StreamPolicy::in_order);
+
+  WorkId intern_work(const OpWork& work);
+  TensorId add_tensor(std::string_view name, DeviceId device, TensorKind kind, Bytes bytes);
+  OpId add_op(std::string_view name, WorkId work, StreamId stream);
+
+  void add_input(OpId op, TensorId tensor);
+  void add_output(OpId op, TensorId tensor);
+  void add_control_edge(OpId before, OpId after);
+  // Members are ops of one collective class on distinct devices' in_order streams.
+  CollectiveId add_collective(std::string_view name, std::span<const OpId> members);
+
+  std::size_t op_count() const { return graph_.ops_.size(); }
+  DeviceId op_device(OpId op) const {
+    check_op(op, "op_device");
+    return graph_.op_device(op);
+  }
+  std::size_t tensor_count() const { return graph_.tensors_.size(); }
+
+  Graph build() &&;
+
+ private:
+  void check_op(OpId op, const char* where) const;
+  void check_tensor(TensorId tensor, const char* where) const;
+  void check_collective_member(OpId member, OpId first) const;
+  // Collective members start together: for cycle checks they are one node, named by the first.
+  OpId collective_representative(OpId op) const;
+  void compute_dependency_counts();
+  void check_acyclic() const;
+  [[noreturn]] void report_cycle(const std::vector<std::uint32_t>& remaining_in_degree) const;
+
+  Graph graph_;
+  std::unordered_map<OpWork, WorkId, OpWorkHash> work_index_;
+  std::vector<OpId> last_in_stream_;
+  std::vector<std::pair<OpId, TensorId>> inputs_;
+  std::vector<std::pair<OpId, TensorId>> outputs_;
+  std::vector<std::pair<OpId, OpId>> control_edges_;
+  std::vector<std::pair<CollectiveId, OpId>> collective_members_;
+};
+
+}  // namespace weft

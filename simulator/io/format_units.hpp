@@ -1,0 +1,18 @@
+#pragma once
+
+#include <string>
+
+#include "simulator/core/units.hpp"
+
+namespace weft {
+
+// "812 ns", "4.210 us", "12.345 ms", "1.203 s".
+std::string format_duration(TimeNs ns);
+// "512 B", "3.00 KiB", "1.50 MiB", "79.65 GiB".
+std::string format_bytes(Bytes bytes);
+// "87.3%".
+std::string format_percent(double fraction);
+// Nanoseconds as microseconds with exactly three decimals, as Chrome traces want: "1234.567".
+std::string format_trace_microseconds(TimeNs ns);
+
+}  // namespace weft

@@ -1,0 +1,59 @@
+#include "cost_models/device_spec.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "simulator/core/scenario_library.hpp"
+
+namespace weft {
+namespace {
+
+using Catch::Matchers::Contains;
+
+DeviceSpec parse(const char* text) {
+  const JsonDocument document = JsonDocument::parse_text(text, "spec.json");
+  return load_device_spec(document.root());
+}
+
+TEST_CASE("a spec converts its units to SI", "[cost][spec]") {
+  const DeviceSpec spec = parse(R"({"name": "x", "kind": "gpu", "peak_tflops": {"bf16": 989.4, "fp32": 66.9},
+                                    "memory_bandwidth_GBps": 3350, "network_bandwidth_GBps": 450, "memory_MiB": 1024})");
+  CHECK(spec.peak(Dtype::bf16) == Approx(989.4e12));
+  CHECK(spec.peak(Dtype::fp32) == Approx(66.9e12));
+  CHECK(spec.peak(Dtype::fp8) == 0.0);
+  CHECK(spec.memory_bandwidth == Approx(3.35e12));
+  CHECK(spec.network_bandwidth == Approx(450e9));
+  CHECK(spec.memory_capacity == Bytes{1} << 30);
+}
+
+TEST_CASE("every bundled device spec loads by name", "[cost][spec]") {
+  const auto names = ScenarioLibrary::names("clusters/devices");
+  REQUIRE(names.size() >= 5);
+  for (const std::string& name : names) {
+    const auto document = JsonDocument::parse_text("\"" + name + "\"", "name");
+    const DeviceSpec spec = load_device_spec(document.root());
+    CHECK(spec.name == name);
+  }
+  const auto h100 = JsonDocument::parse_text(R"("h100-sxm")", "name");
+  const DeviceSpec spec = load_device_spec(h100.root());
+  // shared/reference/README.md: 81,559 MiB of HBM; datasheet 989 TFLOP/s bf16 dense, 3.35 TB/s.
+  CHECK(spec.memory_capacity == Bytes{81559} * kBytesPerMiB);
+  CHECK(spec.peak(Dtype::bf16) == Approx(989e12).epsilon(0.001));
+  CHECK(spec.memory_bandwidth == Approx(3.35e12));
+}
+
+TEST_CASE("bad specs are rejected with their path", "[cost][spec][errors]") {
+  CHECK_THROWS_WITH(parse(R"("no-such-gpu")"),
+                    Contains("unknown device spec 'no-such-gpu' (known: ") && Contains("h100-sxm"));
+  CHECK_THROWS_WITH(parse(R"("../h100-sxm")"), Contains("unknown device spec"));
+  CHECK_THROWS_WITH(parse(R"({"name": "x", "kind": "tpu"})"), Contains("kind: 'tpu' is not one of gpu, cpu or link"));
+  CHECK_THROWS_WITH(parse(R"({"name": "x", "kind": "gpu", "peak_tflops": {"bf17": 1}})"),
+                    Contains("peak_tflops.bf17: unknown dtype"));
+  CHECK_THROWS_WITH(parse(R"({"name": "x", "kind": "link", "memory_MiB": 10})"),
+                    Contains("memory_MiB: a link device has no memory"));
+  CHECK_THROWS_WITH(parse(R"({"name": "x", "kind": "gpu", "memory_bandwidth_GBps": -1})"),
+                    Contains("memory_bandwidth_GBps: expected a number >= 0"));
+  CHECK_THROWS_WITH(parse(R"(42)"), Contains("expected a device spec name or an inline spec object"));
+}
+
+}  // namespace
+}  // namespace weft

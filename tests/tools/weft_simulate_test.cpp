@@ -1,0 +1,133 @@
+// `weft simulate` end to end, through the real binary.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/run_command.hpp"
+
+namespace weft {
+namespace {
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+using test::read_file;
+using test::run_weft;
+using test::TempDir;
+
+const std::string kBundled = std::string(WEFT_SOURCE_DIR) + "/scenarios/experiments/graph-pipeline-2x2.json";
+
+TEST_CASE("weft simulate reports on the bundled scenario and writes JSON and a trace", "[cli]") {
+  const TempDir dir;
+  const auto json_file = dir.file("result.json");
+  const auto trace_file = dir.file("trace.json");
+  const auto run =
+      run_weft("simulate '" + kBundled + "' --json '" + json_file.string() + "' --trace '" + trace_file.string() + "'");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.out,
+             Contains("Makespan: ") && Contains("Critical path: ") && Contains("gpu3") && Contains("nic-a-to-b"));
+  CHECK(run.err.empty());
+
+  const auto result = nlohmann::json::parse(read_file(json_file));
+  REQUIRE(result["devices"].size() == 6);
+  CHECK(result["makespan_ns"].get<long long>() > 0);
+  for (const auto& device : result["devices"]) {
+    CHECK(device.contains("name"));
+    CHECK(device["busy_ns"].get<long long>() <= result["makespan_ns"].get<long long>());
+    CHECK(device.contains("peak_memory_bytes"));
+    CHECK(device["oom"] == false);
+  }
+  // Forward GEMM of one stage, one microbatch: 2 x 4096 tokens x 201,326,592 parameters at
+  // 0.807 x 989.4 TFLOP/s = 2.066 ms; the chain forward, forward, backward x4, optimizer on each
+  // GPU alone takes more than 6 of them.
+  CHECK(result["makespan_ns"].get<double>() > 6 * 2.066e6);
+  const auto trace = nlohmann::json::parse(read_file(trace_file));
+  CHECK(trace["traceEvents"].size() > 40);
+}
+
+TEST_CASE("weft simulate is deterministic", "[cli]") {
+  const TempDir dir;
+  const auto first = run_weft("simulate '" + kBundled + "' --json '" + dir.file("a.json").string() + "' --trace '" +
+                              dir.file("a.trace").string() + "'");
+  const auto second = run_weft("simulate '" + kBundled + "' --json '" + dir.file("b.json").string() + "' --trace '" +
+                               dir.file("b.trace").string() + "'");
+  REQUIRE(first.exit_code == 0);
+  REQUIRE(second.exit_code == 0);
+  CHECK(read_file(dir.file("a.json")) == read_file(dir.file("b.json")));
+  CHECK(read_file(dir.file("a.trace")) == read_file(dir.file("b.trace")));
+}
+
+// Each bad input: one line on stderr naming the place, exit 2, and no output file.
+void check_rejected(const std::string& scenario_text, const std::string& expected_message) {
+  const TempDir dir;
+  const auto scenario = dir.write("scenario.json", scenario_text);
+  const auto json_file = dir.file("result.json");
+  const auto trace_file = dir.file("trace.json");
+  const auto run = run_weft("simulate '" + scenario.string() + "' --json '" + json_file.string() + "' --trace '" +
+                            trace_file.string() + "'");
+  CHECK(run.exit_code == 2);
+  CHECK_THAT(run.err, StartsWith("weft: error: ") && Contains(expected_message));
+  CHECK(std::count(run.err.begin(), run.err.end(), '\n') == 1);
+  CHECK(run.out.empty());
+  CHECK_FALSE(std::filesystem::exists(json_file));
+  CHECK_FALSE(std::filesystem::exists(trace_file));
+  CHECK(std::distance(std::filesystem::directory_iterator(dir.path()), {}) == 1);  // only the scenario
+}
+
+const std::string kDevices =
+    R"("devices": [{"name": "gpu0", "spec": "h100-sxm"}, {"name": "gpu1", "spec": "h100-sxm"}])";
+
+TEST_CASE("bad scenarios are rejected with the JSON path and exit 2", "[cli][errors]") {
+  SECTION("malformed JSON") { check_rejected("{\"devices\": [}", "scenario.json:1:14: invalid JSON"); }
+  SECTION("unknown field") {
+    check_rejected("{" + kDevices + R"(, "ops": [], "opz": []})", "scenario.json: opz: unknown field");
+  }
+  SECTION("wrong type") {
+    check_rejected("{" + kDevices + R"(, "ops": [{"name": "a", "class": "gemm", "device": "gpu0", "stream": "compute",
+                   "flops": "lots"}]})",
+                   "scenario.json: ops[0].flops: expected a number, got a string");
+  }
+  SECTION("missing device") {
+    check_rejected(
+        "{" + kDevices + R"(, "ops": [{"name": "a", "class": "gemm", "device": "gpu7", "stream": "compute"}]})",
+        "scenario.json: ops[0].device: unknown device 'gpu7'");
+  }
+  SECTION("cycle") {
+    check_rejected("{" + kDevices + R"(, "ops": [
+        {"name": "a", "class": "gemm", "device": "gpu0", "stream": "compute", "after": ["b"]},
+        {"name": "b", "class": "gemm", "device": "gpu1", "stream": "compute", "after": ["a"]}]})",
+                   "scenario.json: ops: dependency cycle: 'a' -> 'b' -> 'a'");
+  }
+  SECTION("unknown device spec") {
+    check_rejected(R"({"devices": [{"name": "gpu0", "spec": "b300"}], "ops": []})",
+                   "devices[0].spec: unknown device spec 'b300'");
+  }
+  SECTION("an op the device cannot run") {
+    // The A100 has no fp8 units.
+    check_rejected(R"({"devices": [{"name": "gpu0", "spec": "a100-sxm-80gb"}], "ops": [{"name": "a", "class": "gemm",
+                   "device": "gpu0", "stream": "compute", "dtype": "fp8", "flops": 1}]})",
+                   "op 'a' on device 'gpu0': device spec 'a100-sxm-80gb' has no fp8 peak FLOP/s");
+  }
+}
+
+TEST_CASE("usage errors exit 2, help and version exit 0", "[cli][errors]") {
+  const TempDir dir;
+  CHECK(run_weft("").exit_code == 2);
+  CHECK(run_weft("simulate").exit_code == 2);
+  CHECK(run_weft("frobnicate").exit_code == 2);
+  const auto missing = run_weft("simulate /nonexistent/scenario.json");
+  CHECK(missing.exit_code == 2);
+  CHECK_THAT(missing.err, Contains("/nonexistent/scenario.json: cannot open file"));
+  const auto bad_output = run_weft("simulate '" + kBundled + "' --json /nonexistent/dir/out.json");
+  CHECK(bad_output.exit_code == 2);
+  CHECK_THAT(bad_output.err, Contains("--json: cannot write '/nonexistent/dir/out.json'"));
+
+  const auto help = run_weft("simulate --help");
+  CHECK(help.exit_code == 0);
+  CHECK_THAT(help.out, Contains("--trace") && Contains("--json") && Contains("SCENARIO"));
+  const auto version = run_weft("--version");
+  CHECK(version.exit_code == 0);
+  CHECK_THAT(version.out, StartsWith("weft "));
+}
+
+}  // namespace
+}  // namespace weft

@@ -1,0 +1,51 @@
+# Shared by tools/demo.sh and tools/test.sh: install what is missing, configure, build.
+# Source it; it defines functions only.
+
+WEFT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+
+# Debian packages the build and the tests need (ccache is used when present, never required).
+WEFT_PACKAGES=(
+  cmake ninja-build g++
+  libboost-graph-dev libeigen3-dev libfmt-dev nlohmann-json3-dev libtbb-dev libcli11-dev
+  catch2 libbenchmark-dev
+)
+
+weft_install_packages() {
+  local missing=() package
+  for package in "${WEFT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "weft: missing Debian packages; install them with:" >&2
+    echo "  sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+    exit 2
+  fi
+  echo "weft: installing ${missing[*]}" >&2
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+}
+
+# weft_build BUILD_DIR [CMAKE_ARGS...]: configures when the tree is new or its arguments changed
+# (ninja reconfigures by itself when a CMakeLists.txt changes), then builds.
+weft_build() {
+  local build_dir="$1"
+  shift
+  local args=(-G Ninja "$@")
+  if [ "${CI:-}" = "true" ]; then args+=(-DWEFT_WERROR=ON); fi
+  local stamp="$build_dir/.weft-configure-args"
+  if [ ! -f "$build_dir/CMakeCache.txt" ] || [ "$(cat "$stamp" 2>/dev/null)" != "${args[*]}" ]; then
+    echo "weft: configuring $build_dir" >&2
+    mkdir -p "$build_dir"
+    if ! cmake -S "$WEFT_ROOT" -B "$build_dir" "${args[@]}" >"$build_dir/configure.log" 2>&1; then
+      cat "$build_dir/configure.log" >&2
+      exit 1
+    fi
+    echo "${args[*]}" >"$stamp"
+  fi
+  echo "weft: building $build_dir" >&2
+  if ! cmake --build "$build_dir" >"$build_dir/build.log" 2>&1; then
+    cat "$build_dir/build.log" >&2
+    echo "weft: build failed (log: $build_dir/build.log)" >&2
+    exit 1
+  fi
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds weft and its tests, and runs every test through ctest.
+#   tools/test.sh             Release build in build/
+#   tools/test.sh --sanitize  AddressSanitizer + UndefinedBehaviorSanitizer build in build-sanitize/
+# With CI=true, warnings are errors.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/setup.sh"
+
+mode="${1:-}"
+case "$mode" in
+  "") build_dir="$WEFT_ROOT/build"; args=(-DCMAKE_BUILD_TYPE=Release) ;;
+  --sanitize)
+    # The CUDA backend is compiled and linked by the plain pass; sanitizers do not apply to it.
+    build_dir="$WEFT_ROOT/build-sanitize"
+    args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_SANITIZE=ON -DWEFT_CUDA=OFF)
+    export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
+    export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+    ;;
+  -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
+  *) echo "tools/test.sh: unknown option '$mode' (expected --sanitize)" >&2; exit 2 ;;
+esac
+
+weft_install_packages
+weft_build "$build_dir" "${args[@]}"
+ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)"

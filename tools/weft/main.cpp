@@ -1,0 +1,35 @@
+#include <exception>
+
+#include <fmt/format.h>
+
+#include "simulator/core/input_error.hpp"
+#include "simulator/core/version.hpp"
+#include "tools/weft/commands.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app(
+      "weft: simulate and plan the distributed training of large models on GPU clusters.\n"
+      "Exit status: 0 success, 1 internal error, 2 bad input or usage.",
+      "weft");
+  app.set_version_flag("--version", std::string("weft ") + std::string(weft::version()));
+  app.require_subcommand(1);
+  weft::cli::add_simulate_command(app);
+  weft::cli::add_info_command(app);
+
+  if (argc <= 1) {
+    fmt::print(stderr, "{}", app.help());
+    return 2;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    return app.exit(error) == 0 ? 0 : 2;
+  } catch (const weft::InputError& error) {
+    fmt::print(stderr, "weft: error: {}\n", error.what());
+    return 2;
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "weft: internal error: {}\n", error.what());
+    return 1;
+  }
+  return 0;
+}
