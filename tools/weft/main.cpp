@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 
+#include "simulator/core/allocator_tuning.hpp"
 #include "simulator/core/input_error.hpp"
 #include "simulator/core/version.hpp"
 #include "tools/weft/commands.hpp"
 
 int main(int argc, char** argv) {
+  weft::keep_freed_memory_for_reuse();
   CLI::App app(
       "weft: simulate and plan the distributed training of large models on GPU clusters.\n"
       "Exit status: 0 success, 1 internal error, 2 bad input or usage.",
