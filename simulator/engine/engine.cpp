@@ -67,18 +67,26 @@ class Simulation {
       pending_[i] = graph_.dependency_count(op);
       if (pending_[i] == 0) on_ready(op, 0, OpId::none());
     }
-    // Each instant: every completion first, then the first_ready streams choose among all the
-    // ops that became ready. Zero-duration ops started by either land at the same instant and
-    // are handled by the next pass.
+    // Each instant: the completions at that time, in op id order, then the first_ready streams
+    // choose among all the ops that became ready. Zero-duration ops started by either complete at
+    // the same instant, in a further pass. Handling completions in id order makes each op's
+    // binding (its last dependency to complete) independent of the event queue's internals.
     TimeNs now = 0;
-    OpId op;
+    std::vector<OpId> completed;
     while (true) {
-      while (running_.pop_if_key(static_cast<std::uint64_t>(now), op)) finish(op, now);
+      OpId op;
+      while (running_.pop_if_key(static_cast<std::uint64_t>(now), op)) completed.push_back(op);
+      if (!completed.empty()) {
+        std::sort(completed.begin(), completed.end());
+        for (OpId done : completed) finish(done, now);
+        completed.clear();
+        continue;
+      }
       dispatch_waiting_streams(now);
       if (running_.empty()) break;
-      const auto next = running_.pop();
+      const auto next = running_.pop();  // the next instant with completions (maybe still `now`)
       now = static_cast<TimeNs>(next.key);
-      finish(next.value, now);
+      running_.push(next.key, next.value);
     }
     result_.makespan = now;
     for (std::size_t d = 0; d < graph_.device_count(); ++d) {
