@@ -161,5 +161,24 @@ TEST_CASE("an empty graph has zero makespan", "[engine]") {
   CHECK(result.critical_path.empty());
 }
 
+TEST_CASE("among dependencies ending together the binding is the highest id", "[engine]") {
+  UnitPlatform p;
+  const DeviceId gpu0 = p.add_gpu("gpu0");
+  const DeviceId gpu1 = p.add_gpu("gpu1");
+  const DeviceId gpu2 = p.add_gpu("gpu2");
+  const OpId low = p.op("low", p.compute(gpu0), 50);
+  const OpId high = p.op("high", p.compute(gpu1), 50);
+  const OpId earlier = p.op("earlier", p.compute(gpu2), 10);
+  const OpId join = p.op("join", p.comm(gpu2), 5, OpClass::send);
+  p.builder().add_control_edge(high, join);
+  p.builder().add_control_edge(earlier, join);
+  p.builder().add_control_edge(low, join);
+  const Graph graph = p.build();
+  const SimulationResult result = simulate(graph, p.cost_model());
+  CHECK(result.start(join) == 50);
+  CHECK(result.op_binding[join.value()] == high);
+  CHECK(result.critical_path == std::vector<OpId>{high, join});
+}
+
 }  // namespace
 }  // namespace weft
