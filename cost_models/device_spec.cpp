@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "simulator/core/scenario_library.hpp"
+#include "simulator/core/spec_resolver.hpp"
 
 namespace weft {
 
@@ -36,21 +36,7 @@ DeviceSpec parse_device_spec(const JsonCursor& json) {
 }
 
 DeviceSpec load_device_spec(const JsonCursor& json) {
-  if (json.is_object()) return parse_device_spec(json);
-  if (!json.is_string()) json.fail("expected a device spec name or an inline spec object");
-  const std::string name = json.as_string();
-  std::filesystem::path file;
-  try {
-    file = ScenarioLibrary::find("clusters/devices", name, "device spec");
-  } catch (const InputError& error) {
-    json.fail(error.what());
-  }
-  const JsonDocument document = JsonDocument::parse_file(file);
-  try {
-    return parse_device_spec(document.root());
-  } catch (const InputError& error) {
-    throw InputError(file.string() + ": " + error.what());
-  }
+  return load_spec<DeviceSpec>(json, "clusters/devices", "device spec", parse_device_spec);
 }
 
 }  // namespace weft

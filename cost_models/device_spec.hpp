@@ -34,8 +34,8 @@ struct DeviceSpec {
 //    "memory_bandwidth_GBps": 3350, "network_bandwidth_GBps": 0, "memory_MiB": 81559}
 DeviceSpec parse_device_spec(const JsonCursor& json);
 
-// A spec given either inline (an object) or by name from the bundled library
-// (scenarios/clusters/devices/<name>.json).
+// A spec given by name from the bundled library (scenarios/clusters/devices/<name>.json),
+// inline, or as {"base": "<name>", <fields to replace>}.
 DeviceSpec load_device_spec(const JsonCursor& json);
 
 }  // namespace weft

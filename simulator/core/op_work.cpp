@@ -17,6 +17,7 @@ std::size_t OpWorkHash::operator()(const OpWork& work) const noexcept {
   seed = mix(seed, std::bit_cast<std::uint64_t>(work.flops));
   seed = mix(seed, static_cast<std::uint64_t>(work.memory_bytes));
   seed = mix(seed, static_cast<std::uint64_t>(work.network_bytes));
+  seed = mix(seed, work.comm_group);
   for (std::int64_t dim : work.shape) seed = mix(seed, static_cast<std::uint64_t>(dim));
   return seed;
 }

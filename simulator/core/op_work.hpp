@@ -19,6 +19,9 @@ struct OpWork {
   Bytes memory_bytes = 0;           // bytes read and written in device memory
   Bytes network_bytes = 0;          // bytes sent over the op's link or network
   std::vector<std::int64_t> shape;  // op-class specific, e.g. {M, N, K} for a GEMM
+  // For communication ops: the communicator (1-based index into the cost model's group table)
+  // whose placement sets the cost; 0 for ops costed by the device alone.
+  std::uint32_t comm_group = 0;
 
   bool operator==(const OpWork&) const = default;
 };

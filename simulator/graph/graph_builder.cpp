@@ -70,12 +70,11 @@ TensorId GraphBuilder::add_tensor(std::string_view name, DeviceId device, Tensor
   return id;
 }
 
-OpId GraphBuilder::add_op(std::string_view name, WorkId work, StreamId stream) {
+OpId GraphBuilder::add_op(NameId name, WorkId work, StreamId stream) {
   if (!work.valid() || work.value() >= graph_.works_.size()) throw InputError("add_op: unknown work id");
   if (!stream.valid() || stream.value() >= graph_.streams_.size()) throw InputError("add_op: unknown stream id");
   const auto id = next_id<OpId>(graph_.ops_.size());
-  graph_.ops_.push_back({work, stream, CollectiveId::none(), OpId::none(), 0,
-                         name.empty() ? NameId::none() : graph_.names_.intern(name)});
+  graph_.ops_.push_back({work, stream, CollectiveId::none(), OpId::none(), 0, name});
   if (graph_.stream(stream).policy == StreamPolicy::in_order) {
     OpId& last = last_in_stream_[stream.value()];
     if (last.valid()) graph_.ops_[last.value()].next_in_stream = id;

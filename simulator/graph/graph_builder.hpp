@@ -26,8 +26,11 @@ class GraphBuilder {
   StreamId add_stream(DeviceId device, std::string name, StreamPolicy policy = StreamPolicy::in_order);
 
   WorkId intern_work(const OpWork& work);
+  // Names interned once can be given to many ops (the peers of a replicated stage).
+  NameId intern_name(std::string_view name) { return name.empty() ? NameId::none() : graph_.names_.intern(name); }
   TensorId add_tensor(std::string_view name, DeviceId device, TensorKind kind, Bytes bytes);
-  OpId add_op(std::string_view name, WorkId work, StreamId stream);
+  OpId add_op(std::string_view name, WorkId work, StreamId stream) { return add_op(intern_name(name), work, stream); }
+  OpId add_op(NameId name, WorkId work, StreamId stream);
 
   void add_input(OpId op, TensorId tensor);
   void add_output(OpId op, TensorId tensor);

@@ -42,8 +42,8 @@ Graph make_layered_graph(std::int64_t op_count, int width) {
   for (std::int64_t layer = 0; layer < layers; ++layer) {
     for (int d = 0; d < width; ++d) {
       const bool communicates = layer % 8 == 7;
-      const OpId op = communicates ? builder.add_op({}, send_work, comm[static_cast<std::size_t>(d)])
-                                   : builder.add_op({}, gemms[static_cast<std::size_t>((layer + d) % 4)],
+      const OpId op = communicates ? builder.add_op(NameId::none(), send_work, comm[static_cast<std::size_t>(d)])
+                                   : builder.add_op(NameId::none(), gemms[static_cast<std::size_t>((layer + d) % 4)],
                                                     compute[static_cast<std::size_t>(d)]);
       if (layer > 0) {
         builder.add_input(op, previous[static_cast<std::size_t>(d)]);

@@ -1,3 +1,4 @@
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -10,6 +11,8 @@
 #include "simulator/io/chrome_trace_writer.hpp"
 #include "simulator/io/graph_scenario.hpp"
 #include "simulator/io/simulation_report.hpp"
+#include "simulator/io/training_report_format.hpp"
+#include "simulator/workload/training_report.hpp"
 #include "tools/weft/commands.hpp"
 
 namespace weft::cli {
@@ -19,6 +22,7 @@ struct SimulateFlags {
   std::string scenario;
   std::string trace_file;
   std::string json_file;
+  bool unfold = false;
 };
 
 // Prefixes an InputError with the flag or file it concerns.
@@ -31,36 +35,78 @@ auto with_context(const std::string& context, Fn&& fn) {
   }
 }
 
-void run_simulate(const SimulateFlags& flags) {
-  if (!flags.trace_file.empty()) with_context("--trace", [&] { check_output_path(flags.trace_file); });
-  if (!flags.json_file.empty()) with_context("--json", [&] { check_output_path(flags.json_file); });
+class Stopwatch {
+ public:
+  double lap_ms() {
+    const auto now = std::chrono::steady_clock::now();
+    const double ms = std::chrono::duration<double, std::milli>(now - last_).count();
+    last_ = now;
+    return ms;
+  }
 
-  const JsonDocument document = JsonDocument::parse_file(flags.scenario);
-  const GraphScenario scenario = with_context(flags.scenario, [&] { return load_graph_scenario(document.root()); });
-  SimulationOptions options;
-  options.record_memory_timeline = !flags.trace_file.empty();
-  const SimulationResult result =
-      with_context(flags.scenario, [&] { return simulate(scenario.graph, scenario.cost_model, options); });
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
 
-  fmt::print("weft simulate {}\n", flags.scenario);
-  if (!scenario.description.empty()) fmt::print("{}\n", scenario.description);
-  fmt::print("{}", render_simulation_report(scenario.graph, result));
-
+// Writes the requested output files; the simulation is complete before either is opened.
+void write_outputs(const SimulateFlags& flags, const Graph& graph, const SimulationResult& result,
+                   const nlohmann::json& json) {
   if (!flags.json_file.empty()) {
     with_context("--json", [&] {
-      write_file_atomically(flags.json_file, [&](std::ostream& out) {
-        out << simulation_result_json(scenario.graph, result).dump(2) << '\n';
-      });
+      write_file_atomically(flags.json_file, [&](std::ostream& out) { out << json.dump(2) << '\n'; });
     });
     fmt::print("\nWrote {}\n", flags.json_file);
   }
   if (!flags.trace_file.empty()) {
     with_context("--trace", [&] {
-      write_file_atomically(flags.trace_file,
-                            [&](std::ostream& out) { write_chrome_trace(out, scenario.graph, result); });
+      write_file_atomically(flags.trace_file, [&](std::ostream& out) { write_chrome_trace(out, graph, result); });
     });
     fmt::print("Wrote {} (open it in https://ui.perfetto.dev or chrome://tracing)\n", flags.trace_file);
   }
+}
+
+void run_graph(const SimulateFlags& flags, const JsonCursor& root, const SimulationOptions& options) {
+  if (flags.unfold) throw InputError("--unfold: applies to training scenarios only");
+  const GraphScenario scenario = with_context(flags.scenario, [&] { return load_graph_scenario(root); });
+  const SimulationResult result =
+      with_context(flags.scenario, [&] { return simulate(scenario.graph, scenario.cost_model, options); });
+  fmt::print("weft simulate {}\n", flags.scenario);
+  if (!scenario.description.empty()) fmt::print("{}\n", scenario.description);
+  fmt::print("{}", render_simulation_report(scenario.graph, result));
+  write_outputs(flags, scenario.graph, result, simulation_result_json(scenario.graph, result));
+}
+
+void run_training(const SimulateFlags& flags, const JsonCursor& root, const SimulationOptions& options) {
+  Stopwatch watch;
+  const TrainingScenario scenario = with_context(flags.scenario, [&] { return load_training_scenario(root); });
+  const TrainingWorkload workload = build_training_workload(scenario, flags.unfold);
+  const double build_ms = watch.lap_ms();
+  const SimulationResult result = with_context(flags.scenario, [&] {
+    return simulate(workload.graph, *workload.cost_model, options);
+  });
+  const double simulate_ms = watch.lap_ms();
+  const TrainingReport report = make_training_report(scenario, workload, result);
+  fmt::print("weft simulate {}\n", flags.scenario);
+  if (!scenario.description.empty()) fmt::print("{}\n", scenario.description);
+  fmt::print("{}", render_training_report(scenario, report));
+  fmt::print("\nSimulated in {:.0f} ms (graph {:.0f} ms, engine {:.0f} ms)\n", build_ms + simulate_ms, build_ms,
+             simulate_ms);
+  write_outputs(flags, workload.graph, result, training_report_json(scenario, report));
+}
+
+void run_simulate(const SimulateFlags& flags) {
+  if (!flags.trace_file.empty()) with_context("--trace", [&] { check_output_path(flags.trace_file); });
+  if (!flags.json_file.empty()) with_context("--json", [&] { check_output_path(flags.json_file); });
+
+  const JsonDocument document = JsonDocument::parse_file(flags.scenario);
+  const JsonCursor root = document.root();
+  SimulationOptions options;
+  options.record_memory_timeline = !flags.trace_file.empty();
+  if (root.is_object() && root.json().contains("ops")) return run_graph(flags, root, options);
+  if (root.is_object() && root.json().contains("model")) return run_training(flags, root, options);
+  throw InputError(flags.scenario +
+                   ": (top level): expected a training scenario (model, cluster, parallel, training) or a graph "
+                   "scenario (devices, ops)");
 }
 
 }  // namespace
@@ -69,12 +115,16 @@ void add_simulate_command(CLI::App& app) {
   auto flags = std::make_shared<SimulateFlags>();
   CLI::App* command = app.add_subcommand(
       "simulate",
-      "Simulate one workload and report its makespan, per-device utilization, peak memory and critical path.\n"
-      "SCENARIO is a graph scenario: devices, tensors and ops in JSON (docs/graph-scenarios.md).");
+      "Simulate one training iteration and report iteration time, throughput, MFU, time per pipeline stage and "
+      "memory per GPU.\nSCENARIO is a training scenario (model, cluster, parallel plan, training; "
+      "docs/scenarios.md) or a graph scenario (devices, tensors, ops; docs/graph-scenarios.md).");
   command->add_option("SCENARIO", flags->scenario, "Scenario JSON file")->required();
   command->add_option("--trace", flags->trace_file, "Write the timeline as Chrome Trace Event JSON to FILE")
       ->type_name("FILE");
   command->add_option("--json", flags->json_file, "Write the results as JSON to FILE")->type_name("FILE");
+  command->add_flag("--unfold", flags->unfold,
+                    "Simulate every rank instead of one per pipeline stage (training scenarios; slower, same answer "
+                    "for uniform data)");
   command->callback([flags] { run_simulate(*flags); });
 }
 

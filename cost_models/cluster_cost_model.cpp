@@ -1,0 +1,29 @@
+#include "cost_models/cluster_cost_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "simulator/core/input_error.hpp"
+
+namespace weft {
+
+ClusterCostModel::ClusterCostModel(ClusterSpec cluster) : cluster_(std::move(cluster)), collectives_(cluster_) {}
+
+std::uint32_t ClusterCostModel::add_group(const CommGroup& group) {
+  const auto found = std::find(groups_.begin(), groups_.end(), group);
+  if (found != groups_.end()) return static_cast<std::uint32_t>(found - groups_.begin()) + 1;
+  groups_.push_back(group);
+  return static_cast<std::uint32_t>(groups_.size());
+}
+
+TimeNs ClusterCostModel::duration(const OpWork& work, const DeviceSpec& spec) const {
+  if (work.comm_group == 0) return cluster_.compute_rules.duration(work, spec);
+  if (ideal_network_) return 0;
+  const CommGroup& comm = group(work.comm_group);
+  const double seconds = forced_algorithm_
+                             ? collectives_.time(work.op_class, work.network_bytes, comm, *forced_algorithm_)
+                             : collectives_.time(work.op_class, work.network_bytes, comm).seconds;
+  return static_cast<TimeNs>(std::llround(seconds * kNsPerSecond));
+}
+
+}  // namespace weft

@@ -1,0 +1,37 @@
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "cost_models/collective_model.hpp"
+#include "cost_models/cost_model.hpp"
+
+namespace weft {
+
+// Costs a training workload on a cluster: compute and memory ops by the cluster's roofline rules
+// on its GPU, communication ops by the collective model for the placement of their communicator
+// (OpWork::comm_group). With an ideal network every communication op takes no time.
+class ClusterCostModel final : public CostModel {
+ public:
+  explicit ClusterCostModel(ClusterSpec cluster);
+
+  // Registers a communicator; equal placements share one id. Ids start at 1 (0 means none).
+  std::uint32_t add_group(const CommGroup& group);
+  const CommGroup& group(std::uint32_t id) const { return groups_.at(id - 1); }
+  std::size_t group_count() const { return groups_.size(); }
+
+  void set_ideal_network(bool ideal) { ideal_network_ = ideal; }
+  void force_algorithm(std::optional<CollectiveAlgorithm> algorithm) { forced_algorithm_ = algorithm; }
+
+  const ClusterSpec& cluster() const { return cluster_; }
+  TimeNs duration(const OpWork& work, const DeviceSpec& spec) const override;
+
+ private:
+  ClusterSpec cluster_;
+  CollectiveModel collectives_;
+  std::vector<CommGroup> groups_;
+  bool ideal_network_ = false;
+  std::optional<CollectiveAlgorithm> forced_algorithm_;
+};
+
+}  // namespace weft

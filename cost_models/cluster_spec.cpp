@@ -1,0 +1,62 @@
+#include "cost_models/cluster_spec.hpp"
+
+#include <algorithm>
+
+#include "simulator/core/spec_resolver.hpp"
+
+namespace weft {
+namespace {
+
+ClusterSpec parse_cluster_spec(const JsonCursor& json) {
+  json.expect_only({"name", "description", "source", "gpu", "gpus", "gpus_per_node", "nvlink_GBps", "nics_per_node",
+                    "nic_Gbps", "topology", "oversubscription", "nvlink_latency_us", "network_latency_us", "cost",
+                    "network_efficiency"});
+  ClusterSpec spec;
+  spec.name = json.find("name") ? json.at("name").as_string() : "inline";
+  spec.gpu = load_device_spec(json.at("gpu"));
+  if (spec.gpu.kind != DeviceKind::gpu) json.at("gpu").fail("expected a GPU spec, got a " +
+                                                              std::string(kDeviceKindNames.name(spec.gpu.kind)));
+  auto positive_int = [&](const char* key) {
+    const JsonCursor value = json.at(key);
+    const std::int64_t number = value.as_positive_int();
+    if (number > (1 << 24)) value.fail("expected at most 16777216");
+    return static_cast<int>(number);
+  };
+  spec.gpus = positive_int("gpus");
+  spec.gpus_per_node = positive_int("gpus_per_node");
+  if (spec.gpus % spec.gpus_per_node != 0 && spec.gpus > spec.gpus_per_node) {
+    json.at("gpus").fail(std::to_string(spec.gpus) + " GPUs do not fill whole nodes of " +
+                         std::to_string(spec.gpus_per_node));
+  }
+  spec.nvlink_bandwidth = json.at("nvlink_GBps").as_positive_number() * kBytesPerGB;
+  spec.nics_per_node = positive_int("nics_per_node");
+  // Gb/s to bytes/s.
+  spec.nic_bandwidth = json.at("nic_Gbps").as_positive_number() * 1e9 / 8.0;
+  spec.topology = json.at("topology").as_enum(kNetworkTopologyNames);
+  if (auto value = json.find("oversubscription")) {
+    spec.oversubscription = value->as_number();
+    if (spec.oversubscription < 1.0) value->fail("expected a ratio >= 1 (1 means non-blocking)");
+  }
+  if (auto value = json.find("nvlink_latency_us")) spec.nvlink_latency_s = value->as_nonnegative_number() * 1e-6;
+  if (auto value = json.find("network_latency_us")) spec.network_latency_s = value->as_nonnegative_number() * 1e-6;
+  if (auto value = json.find("cost")) spec.compute_rules = RooflineCostModel::from_json(*value);
+  if (auto value = json.find("network_efficiency")) {
+    spec.network_efficiency = value->as_positive_number();
+    if (spec.network_efficiency > 1.0) value->fail("expected an efficiency in (0, 1]");
+  }
+  return spec;
+}
+
+}  // namespace
+
+double ClusterSpec::network_bandwidth_per_gpu() const {
+  const double nics_per_gpu = static_cast<double>(nics_per_node) / gpus_per_node;
+  const double spine = topology == NetworkTopology::fat_tree ? oversubscription : 1.0;
+  return nic_bandwidth * nics_per_gpu / spine;
+}
+
+ClusterSpec load_cluster_spec(const JsonCursor& json) {
+  return load_spec<ClusterSpec>(json, "clusters", "cluster", parse_cluster_spec);
+}
+
+}  // namespace weft

@@ -1,0 +1,46 @@
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "cost_models/device_spec.hpp"
+#include "cost_models/roofline_cost_model.hpp"
+#include "simulator/core/json_cursor.hpp"
+
+namespace weft {
+
+enum class NetworkTopology : std::uint8_t { rail_optimized, fat_tree };
+
+inline constexpr EnumNames<NetworkTopology, 2> kNetworkTopologyNames({"rail-optimized", "fat-tree"});
+
+// A GPU cluster: identical nodes of GPUs joined by NVLink/NVSwitch, and a scale-out network of
+// NICs. Bandwidths are one direction, in bytes per second.
+struct ClusterSpec {
+  std::string name;
+  DeviceSpec gpu;
+  int gpus = 0;  // GPUs in the cluster
+  int gpus_per_node = 8;
+  double nvlink_bandwidth = 0.0;  // per GPU, to the node's NVSwitch
+  int nics_per_node = 0;
+  double nic_bandwidth = 0.0;  // per NIC (line rate)
+  NetworkTopology topology = NetworkTopology::rail_optimized;
+  // Fat tree only: how many times more bandwidth the leaves offer than the spine carries.
+  double oversubscription = 1.0;
+  double nvlink_latency_s = 1e-6;   // per step of a collective within a node
+  double network_latency_s = 5e-6;  // per step that crosses the network
+  // Roofline rules for compute (efficiencies by op class) and the network efficiency that
+  // scales both NVLink and NIC bandwidth in collectives.
+  RooflineCostModel compute_rules;
+  double network_efficiency = 1.0;
+
+  int nodes() const { return (gpus + gpus_per_node - 1) / gpus_per_node; }
+  // Scale-out bandwidth one GPU can use: its share of the node's NICs, less any spine
+  // oversubscription in a fat tree.
+  double network_bandwidth_per_gpu() const;
+};
+
+// A cluster given by name from scenarios/clusters/<name>.json, inline, or as
+// {"base": "<name>", <fields to override>}.
+ClusterSpec load_cluster_spec(const JsonCursor& json);
+
+}  // namespace weft

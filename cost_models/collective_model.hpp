@@ -1,0 +1,51 @@
+#pragma once
+
+#include "cost_models/comm_group.hpp"
+#include "simulator/core/op_class.hpp"
+#include "simulator/core/units.hpp"
+
+namespace weft {
+
+enum class CollectiveAlgorithm : std::uint8_t { ring, tree, hierarchical };
+
+inline constexpr EnumNames<CollectiveAlgorithm, 3> kCollectiveAlgorithmNames({"ring", "tree", "hierarchical"});
+
+struct CollectiveTime {
+  double seconds = 0.0;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;
+};
+
+// Latency-bandwidth model of NCCL's collectives (docs/collectives.md). Message sizes follow
+// nccl-tests: all-reduce and broadcast move a buffer of `bytes` on every rank; all-gather's
+// `bytes` is the gathered output, reduce-scatter's the full input; all-to-all's what each rank
+// holds; send/recv's the message.
+//
+// Within a node every GPU reaches every other at its NVLink bandwidth (NVSwitch); across nodes a
+// GPU uses its share of the node's NICs. A ring is paced by its slowest hop; NCCL runs one ring
+// per channel, so a node's inter-node traffic spreads over the NICs of its members. Algorithms:
+//   ring          2(n-1) steps, each rank moving 2(n-1)/n of the buffer (all-reduce)
+//   tree          NCCL's double binary tree across nodes with a chain inside each node:
+//                 the bandwidth of a ring, latency logarithmic in the number of nodes
+//   hierarchical  reduce-scatter inside nodes, all-reduce of the shards across nodes (one
+//                 ring per local rank, each on its own NICs), all-gather inside nodes
+// and the cheapest applicable one is used, as NCCL's tuner does, unless one is forced.
+class CollectiveModel {
+ public:
+  explicit CollectiveModel(const ClusterSpec& cluster) : cluster_(cluster) {}
+
+  CollectiveTime time(OpClass op_class, Bytes bytes, const CommGroup& group) const;
+  // The time of one algorithm; tree and hierarchical apply to all-reduce across nodes only.
+  double time(OpClass op_class, Bytes bytes, const CommGroup& group, CollectiveAlgorithm algorithm) const;
+
+ private:
+  double nvlink_bandwidth() const;
+  double gpu_network_bandwidth() const;
+  // Bandwidth at which a ring over `group` moves each rank's share: NVLink inside a node, the
+  // NICs of the node's members when it crosses nodes.
+  double ring_bandwidth(const CommGroup& group) const;
+  double step_latency(const CommGroup& group) const;
+
+  const ClusterSpec& cluster_;
+};
+
+}  // namespace weft

@@ -1,0 +1,31 @@
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "cost_models/cluster_spec.hpp"
+#include "simulator/core/enum_names.hpp"
+
+namespace weft {
+
+// Which parallel dimension a communicator serves; reports group exposed communication by it.
+enum class CommGroupKind : std::uint8_t { tp, cp, dp, pp, embedding };
+
+inline constexpr EnumNames<CommGroupKind, 5> kCommGroupKindNames({"tp", "cp", "dp", "pp", "embedding"});
+inline constexpr std::size_t kCommGroupKindCount = kCommGroupKindNames.size();
+
+// The placement of a communicator's ranks on the cluster, which is all a collective's cost
+// depends on besides the message size.
+struct CommGroup {
+  CommGroupKind kind = CommGroupKind::tp;
+  int size = 1;            // ranks in the group
+  int ranks_per_node = 1;  // members on the busiest node the group touches
+  int nodes = 1;           // nodes the group spans
+
+  bool operator==(const CommGroup&) const = default;
+};
+
+// The placement of `ranks` (global ranks, nodes of cluster.gpus_per_node consecutive ranks).
+CommGroup make_comm_group(CommGroupKind kind, std::span<const std::int64_t> ranks, const ClusterSpec& cluster);
+
+}  // namespace weft

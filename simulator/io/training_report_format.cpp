@@ -1,0 +1,121 @@
+#include "simulator/io/training_report_format.hpp"
+
+#include <fmt/format.h>
+
+#include "simulator/io/format_units.hpp"
+#include "simulator/io/text_table.hpp"
+
+namespace weft {
+namespace {
+
+std::string seconds(double value) { return format_duration(static_cast<TimeNs>(value * kNsPerSecond)); }
+
+std::string describe_plan(const TrainingScenario& s) {
+  const ParallelPlan& p = s.parallel;
+  std::string plan = fmt::format("tp {}, cp {}, pp {}, dp {}", p.tp, p.cp, p.pp, p.dp);
+  if (p.vpp > 1) plan += fmt::format(", vpp {}", p.vpp);
+  if (p.sequence_parallel && p.tp > 1) plan += ", sequence parallel";
+  if (p.zero == 1) plan += ", ZeRO-1";
+  plan += fmt::format(", schedule {}, recompute {}", kPipelineScheduleNames.name(p.schedule),
+                      kRecomputePolicyNames.name(p.recompute));
+  if (p.cp > 1) plan += fmt::format(", cp {}", kContextParallelAlgorithmNames.name(p.cp_algorithm));
+  return plan;
+}
+
+std::string render_stages(const TrainingReport& report) {
+  TextTable table;
+  for (const char* header : {"stage", "compute", "tp comm", "cp comm", "pp comm", "dp comm", "bubble", "peak memory",
+                             "params", "grads", "optimizer", "activations", "overhead", "oom"}) {
+    const bool left = std::string_view(header) == "stage" || std::string_view(header) == "oom";
+    table.add_column(header, left ? TextTable::Align::left : TextTable::Align::right);
+  }
+  for (const StageReport& stage : report.stages) {
+    auto comm = [&](CommGroupKind kind) { return seconds(stage.exposed_comm_s[static_cast<std::size_t>(kind)]); };
+    std::string pp = comm(CommGroupKind::pp);
+    const double embedding = stage.exposed_comm_s[static_cast<std::size_t>(CommGroupKind::embedding)];
+    std::string dp = seconds(stage.exposed_comm_s[static_cast<std::size_t>(CommGroupKind::dp)] + embedding);
+    table.add_row({std::to_string(stage.stage), seconds(stage.compute_s), comm(CommGroupKind::tp),
+                   comm(CommGroupKind::cp), pp, dp, seconds(stage.bubble_s), format_bytes(stage.peak_memory),
+                   format_bytes(stage.static_memory.parameters), format_bytes(stage.static_memory.gradients),
+                   format_bytes(stage.static_memory.optimizer_states), format_bytes(stage.activation_peak),
+                   format_bytes(stage.static_memory.framework_overhead), stage.oom ? "OOM" : "no"});
+  }
+  return table.render("  ");
+}
+
+}  // namespace
+
+std::string render_training_report(const TrainingScenario& s, const TrainingReport& r) {
+  std::string out;
+  out += fmt::format("Model    {}: {:.2f} B parameters, {} layers, hidden {}\n", s.model.name,
+                     static_cast<double>(r.parameters) / 1e9, s.model.layers, s.model.hidden);
+  out += fmt::format("Cluster  {}: {} GPUs ({}), {} per node\n", s.cluster.name, r.gpus, s.cluster.gpu.name,
+                     s.cluster.gpus_per_node);
+  out += fmt::format("Plan     {}\n", describe_plan(s));
+  out += fmt::format("Batch    {} samples of {} tokens: {} microbatches of {} per pipeline\n", s.training.global_batch,
+                     s.training.seq_len, r.microbatches, s.training.micro_batch);
+  out += fmt::format("Graph    {} simulated ranks ({}), {} ops\n\n", r.simulated_ranks,
+                     r.folded ? "folded: one per pipeline stage" : "unfolded: every rank", r.simulated_ops);
+  out += fmt::format("Iteration time   {}\n", seconds(r.iteration_time_s));
+  out += fmt::format("Throughput       {:.0f} tokens/s, {:.2f} samples/s\n", r.tokens_per_s, r.samples_per_s);
+  out += fmt::format("Per GPU          {:.1f} TFLOP/s, MFU {} of {:.1f} TFLOP/s {} dense peak\n", r.tflops_per_gpu,
+                     format_percent(r.mfu), r.peak_tflops, kDtypeNames.name(s.training.dtype));
+  out += fmt::format("Model FLOPs      {:.4g} per iteration ({})\n", r.model_flops_per_iteration, kFlopsConvention);
+  out += fmt::format("Memory           {}\n\n", r.oom ? "OUT OF MEMORY on at least one stage" : "fits on every stage");
+  out += "Per pipeline stage (exposed communication is what no compute overlaps; peak memory is\n"
+         "parameters + gradients + optimizer states + activations and buffers at the peak + overhead)\n";
+  out += render_stages(r);
+  return out;
+}
+
+nlohmann::json training_report_json(const TrainingScenario& s, const TrainingReport& r) {
+  nlohmann::json stages = nlohmann::json::array();
+  for (const StageReport& stage : r.stages) {
+    nlohmann::json exposed = nlohmann::json::object();
+    for (std::size_t k = 0; k < kCommGroupKindCount; ++k) {
+      exposed[std::string(kCommGroupKindNames.name(static_cast<CommGroupKind>(k)))] = stage.exposed_comm_s[k];
+    }
+    stages.push_back({{"stage", stage.stage},
+                      {"rank", stage.rank_label},
+                      {"compute_s", stage.compute_s},
+                      {"exposed_comm_s", std::move(exposed)},
+                      {"bubble_s", stage.bubble_s},
+                      {"peak_memory_bytes", stage.peak_memory},
+                      {"memory_capacity_bytes", stage.memory_capacity},
+                      {"memory_breakdown_bytes",
+                       {{"parameters", stage.static_memory.parameters},
+                        {"gradients", stage.static_memory.gradients},
+                        {"optimizer_states", stage.static_memory.optimizer_states},
+                        {"activations_and_buffers", stage.activation_peak},
+                        {"framework_overhead", stage.static_memory.framework_overhead}}},
+                      {"oom", stage.oom}});
+  }
+  const ParallelPlan& p = s.parallel;
+  return {{"model", s.model.name},
+          {"cluster", s.cluster.name},
+          {"gpus", r.gpus},
+          {"parallel",
+           {{"tp", p.tp},
+            {"cp", p.cp},
+            {"pp", p.pp},
+            {"dp", p.dp},
+            {"vpp", p.vpp},
+            {"sequence_parallel", p.sequence_parallel},
+            {"zero", p.zero},
+            {"schedule", kPipelineScheduleNames.name(p.schedule)},
+            {"recompute", kRecomputePolicyNames.name(p.recompute)}}},
+          {"microbatches", r.microbatches},
+          {"iteration_time_s", r.iteration_time_s},
+          {"tokens_per_s", r.tokens_per_s},
+          {"samples_per_s", r.samples_per_s},
+          {"model_flops_per_iteration", r.model_flops_per_iteration},
+          {"flops_convention", kFlopsConvention},
+          {"tflops_per_gpu", r.tflops_per_gpu},
+          {"mfu", r.mfu},
+          {"oom", r.oom},
+          {"folded", r.folded},
+          {"simulated_ops", r.simulated_ops},
+          {"stages", std::move(stages)}};
+}
+
+}  // namespace weft

@@ -1,0 +1,39 @@
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "simulator/workload/model_spec.hpp"
+#include "simulator/workload/modules/attention_core.hpp"
+#include "simulator/workload/modules/module.hpp"
+
+namespace weft {
+
+// A model as the pipeline sees it: an input block (token or patch embedding), `layers` identical
+// transformer layers, and an output block (final norm, head, loss).
+class Model {
+ public:
+  Model(ModelSpec spec, ContextParallelAlgorithm cp_algorithm = ContextParallelAlgorithm::ring);
+
+  const ModelSpec& spec() const { return spec_; }
+  int layer_count() const { return spec_.layers; }
+
+  // Steps of one microbatch on one rank, named "input.", "L<i>." and "output." + module path.
+  std::vector<Step> input_steps(const ShardContext& context) const;
+  std::vector<Step> layer_steps(const ShardContext& context, int layer) const;
+  // `shares_embedding`: tied embeddings with the input block on the same rank, so the head's
+  // weight is not counted again.
+  std::vector<Step> output_steps(const ShardContext& context, bool shares_embedding) const;
+
+  // Distinct parameters of the whole model (tied embeddings once).
+  std::int64_t parameter_count() const;
+
+ private:
+  ModelSpec spec_;
+  std::unique_ptr<Module> input_;
+  std::unique_ptr<Module> layer_;
+  std::unique_ptr<Module> output_;
+  std::unique_ptr<Module> output_sharing_embedding_;
+};
+
+}  // namespace weft

@@ -1,0 +1,57 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "simulator/core/enum_names.hpp"
+#include "simulator/core/json_cursor.hpp"
+
+namespace weft {
+
+// decoder: causal LLM with token embedding, LM head and cross-entropy loss.
+// encoder: bidirectional transformer over patch tokens (ViT).
+// dit: diffusion transformer over latent patch tokens with adaLN-Zero modulation.
+enum class ModelKind : std::uint8_t { decoder, encoder, dit };
+enum class Activation : std::uint8_t { swiglu, gelu };
+enum class NormKind : std::uint8_t { rmsnorm, layernorm };
+enum class PositionEncoding : std::uint8_t { rope, learned, none };
+// flash: fused attention that keeps no s x s matrices; unfused: scores, softmax and dropout
+// materialized, as Korthikanti et al. account them.
+enum class AttentionKernel : std::uint8_t { flash, unfused };
+
+inline constexpr EnumNames<ModelKind, 3> kModelKindNames({"decoder", "encoder", "dit"});
+inline constexpr EnumNames<Activation, 2> kActivationNames({"swiglu", "gelu"});
+inline constexpr EnumNames<NormKind, 2> kNormKindNames({"rmsnorm", "layernorm"});
+inline constexpr EnumNames<PositionEncoding, 3> kPositionEncodingNames({"rope", "learned", "none"});
+inline constexpr EnumNames<AttentionKernel, 2> kAttentionKernelNames({"flash", "unfused"});
+
+struct ModelSpec {
+  std::string name;
+  ModelKind kind = ModelKind::decoder;
+  int layers = 0;
+  std::int64_t hidden = 0;
+  std::int64_t ffn_hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;  // query groups; equal to heads for multi-head attention
+  std::int64_t vocab = 0;
+  Activation activation = Activation::swiglu;
+  NormKind norm = NormKind::rmsnorm;
+  PositionEncoding position = PositionEncoding::rope;
+  std::int64_t max_positions = 0;  // learned position embeddings
+  bool tied_embeddings = false;
+  bool qkv_bias = false;     // biases on the query, key and value projections only
+  bool linear_bias = false;  // biases on every linear layer (GPT)
+  double dropout = 0.0;
+  AttentionKernel attention = AttentionKernel::flash;
+  std::int64_t patch_input = 0;   // encoder/dit: values per patch (channels x patch area)
+  std::int64_t output_width = 0;  // encoder/dit: width of the output projection (0: none)
+
+  std::int64_t head_dim() const { return hidden / heads; }
+  std::int64_t kv_width() const { return head_dim() * kv_heads; }
+  bool causal() const { return kind == ModelKind::decoder; }
+};
+
+// A model by name from scenarios/models/, inline, or {"base": "<name>", <fields to replace>}.
+ModelSpec load_model_spec(const JsonCursor& json);
+
+}  // namespace weft

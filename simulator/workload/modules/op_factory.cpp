@@ -1,0 +1,34 @@
+#include "simulator/workload/modules/op_factory.hpp"
+
+namespace weft {
+
+OpWork gemm_work(std::int64_t m, std::int64_t n, std::int64_t k, Dtype dtype) {
+  OpWork work;
+  work.op_class = OpClass::gemm;
+  work.dtype = dtype;
+  work.flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  work.memory_bytes = (m * k + k * n + m * n) * bytes_per_element(dtype);
+  work.shape = {m, n, k};
+  return work;
+}
+
+OpWork memory_bound_work(OpClass op_class, Bytes memory_bytes, double flops, Dtype dtype,
+                         std::vector<std::int64_t> shape) {
+  OpWork work;
+  work.op_class = op_class;
+  work.dtype = dtype;
+  work.flops = flops;
+  work.memory_bytes = memory_bytes;
+  work.shape = std::move(shape);
+  return work;
+}
+
+OpWork communication_work(OpClass op_class, Bytes bytes) {
+  OpWork work;
+  work.op_class = op_class;
+  work.network_bytes = bytes;
+  work.shape = {bytes};
+  return work;
+}
+
+}  // namespace weft

@@ -1,0 +1,51 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "cost_models/comm_group.hpp"
+#include "simulator/core/dtype.hpp"
+#include "simulator/core/op_work.hpp"
+
+namespace weft {
+
+// How a module is sharded on one rank: the parallel degrees that divide its work and the
+// tokens of one microbatch it sees.
+struct ShardContext {
+  int tp = 1;
+  int cp = 1;
+  bool sequence_parallel = false;
+  std::int64_t micro_batch = 1;
+  std::int64_t seq_len = 1;  // tokens per sample (the whole sequence)
+  Dtype dtype = Dtype::bf16;
+
+  // Tokens of one microbatch on this rank (context parallelism splits the sequence).
+  std::int64_t tokens() const { return micro_batch * seq_len / cp; }
+  // Tokens in the regions sequence parallelism splits across the TP group (norms, dropout).
+  std::int64_t sharded_tokens() const { return sequence_parallel ? tokens() / tp : tokens(); }
+  Bytes element_bytes() const { return bytes_per_element(dtype); }
+};
+
+// One step of a module's forward pass on one rank, and what its backward pass does: the
+// input-gradient op on the backward chain and an optional weight-gradient op off it (the dgrad/
+// wgrad split that zero-bubble schedules move apart). Communication steps name their
+// communicator; their backward op is the conjugate collective.
+struct Step {
+  std::string name;
+  std::optional<OpWork> forward;       // none: the identity (Megatron's f operator without SP)
+  std::optional<OpWork> backward;      // none: the gradient passes through unchanged
+  std::optional<OpWork> weight_grad;   // needs the saved input and the output gradient
+  std::optional<OpWork> regather;      // SP: all-gather of the saved input shard for weight_grad
+  std::optional<CommGroupKind> comm;   // communicator of this step's collectives
+  Bytes output_bytes = 0;              // the forward output, and the gradient flowing back
+  Bytes saved_bytes = 0;               // kept from the forward to the backward pass
+  Bytes recomputable_bytes = 0;        // part of saved_bytes dropped by selective recompute
+  double model_flops = 0.0;            // forward FLOPs by Megatron's convention (no causal halving)
+  std::int64_t parameters = 0;         // parameters held on this rank
+  bool attention_core = false;         // the region selective recompute recomputes
+  int context_parallel_chunks = 1;     // >1: ring attention over this many KV chunks
+  Bytes context_parallel_bytes = 0;    // KV bytes passed to the next CP rank per ring step
+};
+
+}  // namespace weft

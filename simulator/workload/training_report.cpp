@@ -1,0 +1,110 @@
+#include "simulator/workload/training_report.hpp"
+
+#include <algorithm>
+
+#include "simulator/workload/model.hpp"
+
+namespace weft {
+namespace {
+
+constexpr int kComputeSlot = -1;
+
+// Time split of one rank, from the intervals of the ops on its device and on its links.
+void account_time(const TrainingWorkload& workload, const SimulationResult& result,
+                  const std::vector<std::vector<OpId>>& ops_by_device, const SimulatedRank& rank, StageReport& out) {
+  const Graph& graph = workload.graph;
+  std::vector<std::pair<TimeNs, int>> events;  // (time, +-(slot + 2)): slot -1 compute, k group kind
+  auto add = [&](OpId op) {
+    const OpWork& work = graph.op_work(op);
+    if (result.duration(op) == 0) return;
+    int slot = kComputeSlot;
+    if (category_of(work.op_class) == OpCategory::communication) {
+      slot = work.comm_group == 0 ? static_cast<int>(CommGroupKind::pp)
+                                  : static_cast<int>(workload.cost_model->group(work.comm_group).kind);
+    }
+    events.emplace_back(result.start(op), slot + 2);
+    events.emplace_back(result.end(op), -(slot + 2));
+  };
+  for (OpId op : ops_by_device[rank.device.value()]) add(op);
+  for (DeviceId link : rank.links) {
+    for (OpId op : ops_by_device[link.value()]) add(op);
+  }
+  std::sort(events.begin(), events.end());
+  int computing = 0;
+  std::array<int, kCommGroupKindCount> communicating{};
+  TimeNs previous = 0;
+  for (const auto& [time, delta] : events) {
+    const double span = static_cast<double>(time - previous) / kNsPerSecond;
+    int comm_total = 0;
+    for (int count : communicating) comm_total += count;
+    if (computing > 0) {
+      out.compute_s += span;
+    } else if (comm_total > 0) {
+      for (std::size_t k = 0; k < kCommGroupKindCount; ++k) {
+        out.exposed_comm_s[k] += span * communicating[k] / comm_total;
+      }
+    }
+    previous = time;
+    const int slot = std::abs(delta) - 2;
+    const int step = delta > 0 ? 1 : -1;
+    if (slot == kComputeSlot) {
+      computing += step;
+    } else {
+      communicating[static_cast<std::size_t>(slot)] += step;
+    }
+  }
+  const double iteration = static_cast<double>(result.makespan) / kNsPerSecond;
+  double exposed = 0.0;
+  for (double seconds : out.exposed_comm_s) exposed += seconds;
+  out.bubble_s = std::max(0.0, iteration - out.compute_s - exposed);
+}
+
+}  // namespace
+
+TrainingReport make_training_report(const TrainingScenario& scenario, const TrainingWorkload& workload,
+                                    const SimulationResult& result) {
+  TrainingReport report;
+  const Graph& graph = workload.graph;
+  report.iteration_time_s = static_cast<double>(result.makespan) / kNsPerSecond;
+  const double samples = static_cast<double>(scenario.training.global_batch);
+  report.samples_per_s = samples / report.iteration_time_s;
+  report.tokens_per_s = samples * static_cast<double>(scenario.training.seq_len) / report.iteration_time_s;
+  report.gpus = scenario.parallel.world_size();
+  report.model_flops_per_iteration = workload.model_flops_per_iteration;
+  report.tflops_per_gpu =
+      report.model_flops_per_iteration / report.iteration_time_s / static_cast<double>(report.gpus) / 1e12;
+  report.peak_tflops = scenario.cluster.gpu.peak(scenario.training.dtype) / 1e12;
+  report.mfu = report.tflops_per_gpu / report.peak_tflops;
+  report.parameters = Model(scenario.model).parameter_count();
+  report.microbatches = workload.microbatches;
+  report.simulated_ranks = workload.ranks.size();
+  report.simulated_ops = graph.op_count();
+  report.folded = workload.folded;
+
+  std::vector<std::vector<OpId>> ops_by_device(graph.device_count());
+  for (std::size_t i = 0; i < graph.op_count(); ++i) {
+    const OpId op(static_cast<OpId::value_type>(i));
+    ops_by_device[graph.op_device(op).value()].push_back(op);
+  }
+  for (const SimulatedRank& rank : workload.ranks) {
+    const int stage = rank.coordinates.pp;
+    const DeviceResult& device = result.devices[rank.device.value()];
+    if (stage >= static_cast<int>(report.stages.size())) {
+      StageReport entry;
+      entry.stage = stage;
+      entry.rank_label = graph.device(rank.device).name;
+      entry.static_memory = rank.static_memory;
+      entry.memory_capacity = device.memory_capacity;
+      account_time(workload, result, ops_by_device, rank, entry);
+      report.stages.push_back(entry);
+    }
+    StageReport& entry = report.stages[static_cast<std::size_t>(stage)];
+    entry.peak_memory = std::max(entry.peak_memory, device.peak_memory);
+    entry.activation_peak = entry.peak_memory - entry.static_memory.total();
+    entry.oom = entry.oom || device.oom;
+    report.oom = report.oom || device.oom;
+  }
+  return report;
+}
+
+}  // namespace weft

@@ -1,0 +1,48 @@
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "simulator/engine/simulation_result.hpp"
+#include "simulator/workload/training_workload.hpp"
+
+namespace weft {
+
+// Where one rank's iteration time goes: compute (any compute op running), communication no
+// compute hides (split evenly among the groups running at that moment), and bubble (idle).
+struct StageReport {
+  int stage = 0;
+  std::string rank_label;
+  double compute_s = 0.0;
+  std::array<double, kCommGroupKindCount> exposed_comm_s{};
+  double bubble_s = 0.0;
+  Bytes peak_memory = 0;
+  StaticMemory static_memory;
+  Bytes activation_peak = 0;  // peak minus what is held all iteration
+  Bytes memory_capacity = 0;
+  bool oom = false;  // any simulated rank of the stage
+};
+
+struct TrainingReport {
+  double iteration_time_s = 0.0;
+  double tokens_per_s = 0.0;
+  double samples_per_s = 0.0;
+  double model_flops_per_iteration = 0.0;
+  double tflops_per_gpu = 0.0;
+  double mfu = 0.0;  // of the GPU's dense peak in the training dtype
+  double peak_tflops = 0.0;
+  std::int64_t gpus = 0;
+  std::int64_t parameters = 0;
+  std::int64_t microbatches = 0;
+  std::size_t simulated_ranks = 0;
+  std::size_t simulated_ops = 0;
+  bool folded = true;
+  bool oom = false;
+  std::vector<StageReport> stages;
+};
+
+TrainingReport make_training_report(const TrainingScenario& scenario, const TrainingWorkload& workload,
+                                    const SimulationResult& result);
+
+}  // namespace weft

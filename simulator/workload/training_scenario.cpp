@@ -1,0 +1,173 @@
+#include "simulator/workload/training_scenario.hpp"
+
+#include <numeric>
+
+#include "simulator/core/input_error.hpp"
+
+namespace weft {
+namespace {
+
+int read_degree(const JsonCursor& parallel, const char* key, int fallback) {
+  const auto value = parallel.find(key);
+  if (!value) return fallback;
+  const std::int64_t degree = value->as_positive_int();
+  if (degree > (1 << 20)) value->fail("expected at most 1048576");
+  return static_cast<int>(degree);
+}
+
+ParallelPlan read_parallel(const JsonCursor& json, const ClusterSpec& cluster) {
+  json.expect_only({"tp", "cp", "pp", "dp", "vpp", "sequence_parallel", "zero", "schedule", "recompute",
+                    "cp_algorithm", "stage_layers"});
+  ParallelPlan plan;
+  plan.tp = read_degree(json, "tp", 1);
+  plan.cp = read_degree(json, "cp", 1);
+  plan.pp = read_degree(json, "pp", 1);
+  plan.vpp = read_degree(json, "vpp", 1);
+  const std::int64_t model_parallel = std::int64_t{plan.tp} * plan.cp * plan.pp;
+  if (json.find("dp")) {
+    plan.dp = read_degree(json, "dp", 1);
+  } else if (cluster.gpus % model_parallel == 0) {
+    plan.dp = static_cast<int>(cluster.gpus / model_parallel);
+  } else {
+    json.fail("tp x cp x pp = " + std::to_string(model_parallel) + " does not divide the cluster's " +
+              std::to_string(cluster.gpus) + " GPUs, so dp cannot be derived");
+  }
+  if (auto value = json.find("sequence_parallel")) plan.sequence_parallel = value->as_bool();
+  if (auto value = json.find("zero")) {
+    const std::int64_t zero = value->as_nonnegative_int();
+    if (zero > 1) value->fail("expected 0 (no sharding) or 1 (distributed optimizer)");
+    plan.zero = static_cast<int>(zero);
+  }
+  if (auto value = json.find("schedule")) plan.schedule = value->as_enum(kPipelineScheduleNames);
+  if (auto value = json.find("recompute")) plan.recompute = value->as_enum(kRecomputePolicyNames);
+  if (auto value = json.find("cp_algorithm")) plan.cp_algorithm = value->as_enum(kContextParallelAlgorithmNames);
+  if (auto value = json.find("stage_layers")) {
+    for (const JsonCursor& layers : value->elements()) {
+      const std::int64_t count = layers.as_nonnegative_int();
+      if (count > 100'000) layers.fail("expected at most 100000");
+      plan.stage_layers.push_back(static_cast<int>(count));
+    }
+  }
+  return plan;
+}
+
+TrainingSpec read_training(const JsonCursor& json) {
+  json.expect_only({"global_batch", "micro_batch", "seq_len", "dtype", "optimizer"});
+  TrainingSpec training;
+  training.global_batch = json.at("global_batch").as_positive_int();
+  training.micro_batch = json.find("micro_batch") ? json.at("micro_batch").as_positive_int() : 1;
+  training.seq_len = json.at("seq_len").as_positive_int();
+  if (training.seq_len > (1LL << 24)) json.at("seq_len").fail("expected at most 16777216 tokens");
+  if (auto value = json.find("dtype")) {
+    training.dtype = value->as_enum(kDtypeNames);
+    if (training.dtype != Dtype::bf16 && training.dtype != Dtype::fp16) {
+      value->fail("mixed-precision training runs in bf16 or fp16");
+    }
+  }
+  if (auto value = json.find("optimizer"); value && value->as_string() != "adam") {
+    value->fail("'" + value->as_string() + "' is not supported (expected adam)");
+  }
+  return training;
+}
+
+TrainingOptions read_options(const JsonCursor& json) {
+  json.expect_only({"framework_overhead_GiB", "ideal_network", "overlap_grad_reduce", "overlap_param_gather",
+                    "dp_bucket_parameters", "collective_algorithm"});
+  TrainingOptions options;
+  if (auto value = json.find("framework_overhead_GiB")) {
+    options.framework_overhead = static_cast<Bytes>(value->as_nonnegative_number() * kBytesPerGiB);
+  }
+  if (auto value = json.find("ideal_network")) options.ideal_network = value->as_bool();
+  if (auto value = json.find("overlap_grad_reduce")) options.overlap_grad_reduce = value->as_bool();
+  if (auto value = json.find("overlap_param_gather")) options.overlap_param_gather = value->as_bool();
+  if (auto value = json.find("dp_bucket_parameters")) options.dp_bucket_parameters = value->as_positive_int();
+  if (auto value = json.find("collective_algorithm")) {
+    options.collective_algorithm = value->as_enum(kCollectiveAlgorithmNames);
+  }
+  return options;
+}
+
+[[noreturn]] void reject(const std::string& path, const std::string& message) {
+  throw InputError(path + ": " + message);
+}
+
+std::string str(std::int64_t value) { return std::to_string(value); }
+
+}  // namespace
+
+std::vector<int> TrainingScenario::layers_per_virtual_stage() const {
+  if (!parallel.stage_layers.empty()) return parallel.stage_layers;
+  const int groups = parallel.pp * parallel.vpp;
+  return std::vector<int>(static_cast<std::size_t>(groups), model.layers / groups);
+}
+
+void validate_training_scenario(const TrainingScenario& s) {
+  const ParallelPlan& p = s.parallel;
+  const ModelSpec& m = s.model;
+  if (m.heads % p.tp != 0) reject("parallel.tp", str(p.tp) + " does not divide attention heads " + str(m.heads));
+  if (m.kv_heads % p.tp != 0) reject("parallel.tp", str(p.tp) + " does not divide KV groups " + str(m.kv_heads));
+  if (m.ffn_hidden % p.tp != 0) reject("parallel.tp", str(p.tp) + " does not divide ffn_hidden " + str(m.ffn_hidden));
+  const std::int64_t groups = std::int64_t{p.pp} * p.vpp;
+  if (p.stage_layers.empty()) {
+    if (m.layers % groups != 0) {
+      reject("parallel.pp", "pp x vpp = " + str(groups) + " does not divide " + str(m.layers) +
+                                " layers (give parallel.stage_layers for an uneven split)");
+    }
+  } else {
+    if (static_cast<std::int64_t>(p.stage_layers.size()) != groups) {
+      reject("parallel.stage_layers", "expected pp x vpp = " + str(groups) + " entries, got " +
+                                          str(static_cast<std::int64_t>(p.stage_layers.size())));
+    }
+    const std::int64_t total = std::accumulate(p.stage_layers.begin(), p.stage_layers.end(), std::int64_t{0});
+    if (total != m.layers) {
+      reject("parallel.stage_layers", "the entries add up to " + str(total) + " layers, the model has " +
+                                          str(m.layers));
+    }
+  }
+  if (p.world_size() != s.cluster.gpus) {
+    reject("parallel", "dp x tp x pp x cp = " + str(p.dp) + " x " + str(p.tp) + " x " + str(p.pp) + " x " + str(p.cp) +
+                           " = " + str(p.world_size()) + " does not equal the cluster's " + str(s.cluster.gpus) +
+                           " GPUs");
+  }
+  const TrainingSpec& t = s.training;
+  if (t.global_batch % (std::int64_t{p.dp} * t.micro_batch) != 0) {
+    reject("training.global_batch", str(t.global_batch) + " is not divisible by dp x micro_batch = " +
+                                        str(std::int64_t{p.dp} * t.micro_batch));
+  }
+  if (p.schedule == PipelineSchedule::interleaved) {
+    if (p.vpp < 2) reject("parallel.vpp", "the interleaved schedule needs vpp >= 2");
+    if (p.pp < 2) reject("parallel.pp", "the interleaved schedule needs pp >= 2");
+    if (s.microbatches() % p.pp != 0) {
+      reject("training.global_batch", "the interleaved schedule needs the " + str(s.microbatches()) +
+                                          " microbatches to be a multiple of pp = " + str(p.pp));
+    }
+  } else if (p.vpp != 1) {
+    reject("parallel.vpp", "vpp = " + str(p.vpp) + " needs schedule 'interleaved'");
+  }
+  if (p.cp > 1 && t.seq_len % (2 * p.cp) != 0) {
+    reject("training.seq_len", str(t.seq_len) + " is not divisible by 2 x cp = " + str(2 * p.cp) +
+                                   " (load-balanced context parallelism)");
+  }
+  if (p.sequence_parallel && (t.micro_batch * t.seq_len / p.cp) % p.tp != 0) {
+    reject("parallel.sequence_parallel", "the " + str(t.micro_batch * t.seq_len / p.cp) +
+                                             " tokens of a microbatch per CP rank do not split over tp = " + str(p.tp));
+  }
+  if (m.position == PositionEncoding::learned && t.seq_len > m.max_positions) {
+    reject("training.seq_len", str(t.seq_len) + " exceeds the model's " + str(m.max_positions) + " positions");
+  }
+}
+
+TrainingScenario load_training_scenario(const JsonCursor& root) {
+  root.expect_only({"description", "model", "cluster", "parallel", "training", "options"});
+  TrainingScenario scenario;
+  if (auto value = root.find("description")) scenario.description = value->as_string();
+  scenario.model = load_model_spec(root.at("model"));
+  scenario.cluster = load_cluster_spec(root.at("cluster"));
+  scenario.parallel = read_parallel(root.at("parallel"), scenario.cluster);
+  scenario.training = read_training(root.at("training"));
+  if (auto value = root.find("options")) scenario.options = read_options(*value);
+  validate_training_scenario(scenario);
+  return scenario;
+}
+
+}  // namespace weft

@@ -1,0 +1,78 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cost_models/cluster_spec.hpp"
+#include "cost_models/collective_model.hpp"
+#include "simulator/workload/model_spec.hpp"
+#include "simulator/workload/modules/attention_core.hpp"
+
+namespace weft {
+
+enum class PipelineSchedule : std::uint8_t { gpipe, one_f_one_b, interleaved, zb_h1 };
+enum class RecomputePolicy : std::uint8_t { none, selective, full };
+
+inline constexpr EnumNames<PipelineSchedule, 4> kPipelineScheduleNames({"gpipe", "1f1b", "interleaved", "zb-h1"});
+inline constexpr EnumNames<RecomputePolicy, 3> kRecomputePolicyNames({"none", "selective", "full"});
+
+struct ParallelPlan {
+  int tp = 1;
+  int cp = 1;
+  int pp = 1;
+  int dp = 1;
+  int vpp = 1;  // model chunks per pipeline rank (interleaved schedule)
+  bool sequence_parallel = false;
+  int zero = 0;  // 1: distributed optimizer (ZeRO-1)
+  PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+  RecomputePolicy recompute = RecomputePolicy::none;
+  ContextParallelAlgorithm cp_algorithm = ContextParallelAlgorithm::ring;
+  // Layers of each virtual pipeline stage, pp * vpp entries in pipeline order (stage s, chunk c
+  // is entry c * pp + s); empty for an even split.
+  std::vector<int> stage_layers;
+
+  std::int64_t world_size() const { return std::int64_t{tp} * cp * pp * dp; }
+};
+
+struct TrainingSpec {
+  std::int64_t global_batch = 0;  // samples per iteration
+  std::int64_t micro_batch = 1;   // samples per microbatch
+  std::int64_t seq_len = 0;       // tokens per sample
+  Dtype dtype = Dtype::bf16;
+};
+
+struct TrainingOptions {
+  Bytes framework_overhead = 0;  // per GPU: CUDA context, workspaces, communication buffers
+  bool ideal_network = false;    // every communication op takes no time
+  bool overlap_grad_reduce = true;
+  bool overlap_param_gather = true;
+  std::int64_t dp_bucket_parameters = 0;  // 0: Megatron's default, max(40M, 1M x DP)
+  std::optional<CollectiveAlgorithm> collective_algorithm;
+};
+
+// A training run to simulate (docs/scenarios.md): model, cluster, parallel plan, training and
+// options, validated as a whole.
+struct TrainingScenario {
+  std::string description;
+  ModelSpec model;
+  ClusterSpec cluster;
+  ParallelPlan parallel;
+  TrainingSpec training;
+  TrainingOptions options;
+
+  std::int64_t microbatches() const { return training.global_batch / (parallel.dp * training.micro_batch); }
+  // Layers of each virtual pipeline stage, in pipeline order.
+  std::vector<int> layers_per_virtual_stage() const;
+};
+
+// Reads and validates a training scenario; errors name the JSON path and the reason
+// ("parallel.tp: 3 does not divide attention heads 32").
+TrainingScenario load_training_scenario(const JsonCursor& root);
+
+// Checks the plan against the model, cluster and batch; throws InputError naming the field.
+// Used after every change of a plan (the sweep builds plans without JSON).
+void validate_training_scenario(const TrainingScenario& scenario);
+
+}  // namespace weft

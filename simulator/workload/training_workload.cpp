@@ -1,0 +1,777 @@
+#include "simulator/workload/training_workload.hpp"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "simulator/graph/graph_builder.hpp"
+#include "simulator/workload/model.hpp"
+#include "simulator/workload/modules/op_factory.hpp"
+#include "simulator/workload/pipeline_schedule.hpp"
+
+namespace weft {
+namespace {
+
+// Bytes per parameter of the optimizer's fp32 master weights and Adam moments.
+constexpr Bytes kOptimizerStateBytes = 12;
+// Traffic of an Adam step per parameter: read gradient (2), master weight, m, v (12); write
+// master weight, m, v (12) and the bf16 parameter (2).
+constexpr Bytes kOptimizerTrafficBytes = 28;
+
+enum class Lane : std::uint8_t { compute, data_parallel, context_parallel };
+
+// One GPU of a pipeline stage and its streams. TP and CP collectives run on the compute stream,
+// synchronously as in Megatron; gradient and parameter collectives on their own stream so they
+// overlap the backward pass; ring-attention transfers on another, overlapping attention.
+struct Peer {
+  std::int64_t rank = 0;
+  RankCoordinates coordinates;
+  DeviceId device;
+  StreamId compute;
+  StreamId data_parallel;
+  StreamId context_parallel;
+  std::size_t simulated_index = 0;  // into TrainingWorkload::ranks
+};
+
+template <class T>
+using PerPeer = std::vector<T>;
+
+// A model chunk: the steps one rank runs for one virtual pipeline stage.
+struct Chunk {
+  int group = 0;  // virtual stage: chunk * pp + stage
+  std::vector<Step> steps;
+  std::vector<int> block;  // per step: the layer (or input/output block) it belongs to
+  Bytes input_bytes = 0;   // activation entering the chunk; 0 for the first
+};
+
+// What a chunk's forward pass of one microbatch left for its backward and weight passes.
+struct ForwardRecord {
+  std::vector<PerPeer<TensorId>> saved;       // per step (empty: nothing saved)
+  std::vector<PerPeer<TensorId>> checkpoint;  // per step: layer input kept by full recompute
+  PerPeer<TensorId> output;                   // the loss, on the last chunk
+};
+
+// A weight-gradient op waiting for its weight pass (zero-bubble schedules).
+struct PendingWeightGrad {
+  std::size_t step = 0;
+  PerPeer<TensorId> output_grad;
+  PerPeer<TensorId> input;
+};
+
+struct BoundaryKey {
+  int group = 0;  // the sending side of a forward boundary, the receiving side of a backward one
+  int microbatch = 0;
+  bool backward = false;
+  auto operator<=>(const BoundaryKey&) const = default;
+};
+
+class TrainingGraphBuilder {
+ public:
+  TrainingGraphBuilder(const TrainingScenario& scenario, bool unfold)
+      : s_(scenario),
+        unfold_(unfold),
+        model_(scenario.model, scenario.parallel.cp_algorithm),
+        cost_(std::make_unique<ClusterCostModel>(scenario.cluster)) {
+    const ParallelPlan& plan = scenario.parallel;
+    dims_ = {plan.tp, plan.cp, plan.dp, plan.pp};
+    context_.tp = plan.tp;
+    context_.cp = plan.cp;
+    context_.sequence_parallel = plan.sequence_parallel && plan.tp > 1;
+    context_.micro_batch = scenario.training.micro_batch;
+    context_.seq_len = scenario.training.seq_len;
+    context_.dtype = scenario.training.dtype;
+    cost_->set_ideal_network(scenario.options.ideal_network);
+    cost_->force_algorithm(scenario.options.collective_algorithm);
+    split_weight_grads_ = splits_weight_gradients(plan.schedule);
+  }
+
+  TrainingWorkload build() {
+    create_ranks();
+    create_chunks();
+    for (int stage = 0; stage < s_.parallel.pp; ++stage) create_static_tensors(stage);
+    for (int stage = 0; stage < s_.parallel.pp; ++stage) emit_stage(stage);
+    emit_tied_embedding_sync();
+    for (int stage = 0; stage < s_.parallel.pp; ++stage) emit_optimizer(stage);
+    TrainingWorkload workload;
+    workload.graph = std::move(b_).build();
+    workload.cost_model = std::move(cost_);
+    workload.ranks = std::move(ranks_);
+    workload.folded = !unfold_;
+    workload.microbatches = s_.microbatches();
+    workload.model_flops_per_iteration = model_flops_per_iteration();
+    return workload;
+  }
+
+ private:
+  // ---- ranks, streams and links -------------------------------------------------------------
+
+  void create_ranks() {
+    DeviceSpec link;
+    link.name = "p2p-link";
+    link.kind = DeviceKind::link;
+    gpu_spec_ = b_.add_device_spec(s_.cluster.gpu);
+    link_spec_ = b_.add_device_spec(link);
+    stages_.resize(static_cast<std::size_t>(s_.parallel.pp));
+    for (int stage = 0; stage < s_.parallel.pp; ++stage) {
+      for (int dp = 0; dp < (unfold_ ? dims_.dp : 1); ++dp) {
+        for (int cp = 0; cp < (unfold_ ? dims_.cp : 1); ++cp) {
+          for (int tp = 0; tp < (unfold_ ? dims_.tp : 1); ++tp) add_peer({tp, cp, dp, stage});
+        }
+      }
+    }
+  }
+
+  void add_peer(const RankCoordinates& c) {
+    Peer peer;
+    peer.coordinates = c;
+    peer.rank = dims_.rank_of(c);
+    std::string label = fmt::format("stage {} / tp {}", c.pp, c.tp);
+    if (dims_.cp > 1) label += fmt::format(" / cp {}", c.cp);
+    label += fmt::format(" / dp {}", c.dp);
+    peer.device = b_.add_device(label, gpu_spec_);
+    peer.compute = b_.add_stream(peer.device, "compute");
+    peer.data_parallel = b_.add_stream(peer.device, "dp comm");
+    peer.context_parallel = b_.add_stream(peer.device, "cp comm");
+    peer.simulated_index = ranks_.size();
+    SimulatedRank rank;
+    rank.rank = peer.rank;
+    rank.coordinates = c;
+    rank.device = peer.device;
+    ranks_.push_back(rank);
+    stages_[static_cast<std::size_t>(c.pp)].push_back(peer);
+  }
+
+  // The link carrying point-to-point traffic from one rank to another, created on first use.
+  StreamId link(const Peer& from, const Peer& to) {
+    const auto key = std::make_pair(from.rank, to.rank);
+    if (auto it = links_.find(key); it != links_.end()) return it->second;
+    const DeviceId device = b_.add_device(
+        fmt::format("p2p stage {} -> {} (rank {} -> {})", from.coordinates.pp, to.coordinates.pp, from.rank, to.rank),
+        link_spec_);
+    const StreamId stream = b_.add_stream(device, "transfer", StreamPolicy::first_ready);
+    ranks_[from.simulated_index].links.push_back(device);
+    ranks_[to.simulated_index].links.push_back(device);
+    links_.emplace(key, stream);
+    return stream;
+  }
+
+  // ---- communicators ------------------------------------------------------------------------
+
+  // The placement of the `kind` communicator of rank `c` (all of a stage's groups of one kind
+  // have the same shape in Megatron's rank order).
+  std::uint32_t group_id(CommGroupKind kind, const RankCoordinates& c) {
+    std::vector<std::int64_t> ranks;
+    auto add = [&](RankCoordinates member) { ranks.push_back(dims_.rank_of(member)); };
+    switch (kind) {
+      case CommGroupKind::tp:
+        for (int tp = 0; tp < dims_.tp; ++tp) add({tp, c.cp, c.dp, c.pp});
+        break;
+      case CommGroupKind::cp:
+        for (int cp = 0; cp < dims_.cp; ++cp) add({c.tp, cp, c.dp, c.pp});
+        break;
+      case CommGroupKind::dp:  // gradients are reduced over data and context parallel ranks
+        for (int dp = 0; dp < dims_.dp; ++dp) {
+          for (int cp = 0; cp < dims_.cp; ++cp) add({c.tp, cp, dp, c.pp});
+        }
+        break;
+      case CommGroupKind::pp:
+      case CommGroupKind::embedding:
+        add(c);
+        add({c.tp, c.cp, c.dp, kind == CommGroupKind::embedding ? dims_.pp - 1 : c.pp + 1});
+        break;
+    }
+    return cost_->add_group(make_comm_group(kind, ranks, s_.cluster));
+  }
+
+  std::uint32_t point_to_point_group(CommGroupKind kind, std::int64_t from, std::int64_t to) {
+    const std::array<std::int64_t, 2> ranks{from, to};
+    return cost_->add_group(make_comm_group(kind, ranks, s_.cluster));
+  }
+
+  // Peers that form one `kind` collective together: equal coordinates outside its dimensions.
+  std::vector<std::vector<std::size_t>> partition(int stage, CommGroupKind kind) const {
+    std::map<std::pair<int, int>, std::vector<std::size_t>> groups;
+    const auto& peers = stages_[static_cast<std::size_t>(stage)];
+    for (std::size_t i = 0; i < peers.size(); ++i) {
+      const RankCoordinates& c = peers[i].coordinates;
+      const std::pair<int, int> key = kind == CommGroupKind::tp   ? std::make_pair(c.cp, c.dp)
+                                      : kind == CommGroupKind::cp ? std::make_pair(c.tp, c.dp)
+                                                                  : std::make_pair(c.tp, 0);
+      groups[key].push_back(i);
+    }
+    std::vector<std::vector<std::size_t>> out;
+    for (auto& [key, members] : groups) out.push_back(std::move(members));
+    return out;
+  }
+
+  // ---- ops and tensors on every peer of a stage ---------------------------------------------
+
+  // Communication ops carry their communicator; a step's compute ops do not.
+  WorkId work(const OpWork& base, std::optional<CommGroupKind> kind, int stage) {
+    if (!kind || category_of(base.op_class) != OpCategory::communication) return b_.intern_work(base);
+    OpWork placed = base;
+    placed.comm_group = group_id(*kind, stages_[static_cast<std::size_t>(stage)].front().coordinates);
+    return b_.intern_work(placed);
+  }
+
+  StreamId lane_stream(const Peer& peer, Lane lane) const {
+    switch (lane) {
+      case Lane::compute:
+        return peer.compute;
+      case Lane::data_parallel:
+        return peer.data_parallel;
+      case Lane::context_parallel:
+        return peer.context_parallel;
+    }
+    return peer.compute;
+  }
+
+  // The same op on every peer of `stage`; collectives of more than one simulated member are
+  // grouped with their peers.
+  PerPeer<OpId> add_ops(int stage, const std::string& name, const OpWork& base, std::optional<CommGroupKind> kind,
+                        Lane lane = Lane::compute) {
+    const NameId name_id = b_.intern_name(name);
+    const WorkId work_id = work(base, kind, stage);
+    const auto& peers = stages_[static_cast<std::size_t>(stage)];
+    PerPeer<OpId> ops;
+    ops.reserve(peers.size());
+    for (const Peer& peer : peers) ops.push_back(b_.add_op(name_id, work_id, lane_stream(peer, lane)));
+    if (lane == Lane::compute) last_compute_ops_ = ops;
+    // Collectives among a stage's peers; the embedding group spans stages and its caller groups it.
+    if (kind && *kind != CommGroupKind::embedding && is_collective_class(base.op_class) && peers.size() > 1) {
+      for (const auto& members : partition(stage, *kind)) {
+        if (members.size() < 2) continue;
+        std::vector<OpId> group;
+        for (std::size_t i : members) group.push_back(ops[i]);
+        b_.add_collective(name, group);
+      }
+    }
+    return ops;
+  }
+
+  PerPeer<TensorId> add_tensors(int stage, Bytes bytes, TensorKind kind, std::string_view name = {}) {
+    PerPeer<TensorId> tensors;
+    for (const Peer& peer : stages_[static_cast<std::size_t>(stage)]) {
+      tensors.push_back(b_.add_tensor(name, peer.device, kind, bytes));
+    }
+    return tensors;
+  }
+
+  void consume(const PerPeer<OpId>& ops, const PerPeer<TensorId>& tensors) {
+    if (tensors.empty()) return;
+    for (std::size_t i = 0; i < ops.size(); ++i) b_.add_input(ops[i], tensors[i]);
+  }
+
+  void produce(const PerPeer<OpId>& ops, const PerPeer<TensorId>& tensors) {
+    if (tensors.empty()) return;
+    for (std::size_t i = 0; i < ops.size(); ++i) b_.add_output(ops[i], tensors[i]);
+  }
+
+  void after(const PerPeer<OpId>& before, const PerPeer<OpId>& ops) {
+    if (before.empty()) return;
+    for (std::size_t i = 0; i < ops.size(); ++i) b_.add_control_edge(before[i], ops[i]);
+  }
+
+  // ---- the model, cut into chunks -----------------------------------------------------------
+
+  int stage_of_group(int group) const { return group % s_.parallel.pp; }
+  int group_count() const { return s_.parallel.pp * s_.parallel.vpp; }
+
+  void create_chunks() {
+    const std::vector<int> layers = s_.layers_per_virtual_stage();
+    std::vector<int> first_layer(layers.size() + 1, 0);
+    std::partial_sum(layers.begin(), layers.end(), first_layer.begin() + 1);
+    const bool head_shares_embedding = s_.model.tied_embeddings && s_.parallel.pp == 1;
+    const int last_group = group_count() - 1;
+    chunks_.assign(static_cast<std::size_t>(s_.parallel.pp), {});
+    for (int group = 0; group < group_count(); ++group) {
+      Chunk chunk;
+      chunk.group = group;
+      auto append = [&](std::vector<Step> steps, int block) {
+        for (Step& step : steps) {
+          chunk.steps.push_back(std::move(step));
+          chunk.block.push_back(block);
+        }
+      };
+      if (group == 0) append(model_.input_steps(context_), -1);
+      for (int layer = first_layer[static_cast<std::size_t>(group)];
+           layer < first_layer[static_cast<std::size_t>(group) + 1]; ++layer) {
+        append(model_.layer_steps(context_, layer), layer);
+      }
+      if (group == last_group) append(model_.output_steps(context_, head_shares_embedding), s_.model.layers);
+      chunk.input_bytes = group == 0 ? 0 : boundary_bytes();
+      chunks_[static_cast<std::size_t>(stage_of_group(group))].push_back(std::move(chunk));
+    }
+  }
+
+  // The activation passed between pipeline stages: a layer's output on the rank's shard of tokens.
+  Bytes boundary_bytes() const { return context_.sharded_tokens() * s_.model.hidden * context_.element_bytes(); }
+
+  std::int64_t stage_parameters(int stage) const {
+    std::int64_t total = 0;
+    for (const Chunk& chunk : chunks_[static_cast<std::size_t>(stage)]) {
+      for (const Step& step : chunk.steps) total += step.parameters;
+    }
+    return total;
+  }
+
+  int optimizer_shards() const { return s_.parallel.zero == 1 ? s_.parallel.dp * s_.parallel.cp : 1; }
+
+  void create_static_tensors(int stage) {
+    const std::int64_t parameters = stage_parameters(stage);
+    StaticMemory memory;
+    memory.parameters = 2 * parameters;
+    memory.gradients = 2 * parameters;
+    memory.optimizer_states = kOptimizerStateBytes * parameters / optimizer_shards();
+    memory.framework_overhead = s_.options.framework_overhead;
+    auto& tensors = static_tensors_[stage];
+    tensors.parameters = add_tensors(stage, memory.parameters, TensorKind::parameter, "parameters");
+    tensors.gradients = add_tensors(stage, memory.gradients, TensorKind::gradient, "gradients");
+    tensors.optimizer_states =
+        add_tensors(stage, memory.optimizer_states, TensorKind::optimizer_state, "optimizer states");
+    if (memory.framework_overhead > 0) {
+      add_tensors(stage, memory.framework_overhead, TensorKind::buffer, "framework overhead");
+    }
+    for (const Peer& peer : stages_[static_cast<std::size_t>(stage)]) {
+      ranks_[peer.simulated_index].static_memory = memory;
+      ranks_[peer.simulated_index].parameters = parameters;
+    }
+  }
+
+  // ---- one stage: its schedule ----------------------------------------------------------------
+
+  void emit_stage(int stage) {
+    const int pp = s_.parallel.pp;
+    const int microbatches = static_cast<int>(s_.microbatches());
+    auto& chunks = chunks_[static_cast<std::size_t>(stage)];
+    records_.assign(chunks.size() * static_cast<std::size_t>(microbatches), {});
+    pending_.assign(records_.size(), {});
+    last_grad_op_.assign(chunks.size(), {});
+    first_forward_op_.assign(chunks.size(), {});
+    if (s_.parallel.zero == 1 && s_.options.overlap_param_gather) emit_param_gather(stage);
+    for (const PipelineAction& action :
+         pipeline_actions(s_.parallel.schedule, stage, pp, s_.parallel.vpp, microbatches)) {
+      const std::size_t slot = static_cast<std::size_t>(action.chunk) * static_cast<std::size_t>(microbatches) +
+                               static_cast<std::size_t>(action.microbatch);
+      Chunk& chunk = chunks[static_cast<std::size_t>(action.chunk)];
+      switch (action.kind) {
+        case PassKind::forward:
+          emit_forward(stage, chunk, action, records_[slot]);
+          break;
+        case PassKind::backward:
+          emit_backward(stage, chunk, action, records_[slot], pending_[slot]);
+          break;
+        case PassKind::weight:
+          emit_weight_pass(stage, chunk, action, pending_[slot]);
+          break;
+      }
+    }
+    stage_last_compute_[stage] = last_compute_ops_;
+    emit_gradient_reduction(stage);
+  }
+
+  std::string op_name(const Step& step, std::string_view phase, int microbatch) const {
+    return fmt::format("{} {} mb{}", step.name, phase, microbatch);
+  }
+
+  // ---- forward --------------------------------------------------------------------------------
+
+  void emit_forward(int stage, Chunk& chunk, const PipelineAction& action, ForwardRecord& record) {
+    const int mb = action.microbatch;
+    const bool full_recompute = s_.parallel.recompute == RecomputePolicy::full;
+    const bool selective = s_.parallel.recompute == RecomputePolicy::selective;
+    record.saved.assign(chunk.steps.size(), {});
+    record.checkpoint.assign(chunk.steps.size(), {});
+    PerPeer<TensorId> x;
+    if (chunk.group > 0) x = boundary_tensor({chunk.group - 1, mb, false}, stage);
+    PerPeer<OpId> first_op;
+    for (std::size_t i = 0; i < chunk.steps.size(); ++i) {
+      const Step& step = chunk.steps[i];
+      if (!step.forward) continue;
+      const bool layer_start = full_recompute && is_layer(chunk, i) && (i == 0 || chunk.block[i - 1] != chunk.block[i]);
+      PerPeer<OpId> ops;
+      PerPeer<TensorId> out = add_tensors(stage, step.output_bytes, TensorKind::activation);
+      if (step.context_parallel_chunks > 1) {
+        ops = emit_ring_attention(stage, step, step.forward.value(), "fwd", mb, x, 1);
+      } else {
+        ops = add_ops(stage, op_name(step, "fwd", mb), *step.forward, step.comm);
+        consume(ops, x);
+      }
+      produce(ops, out);
+      const bool keeps_saved = !(full_recompute && is_layer(chunk, i));
+      const Bytes saved = step.saved_bytes - (selective ? step.recomputable_bytes : 0);
+      if (keeps_saved && saved > 0) {
+        record.saved[i] = add_tensors(stage, saved, TensorKind::activation);
+        produce(ops, record.saved[i]);
+      }
+      if (layer_start) {
+        record.checkpoint[i] = add_tensors(stage, boundary_bytes(), TensorKind::activation);
+        produce(ops, record.checkpoint[i]);
+      }
+      if (first_op.empty()) first_op = ops;
+      x = std::move(out);
+    }
+    if (first_forward_op_[static_cast<std::size_t>(action.chunk)].empty()) {
+      first_forward_op_[static_cast<std::size_t>(action.chunk)] = first_op;
+      after_param_gather(action.chunk, first_op);
+    }
+    if (chunk.group + 1 < group_count()) {
+      send(stage, chunk.group + 1, {chunk.group, mb, false}, x, fmt::format("activation mb{}", mb));
+    } else {
+      record.output = x;
+    }
+  }
+
+  bool is_layer(const Chunk& chunk, std::size_t step) const {
+    return chunk.block[step] >= 0 && chunk.block[step] < s_.model.layers;
+  }
+
+  // Ring attention: the chunk's attention in `context_parallel_chunks` parts, each after the keys
+  // and values of the next CP rank arrive over the CP stream. Returns the ops whose end is the
+  // step's end (the last part). Backward sends twice the bytes (keys/values and their gradients).
+  PerPeer<OpId> emit_ring_attention(int stage, const Step& step, const OpWork& whole, std::string_view phase, int mb,
+                                    const PerPeer<TensorId>& input, int traffic_factor) {
+    const int parts = step.context_parallel_chunks;
+    OpWork part = whole;
+    part.flops /= parts;
+    part.memory_bytes /= parts;
+    const auto& peers = stages_[static_cast<std::size_t>(stage)];
+    const std::uint32_t neighbour_group =
+        point_to_point_group(CommGroupKind::cp, peers.front().rank,
+                             dims_.rank_of({peers.front().coordinates.tp, (peers.front().coordinates.cp + 1) % dims_.cp,
+                                            peers.front().coordinates.dp, peers.front().coordinates.pp}));
+    OpWork transfer = {};
+    transfer.op_class = OpClass::send;
+    transfer.network_bytes = step.context_parallel_bytes * traffic_factor;
+    transfer.shape = {transfer.network_bytes};
+    transfer.comm_group = neighbour_group;
+    PerPeer<TensorId> received = input;
+    PerPeer<OpId> last;
+    for (int j = 0; j < parts; ++j) {
+      PerPeer<OpId> compute = add_ops(stage, fmt::format("{} {} mb{} part {}/{}", step.name, phase, mb, j + 1, parts),
+                                      part, std::nullopt);
+      consume(compute, j == 0 ? input : received);
+      if (j + 1 < parts) {
+        const NameId name = b_.intern_name(fmt::format("{} kv send mb{} {}/{}", step.name, mb, j + 1, parts - 1));
+        const WorkId work_id = b_.intern_work(transfer);
+        PerPeer<OpId> sends;
+        for (const Peer& peer : peers) sends.push_back(b_.add_op(name, work_id, peer.context_parallel));
+        consume(sends, received);
+        // The next CP rank's chunk arrives; its sender mirrors this one (the same op on a
+        // simulated neighbour, or, folded, this rank by symmetry).
+        PerPeer<TensorId> next = add_tensors(stage, step.context_parallel_bytes, TensorKind::buffer);
+        produce(sends, next);
+        received = std::move(next);
+      }
+      last = std::move(compute);
+    }
+    return last;
+  }
+
+  // A tensor crossing pipeline stages, created by whichever side is emitted first.
+  PerPeer<TensorId> boundary_tensor(const BoundaryKey& key, int receiving_stage) {
+    auto it = boundaries_.find(key);
+    if (it != boundaries_.end()) return it->second;
+    PerPeer<TensorId> tensors = add_tensors(receiving_stage, boundary_bytes(), TensorKind::activation);
+    boundaries_.emplace(key, tensors);
+    return tensors;
+  }
+
+  // Sends `value` from this stage to the stage of virtual stage `to_group` over each peer's link.
+  void send(int stage, int to_group, const BoundaryKey& key, const PerPeer<TensorId>& value, const std::string& what) {
+    const int to_stage = stage_of_group(to_group);
+    const auto& from_peers = stages_[static_cast<std::size_t>(stage)];
+    const auto& to_peers = stages_[static_cast<std::size_t>(to_stage)];
+    const PerPeer<TensorId> received = boundary_tensor(key, to_stage);
+    OpWork transfer;
+    transfer.op_class = OpClass::send;
+    transfer.network_bytes = boundary_bytes();
+    transfer.shape = {transfer.network_bytes};
+    transfer.comm_group = point_to_point_group(CommGroupKind::pp, from_peers.front().rank, to_peers.front().rank);
+    const WorkId work_id = b_.intern_work(transfer);
+    const NameId name = b_.intern_name(fmt::format("send {} stage {} -> {}", what, stage, to_stage));
+    for (std::size_t i = 0; i < from_peers.size(); ++i) {
+      const OpId op = b_.add_op(name, work_id, link(from_peers[i], to_peers[i]));
+      if (!value.empty()) b_.add_input(op, value[i]);
+      b_.add_output(op, received[i]);
+    }
+  }
+
+  // ---- backward and weight passes -------------------------------------------------------------
+
+  void emit_backward(int stage, Chunk& chunk, const PipelineAction& action, ForwardRecord& record,
+                     std::vector<PendingWeightGrad>& pending) {
+    const int mb = action.microbatch;
+    const bool selective = s_.parallel.recompute == RecomputePolicy::selective;
+    PerPeer<TensorId> dy = chunk.group + 1 < group_count() ? boundary_tensor({chunk.group, mb, true}, stage)
+                                                           : record.output;
+    std::vector<PerPeer<TensorId>> recomputed(chunk.steps.size());
+    for (std::size_t k = chunk.steps.size(); k-- > 0;) {
+      const Step& step = chunk.steps[k];
+      if (s_.parallel.recompute == RecomputePolicy::full && is_layer(chunk, k) &&
+          (k + 1 == chunk.steps.size() || chunk.block[k + 1] != chunk.block[k])) {
+        recompute_layer(stage, chunk, k, mb, record, recomputed);
+      }
+      PerPeer<TensorId> saved = recomputed[k].empty() ? record.saved[k] : recomputed[k];
+      PerPeer<TensorId> rematerialized;
+      if (selective && step.attention_core && step.recomputable_bytes > 0) {
+        const PerPeer<OpId> ops = add_ops(stage, op_name(step, "recompute", mb), *step.forward, std::nullopt);
+        consume(ops, saved);
+        rematerialized = add_tensors(stage, step.recomputable_bytes, TensorKind::activation);
+        produce(ops, rematerialized);
+      }
+      const bool first_of_model = chunk.group == 0 && k == 0;
+      PerPeer<TensorId> dx = dy;
+      if (step.backward && !first_of_model) {
+        PerPeer<OpId> ops;
+        dx = add_tensors(stage, k == 0 ? chunk.input_bytes : chunk.steps[k - 1].output_bytes, TensorKind::activation);
+        if (step.context_parallel_chunks > 1) {
+          ops = emit_ring_attention(stage, step, *step.backward, "bwd", mb, dy, 2);
+        } else {
+          ops = add_ops(stage, op_name(step, "bwd", mb), *step.backward, step.comm);
+          consume(ops, dy);
+        }
+        if (!step.weight_grad) consume(ops, saved);
+        consume(ops, rematerialized);
+        produce(ops, dx);
+        record_grad_op(chunk, k, ops);
+      }
+      if (step.weight_grad) {
+        PendingWeightGrad weight{k, dy, saved};
+        if (split_weight_grads_) {
+          pending.push_back(std::move(weight));
+        } else {
+          emit_weight_grad(stage, chunk, weight, mb);
+        }
+      }
+      dy = std::move(dx);
+    }
+    if (chunk.group > 0) {
+      send(stage, chunk.group - 1, {chunk.group - 1, mb, true}, dy, fmt::format("gradient mb{}", mb));
+    }
+  }
+
+  // Full recompute: before the backward of the layer ending at step `last`, run its forward again
+  // from the checkpointed input, saving what its backward needs.
+  void recompute_layer(int stage, const Chunk& chunk, std::size_t last, int mb, ForwardRecord& record,
+                       std::vector<PerPeer<TensorId>>& recomputed) {
+    std::size_t first = last;
+    while (first > 0 && chunk.block[first - 1] == chunk.block[last]) --first;
+    PerPeer<TensorId> x;
+    for (std::size_t i = first; i <= last; ++i) {
+      if (!record.checkpoint[i].empty()) x = record.checkpoint[i];
+      const Step& step = chunk.steps[i];
+      if (!step.forward) continue;
+      const PerPeer<OpId> ops = add_ops(stage, op_name(step, "recompute", mb), *step.forward, step.comm);
+      consume(ops, x);
+      if (step.saved_bytes > 0) {
+        recomputed[i] = add_tensors(stage, step.saved_bytes, TensorKind::activation);
+        produce(ops, recomputed[i]);
+      }
+      // The layer's own output is not needed again: the backward starts from the incoming gradient.
+      x = {};
+      if (i < last) {
+        x = add_tensors(stage, step.output_bytes, TensorKind::activation);
+        produce(ops, x);
+      }
+    }
+  }
+
+  void emit_weight_grad(int stage, const Chunk& chunk, const PendingWeightGrad& weight, int mb) {
+    const Step& step = chunk.steps[weight.step];
+    PerPeer<TensorId> input = weight.input;
+    if (step.regather) {
+      const PerPeer<OpId> gather = add_ops(stage, op_name(step, "regather", mb), *step.regather, step.comm);
+      consume(gather, input);
+      input = add_tensors(stage, step.regather->network_bytes, TensorKind::activation);
+      produce(gather, input);
+    }
+    const PerPeer<OpId> ops = add_ops(stage, op_name(step, "wgrad", mb), *step.weight_grad, std::nullopt);
+    consume(ops, weight.output_grad);
+    consume(ops, input);
+    record_grad_op(chunk, weight.step, ops);
+  }
+
+  void emit_weight_pass(int stage, const Chunk& chunk, const PipelineAction& action,
+                        std::vector<PendingWeightGrad>& pending) {
+    for (const PendingWeightGrad& weight : pending) emit_weight_grad(stage, chunk, weight, action.microbatch);
+    pending.clear();
+  }
+
+  // The op that last produced gradients of a step's parameters (its weight-gradient op, or for
+  // fused kernels such as norms its backward op): the data-parallel reduction waits for it.
+  void record_grad_op(const Chunk& chunk, std::size_t step, const PerPeer<OpId>& ops) {
+    if (chunk.steps[step].parameters == 0) return;
+    auto& last = last_grad_op_[chunk_index(chunk)];
+    if (last.size() < chunk.steps.size()) last.resize(chunk.steps.size());
+    last[step] = ops;
+  }
+
+  std::size_t chunk_index(const Chunk& chunk) const {
+    return static_cast<std::size_t>(chunk.group / s_.parallel.pp);
+  }
+
+  // ---- data parallelism and the optimizer -----------------------------------------------------
+
+  std::int64_t bucket_parameters() const {
+    if (s_.options.dp_bucket_parameters > 0) return s_.options.dp_bucket_parameters;
+    return std::max<std::int64_t>(40'000'000, 1'000'000LL * s_.parallel.dp);
+  }
+
+  // Buckets of parameters in the order the backward pass finishes them (last chunk's last step
+  // first), each closed once it holds at least the bucket size.
+  struct Bucket {
+    std::int64_t parameters = 0;
+    std::vector<std::pair<std::size_t, std::size_t>> steps;  // (chunk, step)
+  };
+
+  std::vector<Bucket> buckets(int stage) const {
+    std::vector<Bucket> out(1);
+    const auto& chunks = chunks_[static_cast<std::size_t>(stage)];
+    for (std::size_t c = chunks.size(); c-- > 0;) {
+      for (std::size_t i = chunks[c].steps.size(); i-- > 0;) {
+        if (chunks[c].steps[i].parameters == 0) continue;
+        if (out.back().parameters >= bucket_parameters()) out.emplace_back();
+        out.back().parameters += chunks[c].steps[i].parameters;
+        out.back().steps.emplace_back(c, i);
+      }
+    }
+    if (out.back().parameters == 0) out.pop_back();
+    return out;
+  }
+
+  void emit_gradient_reduction(int stage) {
+    const bool sharded = s_.parallel.zero == 1;
+    if (dims_.dp * dims_.cp == 1) return;
+    const std::vector<Bucket> stage_buckets = buckets(stage);
+    for (std::size_t k = 0; k < stage_buckets.size(); ++k) {
+      const Bucket& bucket = stage_buckets[k];
+      const OpWork reduction =
+          communication_work(sharded ? OpClass::reducescatter : OpClass::allreduce, 2 * bucket.parameters);
+      const PerPeer<OpId> ops = add_ops(stage, fmt::format("grad {} bucket {}", sharded ? "reduce-scatter" : "all-reduce", k),
+                                        reduction, CommGroupKind::dp, Lane::data_parallel);
+      for (const auto& [chunk, step] : bucket.steps) {
+        if (!s_.options.overlap_grad_reduce) break;
+        const auto& last = last_grad_op_[chunk];
+        if (step < last.size()) after(last[step], ops);
+      }
+      if (!s_.options.overlap_grad_reduce) after(stage_last_compute_[stage], ops);
+      gradient_syncs_[stage].push_back(ops);
+    }
+  }
+
+  // ZeRO-1 all-gathers the updated parameters, bucket by bucket. Overlapped (Megatron's
+  // --overlap-param-gather), the gather of the previous iteration's update runs at the start
+  // of this one and each chunk's first forward waits for its buckets.
+  void emit_param_gather(int stage) {
+    const std::vector<Bucket> stage_buckets = buckets(stage);
+    param_gathers_.assign(stage_buckets.size(), {});
+    param_gather_chunks_.assign(stage_buckets.size(), {});
+    // Buckets hold parameters in backward order; the forward needs them the other way round.
+    for (std::size_t k = stage_buckets.size(); k-- > 0;) {
+      const OpWork gather = communication_work(OpClass::allgather, 2 * stage_buckets[k].parameters);
+      param_gathers_[k] = add_ops(stage, fmt::format("param all-gather bucket {}", k), gather, CommGroupKind::dp,
+                                  Lane::data_parallel);
+      for (const auto& [chunk, step] : stage_buckets[k].steps) param_gather_chunks_[k].push_back(chunk);
+      if (!s_.options.overlap_param_gather) after(optimizer_ops_[stage], param_gathers_[k]);
+    }
+  }
+
+  void after_param_gather(int chunk, const PerPeer<OpId>& first_forward) {
+    if (s_.parallel.zero != 1 || !s_.options.overlap_param_gather) return;
+    for (std::size_t k = 0; k < param_gathers_.size(); ++k) {
+      const auto& chunks = param_gather_chunks_[k];
+      if (std::find(chunks.begin(), chunks.end(), static_cast<std::size_t>(chunk)) != chunks.end()) {
+        after(param_gathers_[k], first_forward);
+      }
+    }
+  }
+
+  // Tied embeddings split over pipeline stages: the first and last stages all-reduce the
+  // gradient of the shared table before the optimizer steps.
+  void emit_tied_embedding_sync() {
+    if (!s_.model.tied_embeddings || s_.parallel.pp == 1) return;
+    const std::int64_t table = (s_.model.vocab + s_.parallel.tp - 1) / s_.parallel.tp * s_.model.hidden;
+    const OpWork reduction = communication_work(OpClass::allreduce, 2 * table);
+    const int last = s_.parallel.pp - 1;
+    const PerPeer<OpId> first_ops = add_ops(0, "embedding grad all-reduce", reduction, CommGroupKind::embedding,
+                                            Lane::data_parallel);
+    const PerPeer<OpId> last_ops = add_ops(last, "embedding grad all-reduce", reduction, CommGroupKind::embedding,
+                                           Lane::data_parallel);
+    for (std::size_t i = 0; i < first_ops.size(); ++i) {
+      b_.add_collective("embedding grad all-reduce", std::vector<OpId>{first_ops[i], last_ops[i]});
+    }
+    gradient_syncs_[0].push_back(first_ops);
+    gradient_syncs_[last].push_back(last_ops);
+    after(stage_last_compute_[0], first_ops);
+    after(stage_last_compute_[last], last_ops);
+  }
+
+  void emit_optimizer(int stage) {
+    const std::int64_t parameters = stage_parameters(stage) / optimizer_shards();
+    const OpWork step = memory_bound_work(OpClass::optimizer, kOptimizerTrafficBytes * parameters,
+                                          10.0 * static_cast<double>(parameters), Dtype::fp32, {parameters});
+    const PerPeer<OpId> ops = add_ops(stage, "optimizer step", step, std::nullopt);
+    for (const auto& sync : gradient_syncs_[stage]) after(sync, ops);
+    const auto& tensors = static_tensors_[stage];
+    consume(ops, tensors.gradients);
+    consume(ops, tensors.optimizer_states);
+    optimizer_ops_[stage] = ops;
+    if (s_.parallel.zero == 1 && !s_.options.overlap_param_gather) emit_param_gather(stage);
+  }
+
+  double model_flops_per_iteration() const {
+    double per_rank = 0.0;
+    for (const auto& stage_chunks : chunks_) {
+      for (const Chunk& chunk : stage_chunks) {
+        for (const Step& step : chunk.steps) per_rank += step.model_flops;
+      }
+    }
+    // Forward and backward (twice the forward) of every microbatch on every TP, CP and DP shard.
+    return 3.0 * per_rank * static_cast<double>(s_.microbatches()) * dims_.tp * dims_.cp * dims_.dp;
+  }
+
+  struct StageTensors {
+    PerPeer<TensorId> parameters;
+    PerPeer<TensorId> gradients;
+    PerPeer<TensorId> optimizer_states;
+  };
+
+  const TrainingScenario& s_;
+  bool unfold_;
+  ParallelDims dims_;
+  ShardContext context_;
+  Model model_;
+  std::unique_ptr<ClusterCostModel> cost_;
+  GraphBuilder b_;
+  bool split_weight_grads_ = false;
+  DeviceSpecId gpu_spec_;
+  DeviceSpecId link_spec_;
+  std::vector<SimulatedRank> ranks_;
+  std::vector<std::vector<Peer>> stages_;
+  std::vector<std::vector<Chunk>> chunks_;
+  std::map<std::pair<std::int64_t, std::int64_t>, StreamId> links_;
+  std::map<BoundaryKey, PerPeer<TensorId>> boundaries_;
+  std::map<int, StageTensors> static_tensors_;
+  std::map<int, std::vector<PerPeer<OpId>>> gradient_syncs_;
+  std::map<int, PerPeer<OpId>> optimizer_ops_;
+  std::map<int, PerPeer<OpId>> stage_last_compute_;
+  PerPeer<OpId> last_compute_ops_;  // the latest op on the compute streams of the stage being emitted
+  // Per stage being emitted:
+  std::vector<ForwardRecord> records_;
+  std::vector<std::vector<PendingWeightGrad>> pending_;
+  std::vector<std::vector<PerPeer<OpId>>> last_grad_op_;  // per chunk, per step
+  std::vector<PerPeer<OpId>> first_forward_op_;           // per chunk
+  std::vector<PerPeer<OpId>> param_gathers_;               // per bucket
+  std::vector<std::vector<std::size_t>> param_gather_chunks_;
+};
+
+}  // namespace
+
+TrainingWorkload build_training_workload(const TrainingScenario& scenario, bool unfold) {
+  return TrainingGraphBuilder(scenario, unfold).build();
+}
+
+}  // namespace weft

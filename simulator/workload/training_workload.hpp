@@ -1,0 +1,47 @@
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "cost_models/cluster_cost_model.hpp"
+#include "cost_models/parallel_dims.hpp"
+#include "simulator/graph/graph.hpp"
+#include "simulator/workload/training_scenario.hpp"
+
+namespace weft {
+
+// Bytes a rank holds for the whole iteration, by what they are.
+struct StaticMemory {
+  Bytes parameters = 0;
+  Bytes gradients = 0;
+  Bytes optimizer_states = 0;
+  Bytes framework_overhead = 0;
+
+  Bytes total() const { return parameters + gradients + optimizer_states + framework_overhead; }
+};
+
+struct SimulatedRank {
+  std::int64_t rank = 0;
+  RankCoordinates coordinates;
+  DeviceId device;
+  std::vector<DeviceId> links;  // point-to-point links it sends or receives on
+  StaticMemory static_memory;
+  std::int64_t parameters = 0;  // parameters it holds
+};
+
+// One training iteration as a graph, with what reports need to read it.
+struct TrainingWorkload {
+  Graph graph;
+  std::unique_ptr<ClusterCostModel> cost_model;
+  std::vector<SimulatedRank> ranks;  // stage by stage; one per stage when folded
+  bool folded = true;
+  std::int64_t microbatches = 0;
+  double model_flops_per_iteration = 0.0;  // Megatron convention
+};
+
+// Builds the iteration. Folded: one rank per pipeline stage is simulated (its TP, CP and DP
+// peers do the same work at the same time) and every collective is costed for its true group
+// and placement. Unfolded: every rank, with real multi-member collectives.
+TrainingWorkload build_training_workload(const TrainingScenario& scenario, bool unfold);
+
+}  // namespace weft

@@ -1,0 +1,110 @@
+#include "simulator/workload/model.hpp"
+
+#include <catch2/catch.hpp>
+
+namespace weft {
+namespace {
+
+Model named_model(const std::string& name) {
+  const auto document = JsonDocument::parse_text("\"" + name + "\"", "test");
+  return Model(load_model_spec(document.root()));
+}
+
+TEST_CASE("parameter counts match the published sizes", "[model]") {
+  // Published totals: exact counts of the Hugging Face checkpoints where available, otherwise the
+  // paper's nominal size.
+  const std::vector<std::pair<std::string, double>> published = {
+      {"gpt3-1.3b", 1.3e9},          {"gpt3-2.7b", 2.7e9},          {"gpt3-6.7b", 6.7e9},
+      {"gpt3-13b", 13.0e9},          {"gpt3-175b", 175.0e9},        {"llama2-7b", 6'738'415'616.0},
+      {"llama2-13b", 13'015'864'320.0}, {"llama2-70b", 68'976'648'192.0}, {"llama3-8b", 8'030'261'248.0},
+      {"llama3-70b", 70'553'706'496.0}, {"llama3-405b", 405'853'388'800.0}, {"qwen2-7b", 7'615'616'512.0},
+      {"qwen2-32b", 32'763'876'352.0}, {"qwen2-72b", 72'706'203'648.0}, {"vit-22b", 21'743'000'000.0},
+  };
+  for (const auto& [name, size] : published) {
+    INFO(name);
+    CHECK(static_cast<double>(named_model(name).parameter_count()) == Approx(size).epsilon(0.02));
+  }
+}
+
+TEST_CASE("Llama and Qwen parameter counts are exact", "[model]") {
+  CHECK(named_model("llama3-8b").parameter_count() == 8'030'261'248);
+  CHECK(named_model("llama2-70b").parameter_count() == 68'976'648'192);
+  CHECK(named_model("qwen2-7b").parameter_count() == 7'615'616'512);
+}
+
+TEST_CASE("ViT 5B and DiT parameter counts follow their layer shapes", "[model]") {
+  // ViT 5B: 63 x (4h^2 + 4h biases + 2hf + f + h + two LayerNorms 4h) + patch embedding + final norm.
+  const double h = 1792, f = 15360;
+  const double vit_layer = 4 * h * h + 4 * h + 2 * h * f + f + h + 4 * h;
+  CHECK(static_cast<double>(named_model("vit-5b").parameter_count()) ==
+        Approx(63 * vit_layer + (588 * h + h) + 2 * h).epsilon(1e-9));
+  // DiT 5B adds adaLN-Zero (6h^2 + 6h per layer, 2h^2 + 2h at the end) and the output projection.
+  const double dh = 3584, df = 10240;
+  const double dit_layer = 4 * dh * dh + 4 * dh + 2 * dh * df + df + dh + 4 * dh + 6 * dh * dh + 6 * dh;
+  CHECK(static_cast<double>(named_model("dit-5b").parameter_count()) ==
+        Approx(28 * dit_layer + (64 * dh + dh) + 2 * dh + (2 * dh * dh + 2 * dh) + (dh * 64 + 64)).epsilon(1e-9));
+}
+
+// Megatron-LM's num_floating_point_operations for dense decoders (no recompute): 12 B s L h^2 x
+// ((1 + groups/heads + s/h) + (f/h)(3/2 if gated) + V/(2 L h)), which for GPT-3 is the closed form
+// 72 B s L h^2 (1 + s/(6h) + V/(12 L h)).
+double megatron_flops(double batch, double s, const ModelSpec& m) {
+  const double h = static_cast<double>(m.hidden), layers = m.layers;
+  const double gated = m.activation == Activation::swiglu ? 1.5 : 1.0;
+  return 12.0 * batch * s * layers * h * h *
+         ((1.0 + static_cast<double>(m.kv_heads) / m.heads + s / h) + static_cast<double>(m.ffn_hidden) / h * gated +
+          static_cast<double>(m.vocab) / (2.0 * layers * h));
+}
+
+double model_flops_per_iteration(const Model& model, std::int64_t batch, std::int64_t seq_len) {
+  ShardContext context;
+  context.micro_batch = 1;
+  context.seq_len = seq_len;
+  double forward = 0.0;
+  for (const Step& step : model.input_steps(context)) forward += step.model_flops;
+  for (const Step& step : model.layer_steps(context, 0)) forward += step.model_flops * model.layer_count();
+  for (const Step& step : model.output_steps(context, false)) forward += step.model_flops;
+  return 3.0 * forward * static_cast<double>(batch);  // backward is twice the forward
+}
+
+TEST_CASE("model FLOPs per iteration match Megatron's formula", "[model][flops]") {
+  const Model gpt = named_model("gpt3-175b");
+  const double b = 1536, s = 2048, h = 12288, layers = 96, vocab = 50257;
+  const double closed_form = 72.0 * b * s * layers * h * h * (1 + s / (6 * h) + vocab / (12 * layers * h));
+  CHECK(model_flops_per_iteration(gpt, 1536, 2048) == Approx(closed_form).epsilon(0.01));
+  for (const char* name : {"llama3-8b", "llama3-405b", "qwen2-72b", "llama2-13b"}) {
+    INFO(name);
+    const Model model = named_model(name);
+    CHECK(model_flops_per_iteration(model, 512, 8192) == Approx(megatron_flops(512, 8192, model.spec())).epsilon(0.01));
+  }
+}
+
+// Activation bytes saved by one layer for one microbatch (Korthikanti et al. 2022, Table 2).
+Bytes layer_activations(const Model& model, int tp, bool sequence_parallel, bool drop_recomputable) {
+  ShardContext context;
+  context.tp = tp;
+  context.sequence_parallel = sequence_parallel;
+  context.micro_batch = 4;
+  context.seq_len = 2048;
+  Bytes saved = 0;
+  for (const Step& step : model.layer_steps(context, 0)) {
+    saved += step.saved_bytes - (drop_recomputable ? step.recomputable_bytes : 0);
+  }
+  return saved;
+}
+
+TEST_CASE("per-layer activation memory matches Korthikanti et al.", "[model][memory]") {
+  // A GPT layer as the paper accounts it: unfused attention with dropout, GeLU MLP of 4h.
+  const auto document = JsonDocument::parse_text(R"({"base": "gpt3-13b", "attention": "unfused"})", "test");
+  const Model gpt(load_model_spec(document.root()));
+  const double s = 2048, b = 4, h = 5120, a = 40, t = 8;
+  CHECK(static_cast<double>(layer_activations(gpt, 1, false, false)) == s * b * h * (34 + 5 * a * s / h));
+  CHECK(static_cast<double>(layer_activations(gpt, 8, false, false)) ==
+        Approx(s * b * h * (10 + 24 / t + 5 * a * s / (h * t))).epsilon(1e-12));
+  CHECK(static_cast<double>(layer_activations(gpt, 8, true, false)) ==
+        Approx(s * b * h / t * (34 + 5 * a * s / h)).epsilon(1e-12));
+  CHECK(static_cast<double>(layer_activations(gpt, 8, true, true)) == Approx(s * b * h * 34 / t).epsilon(1e-12));
+}
+
+}  // namespace
+}  // namespace weft

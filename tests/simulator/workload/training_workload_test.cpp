@@ -1,0 +1,103 @@
+#include "simulator/workload/training_workload.hpp"
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include "tests/simulator/workload/training_test_support.hpp"
+
+namespace weft {
+namespace {
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::Equals;
+using test::run_training;
+using test::scenario_from;
+
+std::string small_plan(const std::string& model, int gpus, const std::string& parallel, int global_batch,
+                       int seq_len = 2048, const std::string& options = "{}") {
+  return fmt::format(R"({{"model": {}, "cluster": {{"base": "dgx-h100", "gpus": {}}}, "parallel": {},
+                         "training": {{"global_batch": {}, "seq_len": {}}}, "options": {}}})",
+                     model, gpus, parallel, global_batch, seq_len, options);
+}
+
+const std::string kSmallLlama =
+    R"({"base": "llama3-8b", "layers": 8, "hidden": 2048, "ffn_hidden": 7168, "heads": 16, "kv_heads": 4})";
+const std::string kSmallGpt = R"({"base": "gpt3-1.3b", "layers": 8})";
+
+TEST_CASE("folded and unfolded simulations give the same iteration time", "[workload][folding]") {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {kSmallLlama, R"({"tp": 2, "pp": 2, "dp": 2, "sequence_parallel": true, "zero": 1})"},
+      {kSmallLlama, R"({"tp": 2, "cp": 2, "pp": 2, "dp": 1, "sequence_parallel": true})"},
+      {kSmallLlama, R"({"tp": 1, "cp": 2, "pp": 1, "dp": 4, "cp_algorithm": "allgather", "zero": 1})"},
+      {kSmallLlama, R"({"tp": 2, "pp": 2, "dp": 2, "vpp": 2, "schedule": "interleaved"})"},
+      {kSmallLlama, R"({"tp": 2, "pp": 2, "dp": 2, "schedule": "zb-h1", "recompute": "full"})"},
+      {kSmallGpt, R"({"tp": 2, "pp": 2, "dp": 2, "recompute": "selective", "schedule": "gpipe"})"},
+  };
+  for (const auto& [model, parallel] : cases) {
+    INFO(parallel);
+    const TrainingScenario scenario = scenario_from(small_plan(model, 8, parallel, 16));
+    const auto folded = run_training(scenario, false);
+    const auto unfolded = run_training(scenario, true);
+    CHECK(unfolded.workload.ranks.size() == 8);
+    CHECK(folded.workload.ranks.size() == static_cast<std::size_t>(scenario.parallel.pp));
+    CHECK(folded.result.makespan == unfolded.result.makespan);
+    for (std::size_t s = 0; s < folded.report.stages.size(); ++s) {
+      CHECK(folded.report.stages[s].peak_memory == unfolded.report.stages[s].peak_memory);
+    }
+  }
+}
+
+TEST_CASE("data parallelism adds gradient reduction and shards the optimizer under ZeRO-1", "[workload]") {
+  const auto plain = run_training(scenario_from(small_plan(kSmallLlama, 4, R"({"tp": 4, "dp": 1})", 8)));
+  const auto zero = run_training(scenario_from(small_plan(kSmallLlama, 8, R"({"tp": 4, "dp": 2, "zero": 1})", 16)));
+  const StaticMemory& one = plain.report.stages[0].static_memory;
+  const StaticMemory& two = zero.report.stages[0].static_memory;
+  CHECK(two.parameters == one.parameters);
+  CHECK(two.optimizer_states == one.optimizer_states / 2);
+  // 12 bytes of fp32 master weights and Adam moments per parameter, 2 of bf16 parameters.
+  CHECK(one.optimizer_states == 6 * one.parameters);
+  CHECK(zero.report.stages[0].exposed_comm_s[static_cast<std::size_t>(CommGroupKind::dp)] >= 0.0);
+  CHECK(plain.report.stages[0].exposed_comm_s[static_cast<std::size_t>(CommGroupKind::dp)] == 0.0);
+}
+
+TEST_CASE("1F1B keeps p - s microbatches of activations on stage s", "[workload][memory]") {
+  // Stages 1 and 2 hold only layers; one more microbatch in flight is the difference of their
+  // peaks, and each peak is that many microbatches plus transient buffers.
+  const TrainingScenario scenario =
+      scenario_from(small_plan(kSmallLlama, 4, R"({"tp": 1, "pp": 4, "dp": 1})", 16, 2048, R"({"ideal_network": true})"));
+  const auto run = run_training(scenario);
+  const double stage1 = static_cast<double>(run.report.stages[1].activation_peak);
+  const double stage2 = static_cast<double>(run.report.stages[2].activation_peak);
+  const double per_microbatch = stage1 - stage2;
+  REQUIRE(per_microbatch > 0);
+  CHECK(stage2 / per_microbatch >= 2.0);
+  CHECK(stage2 / per_microbatch < 2.5);  // two in flight, not three
+}
+
+TEST_CASE("impossible plans are rejected with the reason", "[workload][errors]") {
+  auto rejected = [&](const std::string& parallel, int gpus, int batch, const std::string& message,
+                      const std::string& model = kSmallLlama, int seq_len = 2048) {
+    CHECK_THROWS_WITH(scenario_from(small_plan(model, gpus, parallel, batch, seq_len)), Contains(message));
+  };
+  rejected(R"({"tp": 3, "dp": 1})", 3, 3, "parallel.tp: 3 does not divide attention heads 16");
+  rejected(R"({"tp": 8, "dp": 1})", 8, 8, "parallel.tp: 8 does not divide KV groups 4");
+  rejected(R"({"pp": 3, "dp": 1})", 3, 3, "parallel.pp: pp x vpp = 3 does not divide 8 layers");
+  rejected(R"({"tp": 2, "pp": 2, "dp": 2})", 16, 16, "does not equal the cluster's 16 GPUs");
+  rejected(R"({"tp": 2, "dp": 4})", 8, 6, "training.global_batch: 6 is not divisible by dp x micro_batch = 4");
+  rejected(R"({"pp": 2, "dp": 1, "vpp": 2})", 2, 4, "parallel.vpp: vpp = 2 needs schedule 'interleaved'");
+  rejected(R"({"pp": 2, "dp": 1, "vpp": 2, "schedule": "interleaved"})", 2, 3,
+           "the interleaved schedule needs the 3 microbatches to be a multiple of pp = 2");
+  rejected(R"({"pp": 2, "dp": 1, "stage_layers": [3, 4]})", 2, 2, "parallel.stage_layers: the entries add up to 7");
+  rejected(R"({"cp": 2, "dp": 1})", 2, 2, "training.seq_len: 2050 is not divisible by 2 x cp = 4", kSmallLlama, 2050);
+  rejected(R"({"tp": 2, "dp": 1, "schedule": "zb-h2"})", 2, 2, "parallel.schedule: 'zb-h2' is not one of");
+  rejected(R"({"tp": 2, "dp": 1, "zero": 3})", 2, 2, "parallel.zero: expected 0 (no sharding) or 1");
+  rejected(R"({"tp": 1, "dp": 1})", 1, 1, "training.seq_len: 4096 exceeds the model's 2048 positions", kSmallGpt, 4096);
+  CHECK_THROWS_WITH(scenario_from(R"({"model": "llama9", "cluster": "dgx-h100", "parallel": {}, "training": {}})"),
+                    Contains("model: unknown model 'llama9'"));
+  CHECK_THROWS_WITH(scenario_from(R"({"model": "llama3-8b", "cluster": "dgx-h100", "parallel": {"tp": 8},
+                                      "training": {"global_batch": 8}})"),
+                    Equals("training: missing required field 'seq_len'"));
+}
+
+}  // namespace
+}  // namespace weft
