@@ -52,7 +52,7 @@ TEST_CASE("bad specs are rejected with their path", "[cost][spec][errors]") {
                     Contains("memory_MiB: a link device has no memory"));
   CHECK_THROWS_WITH(parse(R"({"name": "x", "kind": "gpu", "memory_bandwidth_GBps": -1})"),
                     Contains("memory_bandwidth_GBps: expected a number >= 0"));
-  CHECK_THROWS_WITH(parse(R"(42)"), Contains("expected a device spec name or an inline spec object"));
+  CHECK_THROWS_WITH(parse(R"(42)"), Contains("expected a device spec name or object"));
 }
 
 }  // namespace
