@@ -26,6 +26,7 @@ class GraphBuilder {
   StreamId add_stream(DeviceId device, std::string name, StreamPolicy policy = StreamPolicy::in_order);
 
   WorkId intern_work(const OpWork& work);
+  const OpWork& work(WorkId id) const { return graph_.work(id); }
   // Names interned once can be given to many ops (the peers of a replicated stage).
   NameId intern_name(std::string_view name) { return name.empty() ? NameId::none() : graph_.names_.intern(name); }
   TensorId add_tensor(std::string_view name, DeviceId device, TensorKind kind, Bytes bytes);

@@ -3,7 +3,6 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "simulator/core/ids.hpp"
@@ -11,7 +10,8 @@
 namespace weft {
 
 // Interned names stored back to back in one buffer: equal names share one id, and millions of
-// names cost a few bytes each plus their characters.
+// names cost a few bytes each plus their characters. The lookup table is open-addressed over
+// ids, so interning allocates nothing but the characters.
 class StringPool {
  public:
   NameId intern(std::string_view text);
@@ -22,9 +22,12 @@ class StringPool {
   void freeze();
 
  private:
+  static std::size_t hash(std::string_view text) { return std::hash<std::string_view>{}(text); }
+  void grow();
+
   std::string chars_;
   std::vector<std::uint32_t> offsets_{0};
-  std::unordered_map<std::string, NameId> index_;
+  std::vector<NameId> slots_;  // power-of-two size; none marks an empty slot
 };
 
 }  // namespace weft

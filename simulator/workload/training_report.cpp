@@ -7,23 +7,31 @@
 namespace weft {
 namespace {
 
-constexpr int kComputeSlot = -1;
+// Event codes: the low 4 bits say which counter changes (0 compute, 1 + group kind) and whether
+// it starts (bit 3 clear) or ends; the time sits above them, so sorting the packed values orders
+// events by time. The order of events at one instant does not matter: they span no time.
+constexpr std::uint64_t kEndBit = 8;
+
+std::uint64_t event(TimeNs time, std::uint64_t slot, bool end) {
+  return (static_cast<std::uint64_t>(time) << 4) | slot | (end ? kEndBit : 0);
+}
 
 // Time split of one rank, from the intervals of the ops on its device and on its links.
 void account_time(const TrainingWorkload& workload, const SimulationResult& result,
                   const std::vector<std::vector<OpId>>& ops_by_device, const SimulatedRank& rank, StageReport& out) {
   const Graph& graph = workload.graph;
-  std::vector<std::pair<TimeNs, int>> events;  // (time, +-(slot + 2)): slot -1 compute, k group kind
+  std::vector<std::uint64_t> events;
   auto add = [&](OpId op) {
-    const OpWork& work = graph.op_work(op);
     if (result.duration(op) == 0) return;
-    int slot = kComputeSlot;
+    const OpWork& work = graph.op_work(op);
+    std::uint64_t slot = 0;
     if (category_of(work.op_class) == OpCategory::communication) {
-      slot = work.comm_group == 0 ? static_cast<int>(CommGroupKind::pp)
-                                  : static_cast<int>(workload.cost_model->group(work.comm_group).kind);
+      const CommGroupKind kind =
+          work.comm_group == 0 ? CommGroupKind::pp : workload.cost_model->group(work.comm_group).kind;
+      slot = 1 + static_cast<std::uint64_t>(kind);
     }
-    events.emplace_back(result.start(op), slot + 2);
-    events.emplace_back(result.end(op), -(slot + 2));
+    events.push_back(event(result.start(op), slot, false));
+    events.push_back(event(result.end(op), slot, true));
   };
   for (OpId op : ops_by_device[rank.device.value()]) add(op);
   for (DeviceId link : rank.links) {
@@ -32,11 +40,11 @@ void account_time(const TrainingWorkload& workload, const SimulationResult& resu
   std::sort(events.begin(), events.end());
   int computing = 0;
   std::array<int, kCommGroupKindCount> communicating{};
+  int comm_total = 0;
   TimeNs previous = 0;
-  for (const auto& [time, delta] : events) {
+  for (std::uint64_t code : events) {
+    const auto time = static_cast<TimeNs>(code >> 4);
     const double span = static_cast<double>(time - previous) / kNsPerSecond;
-    int comm_total = 0;
-    for (int count : communicating) comm_total += count;
     if (computing > 0) {
       out.compute_s += span;
     } else if (comm_total > 0) {
@@ -45,12 +53,13 @@ void account_time(const TrainingWorkload& workload, const SimulationResult& resu
       }
     }
     previous = time;
-    const int slot = std::abs(delta) - 2;
-    const int step = delta > 0 ? 1 : -1;
-    if (slot == kComputeSlot) {
+    const int step = (code & kEndBit) != 0 ? -1 : 1;
+    const std::uint64_t slot = code & (kEndBit - 1);
+    if (slot == 0) {
       computing += step;
     } else {
-      communicating[static_cast<std::size_t>(slot)] += step;
+      communicating[slot - 1] += step;
+      comm_total += step;
     }
   }
   const double iteration = static_cast<double>(result.makespan) / kNsPerSecond;

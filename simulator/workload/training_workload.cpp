@@ -1,10 +1,13 @@
 #include "simulator/workload/training_workload.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <numeric>
+#include <unordered_map>
 
 #include <fmt/format.h>
+#include <boost/container/small_vector.hpp>
 
 #include "simulator/graph/graph_builder.hpp"
 #include "simulator/workload/model.hpp"
@@ -35,8 +38,9 @@ struct Peer {
   std::size_t simulated_index = 0;  // into TrainingWorkload::ranks
 };
 
+// One value per simulated peer of a stage: a single one when folded, so kept inline.
 template <class T>
-using PerPeer = std::vector<T>;
+using PerPeer = boost::container::small_vector<T, 1>;
 
 // A model chunk: the steps one rank runs for one virtual pipeline stage.
 struct Chunk {
@@ -114,6 +118,7 @@ class TrainingGraphBuilder {
     gpu_spec_ = b_.add_device_spec(s_.cluster.gpu);
     link_spec_ = b_.add_device_spec(link);
     stages_.resize(static_cast<std::size_t>(s_.parallel.pp));
+    stage_groups_.assign(static_cast<std::size_t>(s_.parallel.pp) * kCommGroupKindCount, 0);
     for (int stage = 0; stage < s_.parallel.pp; ++stage) {
       for (int dp = 0; dp < (unfold_ ? dims_.dp : 1); ++dp) {
         for (int cp = 0; cp < (unfold_ ? dims_.cp : 1); ++cp) {
@@ -209,11 +214,29 @@ class TrainingGraphBuilder {
   // ---- ops and tensors on every peer of a stage ---------------------------------------------
 
   // Communication ops carry their communicator; a step's compute ops do not.
-  WorkId work(const OpWork& base, std::optional<CommGroupKind> kind, int stage) {
+  WorkId placed_work(const OpWork& base, std::optional<CommGroupKind> kind, int stage) {
     if (!kind || category_of(base.op_class) != OpCategory::communication) return b_.intern_work(base);
-    OpWork placed = base;
-    placed.comm_group = group_id(*kind, stages_[static_cast<std::size_t>(stage)].front().coordinates);
-    return b_.intern_work(placed);
+    OpWork copy = base;
+    copy.comm_group = stage_group(*kind, stage);
+    return b_.intern_work(copy);
+  }
+
+  // The work of a chunk step (which outlives the build), remembered by address so that every
+  // microbatch reuses its id without hashing the work again.
+  WorkId step_work(const OpWork& step_work, std::optional<CommGroupKind> kind, int stage) {
+    const auto key = std::make_pair(&step_work, kind ? stage : -1);
+    if (auto it = work_ids_.find(key); it != work_ids_.end()) return it->second;
+    const WorkId id = placed_work(step_work, kind, stage);
+    work_ids_.emplace(key, id);
+    return id;
+  }
+
+  // The communicator of `kind` for the peers of `stage`, placed once per stage and kind.
+  std::uint32_t stage_group(CommGroupKind kind, int stage) {
+    std::uint32_t& id =
+        stage_groups_[static_cast<std::size_t>(stage) * kCommGroupKindCount + static_cast<std::size_t>(kind)];
+    if (id == 0) id = group_id(kind, stages_[static_cast<std::size_t>(stage)].front().coordinates);
+    return id;
   }
 
   StreamId lane_stream(const Peer& peer, Lane lane) const {
@@ -230,17 +253,17 @@ class TrainingGraphBuilder {
 
   // The same op on every peer of `stage`; collectives of more than one simulated member are
   // grouped with their peers.
-  PerPeer<OpId> add_ops(int stage, const std::string& name, const OpWork& base, std::optional<CommGroupKind> kind,
+  PerPeer<OpId> add_ops(int stage, std::string_view name, WorkId work_id, std::optional<CommGroupKind> kind,
                         Lane lane = Lane::compute) {
     const NameId name_id = b_.intern_name(name);
-    const WorkId work_id = work(base, kind, stage);
+    const OpClass op_class = b_.work(work_id).op_class;
     const auto& peers = stages_[static_cast<std::size_t>(stage)];
     PerPeer<OpId> ops;
     ops.reserve(peers.size());
     for (const Peer& peer : peers) ops.push_back(b_.add_op(name_id, work_id, lane_stream(peer, lane)));
     if (lane == Lane::compute) last_compute_ops_ = ops;
     // Collectives among a stage's peers; the embedding group spans stages and its caller groups it.
-    if (kind && *kind != CommGroupKind::embedding && is_collective_class(base.op_class) && peers.size() > 1) {
+    if (kind && *kind != CommGroupKind::embedding && is_collective_class(op_class) && peers.size() > 1) {
       for (const auto& members : partition(stage, *kind)) {
         if (members.size() < 2) continue;
         std::vector<OpId> group;
@@ -372,8 +395,25 @@ class TrainingGraphBuilder {
     emit_gradient_reduction(stage);
   }
 
-  std::string op_name(const Step& step, std::string_view phase, int microbatch) const {
-    return fmt::format("{} {} mb{}", step.name, phase, microbatch);
+  // Formats an op or tensor name into a reused buffer; the view lasts until the next call.
+  template <class... Args>
+  std::string_view name(fmt::format_string<Args...> format, Args&&... args) {
+    name_buffer_.clear();
+    fmt::format_to(std::back_inserter(name_buffer_), format, std::forward<Args>(args)...);
+    return {name_buffer_.data(), name_buffer_.size()};
+  }
+
+  // "<step> <phase> mb<microbatch>", for every op of every microbatch: built without a format
+  // string, which costs more than the rest of adding the op.
+  std::string_view op_name(const Step& step, std::string_view phase, int microbatch) {
+    op_name_.assign(step.name);
+    op_name_ += ' ';
+    op_name_ += phase;
+    op_name_ += " mb";
+    char digits[16];
+    const auto end = std::to_chars(digits, digits + sizeof(digits), microbatch).ptr;
+    op_name_.append(digits, end);
+    return op_name_;
   }
 
   // ---- forward --------------------------------------------------------------------------------
@@ -396,7 +436,7 @@ class TrainingGraphBuilder {
       if (step.context_parallel_chunks > 1) {
         ops = emit_ring_attention(stage, step, step.forward.value(), "fwd", mb, x, 1);
       } else {
-        ops = add_ops(stage, op_name(step, "fwd", mb), *step.forward, step.comm);
+        ops = add_ops(stage, op_name(step, "fwd", mb), step_work(*step.forward, step.comm, stage), step.comm);
         consume(ops, x);
       }
       produce(ops, out);
@@ -418,7 +458,7 @@ class TrainingGraphBuilder {
       after_param_gather(action.chunk, first_op);
     }
     if (chunk.group + 1 < group_count()) {
-      send(stage, chunk.group + 1, {chunk.group, mb, false}, x, fmt::format("activation mb{}", mb));
+      send(stage, chunk.group + 1, {chunk.group, mb, false}, x, "activation");
     } else {
       record.output = x;
     }
@@ -437,6 +477,7 @@ class TrainingGraphBuilder {
     OpWork part = whole;
     part.flops /= parts;
     part.memory_bytes /= parts;
+    const WorkId part_work = b_.intern_work(part);
     const auto& peers = stages_[static_cast<std::size_t>(stage)];
     const std::uint32_t neighbour_group =
         point_to_point_group(CommGroupKind::cp, peers.front().rank,
@@ -450,14 +491,14 @@ class TrainingGraphBuilder {
     PerPeer<TensorId> received = input;
     PerPeer<OpId> last;
     for (int j = 0; j < parts; ++j) {
-      PerPeer<OpId> compute = add_ops(stage, fmt::format("{} {} mb{} part {}/{}", step.name, phase, mb, j + 1, parts),
-                                      part, std::nullopt);
+      PerPeer<OpId> compute =
+          add_ops(stage, name("{} {} mb{} part {}/{}", step.name, phase, mb, j + 1, parts), part_work, std::nullopt);
       consume(compute, j == 0 ? input : received);
       if (j + 1 < parts) {
-        const NameId name = b_.intern_name(fmt::format("{} kv send mb{} {}/{}", step.name, mb, j + 1, parts - 1));
+        const NameId send_name = b_.intern_name(name("{} kv send mb{} {}/{}", step.name, mb, j + 1, parts - 1));
         const WorkId work_id = b_.intern_work(transfer);
         PerPeer<OpId> sends;
-        for (const Peer& peer : peers) sends.push_back(b_.add_op(name, work_id, peer.context_parallel));
+        for (const Peer& peer : peers) sends.push_back(b_.add_op(send_name, work_id, peer.context_parallel));
         consume(sends, received);
         // The next CP rank's chunk arrives; its sender mirrors this one (the same op on a
         // simulated neighbour, or, folded, this rank by symmetry).
@@ -480,7 +521,7 @@ class TrainingGraphBuilder {
   }
 
   // Sends `value` from this stage to the stage of virtual stage `to_group` over each peer's link.
-  void send(int stage, int to_group, const BoundaryKey& key, const PerPeer<TensorId>& value, const std::string& what) {
+  void send(int stage, int to_group, const BoundaryKey& key, const PerPeer<TensorId>& value, std::string_view what) {
     const int to_stage = stage_of_group(to_group);
     const auto& from_peers = stages_[static_cast<std::size_t>(stage)];
     const auto& to_peers = stages_[static_cast<std::size_t>(to_stage)];
@@ -491,9 +532,9 @@ class TrainingGraphBuilder {
     transfer.shape = {transfer.network_bytes};
     transfer.comm_group = point_to_point_group(CommGroupKind::pp, from_peers.front().rank, to_peers.front().rank);
     const WorkId work_id = b_.intern_work(transfer);
-    const NameId name = b_.intern_name(fmt::format("send {} stage {} -> {}", what, stage, to_stage));
+    const NameId send_name = b_.intern_name(name("send {} mb{} stage {} -> {}", what, key.microbatch, stage, to_stage));
     for (std::size_t i = 0; i < from_peers.size(); ++i) {
-      const OpId op = b_.add_op(name, work_id, link(from_peers[i], to_peers[i]));
+      const OpId op = b_.add_op(send_name, work_id, link(from_peers[i], to_peers[i]));
       if (!value.empty()) b_.add_input(op, value[i]);
       b_.add_output(op, received[i]);
     }
@@ -505,8 +546,8 @@ class TrainingGraphBuilder {
                      std::vector<PendingWeightGrad>& pending) {
     const int mb = action.microbatch;
     const bool selective = s_.parallel.recompute == RecomputePolicy::selective;
-    PerPeer<TensorId> dy = chunk.group + 1 < group_count() ? boundary_tensor({chunk.group, mb, true}, stage)
-                                                           : record.output;
+    PerPeer<TensorId> dy =
+        chunk.group + 1 < group_count() ? boundary_tensor({chunk.group, mb, true}, stage) : record.output;
     std::vector<PerPeer<TensorId>> recomputed(chunk.steps.size());
     for (std::size_t k = chunk.steps.size(); k-- > 0;) {
       const Step& step = chunk.steps[k];
@@ -517,7 +558,8 @@ class TrainingGraphBuilder {
       PerPeer<TensorId> saved = recomputed[k].empty() ? record.saved[k] : recomputed[k];
       PerPeer<TensorId> rematerialized;
       if (selective && step.attention_core && step.recomputable_bytes > 0) {
-        const PerPeer<OpId> ops = add_ops(stage, op_name(step, "recompute", mb), *step.forward, std::nullopt);
+        const PerPeer<OpId> ops =
+            add_ops(stage, op_name(step, "recompute", mb), step_work(*step.forward, std::nullopt, stage), std::nullopt);
         consume(ops, saved);
         rematerialized = add_tensors(stage, step.recomputable_bytes, TensorKind::activation);
         produce(ops, rematerialized);
@@ -530,7 +572,7 @@ class TrainingGraphBuilder {
         if (step.context_parallel_chunks > 1) {
           ops = emit_ring_attention(stage, step, *step.backward, "bwd", mb, dy, 2);
         } else {
-          ops = add_ops(stage, op_name(step, "bwd", mb), *step.backward, step.comm);
+          ops = add_ops(stage, op_name(step, "bwd", mb), step_work(*step.backward, step.comm, stage), step.comm);
           consume(ops, dy);
         }
         if (!step.weight_grad) consume(ops, saved);
@@ -549,7 +591,7 @@ class TrainingGraphBuilder {
       dy = std::move(dx);
     }
     if (chunk.group > 0) {
-      send(stage, chunk.group - 1, {chunk.group - 1, mb, true}, dy, fmt::format("gradient mb{}", mb));
+      send(stage, chunk.group - 1, {chunk.group - 1, mb, true}, dy, "gradient");
     }
   }
 
@@ -564,7 +606,8 @@ class TrainingGraphBuilder {
       if (!record.checkpoint[i].empty()) x = record.checkpoint[i];
       const Step& step = chunk.steps[i];
       if (!step.forward) continue;
-      const PerPeer<OpId> ops = add_ops(stage, op_name(step, "recompute", mb), *step.forward, step.comm);
+      const PerPeer<OpId> ops =
+          add_ops(stage, op_name(step, "recompute", mb), step_work(*step.forward, step.comm, stage), step.comm);
       consume(ops, x);
       if (step.saved_bytes > 0) {
         recomputed[i] = add_tensors(stage, step.saved_bytes, TensorKind::activation);
@@ -583,12 +626,14 @@ class TrainingGraphBuilder {
     const Step& step = chunk.steps[weight.step];
     PerPeer<TensorId> input = weight.input;
     if (step.regather) {
-      const PerPeer<OpId> gather = add_ops(stage, op_name(step, "regather", mb), *step.regather, step.comm);
+      const PerPeer<OpId> gather =
+          add_ops(stage, op_name(step, "regather", mb), step_work(*step.regather, step.comm, stage), step.comm);
       consume(gather, input);
       input = add_tensors(stage, step.regather->network_bytes, TensorKind::activation);
       produce(gather, input);
     }
-    const PerPeer<OpId> ops = add_ops(stage, op_name(step, "wgrad", mb), *step.weight_grad, std::nullopt);
+    const PerPeer<OpId> ops =
+        add_ops(stage, op_name(step, "wgrad", mb), step_work(*step.weight_grad, std::nullopt, stage), std::nullopt);
     consume(ops, weight.output_grad);
     consume(ops, input);
     record_grad_op(chunk, weight.step, ops);
@@ -609,9 +654,7 @@ class TrainingGraphBuilder {
     last[step] = ops;
   }
 
-  std::size_t chunk_index(const Chunk& chunk) const {
-    return static_cast<std::size_t>(chunk.group / s_.parallel.pp);
-  }
+  std::size_t chunk_index(const Chunk& chunk) const { return static_cast<std::size_t>(chunk.group / s_.parallel.pp); }
 
   // ---- data parallelism and the optimizer -----------------------------------------------------
 
@@ -650,8 +693,9 @@ class TrainingGraphBuilder {
       const Bucket& bucket = stage_buckets[k];
       const OpWork reduction =
           communication_work(sharded ? OpClass::reducescatter : OpClass::allreduce, 2 * bucket.parameters);
-      const PerPeer<OpId> ops = add_ops(stage, fmt::format("grad {} bucket {}", sharded ? "reduce-scatter" : "all-reduce", k),
-                                        reduction, CommGroupKind::dp, Lane::data_parallel);
+      const PerPeer<OpId> ops =
+          add_ops(stage, name("grad {} bucket {}", sharded ? "reduce-scatter" : "all-reduce", k),
+                  placed_work(reduction, CommGroupKind::dp, stage), CommGroupKind::dp, Lane::data_parallel);
       for (const auto& [chunk, step] : bucket.steps) {
         if (!s_.options.overlap_grad_reduce) break;
         const auto& last = last_grad_op_[chunk];
@@ -672,8 +716,9 @@ class TrainingGraphBuilder {
     // Buckets hold parameters in backward order; the forward needs them the other way round.
     for (std::size_t k = stage_buckets.size(); k-- > 0;) {
       const OpWork gather = communication_work(OpClass::allgather, 2 * stage_buckets[k].parameters);
-      param_gathers_[k] = add_ops(stage, fmt::format("param all-gather bucket {}", k), gather, CommGroupKind::dp,
-                                  Lane::data_parallel);
+      param_gathers_[k] =
+          add_ops(stage, name("param all-gather bucket {}", k), placed_work(gather, CommGroupKind::dp, stage),
+                  CommGroupKind::dp, Lane::data_parallel);
       for (const auto& [chunk, step] : stage_buckets[k].steps) param_gather_chunks_[k].push_back(chunk);
       if (!s_.options.overlap_param_gather) after(optimizer_ops_[stage], param_gathers_[k]);
     }
@@ -696,10 +741,12 @@ class TrainingGraphBuilder {
     const std::int64_t table = (s_.model.vocab + s_.parallel.tp - 1) / s_.parallel.tp * s_.model.hidden;
     const OpWork reduction = communication_work(OpClass::allreduce, 2 * table);
     const int last = s_.parallel.pp - 1;
-    const PerPeer<OpId> first_ops = add_ops(0, "embedding grad all-reduce", reduction, CommGroupKind::embedding,
-                                            Lane::data_parallel);
-    const PerPeer<OpId> last_ops = add_ops(last, "embedding grad all-reduce", reduction, CommGroupKind::embedding,
-                                           Lane::data_parallel);
+    // One communicator: the first stage's rank and the last stage's rank with the same coordinates.
+    const WorkId work_id = placed_work(reduction, CommGroupKind::embedding, 0);
+    const PerPeer<OpId> first_ops =
+        add_ops(0, "embedding grad all-reduce", work_id, CommGroupKind::embedding, Lane::data_parallel);
+    const PerPeer<OpId> last_ops =
+        add_ops(last, "embedding grad all-reduce", work_id, CommGroupKind::embedding, Lane::data_parallel);
     for (std::size_t i = 0; i < first_ops.size(); ++i) {
       b_.add_collective("embedding grad all-reduce", std::vector<OpId>{first_ops[i], last_ops[i]});
     }
@@ -713,7 +760,7 @@ class TrainingGraphBuilder {
     const std::int64_t parameters = stage_parameters(stage) / optimizer_shards();
     const OpWork step = memory_bound_work(OpClass::optimizer, kOptimizerTrafficBytes * parameters,
                                           10.0 * static_cast<double>(parameters), Dtype::fp32, {parameters});
-    const PerPeer<OpId> ops = add_ops(stage, "optimizer step", step, std::nullopt);
+    const PerPeer<OpId> ops = add_ops(stage, "optimizer step", b_.intern_work(step), std::nullopt);
     for (const auto& sync : gradient_syncs_[stage]) after(sync, ops);
     const auto& tensors = static_tensors_[stage];
     consume(ops, tensors.gradients);
@@ -752,6 +799,15 @@ class TrainingGraphBuilder {
   std::vector<SimulatedRank> ranks_;
   std::vector<std::vector<Peer>> stages_;
   std::vector<std::vector<Chunk>> chunks_;
+  fmt::memory_buffer name_buffer_;
+  std::string op_name_;
+  struct WorkKeyHash {
+    std::size_t operator()(const std::pair<const OpWork*, int>& key) const noexcept {
+      return std::hash<const void*>{}(key.first) ^ (static_cast<std::size_t>(key.second) << 1);
+    }
+  };
+  std::unordered_map<std::pair<const OpWork*, int>, WorkId, WorkKeyHash> work_ids_;
+  std::vector<std::uint32_t> stage_groups_;  // by stage and communicator kind; 0 until placed
   std::map<std::pair<std::int64_t, std::int64_t>, StreamId> links_;
   std::map<BoundaryKey, PerPeer<TensorId>> boundaries_;
   std::map<int, StageTensors> static_tensors_;
@@ -764,7 +820,7 @@ class TrainingGraphBuilder {
   std::vector<std::vector<PendingWeightGrad>> pending_;
   std::vector<std::vector<PerPeer<OpId>>> last_grad_op_;  // per chunk, per step
   std::vector<PerPeer<OpId>> first_forward_op_;           // per chunk
-  std::vector<PerPeer<OpId>> param_gathers_;               // per bucket
+  std::vector<PerPeer<OpId>> param_gathers_;              // per bucket
   std::vector<std::vector<std::size_t>> param_gather_chunks_;
 };
 
