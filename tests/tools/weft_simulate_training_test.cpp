@@ -1,0 +1,122 @@
+// `weft simulate` on training scenarios, through the real binary.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/run_command.hpp"
+
+namespace weft {
+namespace {
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+using test::read_file;
+using test::run_weft;
+using test::TempDir;
+
+std::string experiment(const std::string& name) {
+  return std::string(WEFT_SOURCE_DIR) + "/scenarios/experiments/" + name + ".json";
+}
+
+TEST_CASE("the bundled experiments simulate with a plausible MFU", "[cli][experiments]") {
+  for (const char* name : {"gpt3-175b-1024xa100", "llama3-70b-512xh100", "llama3-405b-16384xh100"}) {
+    INFO(name);
+    const TempDir dir;
+    const auto run = run_weft("simulate '" + experiment(name) + "' --json '" + dir.file("out.json").string() + "'");
+    REQUIRE(run.exit_code == 0);
+    const auto result = nlohmann::json::parse(read_file(dir.file("out.json")));
+    CHECK(result["mfu"].get<double>() > 0.20);
+    CHECK(result["mfu"].get<double>() < 0.65);
+    CHECK(result["oom"] == false);
+  }
+}
+
+TEST_CASE("the JSON output has the documented fields, consistent with each other", "[cli]") {
+  const TempDir dir;
+  const auto run = run_weft("simulate '" + experiment("llama3-70b-512xh100") + "' --json '" +
+                            dir.file("out.json").string() + "' --trace '" + dir.file("trace.json").string() + "'");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.out, Contains("Iteration time") && Contains("MFU") && Contains("Megatron-LM convention") &&
+                          Contains("tp comm") && Contains("bubble"));
+  const auto result = nlohmann::json::parse(read_file(dir.file("out.json")));
+  for (const char* key : {"iteration_time_s", "tokens_per_s", "samples_per_s", "mfu", "tflops_per_gpu",
+                          "model_flops_per_iteration", "oom", "stages"}) {
+    CHECK(result.contains(key));
+  }
+  const double time = result["iteration_time_s"];
+  // 512 samples of 8192 tokens per iteration.
+  CHECK(result["tokens_per_s"].get<double>() == Approx(512.0 * 8192 / time));
+  CHECK(result["samples_per_s"].get<double>() == Approx(512.0 / time));
+  // TFLOP/s per GPU = model FLOPs / time / 512 GPUs; MFU = that / 989.4 TFLOP/s (H100 bf16).
+  const double per_gpu = result["model_flops_per_iteration"].get<double>() / time / 512 / 1e12;
+  CHECK(result["tflops_per_gpu"].get<double>() == Approx(per_gpu));
+  CHECK(result["mfu"].get<double>() == Approx(per_gpu / 989.4));
+  REQUIRE(result["stages"].size() == 4);
+  for (const auto& stage : result["stages"]) {
+    double sum = stage["compute_s"].get<double>() + stage["bubble_s"].get<double>();
+    for (const auto& [group, seconds] : stage["exposed_comm_s"].items()) sum += seconds.get<double>();
+    CHECK(sum == Approx(time).epsilon(1e-9));
+    CHECK(stage["peak_memory_bytes"].get<double>() > 0);
+  }
+  // One process per simulated rank, labelled by its coordinates; spans name layer and microbatch.
+  const auto trace = nlohmann::json::parse(read_file(dir.file("trace.json")));
+  bool labelled = false, named = false;
+  for (const auto& event : trace["traceEvents"]) {
+    if (event["ph"] == "M" && event["name"] == "process_name" &&
+        event["args"]["name"].get<std::string>().rfind("stage 2 / tp 0 / dp 0", 0) == 0) {
+      labelled = true;
+    }
+    if (event["ph"] == "X" && event["name"] == "L3.attn.qkv fwd mb0") named = true;
+  }
+  CHECK(labelled);
+  CHECK(named);
+}
+
+TEST_CASE("the unfold flag simulates every rank and gives the same answer", "[cli]") {
+  const TempDir dir;
+  const auto scenario = dir.write("small.json", R"({
+      "model": {"base": "llama3-8b", "layers": 4},
+      "cluster": {"base": "dgx-h100", "gpus": 16},
+      "parallel": {"tp": 2, "pp": 2, "dp": 4, "sequence_parallel": true, "zero": 1},
+      "training": {"global_batch": 16, "seq_len": 2048}})");
+  const auto folded = run_weft("simulate '" + scenario.string() + "' --json '" + dir.file("a.json").string() + "'");
+  const auto unfolded =
+      run_weft("simulate '" + scenario.string() + "' --unfold --json '" + dir.file("b.json").string() + "'");
+  REQUIRE(folded.exit_code == 0);
+  REQUIRE(unfolded.exit_code == 0);
+  CHECK_THAT(unfolded.out, Contains("16 simulated ranks (unfolded: every rank)"));
+  const auto a = nlohmann::json::parse(read_file(dir.file("a.json")));
+  const auto b = nlohmann::json::parse(read_file(dir.file("b.json")));
+  CHECK(a["iteration_time_s"] == b["iteration_time_s"]);
+  CHECK(a["folded"] == true);
+  CHECK(b["folded"] == false);
+}
+
+void check_rejected(const std::string& text, const std::string& message, const std::string& flags = "") {
+  const TempDir dir;
+  const auto scenario = dir.write("scenario.json", text);
+  const auto run = run_weft("simulate '" + scenario.string() + "' " + flags + " --json '" +
+                            dir.file("out.json").string() + "'");
+  CHECK(run.exit_code == 2);
+  CHECK_THAT(run.err, StartsWith("weft: error: ") && Contains(message));
+  CHECK(std::count(run.err.begin(), run.err.end(), '\n') == 1);
+  CHECK_FALSE(std::filesystem::exists(dir.file("out.json")));
+}
+
+TEST_CASE("bad training scenarios exit 2 with the JSON path and the reason", "[cli][errors]") {
+  const std::string base = R"("model": "llama3-8b", "cluster": {"base": "dgx-h100", "gpus": 8},
+                              "training": {"global_batch": 8, "seq_len": 4096})";
+  check_rejected("{" + base + R"(, "parallel": {"tp": 3, "dp": 1}})", "parallel.tp: 3 does not divide attention heads 32");
+  check_rejected("{" + base + R"(, "parallel": {"tp": 8, "dp": 2}})",
+                 "parallel: dp x tp x pp x cp = 2 x 8 x 1 x 1 = 16 does not equal the cluster's 8 GPUs");
+  check_rejected("{" + base + R"(, "parallel": {"tp": 8, "dp": 1, "schedul": "1f1b"}})",
+                 "parallel.schedul: unknown field");
+  check_rejected("{" + base + R"(, "parallel": {"tp": "eight"}})", "parallel.tp: expected an integer, got a string");
+  check_rejected(R"({"model": "llama3-8b", "cluster": "dgx-h100"})", "missing required field 'parallel'");
+  check_rejected(R"({"modle": "llama3-8b"})", "expected a training scenario (model, cluster, parallel, training)");
+  check_rejected(R"({"devices": [{"name": "g", "spec": "h100-sxm"}], "ops": []})", "--unfold: applies to training",
+                 "--unfold");
+}
+
+}  // namespace
+}  // namespace weft
