@@ -196,7 +196,10 @@ class TrainingGraphBuilder {
   }
 
   // Peers that form one `kind` collective together: equal coordinates outside its dimensions.
-  std::vector<std::vector<std::size_t>> partition(int stage, CommGroupKind kind) const {
+  // Computed once per stage and kind.
+  const std::vector<std::vector<std::size_t>>& partition(int stage, CommGroupKind kind) {
+    auto& cached = partitions_[{stage, kind}];
+    if (!cached.empty()) return cached;
     std::map<std::pair<int, int>, std::vector<std::size_t>> groups;
     const auto& peers = stages_[static_cast<std::size_t>(stage)];
     for (std::size_t i = 0; i < peers.size(); ++i) {
@@ -206,9 +209,8 @@ class TrainingGraphBuilder {
                                                                   : std::make_pair(c.tp, 0);
       groups[key].push_back(i);
     }
-    std::vector<std::vector<std::size_t>> out;
-    for (auto& [key, members] : groups) out.push_back(std::move(members));
-    return out;
+    for (auto& [key, members] : groups) cached.push_back(std::move(members));
+    return cached;
   }
 
   // ---- ops and tensors on every peer of a stage ---------------------------------------------
@@ -264,9 +266,10 @@ class TrainingGraphBuilder {
     if (lane == Lane::compute) last_compute_ops_ = ops;
     // Collectives among a stage's peers; the embedding group spans stages and its caller groups it.
     if (kind && *kind != CommGroupKind::embedding && is_collective_class(op_class) && peers.size() > 1) {
+      std::vector<OpId> group;
       for (const auto& members : partition(stage, *kind)) {
         if (members.size() < 2) continue;
-        std::vector<OpId> group;
+        group.clear();
         for (std::size_t i : members) group.push_back(ops[i]);
         b_.add_collective(name, group);
       }
@@ -808,6 +811,7 @@ class TrainingGraphBuilder {
   };
   std::unordered_map<std::pair<const OpWork*, int>, WorkId, WorkKeyHash> work_ids_;
   std::vector<std::uint32_t> stage_groups_;  // by stage and communicator kind; 0 until placed
+  std::map<std::pair<int, CommGroupKind>, std::vector<std::vector<std::size_t>>> partitions_;
   std::map<std::pair<std::int64_t, std::int64_t>, StreamId> links_;
   std::map<BoundaryKey, PerPeer<TensorId>> boundaries_;
   std::map<int, StageTensors> static_tensors_;
