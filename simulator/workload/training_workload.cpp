@@ -23,16 +23,20 @@ constexpr Bytes kOptimizerStateBytes = 12;
 // master weight, m, v (12) and the bf16 parameter (2).
 constexpr Bytes kOptimizerTrafficBytes = 28;
 
-enum class Lane : std::uint8_t { compute, data_parallel, context_parallel };
+enum class Lane : std::uint8_t { compute, tensor_parallel, data_parallel, context_parallel };
 
-// One GPU of a pipeline stage and its streams. TP and CP collectives run on the compute stream,
-// synchronously as in Megatron; gradient and parameter collectives on their own stream so they
-// overlap the backward pass; ring-attention transfers on another, overlapping attention.
+// One GPU of a pipeline stage and its streams. Forward TP and CP collectives run on the compute
+// stream, synchronously as in Megatron; backward TP collectives on a TP stream, asynchronously
+// (Megatron's linear layers all-gather the saved input during the input-gradient GEMM and
+// reduce the input gradient during the weight-gradient GEMM); gradient and parameter
+// collectives on their own stream so they overlap the backward pass; ring-attention transfers on
+// another, overlapping attention.
 struct Peer {
   std::int64_t rank = 0;
   RankCoordinates coordinates;
   DeviceId device;
   StreamId compute;
+  StreamId tensor_parallel;
   StreamId data_parallel;
   StreamId context_parallel;
   std::size_t simulated_index = 0;  // into TrainingWorkload::ranks
@@ -137,6 +141,7 @@ class TrainingGraphBuilder {
     label += fmt::format(" / dp {}", c.dp);
     peer.device = b_.add_device(label, gpu_spec_);
     peer.compute = b_.add_stream(peer.device, "compute");
+    peer.tensor_parallel = b_.add_stream(peer.device, "tp comm");
     peer.data_parallel = b_.add_stream(peer.device, "dp comm");
     peer.context_parallel = b_.add_stream(peer.device, "cp comm");
     peer.simulated_index = ranks_.size();
@@ -245,6 +250,8 @@ class TrainingGraphBuilder {
     switch (lane) {
       case Lane::compute:
         return peer.compute;
+      case Lane::tensor_parallel:
+        return peer.tensor_parallel;
       case Lane::data_parallel:
         return peer.data_parallel;
       case Lane::context_parallel:
@@ -575,7 +582,8 @@ class TrainingGraphBuilder {
         if (step.context_parallel_chunks > 1) {
           ops = emit_ring_attention(stage, step, *step.backward, "bwd", mb, dy, 2);
         } else {
-          ops = add_ops(stage, op_name(step, "bwd", mb), step_work(*step.backward, step.comm, stage), step.comm);
+          ops = add_ops(stage, op_name(step, "bwd", mb), step_work(*step.backward, step.comm, stage), step.comm,
+                        backward_lane(step));
           consume(ops, dy);
         }
         if (!step.weight_grad) consume(ops, saved);
@@ -625,13 +633,23 @@ class TrainingGraphBuilder {
     }
   }
 
+  // Backward TP collectives run asynchronously on the TP stream; other ops stay on compute.
+  static Lane backward_lane(const Step& step) {
+    const bool tensor_parallel = step.comm == CommGroupKind::tp && step.backward &&
+                                 category_of(step.backward->op_class) == OpCategory::communication;
+    return tensor_parallel ? Lane::tensor_parallel : Lane::compute;
+  }
+
   void emit_weight_grad(int stage, const Chunk& chunk, const PendingWeightGrad& weight, int mb) {
     const Step& step = chunk.steps[weight.step];
     PerPeer<TensorId> input = weight.input;
     if (step.regather) {
+      // Issued with the backward of the step: it waits for the step's output gradient too.
       const PerPeer<OpId> gather =
-          add_ops(stage, op_name(step, "regather", mb), step_work(*step.regather, step.comm, stage), step.comm);
+          add_ops(stage, op_name(step, "regather", mb), step_work(*step.regather, step.comm, stage), step.comm,
+                  Lane::tensor_parallel);
       consume(gather, input);
+      consume(gather, weight.output_grad);
       input = add_tensors(stage, step.regather->network_bytes, TensorKind::activation);
       produce(gather, input);
     }
