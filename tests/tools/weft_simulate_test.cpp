@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/cli_expectations.hpp"
 #include "tests/support/run_command.hpp"
 
 namespace weft {
@@ -56,56 +57,41 @@ TEST_CASE("weft simulate is deterministic", "[cli]") {
   CHECK(read_file(dir.file("a.trace")) == read_file(dir.file("b.trace")));
 }
 
-// Each bad input: one line on stderr naming the place, exit 2, and no output file.
-void check_rejected(const std::string& scenario_text, const std::string& expected_message) {
-  const TempDir dir;
-  const auto scenario = dir.write("scenario.json", scenario_text);
-  const auto json_file = dir.file("result.json");
-  const auto trace_file = dir.file("trace.json");
-  const auto run = run_weft("simulate '" + scenario.string() + "' --json '" + json_file.string() + "' --trace '" +
-                            trace_file.string() + "'");
-  CHECK(run.exit_code == 2);
-  CHECK_THAT(run.err, StartsWith("weft: error: ") && Contains(expected_message));
-  CHECK(std::count(run.err.begin(), run.err.end(), '\n') == 1);
-  CHECK(run.out.empty());
-  CHECK_FALSE(std::filesystem::exists(json_file));
-  CHECK_FALSE(std::filesystem::exists(trace_file));
-  CHECK(std::distance(std::filesystem::directory_iterator(dir.path()), {}) == 1);  // only the scenario
-}
-
 const std::string kDevices =
     R"("devices": [{"name": "gpu0", "spec": "h100-sxm"}, {"name": "gpu1", "spec": "h100-sxm"}])";
 
 TEST_CASE("bad scenarios are rejected with the JSON path and exit 2", "[cli][errors]") {
-  SECTION("malformed JSON") { check_rejected("{\"devices\": [}", "scenario.json:1:14: invalid JSON"); }
+  SECTION("malformed JSON") { test::expect_simulate_rejects("{\"devices\": [}", "scenario.json:1:14: invalid JSON"); }
   SECTION("unknown field") {
-    check_rejected("{" + kDevices + R"(, "ops": [], "opz": []})", "scenario.json: opz: unknown field");
+    test::expect_simulate_rejects("{" + kDevices + R"(, "ops": [], "opz": []})", "scenario.json: opz: unknown field");
   }
   SECTION("wrong type") {
-    check_rejected("{" + kDevices + R"(, "ops": [{"name": "a", "class": "gemm", "device": "gpu0", "stream": "compute",
+    test::expect_simulate_rejects(
+        "{" + kDevices + R"(, "ops": [{"name": "a", "class": "gemm", "device": "gpu0", "stream": "compute",
                    "flops": "lots"}]})",
-                   "scenario.json: ops[0].flops: expected a number, got a string");
+        "scenario.json: ops[0].flops: expected a number, got a string");
   }
   SECTION("missing device") {
-    check_rejected(
+    test::expect_simulate_rejects(
         "{" + kDevices + R"(, "ops": [{"name": "a", "class": "gemm", "device": "gpu7", "stream": "compute"}]})",
         "scenario.json: ops[0].device: unknown device 'gpu7'");
   }
   SECTION("cycle") {
-    check_rejected("{" + kDevices + R"(, "ops": [
+    test::expect_simulate_rejects("{" + kDevices + R"(, "ops": [
         {"name": "a", "class": "gemm", "device": "gpu0", "stream": "compute", "after": ["b"]},
         {"name": "b", "class": "gemm", "device": "gpu1", "stream": "compute", "after": ["a"]}]})",
-                   "scenario.json: ops: dependency cycle: 'a' -> 'b' -> 'a'");
+                                  "scenario.json: ops: dependency cycle: 'a' -> 'b' -> 'a'");
   }
   SECTION("unknown device spec") {
-    check_rejected(R"({"devices": [{"name": "gpu0", "spec": "b300"}], "ops": []})",
-                   "devices[0].spec: unknown device spec 'b300'");
+    test::expect_simulate_rejects(R"({"devices": [{"name": "gpu0", "spec": "b300"}], "ops": []})",
+                                  "devices[0].spec: unknown device spec 'b300'");
   }
   SECTION("an op the device cannot run") {
     // The A100 has no fp8 units.
-    check_rejected(R"({"devices": [{"name": "gpu0", "spec": "a100-sxm-80gb"}], "ops": [{"name": "a", "class": "gemm",
+    test::expect_simulate_rejects(
+        R"({"devices": [{"name": "gpu0", "spec": "a100-sxm-80gb"}], "ops": [{"name": "a", "class": "gemm",
                    "device": "gpu0", "stream": "compute", "dtype": "fp8", "flops": 1}]})",
-                   "op 'a' on device 'gpu0': device spec 'a100-sxm-80gb' has no fp8 peak FLOP/s");
+        "op 'a' on device 'gpu0': device spec 'a100-sxm-80gb' has no fp8 peak FLOP/s");
   }
 }
 

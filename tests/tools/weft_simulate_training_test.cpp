@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/cli_expectations.hpp"
 #include "tests/support/run_command.hpp"
 
 namespace weft {
@@ -92,30 +93,23 @@ TEST_CASE("the unfold flag simulates every rank and gives the same answer", "[cl
   CHECK(b["folded"] == false);
 }
 
-void check_rejected(const std::string& text, const std::string& message, const std::string& flags = "") {
-  const TempDir dir;
-  const auto scenario = dir.write("scenario.json", text);
-  const auto run = run_weft("simulate '" + scenario.string() + "' " + flags + " --json '" +
-                            dir.file("out.json").string() + "'");
-  CHECK(run.exit_code == 2);
-  CHECK_THAT(run.err, StartsWith("weft: error: ") && Contains(message));
-  CHECK(std::count(run.err.begin(), run.err.end(), '\n') == 1);
-  CHECK_FALSE(std::filesystem::exists(dir.file("out.json")));
-}
-
 TEST_CASE("bad training scenarios exit 2 with the JSON path and the reason", "[cli][errors]") {
   const std::string base = R"("model": "llama3-8b", "cluster": {"base": "dgx-h100", "gpus": 8},
                               "training": {"global_batch": 8, "seq_len": 4096})";
-  check_rejected("{" + base + R"(, "parallel": {"tp": 3, "dp": 1}})", "parallel.tp: 3 does not divide attention heads 32");
-  check_rejected("{" + base + R"(, "parallel": {"tp": 8, "dp": 2}})",
-                 "parallel: dp x tp x pp x cp = 2 x 8 x 1 x 1 = 16 does not equal the cluster's 8 GPUs");
-  check_rejected("{" + base + R"(, "parallel": {"tp": 8, "dp": 1, "schedul": "1f1b"}})",
-                 "parallel.schedul: unknown field");
-  check_rejected("{" + base + R"(, "parallel": {"tp": "eight"}})", "parallel.tp: expected an integer, got a string");
-  check_rejected(R"({"model": "llama3-8b", "cluster": "dgx-h100"})", "missing required field 'parallel'");
-  check_rejected(R"({"modle": "llama3-8b"})", "expected a training scenario (model, cluster, parallel, training)");
-  check_rejected(R"({"devices": [{"name": "g", "spec": "h100-sxm"}], "ops": []})", "--unfold: applies to training",
-                 "--unfold");
+  test::expect_simulate_rejects("{" + base + R"(, "parallel": {"tp": 3, "dp": 1}})",
+                                "parallel.tp: 3 does not divide attention heads 32");
+  test::expect_simulate_rejects("{" + base + R"(, "parallel": {"tp": 8, "dp": 2}})",
+                                "parallel: dp x tp x pp x cp = 2 x 8 x 1 x 1 = 16 does not equal the cluster's 8 GPUs");
+  test::expect_simulate_rejects("{" + base + R"(, "parallel": {"tp": 8, "dp": 1, "schedul": "1f1b"}})",
+                                "parallel.schedul: unknown field");
+  test::expect_simulate_rejects("{" + base + R"(, "parallel": {"tp": "eight"}})",
+                                "parallel.tp: expected an integer, got a string");
+  test::expect_simulate_rejects(R"({"model": "llama3-8b", "cluster": "dgx-h100"})",
+                                "missing required field 'parallel'");
+  test::expect_simulate_rejects(R"({"modle": "llama3-8b"})",
+                                "expected a training scenario (model, cluster, parallel, training)");
+  test::expect_simulate_rejects(R"({"devices": [{"name": "g", "spec": "h100-sxm"}], "ops": []})",
+                                "--unfold: applies to training", "--unfold");
 }
 
 }  // namespace
