@@ -9,7 +9,6 @@ namespace weft {
 namespace {
 
 using Catch::Matchers::Contains;
-using Catch::Matchers::StartsWith;
 using test::read_file;
 using test::run_weft;
 using test::TempDir;
