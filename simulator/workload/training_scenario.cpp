@@ -16,8 +16,8 @@ int read_degree(const JsonCursor& parallel, const char* key, int fallback) {
 }
 
 ParallelPlan read_parallel(const JsonCursor& json, const ClusterSpec& cluster) {
-  json.expect_only({"tp", "cp", "pp", "dp", "vpp", "sequence_parallel", "zero", "schedule", "recompute",
-                    "cp_algorithm", "stage_layers"});
+  json.expect_only({"tp", "cp", "pp", "dp", "vpp", "sequence_parallel", "zero", "schedule", "recompute", "cp_algorithm",
+                    "stage_layers"});
   ParallelPlan plan;
   plan.tp = read_degree(json, "tp", 1);
   plan.cp = read_degree(json, "cp", 1);
@@ -87,8 +87,8 @@ TrainingOptions read_options(const JsonCursor& json) {
   return options;
 }
 
-[[noreturn]] void reject(const std::string& path, const std::string& message) {
-  throw InputError(path + ": " + message);
+[[noreturn]] void reject(const std::string& path, const char* rule, const std::string& message) {
+  throw InvalidPlan(path + ": " + message, rule);
 }
 
 std::string str(std::int64_t value) { return std::to_string(value); }
@@ -104,69 +104,85 @@ std::vector<int> TrainingScenario::layers_per_virtual_stage() const {
 void validate_training_scenario(const TrainingScenario& s) {
   const ParallelPlan& p = s.parallel;
   const ModelSpec& m = s.model;
-  if (m.heads % p.tp != 0) reject("parallel.tp", str(p.tp) + " does not divide attention heads " + str(m.heads));
-  if (m.kv_heads % p.tp != 0) reject("parallel.tp", str(p.tp) + " does not divide KV groups " + str(m.kv_heads));
-  if (m.ffn_hidden % p.tp != 0) reject("parallel.tp", str(p.tp) + " does not divide ffn_hidden " + str(m.ffn_hidden));
+  if (m.heads % p.tp != 0)
+    reject("parallel.tp", "tp does not divide attention heads",
+           str(p.tp) + " does not divide attention heads " + str(m.heads));
+  if (m.kv_heads % p.tp != 0)
+    reject("parallel.tp", "tp does not divide KV heads", str(p.tp) + " does not divide KV groups " + str(m.kv_heads));
+  if (m.ffn_hidden % p.tp != 0)
+    reject("parallel.tp", "tp does not divide ffn_hidden",
+           str(p.tp) + " does not divide ffn_hidden " + str(m.ffn_hidden));
   const std::int64_t groups = std::int64_t{p.pp} * p.vpp;
   if (p.stage_layers.empty()) {
     if (m.layers % groups != 0) {
-      reject("parallel.pp", "pp x vpp = " + str(groups) + " does not divide " + str(m.layers) +
-                                " layers (give parallel.stage_layers for an uneven split)");
+      reject("parallel.pp", "pp x vpp does not divide the layers",
+             "pp x vpp = " + str(groups) + " does not divide " + str(m.layers) +
+                 " layers (give parallel.stage_layers for an uneven split)");
     }
   } else {
     if (static_cast<std::int64_t>(p.stage_layers.size()) != groups) {
-      reject("parallel.stage_layers", "expected pp x vpp = " + str(groups) + " entries, got " +
-                                          str(static_cast<std::int64_t>(p.stage_layers.size())));
+      reject("parallel.stage_layers", "stage_layers has the wrong length",
+             "expected pp x vpp = " + str(groups) + " entries, got " +
+                 str(static_cast<std::int64_t>(p.stage_layers.size())));
     }
     const std::int64_t total = std::accumulate(p.stage_layers.begin(), p.stage_layers.end(), std::int64_t{0});
     if (total != m.layers) {
-      reject("parallel.stage_layers", "the entries add up to " + str(total) + " layers, the model has " +
-                                          str(m.layers));
+      reject("parallel.stage_layers", "stage_layers does not add up to the layers",
+             "the entries add up to " + str(total) + " layers, the model has " + str(m.layers));
     }
   }
   if (p.world_size() != s.cluster.gpus) {
-    reject("parallel", "dp x tp x pp x cp = " + str(p.dp) + " x " + str(p.tp) + " x " + str(p.pp) + " x " + str(p.cp) +
-                           " = " + str(p.world_size()) + " does not equal the cluster's " + str(s.cluster.gpus) +
-                           " GPUs");
+    reject("parallel", "dp x tp x pp x cp is not the GPU count",
+           "dp x tp x pp x cp = " + str(p.dp) + " x " + str(p.tp) + " x " + str(p.pp) + " x " + str(p.cp) + " = " +
+               str(p.world_size()) + " does not equal the cluster's " + str(s.cluster.gpus) + " GPUs");
   }
   const TrainingSpec& t = s.training;
   if (t.global_batch % (std::int64_t{p.dp} * t.micro_batch) != 0) {
-    reject("training.global_batch", str(t.global_batch) + " is not divisible by dp x micro_batch = " +
-                                        str(std::int64_t{p.dp} * t.micro_batch));
+    reject("training.global_batch", "global batch not divisible by dp x micro batch",
+           str(t.global_batch) + " is not divisible by dp x micro_batch = " + str(std::int64_t{p.dp} * t.micro_batch));
   }
   if (p.schedule == PipelineSchedule::interleaved) {
-    if (p.vpp < 2) reject("parallel.vpp", "the interleaved schedule needs vpp >= 2");
-    if (p.pp < 2) reject("parallel.pp", "the interleaved schedule needs pp >= 2");
+    if (p.vpp < 2) reject("parallel.vpp", "interleaved needs vpp >= 2", "the interleaved schedule needs vpp >= 2");
+    if (p.pp < 2) reject("parallel.pp", "interleaved needs pp >= 2", "the interleaved schedule needs pp >= 2");
     if (s.microbatches() % p.pp != 0) {
-      reject("training.global_batch", "the interleaved schedule needs the " + str(s.microbatches()) +
-                                          " microbatches to be a multiple of pp = " + str(p.pp));
+      reject("training.global_batch", "interleaved needs microbatches divisible by pp",
+             "the interleaved schedule needs the " + str(s.microbatches()) +
+                 " microbatches to be a multiple of pp = " + str(p.pp));
     }
   } else if (p.vpp != 1) {
-    reject("parallel.vpp", "vpp = " + str(p.vpp) + " needs schedule 'interleaved'");
+    reject("parallel.vpp", "vpp > 1 needs the interleaved schedule",
+           "vpp = " + str(p.vpp) + " needs schedule 'interleaved'");
   }
   if (p.cp > 1 && t.seq_len % (2 * p.cp) != 0) {
-    reject("training.seq_len", str(t.seq_len) + " is not divisible by 2 x cp = " + str(2 * p.cp) +
-                                   " (load-balanced context parallelism)");
+    reject("training.seq_len", "sequence not divisible by 2 x cp",
+           str(t.seq_len) + " is not divisible by 2 x cp = " + str(2 * p.cp) + " (load-balanced context parallelism)");
   }
   if (p.sequence_parallel && (t.micro_batch * t.seq_len / p.cp) % p.tp != 0) {
-    reject("parallel.sequence_parallel", "the " + str(t.micro_batch * t.seq_len / p.cp) +
-                                             " tokens of a microbatch per CP rank do not split over tp = " + str(p.tp));
+    reject("parallel.sequence_parallel", "sequence-parallel tokens not divisible by tp",
+           "the " + str(t.micro_batch * t.seq_len / p.cp) +
+               " tokens of a microbatch per CP rank do not split over tp = " + str(p.tp));
   }
   if (m.position == PositionEncoding::learned && t.seq_len > m.max_positions) {
-    reject("training.seq_len", str(t.seq_len) + " exceeds the model's " + str(m.max_positions) + " positions");
+    reject("training.seq_len", "sequence longer than the model's positions",
+           str(t.seq_len) + " exceeds the model's " + str(m.max_positions) + " positions");
   }
 }
 
 TrainingScenario load_training_scenario(const JsonCursor& root) {
+  TrainingScenario scenario = load_sweep_scenario(root);
+  scenario.parallel = read_parallel(root.at("parallel"), scenario.cluster);
+  validate_training_scenario(scenario);
+  return scenario;
+}
+
+TrainingScenario load_sweep_scenario(const JsonCursor& root) {
   root.expect_only({"description", "model", "cluster", "parallel", "training", "options"});
   TrainingScenario scenario;
   if (auto value = root.find("description")) scenario.description = value->as_string();
   scenario.model = load_model_spec(root.at("model"));
   scenario.cluster = load_cluster_spec(root.at("cluster"));
-  scenario.parallel = read_parallel(root.at("parallel"), scenario.cluster);
   scenario.training = read_training(root.at("training"));
   if (auto value = root.find("options")) scenario.options = read_options(*value);
-  validate_training_scenario(scenario);
   return scenario;
 }
 

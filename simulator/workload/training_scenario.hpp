@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "simulator/core/input_error.hpp"
+
 #include "cost_models/cluster_spec.hpp"
 #include "cost_models/collective_model.hpp"
 #include "simulator/workload/model_spec.hpp"
@@ -71,7 +73,22 @@ struct TrainingScenario {
 // ("parallel.tp: 3 does not divide attention heads 32").
 TrainingScenario load_training_scenario(const JsonCursor& root);
 
-// Checks the plan against the model, cluster and batch; throws InputError naming the field.
+// The model, cluster, training and options of a scenario, without a plan: what a sweep varies
+// the plan over. A "parallel" section, if present, is not read.
+TrainingScenario load_sweep_scenario(const JsonCursor& root);
+
+// A plan that cannot run: which rule it breaks (a short stable phrase, for counting plans by
+// reason) and the full message naming the field.
+class InvalidPlan : public InputError {
+ public:
+  InvalidPlan(const std::string& message, std::string rule) : InputError(message), rule_(std::move(rule)) {}
+  const std::string& rule() const { return rule_; }
+
+ private:
+  std::string rule_;
+};
+
+// Checks the plan against the model, cluster and batch; throws InvalidPlan naming the field.
 // Used after every change of a plan (the sweep builds plans without JSON).
 void validate_training_scenario(const TrainingScenario& scenario);
 

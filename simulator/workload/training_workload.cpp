@@ -77,9 +77,10 @@ struct BoundaryKey {
 
 class TrainingGraphBuilder {
  public:
-  TrainingGraphBuilder(const TrainingScenario& scenario, bool unfold)
+  TrainingGraphBuilder(const TrainingScenario& scenario, const WorkloadOptions& options)
       : s_(scenario),
-        unfold_(unfold),
+        unfold_(options.unfold),
+        name_ops_(options.name_ops),
         model_(scenario.model, scenario.parallel.cp_algorithm),
         cost_(std::make_unique<ClusterCostModel>(scenario.cluster)) {
     const ParallelPlan& plan = scenario.parallel;
@@ -408,6 +409,7 @@ class TrainingGraphBuilder {
   // Formats an op or tensor name into a reused buffer; the view lasts until the next call.
   template <class... Args>
   std::string_view name(fmt::format_string<Args...> format, Args&&... args) {
+    if (!name_ops_) return {};
     name_buffer_.clear();
     fmt::format_to(std::back_inserter(name_buffer_), format, std::forward<Args>(args)...);
     return {name_buffer_.data(), name_buffer_.size()};
@@ -416,6 +418,7 @@ class TrainingGraphBuilder {
   // "<step> <phase> mb<microbatch>", for every op of every microbatch: built without a format
   // string, which costs more than the rest of adding the op.
   std::string_view op_name(const Step& step, std::string_view phase, int microbatch) {
+    if (!name_ops_) return {};
     op_name_.assign(step.name);
     op_name_ += ' ';
     op_name_ += phase;
@@ -809,6 +812,7 @@ class TrainingGraphBuilder {
 
   const TrainingScenario& s_;
   bool unfold_;
+  bool name_ops_;
   ParallelDims dims_;
   ShardContext context_;
   Model model_;
@@ -848,8 +852,8 @@ class TrainingGraphBuilder {
 
 }  // namespace
 
-TrainingWorkload build_training_workload(const TrainingScenario& scenario, bool unfold) {
-  return TrainingGraphBuilder(scenario, unfold).build();
+TrainingWorkload build_training_workload(const TrainingScenario& scenario, const WorkloadOptions& options) {
+  return TrainingGraphBuilder(scenario, options).build();
 }
 
 }  // namespace weft

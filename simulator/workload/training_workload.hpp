@@ -39,9 +39,16 @@ struct TrainingWorkload {
   double model_flops_per_iteration = 0.0;  // Megatron convention
 };
 
-// Builds the iteration. Folded: one rank per pipeline stage is simulated (its TP, CP and DP
-// peers do the same work at the same time) and every collective is costed for its true group
-// and placement. Unfolded: every rank, with real multi-member collectives.
-TrainingWorkload build_training_workload(const TrainingScenario& scenario, bool unfold);
+struct WorkloadOptions {
+  // Simulate every rank with real multi-member collectives, instead of one rank per pipeline
+  // stage (its TP, CP and DP peers do the same work at the same time) with every collective
+  // costed for its true group and placement.
+  bool unfold = false;
+  // Give ops names (layer, op, pass, microbatch) for reports and traces; sweeps skip them.
+  bool name_ops = true;
+};
+
+// Builds the iteration.
+TrainingWorkload build_training_workload(const TrainingScenario& scenario, const WorkloadOptions& options = {});
 
 }  // namespace weft

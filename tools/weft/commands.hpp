@@ -7,6 +7,7 @@ namespace weft::cli {
 // Each adds its subcommand to `app`; the subcommand's callback does the work when it is chosen.
 // Callbacks throw InputError for bad input (exit 2); anything else is an internal error (exit 1).
 void add_simulate_command(CLI::App& app);
+void add_sweep_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 
 }  // namespace weft::cli

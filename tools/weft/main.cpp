@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("weft ") + std::string(weft::version()));
   app.require_subcommand(1);
   weft::cli::add_simulate_command(app);
+  weft::cli::add_sweep_command(app);
   weft::cli::add_info_command(app);
 
   if (argc <= 1) {

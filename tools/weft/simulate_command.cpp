@@ -79,11 +79,10 @@ void run_graph(const SimulateFlags& flags, const JsonCursor& root, const Simulat
 void run_training(const SimulateFlags& flags, const JsonCursor& root, const SimulationOptions& options) {
   Stopwatch watch;
   const TrainingScenario scenario = with_context(flags.scenario, [&] { return load_training_scenario(root); });
-  const TrainingWorkload workload = build_training_workload(scenario, flags.unfold);
+  const TrainingWorkload workload = build_training_workload(scenario, {.unfold = flags.unfold});
   const double build_ms = watch.lap_ms();
-  const SimulationResult result = with_context(flags.scenario, [&] {
-    return simulate(workload.graph, *workload.cost_model, options);
-  });
+  const SimulationResult result =
+      with_context(flags.scenario, [&] { return simulate(workload.graph, *workload.cost_model, options); });
   const double simulate_ms = watch.lap_ms();
   const TrainingReport report = make_training_report(scenario, workload, result);
   fmt::print("weft simulate {}\n", flags.scenario);

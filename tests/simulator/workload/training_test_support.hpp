@@ -20,7 +20,7 @@ struct TrainingRun {
 };
 
 inline TrainingRun run_training(const TrainingScenario& scenario, bool unfold = false) {
-  TrainingRun run{build_training_workload(scenario, unfold), {}, {}};
+  TrainingRun run{build_training_workload(scenario, {.unfold = unfold}), {}, {}};
   run.result = simulate(run.workload.graph, *run.workload.cost_model);
   run.report = make_training_report(scenario, run.workload, run.result);
   return run;

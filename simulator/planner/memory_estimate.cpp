@@ -1,0 +1,85 @@
+#include "simulator/planner/memory_estimate.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "simulator/workload/model.hpp"
+
+namespace weft {
+namespace {
+
+struct Footprint {
+  std::int64_t parameters = 0;
+  Bytes saved = 0;  // activations kept for the backward pass, per microbatch
+};
+
+Footprint footprint(const std::vector<Step>& steps, RecomputePolicy recompute) {
+  Footprint out;
+  for (const Step& step : steps) {
+    out.parameters += step.parameters;
+    out.saved += step.saved_bytes - (recompute == RecomputePolicy::selective ? step.recomputable_bytes : 0);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Bytes> estimate_stage_memory(const TrainingScenario& s) {
+  const ParallelPlan& p = s.parallel;
+  ShardContext context;
+  context.tp = p.tp;
+  context.cp = p.cp;
+  context.sequence_parallel = p.sequence_parallel && p.tp > 1;
+  context.micro_batch = s.training.micro_batch;
+  context.seq_len = s.training.seq_len;
+  context.dtype = s.training.dtype;
+  const Model model(s.model, p.cp_algorithm);
+  const Footprint layer = footprint(model.layer_steps(context, 0), p.recompute);
+  const Footprint input = footprint(model.input_steps(context), p.recompute);
+  const Footprint output = footprint(model.output_steps(context, s.model.tied_embeddings && p.pp == 1), p.recompute);
+  // Under full recompute a layer keeps only its input until its backward.
+  const Bytes layer_saved = p.recompute == RecomputePolicy::full
+                                ? context.sharded_tokens() * s.model.hidden * context.element_bytes()
+                                : layer.saved;
+  const std::vector<int> layers = s.layers_per_virtual_stage();
+  const int groups = static_cast<int>(layers.size());
+  const std::int64_t microbatches = s.microbatches();
+  const std::int64_t shards = p.zero == 1 ? std::int64_t{p.dp} * p.cp : 1;
+
+  std::vector<Bytes> estimates;
+  for (int stage = 0; stage < p.pp; ++stage) {
+    std::int64_t parameters = 0;
+    Bytes smallest_chunk = -1;
+    Bytes all_chunks = 0;
+    for (int chunk = 0; chunk < p.vpp; ++chunk) {
+      const int group = chunk * p.pp + stage;
+      Bytes saved = layers[static_cast<std::size_t>(group)] * layer_saved;
+      parameters += layers[static_cast<std::size_t>(group)] * layer.parameters;
+      if (group == 0) saved += input.saved, parameters += input.parameters;
+      if (group == groups - 1) saved += output.saved, parameters += output.parameters;
+      smallest_chunk = smallest_chunk < 0 ? saved : std::min(smallest_chunk, saved);
+      all_chunks += saved;
+    }
+    Bytes activations = 0;
+    switch (p.schedule) {
+      case PipelineSchedule::gpipe:
+        activations = microbatches * all_chunks;
+        break;
+      case PipelineSchedule::one_f_one_b:
+      case PipelineSchedule::zb_h1:
+        activations = std::min<std::int64_t>(microbatches, p.pp - stage) * all_chunks;
+        break;
+      case PipelineSchedule::interleaved: {
+        const std::int64_t warmup =
+            std::min<std::int64_t>((p.pp - stage - 1) * 2 + (p.vpp - 1) * p.pp, microbatches * p.vpp);
+        activations = std::min<std::int64_t>(warmup + 1, microbatches * p.vpp) * smallest_chunk;
+        break;
+      }
+    }
+    const Bytes fixed = 2 * parameters + 2 * parameters + 12 * parameters / shards + s.options.framework_overhead;
+    estimates.push_back(fixed + activations);
+  }
+  return estimates;
+}
+
+}  // namespace weft

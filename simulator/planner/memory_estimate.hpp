@@ -1,0 +1,16 @@
+#pragma once
+
+#include <vector>
+
+#include "simulator/workload/training_scenario.hpp"
+
+namespace weft {
+
+// A lower bound on each pipeline stage's peak memory, without simulating: parameters, gradients,
+// optimizer states and framework overhead, plus the activations the schedule must hold at once
+// (stage s of 1F1B or ZB-H1 keeps min(m, pp - s) microbatches, GPipe all m, interleaved its
+// warm-up chunks plus one). Transient buffers are left out, so a plan whose estimate exceeds the
+// GPU's memory cannot fit, and a sweep can drop it before simulating.
+std::vector<Bytes> estimate_stage_memory(const TrainingScenario& scenario);
+
+}  // namespace weft

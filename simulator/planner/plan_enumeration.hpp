@@ -1,0 +1,41 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "simulator/planner/sweep_grid.hpp"
+
+namespace weft {
+
+// Layers of each of `groups` virtual pipeline stages, as even as possible; the first and last
+// hold the fewest, since they also carry the embedding and the output layer.
+std::vector<int> balanced_stage_layers(int layers, int groups);
+
+// A short stable description of a plan, used to break ranking ties and to label it:
+// "tp8 cp1 pp16 dp128 vpp2 mb1 sp zero1 interleaved recompute=none".
+std::string plan_label(const TrainingScenario& scenario);
+
+struct PlanCandidate {
+  TrainingScenario scenario;
+  std::string invalid_rule;  // empty for a valid plan
+
+  bool valid() const { return invalid_rule.empty(); }
+};
+
+struct PlanEnumeration {
+  std::vector<PlanCandidate> plans;  // in enumeration order
+  std::map<std::string, std::int64_t> invalid_by_reason;
+  std::int64_t valid = 0;
+  std::int64_t invalid = 0;
+};
+
+// Every plan of the grid for `gpus` GPUs, with dp = gpus / (tp x pp x cp). Pipeline depths
+// that do not divide the layers get a balanced uneven split. Combinations that are the same plan
+// are considered once: VPP > 1 only with the interleaved schedule (and interleaved only with
+// VPP > 1), sequence parallelism only with TP > 1. Invalid plans are counted by the rule they
+// break.
+PlanEnumeration enumerate_plans(const TrainingScenario& base, const SweepGrid& grid, int gpus);
+
+}  // namespace weft

@@ -1,0 +1,149 @@
+#include "simulator/planner/sweep_grid.hpp"
+
+#include <charconv>
+#include <string>
+
+#include "simulator/core/input_error.hpp"
+
+namespace weft {
+namespace {
+
+constexpr std::string_view kAxes = "tp, pp, cp, vpp, mb, recompute, zero, schedule or sp";
+
+std::vector<std::string_view> split(std::string_view text, char separator) {
+  std::vector<std::string_view> parts;
+  while (true) {
+    const std::size_t at = text.find(separator);
+    parts.push_back(text.substr(0, at));
+    if (at == std::string_view::npos) return parts;
+    text.remove_prefix(at + 1);
+  }
+}
+
+[[noreturn]] void bad_value(std::string_view axis, std::string_view value, std::string_view expected) {
+  throw InputError("'" + std::string(axis) + "=" + std::string(value) + "': expected " + std::string(expected));
+}
+
+std::int64_t parse_integer(std::string_view axis, std::string_view text) {
+  std::int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || value < 0 || value > (1 << 24)) {
+    bad_value(axis, text, "non-negative integers or ranges a..b");
+  }
+  return value;
+}
+
+// "1,2,4" or "1..16" (or both mixed), in the order given, without repeats.
+std::vector<std::int64_t> parse_integers(std::string_view axis, std::string_view values) {
+  std::vector<std::int64_t> out;
+  auto add = [&](std::int64_t value) {
+    if (std::find(out.begin(), out.end(), value) == out.end()) out.push_back(value);
+  };
+  for (std::string_view item : split(values, ',')) {
+    if (const std::size_t dots = item.find(".."); dots != std::string_view::npos) {
+      const std::int64_t low = parse_integer(axis, item.substr(0, dots));
+      const std::int64_t high = parse_integer(axis, item.substr(dots + 2));
+      if (low > high) bad_value(axis, item, "a range a..b with a <= b");
+      if (high - low > 100'000) bad_value(axis, item, "a range of at most 100000 values");
+      for (std::int64_t value = low; value <= high; ++value) add(value);
+    } else {
+      add(parse_integer(axis, item));
+    }
+  }
+  return out;
+}
+
+std::vector<int> positive_ints(std::string_view axis, std::string_view values) {
+  std::vector<int> out;
+  for (std::int64_t value : parse_integers(axis, values)) {
+    if (value < 1) bad_value(axis, values, "values of at least 1");
+    out.push_back(static_cast<int>(value));
+  }
+  return out;
+}
+
+template <class Enum, std::size_t N>
+std::vector<Enum> parse_names(std::string_view axis, std::string_view values, const EnumNames<Enum, N>& names) {
+  std::vector<Enum> out;
+  for (std::string_view item : split(values, ',')) {
+    const auto value = names.parse(item);
+    if (!value) bad_value(axis, item, names.choices());
+    if (std::find(out.begin(), out.end(), *value) == out.end()) out.push_back(*value);
+  }
+  return out;
+}
+
+std::vector<int> powers_of_two_up_to(int limit) {
+  std::vector<int> out;
+  for (int value = 1; value <= limit; value *= 2) out.push_back(value);
+  return out;
+}
+
+}  // namespace
+
+std::size_t SweepGrid::combinations() const {
+  return tp.size() * pp.size() * cp.size() * vpp.size() * micro_batch.size() * recompute.size() * zero.size() *
+         schedule.size() * sequence_parallel.size();
+}
+
+SweepGrid default_grid(const TrainingScenario& scenario, int gpus) {
+  SweepGrid grid;
+  grid.tp = powers_of_two_up_to(std::min(scenario.cluster.gpus_per_node, gpus));
+  for (int pp = 1; pp <= std::min(scenario.model.layers, gpus); ++pp) {
+    if (gpus % pp == 0) grid.pp.push_back(pp);
+  }
+  grid.cp = {1};
+  for (int cp = 2; scenario.training.seq_len / cp >= 1024 && cp <= gpus; cp *= 2) grid.cp.push_back(cp);
+  grid.vpp = {1, 2, 4, 8};
+  grid.micro_batch = {1, 2, 4, 8};
+  grid.recompute = {RecomputePolicy::none, RecomputePolicy::full};
+  if (scenario.model.attention == AttentionKernel::unfused) grid.recompute.push_back(RecomputePolicy::selective);
+  grid.zero = {0, 1};
+  grid.schedule = {PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved,
+                   PipelineSchedule::zb_h1};
+  grid.sequence_parallel = {true, false};
+  return grid;
+}
+
+void apply_grid_spec(SweepGrid& grid, std::string_view spec) {
+  for (std::string_view term : split(spec, ' ')) {
+    if (term.empty()) continue;
+    const std::size_t equals = term.find('=');
+    if (equals == std::string_view::npos || equals == 0 || equals + 1 == term.size()) {
+      throw InputError("'" + std::string(term) + "': expected axis=values, e.g. tp=1,2,4 or pp=1..16");
+    }
+    const std::string_view axis = term.substr(0, equals);
+    const std::string_view values = term.substr(equals + 1);
+    if (axis == "tp") {
+      grid.tp = positive_ints(axis, values);
+    } else if (axis == "pp") {
+      grid.pp = positive_ints(axis, values);
+    } else if (axis == "cp") {
+      grid.cp = positive_ints(axis, values);
+    } else if (axis == "vpp") {
+      grid.vpp = positive_ints(axis, values);
+    } else if (axis == "mb") {
+      grid.micro_batch.clear();
+      for (int value : positive_ints(axis, values)) grid.micro_batch.push_back(value);
+    } else if (axis == "recompute") {
+      grid.recompute = parse_names(axis, values, kRecomputePolicyNames);
+    } else if (axis == "schedule") {
+      grid.schedule = parse_names(axis, values, kPipelineScheduleNames);
+    } else if (axis == "zero" || axis == "sp") {
+      std::vector<int> flags;
+      for (std::int64_t value : parse_integers(axis, values)) {
+        if (value > 1) bad_value(axis, values, "0 or 1");
+        flags.push_back(static_cast<int>(value));
+      }
+      if (axis == "zero") {
+        grid.zero = flags;
+      } else {
+        grid.sequence_parallel.assign(flags.begin(), flags.end());
+      }
+    } else {
+      throw InputError("unknown axis '" + std::string(axis) + "' (expected " + std::string(kAxes) + ")");
+    }
+  }
+}
+
+}  // namespace weft

@@ -1,0 +1,116 @@
+#include "simulator/planner/sweep.hpp"
+
+#include <fmt/format.h>
+#include <catch2/catch.hpp>
+
+#include "simulator/planner/memory_estimate.hpp"
+#include "simulator/planner/plan_enumeration.hpp"
+#include "tests/simulator/workload/training_test_support.hpp"
+
+namespace weft {
+namespace {
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::Equals;
+
+TrainingScenario small_base(int gpus = 8) {
+  const JsonDocument document = JsonDocument::parse_text(fmt::format(R"({{
+      "model": {{"name": "small", "layers": 4, "hidden": 1024, "ffn_hidden": 4096, "heads": 8, "vocab": 1000}},
+      "cluster": {{"base": "dgx-h100", "gpus": {}}},
+      "training": {{"global_batch": 8, "seq_len": 1024}}}})",
+                                                                     gpus),
+                                                         "test");
+  return load_sweep_scenario(document.root());
+}
+
+TEST_CASE("enumeration counts plans and invalid reasons as computed by hand", "[sweep]") {
+  SweepGrid grid;
+  apply_grid_spec(grid, "tp=1,2 pp=1,2,4 cp=1 vpp=1,2 mb=1,2 recompute=none zero=0 schedule=1f1b,interleaved sp=1");
+  const PlanEnumeration plans = enumerate_plans(small_base(), grid, 8);
+  // 2 TP x 3 PP x (1F1B with vpp 1, interleaved with vpp 2) x 2 micro-batch sizes = 24 plans.
+  CHECK(plans.plans.size() == 24);
+  // Interleaved PP4 x VPP2 = 8 chunks for 4 layers (4 plans); interleaved PP1 (3 plans; the 4th
+  // already fails the batch rule); TP1 PP1 DP8 with micro-batch 2 needs 16 samples (2 plans);
+  // interleaved TP1 PP2 DP4 micro-batch 2 has 1 microbatch for 2 stages (1 plan).
+  CHECK(plans.invalid_by_reason.at("more pipeline chunks than layers") == 4);
+  CHECK(plans.invalid_by_reason.at("interleaved needs pp >= 2") == 3);
+  CHECK(plans.invalid_by_reason.at("global batch not divisible by dp x micro batch") == 2);
+  CHECK(plans.invalid_by_reason.at("interleaved needs microbatches divisible by pp") == 1);
+  CHECK(plans.invalid == 10);
+  CHECK(plans.valid == 14);
+}
+
+TEST_CASE("grid specs narrow axes and bad ones are explained", "[sweep][errors]") {
+  SweepGrid grid = default_grid(small_base(), 8);
+  CHECK(grid.tp == std::vector<int>{1, 2, 4, 8});
+  CHECK(grid.pp == std::vector<int>{1, 2, 4});  // up to 4 layers, dividing 8 GPUs
+  apply_grid_spec(grid, "tp=2..4 pp=1 mb=1,2 schedule=gpipe recompute=full,none zero=1");
+  CHECK(grid.tp == std::vector<int>{2, 3, 4});
+  CHECK(grid.micro_batch == std::vector<std::int64_t>{1, 2});
+  CHECK(grid.schedule == std::vector<PipelineSchedule>{PipelineSchedule::gpipe});
+  CHECK(grid.recompute == std::vector<RecomputePolicy>{RecomputePolicy::full, RecomputePolicy::none});
+  CHECK_THROWS_WITH(apply_grid_spec(grid, "tq=1"), Contains("unknown axis 'tq' (expected tp, pp"));
+  CHECK_THROWS_WITH(apply_grid_spec(grid, "tp=0"), Equals("'tp=0': expected values of at least 1"));
+  CHECK_THROWS_WITH(apply_grid_spec(grid, "tp="), Contains("expected axis=values"));
+  CHECK_THROWS_WITH(apply_grid_spec(grid, "pp=4..2"), Contains("expected a range a..b with a <= b"));
+  CHECK_THROWS_WITH(apply_grid_spec(grid, "pp=x"), Contains("expected non-negative integers or ranges a..b"));
+  CHECK_THROWS_WITH(apply_grid_spec(grid, "schedule=1f2b"), Contains("expected gpipe, 1f1b, interleaved or zb-h1"));
+  CHECK_THROWS_WITH(apply_grid_spec(grid, "zero=2"), Contains("expected 0 or 1"));
+}
+
+TEST_CASE("uneven pipeline splits are balanced with the lightest ends", "[sweep]") {
+  CHECK(balanced_stage_layers(126, 16) == std::vector<int>{7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7});
+  CHECK(balanced_stage_layers(10, 4) == std::vector<int>{2, 3, 3, 2});
+  CHECK(balanced_stage_layers(11, 4) == std::vector<int>{2, 3, 3, 3});
+  CHECK(balanced_stage_layers(8, 4) == std::vector<int>{2, 2, 2, 2});
+  CHECK(balanced_stage_layers(5, 1) == std::vector<int>{5});
+}
+
+TEST_CASE("the memory estimate is a lower bound of the simulated peak", "[sweep][memory]") {
+  SweepGrid grid;
+  apply_grid_spec(grid,
+                  "tp=1,2,4 pp=1,2,4 cp=1,2 vpp=1,2 mb=1,2 recompute=none,full zero=0,1 "
+                  "schedule=gpipe,1f1b,interleaved,zb-h1 sp=1");
+  const JsonDocument document = JsonDocument::parse_text(R"({
+      "model": {"base": "llama3-8b", "layers": 8, "hidden": 1024, "ffn_hidden": 4096, "heads": 16, "kv_heads": 4,
+                "vocab": 32000},
+      "cluster": {"base": "dgx-h100", "gpus": 16},
+      "training": {"global_batch": 32, "seq_len": 4096}})",
+                                                         "test");
+  const TrainingScenario base = load_sweep_scenario(document.root());
+  const PlanEnumeration plans = enumerate_plans(base, grid, 16);
+  int checked = 0;
+  for (const PlanCandidate& candidate : plans.plans) {
+    if (!candidate.valid()) continue;
+    if (++checked % 7 != 0) continue;  // a spread of the valid plans keeps the test quick
+    const std::vector<Bytes> estimate = estimate_stage_memory(candidate.scenario);
+    const auto run = test::run_training(candidate.scenario);
+    INFO(plan_label(candidate.scenario));
+    for (std::size_t s = 0; s < estimate.size(); ++s) CHECK(estimate[s] <= run.report.stages[s].peak_memory);
+  }
+  CHECK(checked > 100);
+}
+
+TEST_CASE("a sweep ranks by throughput and does not depend on the thread count", "[sweep]") {
+  const TrainingScenario base = small_base();
+  SweepGrid grid = default_grid(base, 8);
+  apply_grid_spec(grid, "tp=1,2 pp=1,2 mb=1,2 recompute=none zero=0,1 schedule=1f1b,zb-h1");
+  SweepOptions one;
+  one.threads = 1;
+  SweepOptions two;
+  two.threads = 2;
+  const SweepResult a = run_sweep(base, grid, 8, one);
+  const SweepResult b = run_sweep(base, grid, 8, two);
+  REQUIRE(a.plans.size() == b.plans.size());
+  REQUIRE(a.feasible > 2);
+  for (std::size_t i = 0; i < a.plans.size(); ++i) {
+    CHECK(a.plans[i].label == b.plans[i].label);
+    CHECK(a.plans[i].status == b.plans[i].status);
+  }
+  for (std::size_t i = 1; i < static_cast<std::size_t>(a.feasible); ++i) {
+    CHECK(a.plans[i - 1].report->tokens_per_s >= a.plans[i].report->tokens_per_s);
+  }
+}
+
+}  // namespace
+}  // namespace weft

@@ -1,0 +1,123 @@
+// `weft sweep` end to end, through the real binary.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/chromium.hpp"
+#include "tests/support/run_command.hpp"
+
+namespace weft {
+namespace {
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+using test::read_file;
+using test::run_weft;
+using test::TempDir;
+
+const std::string kSmall = R"({
+    "model": {"base": "llama3-8b", "layers": 8, "hidden": 2048, "ffn_hidden": 7168, "heads": 16, "kv_heads": 8},
+    "cluster": {"base": "dgx-h100", "gpus": 16},
+    "training": {"global_batch": 32, "seq_len": 4096},
+    "options": {"framework_overhead_GiB": 2}})";
+const std::string kGrid = "--grid 'pp=1,2,4 mb=1,2 zero=0,1'";
+
+TEST_CASE("weft sweep ranks plans and writes CSV, JSON, HTML and the best trace", "[cli][sweep]") {
+  const TempDir dir;
+  const auto scenario = dir.write("s.json", kSmall);
+  const auto run = run_weft("sweep '" + scenario.string() + "' " + kGrid + " --top 5 --csv '" +
+                            dir.file("p.csv").string() + "' --json '" + dir.file("p.json").string() + "' --html '" +
+                            dir.file("p.html").string() + "' --trace-best '" + dir.file("best.json").string() + "'");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.out, Contains("Top 5 by throughput") && Contains("considered") && Contains("plans/s"));
+  const auto json = nlohmann::json::parse(read_file(dir.file("p.json")));
+  CHECK(json["feasible"].get<int>() > 0);
+  CHECK(json["plans"].size() == json["considered"].get<std::size_t>());
+  // The CSV's header and one row per plan considered.
+  const std::string csv = read_file(dir.file("p.csv"));
+  CHECK_THAT(csv, StartsWith("rank,tp,pp,dp,cp,vpp,micro_batch,sequence_parallel,recompute,zero,schedule,status,"));
+  CHECK(static_cast<std::size_t>(std::count(csv.begin(), csv.end(), '\n')) == json["plans"].size() + 1);
+  for (const char* column : {"iteration_time_s", "mfu", "tokens_per_s", "peak_memory_bytes"}) {
+    CHECK_THAT(csv.substr(0, csv.find('\n')), Contains(column));
+  }
+  // The best plan is first, and the trace is of it.
+  const auto best = json["plans"][0];
+  CHECK(best["status"] == "ok");
+  const auto trace = nlohmann::json::parse(read_file(dir.file("best.json")));
+  CHECK(trace["otherData"]["makespan_ns"].get<double>() ==
+        Approx(best["iteration_time_s"].get<double>() * 1e9).epsilon(1e-12));
+}
+
+TEST_CASE("the sweep's CSV is the same with 1 and 2 threads", "[cli][sweep]") {
+  const TempDir dir;
+  const auto scenario = dir.write("s.json", kSmall);
+  REQUIRE(
+      run_weft("sweep '" + scenario.string() + "' " + kGrid + " --threads 1 --csv '" + dir.file("1.csv").string() + "'")
+          .exit_code == 0);
+  REQUIRE(
+      run_weft("sweep '" + scenario.string() + "' " + kGrid + " --threads 2 --csv '" + dir.file("2.csv").string() + "'")
+          .exit_code == 0);
+  CHECK(read_file(dir.file("1.csv")) == read_file(dir.file("2.csv")));
+}
+
+TEST_CASE("a sweep where nothing fits says so and exits 0", "[cli][sweep]") {
+  const TempDir dir;
+  const auto scenario = dir.write("big.json", R"({"model": "llama3-405b", "cluster": {"base": "dgx-h100", "gpus": 8},
+                                                  "training": {"global_batch": 8, "seq_len": 8192}})");
+  const auto run = run_weft("sweep '" + scenario.string() + "' --csv '" + dir.file("p.csv").string() + "'");
+  CHECK(run.exit_code == 0);
+  CHECK_THAT(run.out, Contains("No plan fits") && Contains("out of memory"));
+  CHECK(std::filesystem::exists(dir.file("p.csv")));
+}
+
+TEST_CASE("bad sweep input exits 2 with a clear message and no files", "[cli][sweep][errors]") {
+  const TempDir dir;
+  const auto scenario = dir.write("s.json", kSmall);
+  auto rejected = [&](const std::string& flags, const std::string& message) {
+    const auto run =
+        run_weft("sweep '" + scenario.string() + "' " + flags + " --csv '" + dir.file("x.csv").string() + "'");
+    CHECK(run.exit_code == 2);
+    CHECK_THAT(run.err, StartsWith("weft: error: ") && Contains(message));
+    CHECK_FALSE(std::filesystem::exists(dir.file("x.csv")));
+  };
+  rejected("--grid 'tp=1,2 pq=4'", "--grid: unknown axis 'pq'");
+  rejected("--grid 'tp=a'", "--grid: 'tp=a': expected non-negative integers");
+  rejected("--grid 'schedule=fast'", "--grid: 'schedule=fast': expected gpipe, 1f1b, interleaved or zb-h1");
+  rejected("--top 0", "--top: expected at least 1");
+  rejected("--html /nonexistent/dir/r.html", "--html: cannot write");
+}
+
+TEST_CASE("the HTML report draws its charts in a real browser", "[cli][sweep][browser]") {
+  const TempDir dir;
+  const auto scenario = dir.write("s.json", kSmall);
+  REQUIRE(run_weft("sweep '" + scenario.string() + "' " + kGrid + " --html '" + dir.file("r.html").string() + "'")
+              .exit_code == 0);
+  const std::string html = read_file(dir.file("r.html"));
+  CHECK(html.find("<script") == std::string::npos);               // self-contained, no scripts
+  CHECK(html.find("http://") == html.find("http://www.w3.org"));  // no network but the SVG namespace
+  const std::string measured = test::measure_in_chromium(html, R"(
+      const out = {};
+      for (const svg of document.querySelectorAll('svg')) {
+        const box = svg.getBoundingClientRect();
+        out[svg.id] = {width: box.width, height: box.height,
+                       cells: svg.querySelectorAll('rect.cell').length,
+                       bars: svg.querySelectorAll('rect.memory-bar').length,
+                       parts: svg.querySelectorAll('rect.time-part').length};
+      }
+      out.rows = document.querySelectorAll('tbody tr').length;
+      document.body.setAttribute('data-result', JSON.stringify(out));)");
+  const auto result = nlohmann::json::parse(measured);
+  for (const char* chart : {"mfu-heatmap", "memory-per-stage", "time-breakdown"}) {
+    INFO(chart);
+    REQUIRE(result.contains(chart));
+    CHECK(result[chart]["width"].get<double>() > 100);
+    CHECK(result[chart]["height"].get<double>() > 50);
+  }
+  CHECK(result["mfu-heatmap"]["cells"].get<int>() == 4 * 3);  // TP 1, 2, 4, 8 x PP 1, 2, 4
+  CHECK(result["memory-per-stage"]["bars"].get<int>() > 0);
+  CHECK(result["time-breakdown"]["parts"].get<int>() >= 5);
+  CHECK(result["rows"].get<int>() == 10);
+}
+
+}  // namespace
+}  // namespace weft

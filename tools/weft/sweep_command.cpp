@@ -1,0 +1,142 @@
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "simulator/core/json_cursor.hpp"
+#include "simulator/engine/engine.hpp"
+#include "simulator/io/atomic_file.hpp"
+#include "simulator/io/chrome_trace_writer.hpp"
+#include "simulator/io/progress_bar.hpp"
+#include "simulator/io/sweep_html.hpp"
+#include "simulator/io/sweep_report_format.hpp"
+#include "simulator/planner/sweep.hpp"
+#include "tools/weft/commands.hpp"
+
+namespace weft::cli {
+namespace {
+
+struct SweepFlags {
+  std::string scenario;
+  int gpus = 0;
+  std::string grid;
+  std::size_t top = 10;
+  std::string csv_file;
+  std::string json_file;
+  std::string html_file;
+  std::string trace_best_file;
+  int threads = 0;
+};
+
+template <class Fn>
+auto with_context(const std::string& context, Fn&& fn) {
+  try {
+    return fn();
+  } catch (const InputError& error) {
+    throw InputError(context + ": " + error.what());
+  }
+}
+
+void write_trace_of_best(const SweepFlags& flags, const PlanOutcome& best) {
+  const TrainingWorkload workload = build_training_workload(best.scenario);
+  SimulationOptions options;
+  options.record_memory_timeline = true;
+  const SimulationResult result = simulate(workload.graph, *workload.cost_model, options);
+  with_context("--trace-best", [&] {
+    write_file_atomically(flags.trace_best_file,
+                          [&](std::ostream& out) { write_chrome_trace(out, workload.graph, result); });
+  });
+  fmt::print("Wrote {} (the best plan's timeline)\n", flags.trace_best_file);
+}
+
+void run_sweep_command(const SweepFlags& flags) {
+  const std::vector<std::pair<const char*, const std::string*>> outputs = {{"--csv", &flags.csv_file},
+                                                                           {"--json", &flags.json_file},
+                                                                           {"--html", &flags.html_file},
+                                                                           {"--trace-best", &flags.trace_best_file}};
+  for (const auto& [flag, file] : outputs) {
+    if (!file->empty()) with_context(flag, [&] { check_output_path(*file); });
+  }
+  if (flags.top == 0) throw InputError("--top: expected at least 1");
+  if (flags.threads < 0) throw InputError("--threads: expected at least 1");
+
+  const auto start = std::chrono::steady_clock::now();
+  const JsonDocument document = JsonDocument::parse_file(flags.scenario);
+  TrainingScenario base = with_context(flags.scenario, [&] { return load_sweep_scenario(document.root()); });
+  const int gpus = flags.gpus > 0 ? flags.gpus : base.cluster.gpus;
+  if (flags.gpus < 0) throw InputError("--gpus: expected a positive GPU count");
+  SweepGrid grid = default_grid(base, gpus);
+  if (!flags.grid.empty()) with_context("--grid", [&] { apply_grid_spec(grid, flags.grid); });
+
+  ProgressBar progress("simulating");
+  SweepOptions options;
+  options.threads =
+      flags.threads > 0 ? flags.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.progress = [&](std::size_t done, std::size_t total) { progress.update(done, total); };
+  const SweepResult result = run_sweep(base, grid, gpus, options);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  fmt::print("weft sweep {}\n", flags.scenario);
+  fmt::print("{}", render_sweep_report(base, gpus, result, flags.top));
+  fmt::print("\nSwept in {:.2f} s on {} thread(s): {} plans simulated, {:.1f} plans/s\n", seconds, options.threads,
+             result.simulated, static_cast<double>(result.simulated) / seconds);
+
+  if (!flags.csv_file.empty()) {
+    with_context("--csv", [&] {
+      write_file_atomically(flags.csv_file, [&](std::ostream& out) { write_sweep_csv(out, result); });
+    });
+    fmt::print("Wrote {}\n", flags.csv_file);
+  }
+  if (!flags.json_file.empty()) {
+    with_context("--json", [&] {
+      write_file_atomically(flags.json_file,
+                            [&](std::ostream& out) { out << sweep_json(base, gpus, result).dump(2) << '\n'; });
+    });
+    fmt::print("Wrote {}\n", flags.json_file);
+  }
+  if (!flags.html_file.empty()) {
+    with_context("--html", [&] {
+      write_file_atomically(flags.html_file,
+                            [&](std::ostream& out) { write_sweep_html(out, base, gpus, result, flags.top); });
+    });
+    fmt::print("Wrote {}\n", flags.html_file);
+  }
+  if (!flags.trace_best_file.empty()) {
+    if (result.feasible > 0) {
+      write_trace_of_best(flags, result.plans.front());
+    } else {
+      fmt::print("No trace written: no plan fits.\n");
+    }
+  }
+}
+
+}  // namespace
+
+void add_sweep_command(CLI::App& app) {
+  auto flags = std::make_shared<SweepFlags>();
+  CLI::App* command = app.add_subcommand(
+      "sweep",
+      "Search the parallel layouts (TP, PP, CP, VPP, micro-batch, recompute, ZeRO, schedule) for the GPUs of a "
+      "cluster, drop those that cannot run or fit, simulate the rest in parallel, and rank them by throughput.\n"
+      "SCENARIO is a training scenario; its model, cluster, training and options are kept and its parallel "
+      "section is not read (docs/sweep.md).");
+  command->add_option("SCENARIO", flags->scenario, "Scenario JSON file")->required();
+  command->add_option("--gpus", flags->gpus, "GPUs to plan for (default: the cluster's)")->type_name("N");
+  command
+      ->add_option("--grid", flags->grid,
+                   "Axes to narrow or widen, e.g. \"tp=1,2,4,8 pp=1..16 mb=1,2\"; axes tp, pp, cp, vpp, mb, "
+                   "recompute, zero, schedule, sp")
+      ->type_name("SPEC");
+  command->add_option("--top", flags->top, "Plans to show (default 10)")->type_name("K");
+  command->add_option("--csv", flags->csv_file, "Write every plan as CSV to FILE")->type_name("FILE");
+  command->add_option("--json", flags->json_file, "Write every plan as JSON to FILE")->type_name("FILE");
+  command->add_option("--html", flags->html_file, "Write a self-contained HTML report to FILE")->type_name("FILE");
+  command->add_option("--trace-best", flags->trace_best_file, "Write the best plan's Chrome trace to FILE")
+      ->type_name("FILE");
+  command->add_option("--threads", flags->threads, "Simulation threads (default: all cores)")->type_name("T");
+  command->callback([flags] { run_sweep_command(*flags); });
+}
+
+}  // namespace weft::cli
