@@ -103,8 +103,9 @@ TEST_CASE("bad training scenarios exit 2 with the JSON path and the reason", "[c
                                 "parallel.schedul: unknown field");
   test::expect_simulate_rejects("{" + base + R"(, "parallel": {"tp": "eight"}})",
                                 "parallel.tp: expected an integer, got a string");
-  test::expect_simulate_rejects(R"({"model": "llama3-8b", "cluster": "dgx-h100"})",
-                                "missing required field 'parallel'");
+  test::expect_simulate_rejects(
+      R"({"model": "llama3-8b", "cluster": "dgx-h100", "training": {"global_batch": 8, "seq_len": 8}})",
+      "missing required field 'parallel'");
   test::expect_simulate_rejects(R"({"modle": "llama3-8b"})",
                                 "expected a training scenario (model, cluster, parallel, training)");
   test::expect_simulate_rejects(R"({"devices": [{"name": "g", "spec": "h100-sxm"}], "ops": []})",
