@@ -1,6 +1,9 @@
 #pragma once
 
+#include <vector>
+
 #include "cost_models/cost_model.hpp"
+#include "simulator/engine/schedule_cache.hpp"
 #include "simulator/engine/simulation_result.hpp"
 #include "simulator/graph/graph.hpp"
 
@@ -9,6 +12,15 @@ namespace weft {
 struct SimulationOptions {
   // Keep every change of each device's live memory (for traces); the peak is always computed.
   bool record_memory_timeline = false;
+  // Simulate each subgraph template once per situation and stamp it for every composite
+  // (exactly: where stamping could change the answer, the graph is simulated in full instead).
+  // Off: composites are expanded and every op is simulated.
+  bool reuse = true;
+  // Where template schedules are kept; null means the process-wide cache.
+  ScheduleCache* cache = nullptr;
+  // Time from which each stream may run its first op (empty: all at 0); the engine uses it to
+  // simulate templates whose streams are still busy when they start.
+  std::vector<TimeNs> stream_available;
 };
 
 // Discrete-event simulation of one graph. Ops start as soon as every dependency has finished and

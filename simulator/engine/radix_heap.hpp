@@ -24,7 +24,7 @@ class RadixHeap {
 
   bool empty() const { return size_ == 0; }
 
-  void push(std::uint64_t key, Value value) {
+  [[gnu::always_inline]] void push(std::uint64_t key, Value value) {
     buckets_[bucket_of(key)].push_back({key, value});
     ++size_;
   }

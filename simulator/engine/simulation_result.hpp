@@ -1,11 +1,13 @@
 #pragma once
 
 #include <array>
+#include <memory>
 #include <vector>
 
 #include "simulator/core/ids.hpp"
 #include "simulator/core/op_class.hpp"
 #include "simulator/core/units.hpp"
+#include "simulator/engine/template_schedule.hpp"
 
 namespace weft {
 
@@ -35,6 +37,12 @@ struct SimulationResult {
   std::vector<DeviceResult> devices;
   // The chain of ops that sets the makespan, first to last: each starts when the previous ends.
   std::vector<OpId> critical_path;
+  // For each composite (by CompositeId): its template's schedule, relative to its start; the
+  // times of the ops inside are op_start of the composite plus these.
+  std::vector<std::shared_ptr<const TemplateSchedule>> composite_schedules;
+  // Whether composites were reused as simulated templates, or, where that could not be exact,
+  // the graph was simulated in full (flattened).
+  bool reused_subgraphs = false;
 
   TimeNs start(OpId op) const { return op_start[op.value()]; }
   TimeNs end(OpId op) const { return op_end[op.value()]; }

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "simulator/core/input_error.hpp"
+#include "simulator/graph/subgraph.hpp"
 
 namespace weft {
 namespace {
@@ -75,12 +76,126 @@ OpId GraphBuilder::add_op(NameId name, WorkId work, StreamId stream) {
   if (!stream.valid() || stream.value() >= graph_.streams_.size()) throw InputError("add_op: unknown stream id");
   const auto id = next_id<OpId>(graph_.ops_.size());
   graph_.ops_.push_back({work, stream, CollectiveId::none(), OpId::none(), 0, name});
-  if (graph_.stream(stream).policy == StreamPolicy::in_order) {
-    OpId& last = last_in_stream_[stream.value()];
-    if (last.valid()) graph_.ops_[last.value()].next_in_stream = id;
-    last = id;
-  }
+  issue_on_stream(id, stream);
   return id;
+}
+
+void GraphBuilder::issue_on_stream(OpId op, StreamId stream) {
+  if (graph_.stream(stream).policy != StreamPolicy::in_order) return;
+  OpId& last = last_in_stream_[stream.value()];
+  if (last.valid()) link_stream_successor(last, stream, op);
+  last = op;
+}
+
+// Records that `next` follows `previous` in the issue order of `stream`, which `previous` runs on
+// as its own stream or, for a composite, as one of its bound streams.
+void GraphBuilder::link_stream_successor(OpId previous, StreamId stream, OpId next) {
+  OpRecord& record = graph_.ops_[previous.value()];
+  if (record.stream == stream) record.next_in_stream = next;
+  const CompositeId id = graph_.op_composite(previous);
+  if (!id.valid()) return;
+  const CompositeRecord& composite = graph_.composites_[id.value()];
+  for (std::uint32_t i = 0; i < composite.binding_count; ++i) {
+    if (graph_.composite_streams_[composite.binding_begin + i] == stream) {
+      graph_.composite_next_[composite.binding_begin + i] = next;
+    }
+  }
+}
+
+SubgraphId GraphBuilder::add_subgraph(std::shared_ptr<const Subgraph> subgraph) {
+  if (!subgraph) throw InputError("add_subgraph: no subgraph");
+  for (std::size_t i = 0; i < graph_.subgraphs_.size(); ++i) {
+    if (graph_.subgraphs_[i] == subgraph) return SubgraphId(static_cast<SubgraphId::value_type>(i));
+  }
+  const auto id = next_id<SubgraphId>(graph_.subgraphs_.size());
+  graph_.subgraphs_.push_back(std::move(subgraph));
+  return id;
+}
+
+OpId GraphBuilder::add_composite(std::string_view name, SubgraphId subgraph_id, std::span<const StreamId> streams,
+                                 std::span<const TensorId> inputs, std::span<const TensorId> outputs,
+                                 std::span<const std::uint8_t> weak_inputs) {
+  if (!subgraph_id.valid() || subgraph_id.value() >= graph_.subgraphs_.size()) {
+    throw InputError("add_composite: unknown subgraph id");
+  }
+  const Subgraph& subgraph = *graph_.subgraphs_[subgraph_id.value()];
+  const Graph& inner = subgraph.graph();
+  const std::string label = "composite '" + std::string(name) + "' of '" + subgraph.name() + "'";
+  auto fail = [&](const std::string& message) { throw InputError(label + ": " + message); };
+  if (streams.size() != inner.stream_count()) {
+    fail("binds " + std::to_string(streams.size()) + " streams, the template has " +
+         std::to_string(inner.stream_count()));
+  }
+  // Template devices map to outer devices through the streams; specs must agree.
+  std::vector<DeviceId> device_of(inner.device_count(), DeviceId::none());
+  for (std::size_t s = 0; s < streams.size(); ++s) {
+    if (!streams[s].valid() || streams[s].value() >= graph_.streams_.size()) fail("unknown stream id");
+    if (graph_.stream(streams[s]).policy != StreamPolicy::in_order) fail("template streams need in_order streams");
+    for (std::size_t t = 0; t < s; ++t) {
+      if (streams[t] == streams[s]) fail("binds two template streams to one stream");
+    }
+    const DeviceId inner_device = inner.stream(StreamId(static_cast<StreamId::value_type>(s))).device;
+    const DeviceId outer_device = graph_.stream(streams[s]).device;
+    DeviceId& bound = device_of[inner_device.value()];
+    if (bound.valid() && bound != outer_device) fail("splits one template device over two devices");
+    bound = outer_device;
+    if (!(inner.device_spec(inner_device) == graph_.device_spec(outer_device))) {
+      fail("device '" + graph_.device(outer_device).name + "' is not a '" + inner.device_spec(inner_device).name +
+           "' as the template's is");
+    }
+  }
+  auto check_port = [&](TensorId inner_tensor, TensorId outer_tensor, const char* what) {
+    check_tensor(outer_tensor, "add_composite");
+    const DeviceId inner_device = inner.tensor_device(inner_tensor);
+    if (device_of[inner_device.value()] != graph_.tensor_device(outer_tensor)) {
+      fail(std::string(what) + " tensor '" + std::string(graph_.tensor_name(outer_tensor)) +
+           "' is not on the device the template's port is bound to");
+    }
+    if (inner.tensor_bytes(inner_tensor) != graph_.tensor_bytes(outer_tensor)) {
+      fail(std::string(what) + " tensor '" + std::string(graph_.tensor_name(outer_tensor)) + "' has " +
+           std::to_string(graph_.tensor_bytes(outer_tensor)) + " bytes, the template's port " +
+           std::to_string(inner.tensor_bytes(inner_tensor)));
+    }
+  };
+  if (inputs.size() != subgraph.inputs().size() || outputs.size() != subgraph.outputs().size()) {
+    fail("binds " + std::to_string(inputs.size()) + " inputs and " + std::to_string(outputs.size()) +
+         " outputs, the template has " + std::to_string(subgraph.inputs().size()) + " and " +
+         std::to_string(subgraph.outputs().size()));
+  }
+  if (!weak_inputs.empty() && weak_inputs.size() != inputs.size()) fail("needs one weak flag per input");
+  for (std::size_t i = 0; i < inputs.size(); ++i) check_port(subgraph.inputs()[i], inputs[i], "input");
+  for (std::size_t i = 0; i < outputs.size(); ++i) check_port(subgraph.outputs()[i], outputs[i], "output");
+
+  const auto composite = next_id<CompositeId>(graph_.composites_.size());
+  const auto binding = static_cast<std::uint32_t>(graph_.composite_streams_.size());
+  const auto id = next_id<OpId>(graph_.ops_.size());
+  graph_.composites_.push_back({id, subgraph_id, binding, static_cast<std::uint32_t>(streams.size())});
+  graph_.composite_streams_.insert(graph_.composite_streams_.end(), streams.begin(), streams.end());
+  graph_.composite_next_.insert(graph_.composite_next_.end(), streams.size(), OpId::none());
+
+  OpWork placeholder;  // composites are timed by their template, not by a cost model
+  placeholder.op_class = OpClass::other;
+  graph_.ops_.push_back(
+      {intern_work(placeholder), streams.front(), CollectiveId::none(), OpId::none(), 0, intern_name(name)});
+  graph_.op_composite_.resize(graph_.ops_.size(), CompositeId::none());
+  graph_.op_composite_.back() = composite;
+  for (StreamId stream : streams) issue_on_stream(id, stream);
+  for (std::size_t i = 0; i < inputs.size(); ++i) add_input(id, inputs[i], !weak_inputs.empty() && weak_inputs[i]);
+  for (TensorId output : outputs) add_output(id, output);
+  return id;
+}
+
+void GraphBuilder::add_signal_edge(OpId composite, std::uint32_t signal, OpId successor) {
+  check_op(composite, "add_signal_edge");
+  check_op(successor, "add_signal_edge");
+  const CompositeId id = graph_.op_composite(composite);
+  if (!id.valid()) throw InputError("add_signal_edge: op '" + graph_.display_name(composite) + "' is not a composite");
+  if (signal >= graph_.subgraph(graph_.composite(id).subgraph).signals().size()) {
+    throw InputError("add_signal_edge: composite '" + graph_.display_name(composite) + "' has no signal " +
+                     std::to_string(signal));
+  }
+  if (composite == successor) throw InputError("op '" + graph_.display_name(composite) + "' depends on itself");
+  signal_edges_.emplace_back(id, std::make_pair(signal, successor));
 }
 
 void GraphBuilder::check_op(OpId op, const char* where) const {
@@ -95,7 +210,7 @@ void GraphBuilder::check_tensor(TensorId tensor, const char* where) const {
   }
 }
 
-void GraphBuilder::add_input(OpId op, TensorId tensor) {
+void GraphBuilder::add_input(OpId op, TensorId tensor, bool weak) {
   check_op(op, "add_input");
   check_tensor(tensor, "add_input");
   if (graph_.tensor_producer(tensor) == op) {
@@ -103,6 +218,7 @@ void GraphBuilder::add_input(OpId op, TensorId tensor) {
                      std::string(graph_.tensor_name(tensor)) + "'");
   }
   inputs_.emplace_back(op, tensor);
+  input_weak_.push_back(weak ? 1 : 0);
 }
 
 void GraphBuilder::add_output(OpId op, TensorId tensor) {
@@ -254,31 +370,48 @@ void GraphBuilder::report_cycle(const std::vector<std::uint32_t>& remaining_in_d
 
 Graph GraphBuilder::build() && {
   const std::size_t op_count = graph_.op_count();
+  if (!graph_.op_composite_.empty()) graph_.op_composite_.resize(op_count, CompositeId::none());
   graph_.op_outputs_ = Csr<OpId, TensorId>::from_pairs(op_count, std::move(outputs_));
   graph_.collective_members_ =
       Csr<CollectiveId, OpId>::from_pairs(graph_.collective_name_.size(), std::move(collective_members_));
-  // Data edges (producer -> consumer, one per consumed input) then control edges, by op.
+  // Data edges (producer -> waiting consumer, one per consumed input) then control edges, by op.
   std::vector<std::pair<OpId, OpId>> successors;
   successors.reserve(inputs_.size() + control_edges_.size());
-  for (const auto& [op, tensor] : inputs_) {
+  for (std::size_t i = 0; i < inputs_.size(); ++i) {
+    const auto& [op, tensor] = inputs_[i];
     const OpId producer = graph_.tensor_producer(tensor);
     if (producer == op) {
       throw InputError("op '" + graph_.display_name(op) + "' consumes its own output '" +
                        std::string(graph_.tensor_name(tensor)) + "'");
     }
-    if (producer.valid()) successors.emplace_back(producer, op);
+    if (producer.valid() && input_weak_[i] == 0) successors.emplace_back(producer, op);
+  }
+  {
+    std::vector<std::pair<CompositeId, OpId>> composite_control;
+    for (const auto& [before, after] : control_edges_) {
+      const CompositeId composite = graph_.op_composite(before);
+      if (composite.valid()) composite_control.emplace_back(composite, after);
+    }
+    graph_.composite_control_ =
+        Csr<CompositeId, OpId>::from_pairs(graph_.composites_.size(), std::move(composite_control));
+    graph_.signal_successors_ = Csr<CompositeId, std::pair<std::uint32_t, OpId>>::from_pairs(graph_.composites_.size(),
+                                                                                             std::move(signal_edges_));
   }
   successors.insert(successors.end(), control_edges_.begin(), control_edges_.end());
-  std::vector<std::pair<OpId, OpId>>().swap(control_edges_);
+  graph_.control_successors_ = Csr<OpId, OpId>::from_pairs(op_count, std::move(control_edges_));
   // Within one op, successors keep the order their edges were added: data edges, then control.
   graph_.successors_ = Csr<OpId, OpId>::from_pairs(op_count, std::move(successors));
   {
     std::vector<std::pair<TensorId, OpId>> consumers;
     consumers.reserve(inputs_.size());
     for (const auto& [op, tensor] : inputs_) consumers.emplace_back(tensor, op);
-    graph_.tensor_consumers_ = Csr<TensorId, OpId>::from_pairs(graph_.tensor_count(), std::move(consumers));
+    graph_.tensor_consumers_ = Csr<TensorId, OpId>::from_pairs(graph_.tensor_count(), std::move(consumers), input_weak_,
+                                                               graph_.tensor_consumer_weak_);
   }
-  graph_.op_inputs_ = Csr<OpId, TensorId>::from_pairs(op_count, std::move(inputs_));
+  graph_.op_inputs_ = Csr<OpId, TensorId>::from_pairs(op_count, std::move(inputs_), input_weak_, graph_.op_input_weak_);
+  graph_.has_weak_inputs_ =
+      std::find(graph_.op_input_weak_.begin(), graph_.op_input_weak_.end(), 1) != graph_.op_input_weak_.end();
+  std::vector<std::uint8_t>().swap(input_weak_);
   compute_dependency_counts();
   check_acyclic();
   graph_.names_.freeze();

@@ -16,7 +16,8 @@ namespace weft {
 // whole: every op must be able to run, so a cycle through data, control, stream-order or
 // collective dependencies is an error naming the ops on it.
 //
-// Ops are issued on their stream in the order they are added.
+// Ops are issued on their stream in the order they are added; a composite op is issued on every
+// stream its template runs on, in the order it is added.
 class GraphBuilder {
  public:
   DeviceSpecId add_device_spec(DeviceSpec spec);
@@ -33,11 +34,23 @@ class GraphBuilder {
   OpId add_op(std::string_view name, WorkId work, StreamId stream) { return add_op(intern_name(name), work, stream); }
   OpId add_op(NameId name, WorkId work, StreamId stream);
 
-  void add_input(OpId op, TensorId tensor);
+  // `weak`: the op reads the tensor without waiting for its producer, because the caller knows it
+  // is ready by then (it is still kept alive until the op ends). The engine checks this.
+  void add_input(OpId op, TensorId tensor, bool weak = false);
   void add_output(OpId op, TensorId tensor);
   void add_control_edge(OpId before, OpId after);
   // Members are ops of one collective class on distinct devices' in_order streams.
   CollectiveId add_collective(std::string_view name, std::span<const OpId> members);
+
+  SubgraphId add_subgraph(std::shared_ptr<const Subgraph> subgraph);
+  // An instance of `subgraph`: its streams run on `streams` (in template stream order; the first
+  // is the op's own), its input ports read `inputs` (weak where `weak_inputs` says so) and its
+  // output ports produce `outputs`. Devices must match the template's device specs.
+  OpId add_composite(std::string_view name, SubgraphId subgraph, std::span<const StreamId> streams,
+                     std::span<const TensorId> inputs, std::span<const TensorId> outputs,
+                     std::span<const std::uint8_t> weak_inputs = {});
+  // `successor` waits for signal port `signal` of `composite` instead of its end.
+  void add_signal_edge(OpId composite, std::uint32_t signal, OpId successor);
 
   std::size_t op_count() const { return graph_.ops_.size(); }
   DeviceId op_device(OpId op) const {
@@ -56,15 +69,20 @@ class GraphBuilder {
   OpId collective_representative(OpId op) const;
   void compute_dependency_counts();
   void check_acyclic() const;
+  // Appends `op` to the issue order of `stream` (as its own stream or as one a composite binds).
+  void issue_on_stream(OpId op, StreamId stream);
+  void link_stream_successor(OpId previous, StreamId stream, OpId next);
   [[noreturn]] void report_cycle(const std::vector<std::uint32_t>& remaining_in_degree) const;
 
   Graph graph_;
   std::unordered_map<OpWork, WorkId, OpWorkHash> work_index_;
   std::vector<OpId> last_in_stream_;
   std::vector<std::pair<OpId, TensorId>> inputs_;
+  std::vector<std::uint8_t> input_weak_;  // parallel to inputs_
   std::vector<std::pair<OpId, TensorId>> outputs_;
   std::vector<std::pair<OpId, OpId>> control_edges_;
   std::vector<std::pair<CollectiveId, OpId>> collective_members_;
+  std::vector<std::pair<CompositeId, std::pair<std::uint32_t, OpId>>> signal_edges_;
 };
 
 }  // namespace weft

@@ -1,0 +1,53 @@
+#include "simulator/engine/schedule_cache.hpp"
+
+#include "simulator/core/hash_mix.hpp"
+
+namespace weft {
+
+std::size_t ScheduleKeyHash::operator()(const ScheduleKey& key) const noexcept {
+  std::uint64_t h = hash_mix(key.structure, key.durations);
+  for (TimeNs offset : key.stream_offsets) h = hash_mix(h, static_cast<std::uint64_t>(offset));
+  return static_cast<std::size_t>(h);
+}
+
+ScheduleCache& ScheduleCache::shared() {
+  static ScheduleCache cache;
+  return cache;
+}
+
+std::shared_ptr<const TemplateSchedule> ScheduleCache::find(const ScheduleKey& key) {
+  std::lock_guard lock(mutex_);
+  auto it = entries_.find(key);
+  if (it == entries_.end()) {
+    ++misses_;
+    return nullptr;
+  }
+  ++hits_;
+  return it->second;
+}
+
+void ScheduleCache::insert(const ScheduleKey& key, std::shared_ptr<const TemplateSchedule> schedule) {
+  std::lock_guard lock(mutex_);
+  if (!entries_.emplace(key, std::move(schedule)).second) return;
+  insertion_order_.push_back(key);
+  if (entries_.size() <= capacity_) return;
+  const std::size_t drop = insertion_order_.size() / 2;
+  for (std::size_t i = 0; i < drop; ++i) entries_.erase(insertion_order_[i]);
+  insertion_order_.erase(insertion_order_.begin(), insertion_order_.begin() + static_cast<std::ptrdiff_t>(drop));
+}
+
+ScheduleCacheStats ScheduleCache::stats() const {
+  std::lock_guard lock(mutex_);
+  return {hits_.load(), misses_.load(), fallbacks_.load(), entries_.size()};
+}
+
+void ScheduleCache::clear() {
+  std::lock_guard lock(mutex_);
+  entries_.clear();
+  insertion_order_.clear();
+  hits_ = 0;
+  misses_ = 0;
+  fallbacks_ = 0;
+}
+
+}  // namespace weft

@@ -1,0 +1,61 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "simulator/engine/template_schedule.hpp"
+
+namespace weft {
+
+// What a template's schedule depends on: its structure, the durations of its ops (by hash, with
+// the durations kept to tell hash collisions apart) and how late each of its streams becomes free.
+struct ScheduleKey {
+  std::uint64_t structure = 0;
+  std::uint64_t durations = 0;
+  std::vector<TimeNs> stream_offsets;
+
+  bool operator==(const ScheduleKey&) const = default;
+};
+
+struct ScheduleKeyHash {
+  std::size_t operator()(const ScheduleKey& key) const noexcept;
+};
+
+struct ScheduleCacheStats {
+  std::uint64_t hits = 0;
+  std::uint64_t misses = 0;
+  std::uint64_t fallbacks = 0;  // simulations that could not reuse exactly and ran in full
+  std::size_t entries = 0;
+};
+
+// Template schedules shared by every simulation in the process and by every thread: a sweep's
+// plans reuse each other's layers (temporal reuse). Bounded: past `capacity` entries the oldest
+// half is dropped.
+class ScheduleCache {
+ public:
+  explicit ScheduleCache(std::size_t capacity = 1 << 16) : capacity_(capacity) {}
+
+  static ScheduleCache& shared();
+
+  std::shared_ptr<const TemplateSchedule> find(const ScheduleKey& key);
+  void insert(const ScheduleKey& key, std::shared_ptr<const TemplateSchedule> schedule);
+  void count_fallback() { ++fallbacks_; }
+
+  ScheduleCacheStats stats() const;
+  void clear();
+
+ private:
+  std::size_t capacity_;
+  mutable std::mutex mutex_;
+  std::unordered_map<ScheduleKey, std::shared_ptr<const TemplateSchedule>, ScheduleKeyHash> entries_;
+  std::vector<ScheduleKey> insertion_order_;
+  std::atomic<std::uint64_t> hits_{0};
+  std::atomic<std::uint64_t> misses_{0};
+  std::atomic<std::uint64_t> fallbacks_{0};
+};
+
+}  // namespace weft

@@ -1,0 +1,86 @@
+#include "simulator/engine/template_scheduler.hpp"
+
+#include "simulator/core/hash_mix.hpp"
+#include "simulator/engine/op_durations.hpp"
+#include "simulator/engine/simulation.hpp"
+
+namespace weft {
+namespace {
+
+// The schedule of a template from its simulation: op times, boundary times and what it does to
+// each device (memory of the tensors that live inside, busy intervals, busy time by category).
+TemplateSchedule make_template_schedule(const Subgraph& subgraph, SimulationResult& result,
+                                        TemplateRecording& recording) {
+  TemplateSchedule schedule;
+  schedule.op_start = std::move(result.op_start);
+  schedule.op_end = std::move(result.op_end);
+  schedule.nested.assign(schedule.op_start.size(), nullptr);
+  const Graph& graph = subgraph.graph();
+  for (std::size_t i = 0; i < graph.op_count(); ++i) {
+    const CompositeId composite = graph.op_composite(OpId(static_cast<OpId::value_type>(i)));
+    if (composite.valid()) schedule.nested[i] = result.composite_schedules[composite.value()];
+  }
+  derive_boundary_times(subgraph, schedule);
+  schedule.devices.resize(graph.device_count());
+  for (std::size_t d = 0; d < graph.device_count(); ++d) {
+    TemplateSchedule::DeviceEffects& effects = schedule.devices[d];
+    Bytes level = 0;
+    for (const MemoryPoint& point : result.devices[d].memory_timeline) {
+      if (point.bytes != level) effects.memory.emplace_back(point.time, point.bytes - level);
+      level = point.bytes;
+    }
+    effects.activity = std::move(recording.activity[d]);
+    effects.busy_by_category = result.devices[d].busy_by_category;
+  }
+  return schedule;
+}
+
+}  // namespace
+
+std::uint64_t TemplateScheduler::durations_hash(const Subgraph& subgraph) {
+  if (auto it = durations_.find(&subgraph); it != durations_.end()) return it->second;
+  const Graph& graph = subgraph.graph();
+  const OpDurations duration(graph, cost_model_);
+  std::uint64_t hash = 0;
+  for (std::size_t i = 0; i < graph.op_count(); ++i) {
+    const OpId op(static_cast<OpId::value_type>(i));
+    const OpRecord& record = graph.op(op);
+    std::uint64_t value = 0;
+    if (const CompositeId composite = graph.op_composite(op); composite.valid()) {
+      value = durations_hash(graph.subgraph(graph.composite(composite).subgraph));
+    } else if (record.collective.valid()) {
+      value = static_cast<std::uint64_t>(duration.of_collective(record.collective));
+    } else {
+      value = static_cast<std::uint64_t>(duration(op));
+    }
+    hash = hash_mix(hash, value);
+  }
+  durations_.emplace(&subgraph, hash);
+  return hash;
+}
+
+std::shared_ptr<const TemplateSchedule> TemplateScheduler::schedule(const Subgraph& subgraph,
+                                                                    std::span<const TimeNs> offsets) {
+  std::vector<TimeNs> none(offsets.size(), 0);
+  std::shared_ptr<const TemplateSchedule> unshifted = find_or_simulate(subgraph, none);
+  // Streams that free before their first op would start anyway change nothing.
+  bool shifted = false;
+  for (std::size_t j = 0; j < offsets.size(); ++j) shifted = shifted || offsets[j] > unshifted->stream_first_start[j];
+  return shifted ? find_or_simulate(subgraph, {offsets.begin(), offsets.end()}) : unshifted;
+}
+
+std::shared_ptr<const TemplateSchedule> TemplateScheduler::find_or_simulate(const Subgraph& subgraph,
+                                                                            std::vector<TimeNs> offsets) {
+  ScheduleKey key{subgraph.structure_hash(), durations_hash(subgraph), std::move(offsets)};
+  if (auto found = cache_.find(key)) return found;
+  SimulationOptions options = options_;
+  options.record_memory_timeline = true;
+  options.stream_available = key.stream_offsets;
+  TemplateRecording recording{&subgraph, {}};
+  SimulationResult result = simulate_graph(subgraph.graph(), cost_model_, options, cache_, &recording);
+  auto schedule = std::make_shared<const TemplateSchedule>(make_template_schedule(subgraph, result, recording));
+  cache_.insert(std::move(key), schedule);
+  return schedule;
+}
+
+}  // namespace weft

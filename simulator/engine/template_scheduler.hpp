@@ -1,0 +1,38 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "cost_models/cost_model.hpp"
+#include "simulator/engine/engine.hpp"
+#include "simulator/engine/schedule_cache.hpp"
+#include "simulator/graph/subgraph.hpp"
+
+namespace weft {
+
+// Finds, or simulates and caches, the schedule of a subgraph template in a situation: how late
+// each of its secondary streams frees after its start. Within one simulate() call.
+class TemplateScheduler {
+ public:
+  TemplateScheduler(const CostModel& cost_model, const SimulationOptions& options, ScheduleCache& cache)
+      : cost_model_(cost_model), options_(options), cache_(cache) {}
+
+  std::shared_ptr<const TemplateSchedule> schedule(const Subgraph& subgraph, std::span<const TimeNs> offsets);
+
+ private:
+  std::shared_ptr<const TemplateSchedule> find_or_simulate(const Subgraph& subgraph, std::vector<TimeNs> offsets);
+
+  // A hash of the durations of the template's ops under the cost model (nested templates
+  // included): with the structure hash, what the schedule depends on.
+  std::uint64_t durations_hash(const Subgraph& subgraph);
+
+  const CostModel& cost_model_;
+  const SimulationOptions& options_;
+  ScheduleCache& cache_;
+  std::unordered_map<const Subgraph*, std::uint64_t> durations_;
+};
+
+}  // namespace weft

@@ -1,0 +1,215 @@
+#include "simulator/graph/flatten.hpp"
+
+#include <string>
+
+#include "simulator/graph/graph_builder.hpp"
+#include "simulator/graph/subgraph.hpp"
+
+namespace weft {
+namespace {
+
+template <class Id>
+Id id_at(std::size_t i) {
+  return Id(static_cast<typename Id::value_type>(i));
+}
+
+std::string qualified(const std::string& prefix, std::string_view name) {
+  return name.empty() ? std::string() : prefix + "/" + std::string(name);
+}
+
+// A node whose dependency edges are being mapped: a flat op, or an expansion.
+struct Node {
+  OpId flat_op = OpId::none();
+  std::uint32_t expansion = FlatGraph::kNoChild;
+};
+
+class Flattener {
+ public:
+  explicit Flattener(const Graph& graph) : graph_(graph) {}
+
+  FlatGraph run() {
+    copy_platform();
+    for (std::size_t i = 0; i < graph_.tensor_count(); ++i) {
+      const TensorRecord& tensor = graph_.tensor(id_at<TensorId>(i));
+      builder_.add_tensor(graph_.tensor_name(id_at<TensorId>(i)), tensor.device, tensor.kind, tensor.bytes);
+    }
+    out_.flat_op.assign(graph_.op_count(), OpId::none());
+    out_.expansion_of.assign(graph_.composite_count(), FlatGraph::kNoChild);
+    std::vector<Node> nodes(graph_.op_count());
+    for (std::size_t i = 0; i < graph_.op_count(); ++i) {
+      const OpId op = id_at<OpId>(i);
+      if (const CompositeId composite = graph_.op_composite(op); composite.valid()) {
+        nodes[i].expansion = out_.expansion_of[composite.value()] = expand_composite(graph_, op, outer_scope(), op);
+      } else {
+        nodes[i].flat_op = out_.flat_op[i] = add_primitive(graph_, op, outer_scope(), op);
+      }
+    }
+    add_edges(graph_, nodes, "");
+    out_.graph = std::move(builder_).build();
+    return std::move(out_);
+  }
+
+ private:
+  // How a graph's streams and tensors map into the flat graph, and which of its tensors are
+  // read without waiting because the composite binding them reads them so.
+  struct Scope {
+    std::vector<StreamId> streams;
+    std::vector<TensorId> tensors;
+    std::vector<std::uint8_t> weak;
+    std::string prefix;
+  };
+
+  Scope outer_scope() const {
+    Scope scope;
+    for (std::size_t s = 0; s < graph_.stream_count(); ++s) scope.streams.push_back(id_at<StreamId>(s));
+    for (std::size_t t = 0; t < graph_.tensor_count(); ++t) scope.tensors.push_back(id_at<TensorId>(t));
+    scope.weak.assign(graph_.tensor_count(), 0);
+    return scope;
+  }
+
+  void copy_platform() {
+    for (std::size_t s = 0; s < graph_.device_spec_count(); ++s)
+      builder_.add_device_spec(graph_.spec(id_at<DeviceSpecId>(s)));
+    for (std::size_t d = 0; d < graph_.device_count(); ++d) {
+      const DeviceInfo& device = graph_.device(id_at<DeviceId>(d));
+      const DeviceId id = builder_.add_device(device.name, device.spec);
+      builder_.set_memory_capacity(id, device.memory_capacity);
+    }
+    for (std::size_t s = 0; s < graph_.stream_count(); ++s) {
+      const StreamInfo& stream = graph_.stream(id_at<StreamId>(s));
+      builder_.add_stream(stream.device, stream.name, stream.policy);
+    }
+  }
+
+  OpId add_primitive(const Graph& graph, OpId op, const Scope& scope, OpId original) {
+    const std::string name =
+        scope.prefix.empty() ? std::string(graph.op_name(op)) : qualified(scope.prefix, graph.op_name(op));
+    const OpId flat =
+        builder_.add_op(name, builder_.intern_work(graph.op_work(op)), scope.streams[graph.op_stream(op).value()]);
+    out_.original_op.push_back(original);
+    const auto inputs = graph.op_inputs(op);
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      const std::size_t t = inputs[i].value();
+      builder_.add_input(flat, scope.tensors[t], graph.input_is_weak(op, i) || scope.weak[t] != 0);
+    }
+    for (TensorId tensor : graph.op_outputs(op)) builder_.add_output(flat, scope.tensors[tensor.value()]);
+    return flat;
+  }
+
+  // Adds the ops of composite `op` of `graph` (seen through `scope`) and returns its expansion.
+  std::uint32_t expand_composite(const Graph& graph, OpId op, const Scope& scope, OpId original) {
+    const CompositeId composite = graph.op_composite(op);
+    const Subgraph& subgraph = graph.subgraph(graph.composite(composite).subgraph);
+    const Graph& inner = subgraph.graph();
+    Scope nested;
+    nested.prefix = scope.prefix.empty() ? graph.display_name(op) : qualified(scope.prefix, graph.display_name(op));
+    for (StreamId stream : graph.composite_streams(composite)) nested.streams.push_back(scope.streams[stream.value()]);
+    nested.tensors.assign(inner.tensor_count(), TensorId::none());
+    nested.weak.assign(inner.tensor_count(), 0);
+    const auto inputs = graph.op_inputs(op);
+    for (std::size_t p = 0; p < inputs.size(); ++p) {
+      const std::size_t t = subgraph.inputs()[p].value();
+      nested.tensors[t] = scope.tensors[inputs[p].value()];
+      nested.weak[t] = graph.input_is_weak(op, p) || scope.weak[inputs[p].value()] != 0;
+    }
+    const auto outputs = graph.op_outputs(op);
+    for (std::size_t p = 0; p < outputs.size(); ++p) {
+      nested.tensors[subgraph.outputs()[p].value()] = scope.tensors[outputs[p].value()];
+    }
+    // The device of each template device, through the streams bound to it.
+    std::vector<DeviceId> devices(inner.device_count(), DeviceId::none());
+    for (std::size_t s = 0; s < inner.stream_count(); ++s) {
+      devices[inner.stream(id_at<StreamId>(s)).device.value()] = device_of_stream(nested.streams[s]);
+    }
+    for (std::size_t t = 0; t < inner.tensor_count(); ++t) {
+      if (nested.tensors[t].valid()) continue;
+      const TensorRecord& tensor = inner.tensor(id_at<TensorId>(t));
+      nested.tensors[t] = builder_.add_tensor(qualified(nested.prefix, inner.tensor_name(id_at<TensorId>(t))),
+                                              devices[tensor.device.value()], tensor.kind, tensor.bytes);
+    }
+
+    const auto index = static_cast<std::uint32_t>(out_.expansions.size());
+    out_.expansions.push_back({&subgraph, {}, {}});
+    std::vector<Node> nodes(inner.op_count());
+    std::vector<OpId> flat_ops(inner.op_count(), OpId::none());
+    std::vector<std::uint32_t> children(inner.op_count(), FlatGraph::kNoChild);
+    for (std::size_t i = 0; i < inner.op_count(); ++i) {
+      const OpId inner_op = id_at<OpId>(i);
+      if (inner.is_composite(inner_op)) {
+        nodes[i].expansion = children[i] = expand_composite(inner, inner_op, nested, original);
+      } else {
+        nodes[i].flat_op = flat_ops[i] = add_primitive(inner, inner_op, nested, original);
+      }
+    }
+    out_.expansions[index].flat_op = std::move(flat_ops);
+    out_.expansions[index].child = std::move(children);
+    add_edges(inner, nodes, nested.prefix);
+    return index;
+  }
+
+  DeviceId device_of_stream(StreamId stream) const { return graph_.stream(stream).device; }
+
+  // Control edges, signal edges and collectives among `nodes`, the ops of `graph`.
+  void add_edges(const Graph& graph, const std::vector<Node>& nodes, const std::string& prefix) {
+    for (std::size_t i = 0; i < graph.op_count(); ++i) {
+      const OpId op = id_at<OpId>(i);
+      for (OpId successor : graph.control_successors(op)) connect(ends(nodes[i], false), nodes[successor.value()]);
+      if (const CompositeId composite = graph.op_composite(op); composite.valid()) {
+        const Subgraph& subgraph = graph.subgraph(graph.composite(composite).subgraph);
+        const FlatGraph::Expansion& expansion = out_.expansions[nodes[i].expansion];
+        for (const auto& [signal, successor] : graph.signal_successors(composite)) {
+          const std::size_t signal_op = subgraph.signals()[signal].value();
+          const Node from{expansion.flat_op[signal_op], expansion.child[signal_op]};
+          connect(ends(from, false), nodes[successor.value()]);
+        }
+      }
+    }
+    for (std::size_t c = 0; c < graph.collective_count(); ++c) {
+      std::vector<OpId> members;
+      for (OpId member : graph.collective_members(id_at<CollectiveId>(c)))
+        members.push_back(nodes[member.value()].flat_op);
+      builder_.add_collective(qualified(prefix, graph.collective_name(id_at<CollectiveId>(c))), members);
+    }
+  }
+
+  void connect(const std::vector<OpId>& from, const Node& to) {
+    const std::vector<OpId> targets = ends(to, true);
+    for (OpId before : from) {
+      for (OpId after : targets) builder_.add_control_edge(before, after);
+    }
+  }
+
+  // The flat ops through which `node` starts (its template's ops that wait for nothing inside:
+  // every other op waits for one of them) or ends (all of its ops: an op inside may wait for a
+  // composite inside to free one stream while another stream of it still runs).
+  std::vector<OpId> ends(const Node& node, bool starts) const {
+    std::vector<OpId> found;
+    collect_ends(node, starts, found);
+    return found;
+  }
+
+  void collect_ends(const Node& node, bool starts, std::vector<OpId>& found) const {
+    if (node.expansion == FlatGraph::kNoChild) {
+      found.push_back(node.flat_op);
+      return;
+    }
+    const FlatGraph::Expansion& expansion = out_.expansions[node.expansion];
+    const Graph& inner = expansion.subgraph->graph();
+    for (std::size_t i = 0; i < inner.op_count(); ++i) {
+      const OpId op = id_at<OpId>(i);
+      if (!starts || inner.dependency_count(op) == 0) {
+        collect_ends({expansion.flat_op[i], expansion.child[i]}, starts, found);
+      }
+    }
+  }
+
+  const Graph& graph_;
+  GraphBuilder builder_;
+  FlatGraph out_;
+};
+
+}  // namespace
+
+FlatGraph flatten(const Graph& graph) { return Flattener(graph).run(); }
+
+}  // namespace weft

@@ -1,0 +1,139 @@
+#include "simulator/graph/subgraph.hpp"
+
+#include <algorithm>
+
+#include "simulator/core/hash_mix.hpp"
+#include "simulator/core/input_error.hpp"
+
+namespace weft {
+
+std::span<const StreamId> op_streams(const Graph& graph, OpId op) {
+  if (graph.is_composite(op)) return graph.composite_streams(graph.op_composite(op));
+  return {&graph.op(op).stream, 1};
+}
+
+Subgraph::Subgraph(std::string name, Graph graph, std::vector<TensorId> inputs, std::vector<TensorId> outputs,
+                   std::vector<OpId> signals)
+    : name_(std::move(name)),
+      graph_(std::move(graph)),
+      inputs_(std::move(inputs)),
+      outputs_(std::move(outputs)),
+      signals_(std::move(signals)),
+      port_(graph_.tensor_count(), 0) {
+  auto fail = [&](const std::string& message) { throw InputError("subgraph '" + name_ + "': " + message); };
+  auto tensor_name = [&](TensorId tensor) { return std::string(graph_.tensor_name(tensor)); };
+  for (TensorId tensor : inputs_) {
+    if (!tensor.valid() || tensor.value() >= graph_.tensor_count()) fail("unknown input port tensor");
+    if (graph_.tensor_producer(tensor).valid()) fail("input port '" + tensor_name(tensor) + "' has a producer inside");
+    if (port_[tensor.value()]++ != 0) fail("a tensor is listed as a port twice");
+  }
+  for (TensorId tensor : outputs_) {
+    if (!tensor.valid() || tensor.value() >= graph_.tensor_count()) fail("unknown output port tensor");
+    if (!graph_.tensor_producer(tensor).valid())
+      fail("output port '" + tensor_name(tensor) + "' has no producer inside");
+    if (port_[tensor.value()]++ != 0) fail("a tensor is listed as a port twice");
+  }
+  for (OpId op : signals_) {
+    if (!op.valid() || op.value() >= graph_.op_count()) fail("unknown signal op");
+  }
+  for (TensorId tensor : inputs_) {
+    // An unread input would end its tensor's life at the composite's start.
+    if (graph_.tensor_consumers(tensor).empty()) fail("input port '" + tensor_name(tensor) + "' is not read inside");
+  }
+  for (std::size_t i = 0; i < graph_.tensor_count(); ++i) {
+    const TensorId tensor(static_cast<TensorId::value_type>(i));
+    if (port_[i] != 0) continue;
+    if (!graph_.tensor_producer(tensor).valid() || graph_.tensor_consumers(tensor).empty()) {
+      fail("tensor '" + tensor_name(tensor) + "' is neither a port nor produced and consumed inside");
+    }
+    if (lives_whole_run(graph_.tensor_kind(tensor))) {
+      fail("tensor '" + tensor_name(tensor) + "' lives for the whole run, so it must be a port");
+    }
+  }
+  if (graph_.stream_count() == 0) fail("a subgraph template needs at least one stream");
+  std::vector<std::uint8_t> stream_used(graph_.stream_count(), 0);
+  for (std::size_t i = 0; i < graph_.op_count(); ++i) {
+    const OpId op(static_cast<OpId::value_type>(i));
+    for (StreamId stream : op_streams(graph_, op)) stream_used[stream.value()] = 1;
+  }
+  for (std::size_t s = 0; s < graph_.stream_count(); ++s) {
+    const StreamInfo& stream = graph_.stream(StreamId(static_cast<StreamId::value_type>(s)));
+    if (stream.policy != StreamPolicy::in_order) {
+      fail("stream '" + stream.name + "' is first_ready; templates run on in_order streams only");
+    }
+    // A composite orders each stream it binds; with nothing on it, that order would be invented.
+    if (stream_used[s] == 0) fail("stream '" + stream.name + "' has no ops");
+  }
+  for (TensorId tensor : outputs_) {
+    bool read = !graph_.tensor_consumers(tensor).empty();
+    const OpId producer = graph_.tensor_producer(tensor);
+    if (const CompositeId composite = graph_.op_composite(producer); composite.valid()) {
+      const auto produced = graph_.op_outputs(producer);
+      const auto q = static_cast<std::size_t>(std::find(produced.begin(), produced.end(), tensor) - produced.begin());
+      read = read || graph_.subgraph(graph_.composite(composite).subgraph).output_read_inside(q);
+    }
+    output_read_inside_.push_back(read ? 1 : 0);
+  }
+  structure_hash_ = compute_structure_hash();
+  compute_stream_entries();
+}
+
+void Subgraph::compute_stream_entries() {
+  stream_entries_.assign(graph_.stream_count(), {});
+  for (std::size_t i = graph_.op_count(); i-- > 0;) {
+    const OpId op(static_cast<OpId::value_type>(i));
+    for (StreamId stream : op_streams(graph_, op)) stream_entries_[stream.value()].first_op = op;
+  }
+  for (StreamEntry& entry : stream_entries_) {
+    if (!entry.first_op.valid()) continue;
+    // Template inputs have no producer, so dependency_count counts only what gates it inside.
+    entry.gated_inside = graph_.dependency_count(entry.first_op) > 0;
+    const auto inputs = graph_.op_inputs(entry.first_op);
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      if (graph_.input_is_weak(entry.first_op, i)) continue;
+      for (std::uint32_t port = 0; port < inputs_.size(); ++port) {
+        if (inputs_[port] == inputs[i]) entry.input_ports.push_back(port);
+      }
+    }
+  }
+}
+
+std::uint64_t Subgraph::compute_structure_hash() const {
+  std::uint64_t h = hash_mix(0, graph_.op_count());
+  h = hash_mix(h, graph_.stream_count());
+  for (std::size_t s = 0; s < graph_.stream_count(); ++s) {
+    h = hash_mix(h, graph_.stream(StreamId(static_cast<StreamId::value_type>(s))).device.value());
+  }
+  for (std::size_t i = 0; i < graph_.op_count(); ++i) {
+    const OpId op(static_cast<OpId::value_type>(i));
+    const OpRecord& record = graph_.op(op);
+    h = hash_mix(h, record.stream.value());
+    h = hash_mix(h, record.collective.valid() ? record.collective.value() : ~0ULL);
+    h = hash_mix(h, static_cast<std::uint64_t>(category_of(graph_.op_work(op).op_class)));
+    const auto inputs = graph_.op_inputs(op);
+    for (std::size_t k = 0; k < inputs.size(); ++k)
+      h = hash_mix(h, inputs[k].value() * 2 + graph_.input_is_weak(op, k));
+    h = hash_mix(h, ~0ULL);
+    for (TensorId tensor : graph_.op_outputs(op)) h = hash_mix(h, tensor.value());
+    h = hash_mix(h, ~1ULL);
+    for (OpId successor : graph_.data_and_control_successors(op)) h = hash_mix(h, successor.value());
+    if (const CompositeId composite = graph_.op_composite(op); composite.valid()) {
+      h = hash_mix(h, graph_.subgraph(graph_.composite(composite).subgraph).structure_hash());
+      for (StreamId stream : graph_.composite_streams(composite)) h = hash_mix(h, stream.value());
+    }
+  }
+  for (std::size_t i = 0; i < graph_.tensor_count(); ++i) {
+    const TensorRecord& tensor = graph_.tensor(TensorId(static_cast<TensorId::value_type>(i)));
+    h = hash_mix(h, static_cast<std::uint64_t>(tensor.bytes));
+    h = hash_mix(h, tensor.device.value());
+    h = hash_mix(h, static_cast<std::uint64_t>(tensor.kind));
+  }
+  for (TensorId tensor : inputs_) h = hash_mix(h, tensor.value());
+  h = hash_mix(h, ~2ULL);
+  for (TensorId tensor : outputs_) h = hash_mix(h, tensor.value());
+  h = hash_mix(h, ~3ULL);
+  for (OpId op : signals_) h = hash_mix(h, op.value());
+  return h;
+}
+
+}  // namespace weft

@@ -1,0 +1,71 @@
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "simulator/graph/graph.hpp"
+
+namespace weft {
+
+// The streams an op runs on: its own, or for a composite every stream its template binds.
+std::span<const StreamId> op_streams(const Graph& graph, OpId op);
+
+// A template of ops that graphs instantiate as composite ops (DESIGN.md, subgraph reuse): a
+// layer's forward pass, a stage's microbatch flow. It is a graph of its own whose boundary is
+// made of ports:
+//   inputs   tensors it reads that something outside produces (they have no producer inside);
+//   outputs  tensors it produces for the outside;
+//   signals  ops whose completion outside ops may wait for (a weight gradient that a
+//            data-parallel bucket needs, say).
+// Every other tensor lives and dies inside. Its streams are bound to outer streams when it is
+// instantiated; the first is the composite's own. Templates nest: a template may itself hold
+// composite ops.
+class Subgraph {
+ public:
+  Subgraph(std::string name, Graph graph, std::vector<TensorId> inputs, std::vector<TensorId> outputs,
+           std::vector<OpId> signals = {});
+
+  const std::string& name() const { return name_; }
+  const Graph& graph() const { return graph_; }
+  const std::vector<TensorId>& inputs() const { return inputs_; }
+  const std::vector<TensorId>& outputs() const { return outputs_; }
+  const std::vector<OpId>& signals() const { return signals_; }
+  // Whether `tensor` is a port; tensors past the template's (an expanded copy's) are not.
+  bool is_port(TensorId tensor) const { return tensor.value() < port_.size() && port_[tensor.value()] != 0; }
+
+  // Whether output port `p` is also read inside (by an op here or in a nested template): its
+  // tensor then lives at least until those readers end.
+  bool output_read_inside(std::size_t p) const { return output_read_inside_[p] != 0; }
+
+  // Everything the template's schedule and memory profile depend on besides the durations of
+  // its ops: streams, edges, collectives, tensor sizes, ports and nested templates.
+  std::uint64_t structure_hash() const { return structure_hash_; }
+
+  // The first op issued on each template stream, and, when nothing inside gates it, the input
+  // ports it waits for: such an op could start before the composite does, so the engine checks
+  // that it would not (otherwise reusing the template's schedule would change the answer).
+  struct StreamEntry {
+    OpId first_op;
+    bool gated_inside = false;
+    std::vector<std::uint32_t> input_ports;
+  };
+  const std::vector<StreamEntry>& stream_entries() const { return stream_entries_; }
+
+ private:
+  std::uint64_t compute_structure_hash() const;
+  void compute_stream_entries();
+
+  std::string name_;
+  Graph graph_;
+  std::vector<TensorId> inputs_;
+  std::vector<TensorId> outputs_;
+  std::vector<OpId> signals_;
+  std::vector<std::uint8_t> port_;  // by tensor id
+  std::vector<std::uint8_t> output_read_inside_;
+  std::uint64_t structure_hash_ = 0;
+  std::vector<StreamEntry> stream_entries_;
+};
+
+}  // namespace weft

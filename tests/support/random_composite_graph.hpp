@@ -1,0 +1,26 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "simulator/graph/graph.hpp"
+#include "simulator/graph/subgraph.hpp"
+#include "tests/support/unit_platform.hpp"
+
+namespace weft::test {
+
+// A seeded random graph on a UnitPlatform that instantiates random subgraph templates as
+// composite ops, next to primitive ops, collectives and a shared link: templates of one or two
+// GPUs with ports, internal tensors, control edges, signals and nested templates; composites
+// bound to random GPUs with their streams in either order; random data, control and signal edges
+// among everything. Every edge goes from an earlier op to a later one.
+struct RandomCompositeGraph {
+  Graph graph;
+  RooflineCostModel cost_model;
+  std::vector<std::shared_ptr<const Subgraph>> templates;
+};
+
+RandomCompositeGraph make_random_composite_graph(std::uint64_t seed);
+
+}  // namespace weft::test
