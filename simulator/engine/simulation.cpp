@@ -489,19 +489,23 @@ class Simulation {
 
   // Stamping is exact when the template's ops run at the times they would run if simulated one
   // by one, and nothing is stamped into the past. An op inside waits for the ports it reads and
-  // for the op before it on its stream; so the first op on each stream, unless something inside
-  // gates it, could have started before `origin` (the latest of the composite's gates) if its
-  // stream and ports were free earlier. Control edges into the composite are not counted here:
-  // a check that passes without them passes with them.
+  // for the op before it on its stream; the first ops inside also for the control and signal
+  // edges into the composite. So the first op on each stream, unless something inside gates it,
+  // could have started before `origin` (the latest of the composite's gates) if its stream, its
+  // ports and those edges were done earlier.
   void check_exact(OpId op, const Subgraph& subgraph, const TemplateSchedule& times, TimeNs origin) const {
     if (origin + times.earliest_start < now_) throw ReuseNotExact{};
+    const CompositeId composite = graph_.op_composite(op);
     const auto inputs = graph_.op_inputs(op);
-    const auto streams = graph_.composite_streams(graph_.op_composite(op));
+    const auto streams = graph_.composite_streams(composite);
+    TimeNs gates_done = 0;
+    for (const auto& [before, signal] : graph_.composite_gates(composite))
+      gates_done = std::max(gates_done, done_time(before, signal));
     const auto& entries = subgraph.stream_entries();
     for (std::size_t j = 0; j < entries.size(); ++j) {
       const Subgraph::StreamEntry& entry = entries[j];
       if (!entry.first_op.valid() || entry.gated_inside) continue;
-      TimeNs earliest = stream_free_[streams[j].value()];
+      TimeNs earliest = std::max(stream_free_[streams[j].value()], gates_done);
       for (std::uint32_t port : entry.input_ports) earliest = std::max(earliest, tensor_ready_[inputs[port].value()]);
       if (earliest < origin) throw ReuseNotExact{};
     }
@@ -511,6 +515,13 @@ class Simulation {
       const TimeNs ready = tensor_ready_[inputs[p].value()];
       if (graph_.input_is_weak(op, p) && (ready == kUnknown || ready > origin)) throw ReuseNotExact{};
     }
+  }
+
+  // When `op` (already started) completes, or for a composite's signal port, when it fires.
+  TimeNs done_time(OpId op, std::int32_t signal) const {
+    if (signal < 0) return result_.op_end[op.value()];
+    const TemplateSchedule& times = *result_.composite_schedules[graph_.op_composite(op).value()];
+    return result_.op_start[op.value()] - times.earliest_start + times.signal_time[static_cast<std::size_t>(signal)];
   }
 
   void stamp_device_effects(std::span<const StreamId> streams, const Subgraph& subgraph, const TemplateSchedule& times,

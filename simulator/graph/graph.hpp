@@ -165,6 +165,11 @@ class Graph {
   std::span<const std::pair<std::uint32_t, OpId>> signal_successors(CompositeId composite) const {
     return signal_successors_[composite];
   }
+  // The control and signal edges into a composite: (predecessor, its signal port or -1 for its
+  // end).
+  std::span<const std::pair<OpId, std::int32_t>> composite_gates(CompositeId composite) const {
+    return composite_gates_[composite];
+  }
   // Ops that wait for the whole composite to end.
   std::span<const OpId> composite_control_successors(CompositeId composite) const {
     return composite_control_[composite];
@@ -206,6 +211,7 @@ class Graph {
   std::vector<OpId> composite_next_;
   Csr<CompositeId, std::pair<std::uint32_t, OpId>> signal_successors_;
   Csr<CompositeId, OpId> composite_control_;
+  Csr<CompositeId, std::pair<OpId, std::int32_t>> composite_gates_;
 
   std::vector<OpWork> works_;
   std::vector<DeviceSpec> specs_;

@@ -394,6 +394,20 @@ Graph GraphBuilder::build() && {
     }
     graph_.composite_control_ =
         Csr<CompositeId, OpId>::from_pairs(graph_.composites_.size(), std::move(composite_control));
+    std::vector<std::pair<CompositeId, std::pair<OpId, std::int32_t>>> gates;
+    for (const auto& [before, after] : control_edges_) {
+      if (const CompositeId composite = graph_.op_composite(after); composite.valid()) {
+        gates.emplace_back(composite, std::make_pair(before, -1));
+      }
+    }
+    for (const auto& [source, edge] : signal_edges_) {
+      if (const CompositeId composite = graph_.op_composite(edge.second); composite.valid()) {
+        gates.emplace_back(
+            composite, std::make_pair(graph_.composites_[source.value()].op, static_cast<std::int32_t>(edge.first)));
+      }
+    }
+    graph_.composite_gates_ =
+        Csr<CompositeId, std::pair<OpId, std::int32_t>>::from_pairs(graph_.composites_.size(), std::move(gates));
     graph_.signal_successors_ = Csr<CompositeId, std::pair<std::uint32_t, OpId>>::from_pairs(graph_.composites_.size(),
                                                                                              std::move(signal_edges_));
   }

@@ -58,6 +58,10 @@ class GraphBuilder {
     return graph_.op_device(op);
   }
   std::size_t tensor_count() const { return graph_.tensors_.size(); }
+  const TensorRecord& tensor(TensorId tensor) const {
+    check_tensor(tensor, "tensor");
+    return graph_.tensor(tensor);
+  }
 
   Graph build() &&;
 

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include "simulator/core/version.hpp"
+#include "simulator/engine/expanded_ops.hpp"
+#include "simulator/graph/flatten.hpp"
 #include "simulator/io/format_units.hpp"
 
 namespace weft {
@@ -125,9 +127,30 @@ void write_memory_counters(TraceEmitter& emit, const SimulationResult& result) {
   }
 }
 
+// The result told for `flat`, the expansion of the simulated graph: every op at its time.
+SimulationResult expanded_result(const Graph& graph, const FlatGraph& flat, const SimulationResult& result) {
+  SimulationResult expanded;
+  expanded.makespan = result.makespan;
+  expanded.devices = result.devices;
+  expanded.op_start.reserve(flat.graph.op_count());
+  expanded.op_end.reserve(flat.graph.op_count());
+  for_each_expanded_op(graph, result, [&](const ExpandedOp& op) {
+    expanded.op_start.push_back(op.start);
+    expanded.op_end.push_back(op.end);
+  });
+  expanded.op_binding.assign(flat.graph.op_count(), OpId::none());
+  return expanded;
+}
+
 }  // namespace
 
 void write_chrome_trace(std::ostream& out, const Graph& graph, const SimulationResult& result) {
+  if (graph.composite_count() > 0) {
+    // Composite ops show as the ops of their templates.
+    const FlatGraph flat = flatten(graph);
+    write_chrome_trace(out, flat.graph, expanded_result(graph, flat, result));
+    return;
+  }
   out << R"({"displayTimeUnit":"ns","otherData":{"generator":"weft )" << version() << R"(","makespan_ns":)"
       << result.makespan << R"(},"traceEvents":[)";
   TraceEmitter emit(out);

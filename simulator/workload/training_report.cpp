@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "simulator/engine/expanded_ops.hpp"
 #include "simulator/workload/model.hpp"
 
 namespace weft {
@@ -16,26 +17,36 @@ std::uint64_t event(TimeNs time, std::uint64_t slot, bool end) {
   return (static_cast<std::uint64_t>(time) << 4) | slot | (end ? kEndBit : 0);
 }
 
-// Time split of one rank, from the intervals of the ops on its device and on its links.
-void account_time(const TrainingWorkload& workload, const SimulationResult& result,
-                  const std::vector<std::vector<OpId>>& ops_by_device, const SimulatedRank& rank, StageReport& out) {
+// The packed events of every op with a duration, by the device it ran on (composites expanded).
+// Counts the ops in `op_count`.
+std::vector<std::vector<std::uint64_t>> events_by_device(const TrainingWorkload& workload,
+                                                         const SimulationResult& result, std::size_t& op_count) {
   const Graph& graph = workload.graph;
-  std::vector<std::uint64_t> events;
-  auto add = [&](OpId op) {
-    if (result.duration(op) == 0) return;
-    const OpWork& work = graph.op_work(op);
+  std::vector<std::vector<std::uint64_t>> events(graph.device_count());
+  op_count = 0;
+  for_each_expanded_op(graph, result, [&](const ExpandedOp& expanded) {
+    ++op_count;
+    if (expanded.end == expanded.start) return;
+    const OpWork& work = expanded.owner->op_work(expanded.op);
     std::uint64_t slot = 0;
     if (category_of(work.op_class) == OpCategory::communication) {
       const CommGroupKind kind =
           work.comm_group == 0 ? CommGroupKind::pp : workload.cost_model->group(work.comm_group).kind;
       slot = 1 + static_cast<std::uint64_t>(kind);
     }
-    events.push_back(event(result.start(op), slot, false));
-    events.push_back(event(result.end(op), slot, true));
-  };
-  for (OpId op : ops_by_device[rank.device.value()]) add(op);
+    auto& device = events[graph.stream(expanded.stream).device.value()];
+    device.push_back(event(expanded.start, slot, false));
+    device.push_back(event(expanded.end, slot, true));
+  });
+  return events;
+}
+
+// Time split of one rank, from the intervals of the ops on its device and on its links.
+void account_time(const SimulationResult& result, const std::vector<std::vector<std::uint64_t>>& by_device,
+                  const SimulatedRank& rank, StageReport& out) {
+  std::vector<std::uint64_t> events = by_device[rank.device.value()];
   for (DeviceId link : rank.links) {
-    for (OpId op : ops_by_device[link.value()]) add(op);
+    events.insert(events.end(), by_device[link.value()].begin(), by_device[link.value()].end());
   }
   std::sort(events.begin(), events.end());
   int computing = 0;
@@ -87,14 +98,9 @@ TrainingReport make_training_report(const TrainingScenario& scenario, const Trai
   report.parameters = Model(scenario.model).parameter_count();
   report.microbatches = workload.microbatches;
   report.simulated_ranks = workload.ranks.size();
-  report.simulated_ops = graph.op_count();
   report.folded = workload.folded;
 
-  std::vector<std::vector<OpId>> ops_by_device(graph.device_count());
-  for (std::size_t i = 0; i < graph.op_count(); ++i) {
-    const OpId op(static_cast<OpId::value_type>(i));
-    ops_by_device[graph.op_device(op).value()].push_back(op);
-  }
+  const auto by_device = events_by_device(workload, result, report.simulated_ops);
   for (const SimulatedRank& rank : workload.ranks) {
     const int stage = rank.coordinates.pp;
     const DeviceResult& device = result.devices[rank.device.value()];
@@ -104,7 +110,7 @@ TrainingReport make_training_report(const TrainingScenario& scenario, const Trai
       entry.rank_label = graph.device(rank.device).name;
       entry.static_memory = rank.static_memory;
       entry.memory_capacity = device.memory_capacity;
-      account_time(workload, result, ops_by_device, rank, entry);
+      account_time(result, by_device, rank, entry);
       report.stages.push_back(entry);
     }
     StageReport& entry = report.stages[static_cast<std::size_t>(stage)];

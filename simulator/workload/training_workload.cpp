@@ -7,11 +7,12 @@
 #include <unordered_map>
 
 #include <fmt/format.h>
-#include <boost/container/small_vector.hpp>
 
 #include "simulator/graph/graph_builder.hpp"
 #include "simulator/workload/model.hpp"
 #include "simulator/workload/modules/op_factory.hpp"
+#include "simulator/workload/pass_template.hpp"
+#include "simulator/workload/per_peer.hpp"
 #include "simulator/workload/pipeline_schedule.hpp"
 
 namespace weft {
@@ -24,6 +25,7 @@ constexpr Bytes kOptimizerStateBytes = 12;
 constexpr Bytes kOptimizerTrafficBytes = 28;
 
 enum class Lane : std::uint8_t { compute, tensor_parallel, data_parallel, context_parallel };
+constexpr std::array<std::string_view, 4> kLaneNames{"compute", "tp comm", "dp comm", "cp comm"};
 
 // One GPU of a pipeline stage and its streams. Forward TP and CP collectives run on the compute
 // stream, synchronously as in Megatron; backward TP collectives on a TP stream, asynchronously
@@ -40,11 +42,14 @@ struct Peer {
   StreamId data_parallel;
   StreamId context_parallel;
   std::size_t simulated_index = 0;  // into TrainingWorkload::ranks
+  std::size_t index = 0;            // among its stage's peers
 };
 
-// One value per simulated peer of a stage: a single one when folded, so kept inline.
-template <class T>
-using PerPeer = boost::container::small_vector<T, 1>;
+// What an op waits for: another op's end, or one of a composite's signals.
+struct Gate {
+  OpId op;
+  std::int32_t signal = -1;
+};
 
 // A model chunk: the steps one rank runs for one virtual pipeline stage.
 struct Chunk {
@@ -81,6 +86,7 @@ class TrainingGraphBuilder {
       : s_(scenario),
         unfold_(options.unfold),
         name_ops_(options.name_ops),
+        composites_(options.composites),
         model_(scenario.model, scenario.parallel.cp_algorithm),
         cost_(std::make_unique<ClusterCostModel>(scenario.cluster)) {
     const ParallelPlan& plan = scenario.parallel;
@@ -104,7 +110,7 @@ class TrainingGraphBuilder {
     emit_tied_embedding_sync();
     for (int stage = 0; stage < s_.parallel.pp; ++stage) emit_optimizer(stage);
     TrainingWorkload workload;
-    workload.graph = std::move(b_).build();
+    workload.graph = std::move(outer_).build();
     workload.cost_model = std::move(cost_);
     workload.ranks = std::move(ranks_);
     workload.folded = !unfold_;
@@ -120,8 +126,8 @@ class TrainingGraphBuilder {
     DeviceSpec link;
     link.name = "p2p-link";
     link.kind = DeviceKind::link;
-    gpu_spec_ = b_.add_device_spec(s_.cluster.gpu);
-    link_spec_ = b_.add_device_spec(link);
+    gpu_spec_ = b_->add_device_spec(s_.cluster.gpu);
+    link_spec_ = b_->add_device_spec(link);
     stages_.resize(static_cast<std::size_t>(s_.parallel.pp));
     stage_groups_.assign(static_cast<std::size_t>(s_.parallel.pp) * kCommGroupKindCount, 0);
     for (int stage = 0; stage < s_.parallel.pp; ++stage) {
@@ -140,12 +146,13 @@ class TrainingGraphBuilder {
     std::string label = fmt::format("stage {} / tp {}", c.pp, c.tp);
     if (dims_.cp > 1) label += fmt::format(" / cp {}", c.cp);
     label += fmt::format(" / dp {}", c.dp);
-    peer.device = b_.add_device(label, gpu_spec_);
-    peer.compute = b_.add_stream(peer.device, "compute");
-    peer.tensor_parallel = b_.add_stream(peer.device, "tp comm");
-    peer.data_parallel = b_.add_stream(peer.device, "dp comm");
-    peer.context_parallel = b_.add_stream(peer.device, "cp comm");
+    peer.device = b_->add_device(label, gpu_spec_);
+    peer.compute = b_->add_stream(peer.device, "compute");
+    peer.tensor_parallel = b_->add_stream(peer.device, "tp comm");
+    peer.data_parallel = b_->add_stream(peer.device, "dp comm");
+    peer.context_parallel = b_->add_stream(peer.device, "cp comm");
     peer.simulated_index = ranks_.size();
+    peer.index = stages_[static_cast<std::size_t>(c.pp)].size();
     SimulatedRank rank;
     rank.rank = peer.rank;
     rank.coordinates = c;
@@ -158,10 +165,10 @@ class TrainingGraphBuilder {
   StreamId link(const Peer& from, const Peer& to) {
     const auto key = std::make_pair(from.rank, to.rank);
     if (auto it = links_.find(key); it != links_.end()) return it->second;
-    const DeviceId device = b_.add_device(
+    const DeviceId device = b_->add_device(
         fmt::format("p2p stage {} -> {} (rank {} -> {})", from.coordinates.pp, to.coordinates.pp, from.rank, to.rank),
         link_spec_);
-    const StreamId stream = b_.add_stream(device, "transfer", StreamPolicy::first_ready);
+    const StreamId stream = b_->add_stream(device, "transfer", StreamPolicy::first_ready);
     ranks_[from.simulated_index].links.push_back(device);
     ranks_[to.simulated_index].links.push_back(device);
     links_.emplace(key, stream);
@@ -223,15 +230,16 @@ class TrainingGraphBuilder {
 
   // Communication ops carry their communicator; a step's compute ops do not.
   WorkId placed_work(const OpWork& base, std::optional<CommGroupKind> kind, int stage) {
-    if (!kind || category_of(base.op_class) != OpCategory::communication) return b_.intern_work(base);
+    if (!kind || category_of(base.op_class) != OpCategory::communication) return b_->intern_work(base);
     OpWork copy = base;
     copy.comm_group = stage_group(*kind, stage);
-    return b_.intern_work(copy);
+    return b_->intern_work(copy);
   }
 
   // The work of a chunk step (which outlives the build), remembered by address so that every
   // microbatch reuses its id without hashing the work again.
   WorkId step_work(const OpWork& step_work, std::optional<CommGroupKind> kind, int stage) {
+    if (recorder_ != nullptr) return placed_work(step_work, kind, stage);  // another graph's ids
     const auto key = std::make_pair(&step_work, kind ? stage : -1);
     if (auto it = work_ids_.find(key); it != work_ids_.end()) return it->second;
     const WorkId id = placed_work(step_work, kind, stage);
@@ -247,7 +255,15 @@ class TrainingGraphBuilder {
     return id;
   }
 
-  StreamId lane_stream(const Peer& peer, Lane lane) const {
+  // The stream of `lane` on `peer`; while a pass is recorded, the template's stream standing
+  // for it.
+  StreamId lane_stream(const Peer& peer, Lane lane) {
+    if (recorder_ == nullptr) return outer_lane_stream(peer, lane);
+    const Peer& outer = stages_[static_cast<std::size_t>(recording_stage_)][peer.index];
+    return recorder_->stream(outer_lane_stream(outer, lane), peer.index, kLaneNames[static_cast<std::size_t>(lane)]);
+  }
+
+  static StreamId outer_lane_stream(const Peer& peer, Lane lane) {
     switch (lane) {
       case Lane::compute:
         return peer.compute;
@@ -261,25 +277,30 @@ class TrainingGraphBuilder {
     return peer.compute;
   }
 
+  // The peers of `stage`: while one of its passes is recorded, the template's.
+  const std::vector<Peer>& peers(int stage) const {
+    return recorder_ != nullptr ? recording_peers_ : stages_[static_cast<std::size_t>(stage)];
+  }
+
   // The same op on every peer of `stage`; collectives of more than one simulated member are
   // grouped with their peers.
   PerPeer<OpId> add_ops(int stage, std::string_view name, WorkId work_id, std::optional<CommGroupKind> kind,
                         Lane lane = Lane::compute) {
-    const NameId name_id = b_.intern_name(name);
-    const OpClass op_class = b_.work(work_id).op_class;
-    const auto& peers = stages_[static_cast<std::size_t>(stage)];
+    const NameId name_id = b_->intern_name(name);
+    const OpClass op_class = b_->work(work_id).op_class;
+    const auto& stage_peers = peers(stage);
     PerPeer<OpId> ops;
-    ops.reserve(peers.size());
-    for (const Peer& peer : peers) ops.push_back(b_.add_op(name_id, work_id, lane_stream(peer, lane)));
-    if (lane == Lane::compute) last_compute_ops_ = ops;
+    ops.reserve(stage_peers.size());
+    for (const Peer& peer : stage_peers) ops.push_back(b_->add_op(name_id, work_id, lane_stream(peer, lane)));
+    if (lane == Lane::compute && recorder_ == nullptr) last_compute_ops_ = ops;
     // Collectives among a stage's peers; the embedding group spans stages and its caller groups it.
-    if (kind && *kind != CommGroupKind::embedding && is_collective_class(op_class) && peers.size() > 1) {
+    if (kind && *kind != CommGroupKind::embedding && is_collective_class(op_class) && stage_peers.size() > 1) {
       std::vector<OpId> group;
       for (const auto& members : partition(stage, *kind)) {
         if (members.size() < 2) continue;
         group.clear();
         for (std::size_t i : members) group.push_back(ops[i]);
-        b_.add_collective(name, group);
+        b_->add_collective(name, group);
       }
     }
     return ops;
@@ -287,25 +308,41 @@ class TrainingGraphBuilder {
 
   PerPeer<TensorId> add_tensors(int stage, Bytes bytes, TensorKind kind, std::string_view name = {}) {
     PerPeer<TensorId> tensors;
-    for (const Peer& peer : stages_[static_cast<std::size_t>(stage)]) {
-      tensors.push_back(b_.add_tensor(name, peer.device, kind, bytes));
+    for (const Peer& peer : peers(stage)) {
+      const TensorId tensor = b_->add_tensor(name, peer.device, kind, bytes);
+      tensors.push_back(recorder_ != nullptr ? PassRecorder::tag(tensor) : tensor);
     }
     return tensors;
   }
 
   void consume(const PerPeer<OpId>& ops, const PerPeer<TensorId>& tensors) {
     if (tensors.empty()) return;
-    for (std::size_t i = 0; i < ops.size(); ++i) b_.add_input(ops[i], tensors[i]);
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      b_->add_input(ops[i], recorder_ != nullptr ? recorder_->read(tensors[i]) : tensors[i]);
+    }
   }
 
   void produce(const PerPeer<OpId>& ops, const PerPeer<TensorId>& tensors) {
     if (tensors.empty()) return;
-    for (std::size_t i = 0; i < ops.size(); ++i) b_.add_output(ops[i], tensors[i]);
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      b_->add_output(ops[i], recorder_ != nullptr ? recorder_->write(tensors[i]) : tensors[i]);
+    }
   }
 
   void after(const PerPeer<OpId>& before, const PerPeer<OpId>& ops) {
     if (before.empty()) return;
-    for (std::size_t i = 0; i < ops.size(); ++i) b_.add_control_edge(before[i], ops[i]);
+    for (std::size_t i = 0; i < ops.size(); ++i) b_->add_control_edge(before[i], ops[i]);
+  }
+
+  void after(const PerPeer<Gate>& before, const PerPeer<OpId>& ops) {
+    if (before.empty()) return;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (before[i].signal >= 0) {
+        b_->add_signal_edge(before[i].op, static_cast<std::uint32_t>(before[i].signal), ops[i]);
+      } else {
+        b_->add_control_edge(before[i].op, ops[i]);
+      }
+    }
   }
 
   // ---- the model, cut into chunks -----------------------------------------------------------
@@ -422,6 +459,7 @@ class TrainingGraphBuilder {
     op_name_.assign(step.name);
     op_name_ += ' ';
     op_name_ += phase;
+    if (microbatch < 0) return op_name_;  // a template's: its composite names the microbatch
     op_name_ += " mb";
     char digits[16];
     const auto end = std::to_chars(digits, digits + sizeof(digits), microbatch).ptr;
@@ -429,16 +467,53 @@ class TrainingGraphBuilder {
     return op_name_;
   }
 
+  // " mb<microbatch>", or nothing in a template (microbatch -1).
+  static std::string mb_suffix(int microbatch) {
+    return microbatch < 0 ? std::string() : fmt::format(" mb{}", microbatch);
+  }
+
   // ---- forward --------------------------------------------------------------------------------
 
   void emit_forward(int stage, Chunk& chunk, const PipelineAction& action, ForwardRecord& record) {
     const int mb = action.microbatch;
+    PerPeer<TensorId> x;
+    if (chunk.group > 0) x = boundary_tensor({chunk.group - 1, mb, false}, stage);
+    PerPeer<OpId> first_op;
+    if (composites_) {
+      // Escaping values: the output, then what each step saved, then each step's checkpoint.
+      PassValues escapes;
+      first_op = emit_pass(stage, chunk, "fwd", mb, PassValues{x}, escapes, [&] {
+        ForwardRecord inner;
+        forward_body(stage, chunk, x, -1, inner);
+        PassValues values{inner.output};
+        values.insert(values.end(), inner.saved.begin(), inner.saved.end());
+        values.insert(values.end(), inner.checkpoint.begin(), inner.checkpoint.end());
+        return values;
+      });
+      const auto steps = static_cast<std::ptrdiff_t>(chunk.steps.size());
+      record.output = escapes[0];
+      record.saved.assign(escapes.begin() + 1, escapes.begin() + 1 + steps);
+      record.checkpoint.assign(escapes.begin() + 1 + steps, escapes.end());
+    } else {
+      first_op = forward_body(stage, chunk, x, mb, record);
+    }
+    if (first_forward_op_[static_cast<std::size_t>(action.chunk)].empty()) {
+      first_forward_op_[static_cast<std::size_t>(action.chunk)] = first_op;
+      after_param_gather(action.chunk, first_op);
+    }
+    if (chunk.group + 1 < group_count()) {
+      send(stage, chunk.group + 1, {chunk.group, mb, false}, record.output, "activation");
+      record.output = {};
+    }
+  }
+
+  // The chunk's forward pass of a microbatch from input `x`: fills record (output, saved tensors,
+  // checkpoints) and returns its first ops.
+  PerPeer<OpId> forward_body(int stage, const Chunk& chunk, PerPeer<TensorId> x, int mb, ForwardRecord& record) {
     const bool full_recompute = s_.parallel.recompute == RecomputePolicy::full;
     const bool selective = s_.parallel.recompute == RecomputePolicy::selective;
     record.saved.assign(chunk.steps.size(), {});
     record.checkpoint.assign(chunk.steps.size(), {});
-    PerPeer<TensorId> x;
-    if (chunk.group > 0) x = boundary_tensor({chunk.group - 1, mb, false}, stage);
     PerPeer<OpId> first_op;
     for (std::size_t i = 0; i < chunk.steps.size(); ++i) {
       const Step& step = chunk.steps[i];
@@ -466,15 +541,58 @@ class TrainingGraphBuilder {
       if (first_op.empty()) first_op = ops;
       x = std::move(out);
     }
-    if (first_forward_op_[static_cast<std::size_t>(action.chunk)].empty()) {
-      first_forward_op_[static_cast<std::size_t>(action.chunk)] = first_op;
-      after_param_gather(action.chunk, first_op);
+    record.output = std::move(x);
+    return first_op;
+  }
+
+  // ---- passes as composites -------------------------------------------------------------------
+
+  // A composite of the chunk's pass `phase` for microbatch `mb`, standing on every peer of the
+  // stage, from `inputs`; fills `escapes` and returns the composite on every peer.
+  template <class Body>
+  PerPeer<OpId> emit_pass(int stage, const Chunk& chunk, std::string_view phase, int mb, const PassValues& inputs,
+                          PassValues& escapes, Body&& body) {
+    return instantiate(stage, chunk, pass_template(stage, chunk, phase, inputs, std::forward<Body>(body)), phase, mb,
+                       inputs, escapes);
+  }
+
+  // The template of a chunk's pass, recorded on first use by running `body` (which returns the
+  // escaping values) with the pass's ops going into the template.
+  template <class Body>
+  const PassTemplate& pass_template(int stage, const Chunk& chunk, std::string_view phase, const PassValues& inputs,
+                                    Body&& body) {
+    auto key = std::make_tuple(stage, chunk.group, std::string(phase));
+    if (auto it = pass_templates_.find(key); it != pass_templates_.end()) return it->second;
+    std::vector<DeviceId> devices;
+    for (const Peer& peer : stages_[static_cast<std::size_t>(stage)]) devices.push_back(peer.device);
+    PassRecorder recorder(fmt::format("{} chunk {}", phase, chunk.group), s_.cluster.gpu, devices, outer_);
+    recording_peers_ = stages_[static_cast<std::size_t>(stage)];
+    for (Peer& peer : recording_peers_) {
+      peer.device = recorder.device(peer.index);
+      peer.compute = peer.tensor_parallel = peer.data_parallel = peer.context_parallel = StreamId::none();
     }
-    if (chunk.group + 1 < group_count()) {
-      send(stage, chunk.group + 1, {chunk.group, mb, false}, x, "activation");
-    } else {
-      record.output = x;
+    recorder_ = &recorder;
+    recording_stage_ = stage;
+    b_ = &recorder.builder();
+    const PassValues escapes = body();
+    b_ = &outer_;
+    recorder_ = nullptr;
+    return pass_templates_.emplace(std::move(key), std::move(recorder).finish(outer_, inputs, escapes)).first->second;
+  }
+
+  // A composite of `pass` for microbatch `mb`; the ops after it on the compute streams and the
+  // gradient reduction wait for it.
+  PerPeer<OpId> instantiate(int stage, const Chunk& chunk, const PassTemplate& pass, std::string_view phase, int mb,
+                            const PassValues& inputs, PassValues& escapes) {
+    const OpId op = pass.instantiate(outer_, name("chunk {} mb{} {}", chunk.group, mb, phase), inputs, escapes);
+    const PerPeer<OpId> ops(stages_[static_cast<std::size_t>(stage)].size(), op);
+    last_compute_ops_ = ops;
+    for (const auto& [step, signals] : pass.signals) {
+      PerPeer<Gate> gates;
+      for (std::uint32_t signal : signals) gates.push_back({op, static_cast<std::int32_t>(signal)});
+      record_grad_gates(chunk, step, gates);
     }
+    return ops;
   }
 
   bool is_layer(const Chunk& chunk, std::size_t step) const {
@@ -490,12 +608,11 @@ class TrainingGraphBuilder {
     OpWork part = whole;
     part.flops /= parts;
     part.memory_bytes /= parts;
-    const WorkId part_work = b_.intern_work(part);
-    const auto& peers = stages_[static_cast<std::size_t>(stage)];
+    const WorkId part_work = b_->intern_work(part);
+    const RankCoordinates& first = stages_[static_cast<std::size_t>(stage)].front().coordinates;
     const std::uint32_t neighbour_group =
-        point_to_point_group(CommGroupKind::cp, peers.front().rank,
-                             dims_.rank_of({peers.front().coordinates.tp, (peers.front().coordinates.cp + 1) % dims_.cp,
-                                            peers.front().coordinates.dp, peers.front().coordinates.pp}));
+        point_to_point_group(CommGroupKind::cp, stages_[static_cast<std::size_t>(stage)].front().rank,
+                             dims_.rank_of({first.tp, (first.cp + 1) % dims_.cp, first.dp, first.pp}));
     OpWork transfer = {};
     transfer.op_class = OpClass::send;
     transfer.network_bytes = step.context_parallel_bytes * traffic_factor;
@@ -504,14 +621,17 @@ class TrainingGraphBuilder {
     PerPeer<TensorId> received = input;
     PerPeer<OpId> last;
     for (int j = 0; j < parts; ++j) {
-      PerPeer<OpId> compute =
-          add_ops(stage, name("{} {} mb{} part {}/{}", step.name, phase, mb, j + 1, parts), part_work, std::nullopt);
+      PerPeer<OpId> compute = add_ops(stage, name("{} {}{} part {}/{}", step.name, phase, mb_suffix(mb), j + 1, parts),
+                                      part_work, std::nullopt);
       consume(compute, j == 0 ? input : received);
       if (j + 1 < parts) {
-        const NameId send_name = b_.intern_name(name("{} kv send mb{} {}/{}", step.name, mb, j + 1, parts - 1));
-        const WorkId work_id = b_.intern_work(transfer);
+        const NameId send_name =
+            b_->intern_name(name("{} kv send{} {}/{}", step.name, mb_suffix(mb), j + 1, parts - 1));
+        const WorkId work_id = b_->intern_work(transfer);
         PerPeer<OpId> sends;
-        for (const Peer& peer : peers) sends.push_back(b_.add_op(send_name, work_id, peer.context_parallel));
+        for (const Peer& peer : peers(stage)) {
+          sends.push_back(b_->add_op(send_name, work_id, lane_stream(peer, Lane::context_parallel)));
+        }
         consume(sends, received);
         // The next CP rank's chunk arrives; its sender mirrors this one (the same op on a
         // simulated neighbour, or, folded, this rank by symmetry).
@@ -544,12 +664,13 @@ class TrainingGraphBuilder {
     transfer.network_bytes = boundary_bytes();
     transfer.shape = {transfer.network_bytes};
     transfer.comm_group = point_to_point_group(CommGroupKind::pp, from_peers.front().rank, to_peers.front().rank);
-    const WorkId work_id = b_.intern_work(transfer);
-    const NameId send_name = b_.intern_name(name("send {} mb{} stage {} -> {}", what, key.microbatch, stage, to_stage));
+    const WorkId work_id = b_->intern_work(transfer);
+    const NameId send_name =
+        b_->intern_name(name("send {} mb{} stage {} -> {}", what, key.microbatch, stage, to_stage));
     for (std::size_t i = 0; i < from_peers.size(); ++i) {
-      const OpId op = b_.add_op(send_name, work_id, link(from_peers[i], to_peers[i]));
-      if (!value.empty()) b_.add_input(op, value[i]);
-      b_.add_output(op, received[i]);
+      const OpId op = b_->add_op(send_name, work_id, link(from_peers[i], to_peers[i]));
+      if (!value.empty()) b_->add_input(op, value[i]);
+      b_->add_output(op, received[i]);
     }
   }
 
@@ -558,14 +679,80 @@ class TrainingGraphBuilder {
   void emit_backward(int stage, Chunk& chunk, const PipelineAction& action, ForwardRecord& record,
                      std::vector<PendingWeightGrad>& pending) {
     const int mb = action.microbatch;
-    const bool selective = s_.parallel.recompute == RecomputePolicy::selective;
-    PerPeer<TensorId> dy =
+    const PerPeer<TensorId> dy =
         chunk.group + 1 < group_count() ? boundary_tensor({chunk.group, mb, true}, stage) : record.output;
+    PerPeer<TensorId> dx;
     std::vector<PerPeer<TensorId>> recomputed(chunk.steps.size());
+    if (recomputes_before_gradient(chunk)) {
+      // Its own pass: it reads only its checkpoint, so unlike the rest of the backward it need
+      // not wait for the incoming gradient.
+      if (composites_) {
+        emit_pass(stage, chunk, "recompute", mb, record.checkpoint, recomputed, [&] {
+          std::vector<PerPeer<TensorId>> inner(chunk.steps.size());
+          recompute_layer(stage, chunk, chunk.steps.size() - 1, -1, record, inner);
+          return inner;
+        });
+      } else {
+        recompute_layer(stage, chunk, chunk.steps.size() - 1, mb, record, recomputed);
+      }
+    }
+    if (composites_) {
+      // Inputs: the gradient, then what each step saved, each step's checkpoint and what the
+      // recompute pass rematerialized. Escaping: the input gradient, then each pending weight
+      // gradient's output gradient and input.
+      PassValues inputs{dy};
+      inputs.insert(inputs.end(), record.saved.begin(), record.saved.end());
+      inputs.insert(inputs.end(), record.checkpoint.begin(), record.checkpoint.end());
+      inputs.insert(inputs.end(), recomputed.begin(), recomputed.end());
+      PassValues escapes;
+      emit_pass(stage, chunk, "bwd", mb, inputs, escapes, [&] {
+        std::vector<PendingWeightGrad> inner_pending;
+        PassValues values{backward_body(stage, chunk, dy, record, recomputed, -1, inner_pending)};
+        for (const PendingWeightGrad& weight : inner_pending) {
+          values.push_back(weight.output_grad);
+          values.push_back(weight.input);
+        }
+        return values;
+      });
+      dx = escapes[0];
+      const std::vector<std::size_t> steps = pending_weight_steps(chunk);
+      for (std::size_t j = 0; j < steps.size(); ++j) {
+        pending.push_back({steps[j], escapes[1 + 2 * j], escapes[2 + 2 * j]});
+      }
+    } else {
+      dx = backward_body(stage, chunk, dy, record, std::move(recomputed), mb, pending);
+    }
+    if (chunk.group > 0) send(stage, chunk.group - 1, {chunk.group - 1, mb, true}, dx, "gradient");
+  }
+
+  // The steps whose weight gradients a backward pass leaves for the weight pass, in the order it
+  // leaves them.
+  std::vector<std::size_t> pending_weight_steps(const Chunk& chunk) const {
+    std::vector<std::size_t> steps;
+    if (!split_weight_grads_) return steps;
+    for (std::size_t k = chunk.steps.size(); k-- > 0;) {
+      if (chunk.steps[k].weight_grad) steps.push_back(k);
+    }
+    return steps;
+  }
+
+  // Whether full recompute of the chunk's last step's layer starts its backward, before any op
+  // reads the incoming gradient.
+  bool recomputes_before_gradient(const Chunk& chunk) const {
+    return s_.parallel.recompute == RecomputePolicy::full && is_layer(chunk, chunk.steps.size() - 1);
+  }
+
+  // The chunk's backward pass of a microbatch from output gradient `dy`, with what its forward
+  // saved and `recomputed` (what a recompute pass before it rematerialized); returns the input
+  // gradient. Weight gradients are computed, or left in `pending`.
+  PerPeer<TensorId> backward_body(int stage, const Chunk& chunk, PerPeer<TensorId> dy, const ForwardRecord& record,
+                                  std::vector<PerPeer<TensorId>> recomputed, int mb,
+                                  std::vector<PendingWeightGrad>& pending) {
+    const bool selective = s_.parallel.recompute == RecomputePolicy::selective;
     for (std::size_t k = chunk.steps.size(); k-- > 0;) {
       const Step& step = chunk.steps[k];
-      if (s_.parallel.recompute == RecomputePolicy::full && is_layer(chunk, k) &&
-          (k + 1 == chunk.steps.size() || chunk.block[k + 1] != chunk.block[k])) {
+      const bool layer_end = k + 1 < chunk.steps.size() && chunk.block[k + 1] != chunk.block[k];
+      if (s_.parallel.recompute == RecomputePolicy::full && is_layer(chunk, k) && layer_end) {
         recompute_layer(stage, chunk, k, mb, record, recomputed);
       }
       PerPeer<TensorId> saved = recomputed[k].empty() ? record.saved[k] : recomputed[k];
@@ -604,14 +791,12 @@ class TrainingGraphBuilder {
       }
       dy = std::move(dx);
     }
-    if (chunk.group > 0) {
-      send(stage, chunk.group - 1, {chunk.group - 1, mb, true}, dy, "gradient");
-    }
+    return dy;
   }
 
   // Full recompute: before the backward of the layer ending at step `last`, run its forward again
   // from the checkpointed input, saving what its backward needs.
-  void recompute_layer(int stage, const Chunk& chunk, std::size_t last, int mb, ForwardRecord& record,
+  void recompute_layer(int stage, const Chunk& chunk, std::size_t last, int mb, const ForwardRecord& record,
                        std::vector<PerPeer<TensorId>>& recomputed) {
     std::size_t first = last;
     while (first > 0 && chunk.block[first - 1] == chunk.block[last]) --first;
@@ -665,17 +850,41 @@ class TrainingGraphBuilder {
 
   void emit_weight_pass(int stage, const Chunk& chunk, const PipelineAction& action,
                         std::vector<PendingWeightGrad>& pending) {
-    for (const PendingWeightGrad& weight : pending) emit_weight_grad(stage, chunk, weight, action.microbatch);
+    if (composites_ && !pending.empty()) {
+      PassValues inputs;
+      for (const PendingWeightGrad& weight : pending) {
+        inputs.push_back(weight.output_grad);
+        inputs.push_back(weight.input);
+      }
+      PassValues escapes;
+      emit_pass(stage, chunk, "weight", action.microbatch, inputs, escapes, [&] {
+        for (const PendingWeightGrad& weight : pending) emit_weight_grad(stage, chunk, weight, -1);
+        return PassValues{};
+      });
+    } else {
+      for (const PendingWeightGrad& weight : pending) emit_weight_grad(stage, chunk, weight, action.microbatch);
+    }
     pending.clear();
   }
 
   // The op that last produced gradients of a step's parameters (its weight-gradient op, or for
   // fused kernels such as norms its backward op): the data-parallel reduction waits for it.
+  // While a pass is recorded, they become the template's signals.
   void record_grad_op(const Chunk& chunk, std::size_t step, const PerPeer<OpId>& ops) {
     if (chunk.steps[step].parameters == 0) return;
+    if (recorder_ != nullptr) {
+      for (std::size_t i = 0; i < ops.size(); ++i) recorder_->add_signal(step, i, ops[i]);
+      return;
+    }
+    PerPeer<Gate> gates;
+    for (OpId op : ops) gates.push_back({op, -1});
+    record_grad_gates(chunk, step, gates);
+  }
+
+  void record_grad_gates(const Chunk& chunk, std::size_t step, const PerPeer<Gate>& gates) {
     auto& last = last_grad_op_[chunk_index(chunk)];
     if (last.size() < chunk.steps.size()) last.resize(chunk.steps.size());
-    last[step] = ops;
+    last[step] = gates;
   }
 
   std::size_t chunk_index(const Chunk& chunk) const { return static_cast<std::size_t>(chunk.group / s_.parallel.pp); }
@@ -772,7 +981,7 @@ class TrainingGraphBuilder {
     const PerPeer<OpId> last_ops =
         add_ops(last, "embedding grad all-reduce", work_id, CommGroupKind::embedding, Lane::data_parallel);
     for (std::size_t i = 0; i < first_ops.size(); ++i) {
-      b_.add_collective("embedding grad all-reduce", std::vector<OpId>{first_ops[i], last_ops[i]});
+      b_->add_collective("embedding grad all-reduce", std::vector<OpId>{first_ops[i], last_ops[i]});
     }
     gradient_syncs_[0].push_back(first_ops);
     gradient_syncs_[last].push_back(last_ops);
@@ -784,7 +993,7 @@ class TrainingGraphBuilder {
     const std::int64_t parameters = stage_parameters(stage) / optimizer_shards();
     const OpWork step = memory_bound_work(OpClass::optimizer, kOptimizerTrafficBytes * parameters,
                                           10.0 * static_cast<double>(parameters), Dtype::fp32, {parameters});
-    const PerPeer<OpId> ops = add_ops(stage, "optimizer step", b_.intern_work(step), std::nullopt);
+    const PerPeer<OpId> ops = add_ops(stage, "optimizer step", b_->intern_work(step), std::nullopt);
     for (const auto& sync : gradient_syncs_[stage]) after(sync, ops);
     const auto& tensors = static_tensors_[stage];
     consume(ops, tensors.gradients);
@@ -813,11 +1022,13 @@ class TrainingGraphBuilder {
   const TrainingScenario& s_;
   bool unfold_;
   bool name_ops_;
+  bool composites_;
   ParallelDims dims_;
   ShardContext context_;
   Model model_;
   std::unique_ptr<ClusterCostModel> cost_;
-  GraphBuilder b_;
+  GraphBuilder outer_;
+  GraphBuilder* b_ = &outer_;  // the template's while a pass is recorded
   bool split_weight_grads_ = false;
   DeviceSpecId gpu_spec_;
   DeviceSpecId link_spec_;
@@ -841,10 +1052,15 @@ class TrainingGraphBuilder {
   std::map<int, PerPeer<OpId>> optimizer_ops_;
   std::map<int, PerPeer<OpId>> stage_last_compute_;
   PerPeer<OpId> last_compute_ops_;  // the latest op on the compute streams of the stage being emitted
+  // Passes as templates (composites_), by (stage, virtual stage, kind), and the recording under way.
+  std::map<std::tuple<int, int, std::string>, PassTemplate> pass_templates_;  // (stage, chunk, phase)
+  PassRecorder* recorder_ = nullptr;
+  int recording_stage_ = 0;
+  std::vector<Peer> recording_peers_;
   // Per stage being emitted:
   std::vector<ForwardRecord> records_;
   std::vector<std::vector<PendingWeightGrad>> pending_;
-  std::vector<std::vector<PerPeer<OpId>>> last_grad_op_;  // per chunk, per step
+  std::vector<std::vector<PerPeer<Gate>>> last_grad_op_;  // per chunk, per step
   std::vector<PerPeer<OpId>> first_forward_op_;           // per chunk
   std::vector<PerPeer<OpId>> param_gathers_;              // per bucket
   std::vector<std::vector<std::size_t>> param_gather_chunks_;

@@ -46,6 +46,10 @@ struct WorkloadOptions {
   bool unfold = false;
   // Give ops names (layer, op, pass, microbatch) for reports and traces; sweeps skip them.
   bool name_ops = true;
+  // Make each chunk's forward, backward and weight pass a template, recorded once per stage, and
+  // every microbatch's pass a composite op of it, so that the engine simulates each pass once
+  // per situation (docs/ARCHITECTURE.md, subgraph reuse). Off: every op is in the graph.
+  bool composites = true;
 };
 
 // Builds the iteration.

@@ -58,7 +58,8 @@ TEST_CASE("the JSON output has the documented fields, consistent with each other
     CHECK(sum == Approx(time).epsilon(1e-9));
     CHECK(stage["peak_memory_bytes"].get<double>() > 0);
   }
-  // One process per simulated rank, labelled by its coordinates; spans name layer and microbatch.
+  // One process per simulated rank, labelled by its coordinates; spans name the pass (chunk,
+  // microbatch, phase) and the op.
   const auto trace = nlohmann::json::parse(read_file(dir.file("trace.json")));
   bool labelled = false, named = false;
   for (const auto& event : trace["traceEvents"]) {
@@ -66,7 +67,7 @@ TEST_CASE("the JSON output has the documented fields, consistent with each other
         event["args"]["name"].get<std::string>().rfind("stage 2 / tp 0 / dp 0", 0) == 0) {
       labelled = true;
     }
-    if (event["ph"] == "X" && event["name"] == "L3.attn.qkv fwd mb0") named = true;
+    if (event["ph"] == "X" && event["name"] == "chunk 0 mb0 fwd/L3.attn.qkv fwd") named = true;
   }
   CHECK(labelled);
   CHECK(named);

@@ -19,11 +19,17 @@ struct TrainingRun {
   TrainingReport report;
 };
 
-inline TrainingRun run_training(const TrainingScenario& scenario, bool unfold = false) {
-  TrainingRun run{build_training_workload(scenario, {.unfold = unfold}), {}, {}};
-  run.result = simulate(run.workload.graph, *run.workload.cost_model);
+inline TrainingRun run_training(const TrainingScenario& scenario, const WorkloadOptions& options, bool reuse = true) {
+  TrainingRun run{build_training_workload(scenario, options), {}, {}};
+  SimulationOptions simulation;
+  simulation.reuse = reuse;
+  run.result = simulate(run.workload.graph, *run.workload.cost_model, simulation);
   run.report = make_training_report(scenario, run.workload, run.result);
   return run;
+}
+
+inline TrainingRun run_training(const TrainingScenario& scenario, bool unfold = false) {
+  return run_training(scenario, {.unfold = unfold});
 }
 
 }  // namespace weft::test

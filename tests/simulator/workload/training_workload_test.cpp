@@ -1,7 +1,7 @@
 #include "simulator/workload/training_workload.hpp"
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include "tests/simulator/workload/training_test_support.hpp"
 
@@ -24,16 +24,18 @@ const std::string kSmallLlama =
     R"({"base": "llama3-8b", "layers": 8, "hidden": 2048, "ffn_hidden": 7168, "heads": 16, "kv_heads": 4})";
 const std::string kSmallGpt = R"({"base": "gpt3-1.3b", "layers": 8})";
 
+// Plans on 8 GPUs covering every schedule, recompute policy, ZeRO-1, CP algorithm and VPP.
+const std::vector<std::pair<std::string, std::string>> kPlanCases = {
+    {kSmallLlama, R"({"tp": 2, "pp": 2, "dp": 2, "sequence_parallel": true, "zero": 1})"},
+    {kSmallLlama, R"({"tp": 2, "cp": 2, "pp": 2, "dp": 1, "sequence_parallel": true})"},
+    {kSmallLlama, R"({"tp": 1, "cp": 2, "pp": 1, "dp": 4, "cp_algorithm": "allgather", "zero": 1})"},
+    {kSmallLlama, R"({"tp": 2, "pp": 2, "dp": 2, "vpp": 2, "schedule": "interleaved"})"},
+    {kSmallLlama, R"({"tp": 2, "pp": 2, "dp": 2, "schedule": "zb-h1", "recompute": "full"})"},
+    {kSmallGpt, R"({"tp": 2, "pp": 2, "dp": 2, "recompute": "selective", "schedule": "gpipe"})"},
+};
+
 TEST_CASE("folded and unfolded simulations give the same iteration time", "[workload][folding]") {
-  const std::vector<std::pair<std::string, std::string>> cases = {
-      {kSmallLlama, R"({"tp": 2, "pp": 2, "dp": 2, "sequence_parallel": true, "zero": 1})"},
-      {kSmallLlama, R"({"tp": 2, "cp": 2, "pp": 2, "dp": 1, "sequence_parallel": true})"},
-      {kSmallLlama, R"({"tp": 1, "cp": 2, "pp": 1, "dp": 4, "cp_algorithm": "allgather", "zero": 1})"},
-      {kSmallLlama, R"({"tp": 2, "pp": 2, "dp": 2, "vpp": 2, "schedule": "interleaved"})"},
-      {kSmallLlama, R"({"tp": 2, "pp": 2, "dp": 2, "schedule": "zb-h1", "recompute": "full"})"},
-      {kSmallGpt, R"({"tp": 2, "pp": 2, "dp": 2, "recompute": "selective", "schedule": "gpipe"})"},
-  };
-  for (const auto& [model, parallel] : cases) {
+  for (const auto& [model, parallel] : kPlanCases) {
     INFO(parallel);
     const TrainingScenario scenario = scenario_from(small_plan(model, 8, parallel, 16));
     const auto folded = run_training(scenario, false);
@@ -43,6 +45,37 @@ TEST_CASE("folded and unfolded simulations give the same iteration time", "[work
     CHECK(folded.result.makespan == unfolded.result.makespan);
     for (std::size_t s = 0; s < folded.report.stages.size(); ++s) {
       CHECK(folded.report.stages[s].peak_memory == unfolded.report.stages[s].peak_memory);
+    }
+  }
+}
+
+TEST_CASE("passes as composites give the same answer as every op in the graph", "[workload][reuse]") {
+  // The graph with composites is simulated by stamping templates; the one without is built op by
+  // op and simulated op by op. Every time and byte must agree.
+  for (const bool unfold : {false, true}) {
+    for (const auto& [model, parallel] : kPlanCases) {
+      INFO(parallel << (unfold ? " unfolded" : " folded"));
+      const TrainingScenario scenario = scenario_from(small_plan(model, 8, parallel, 16));
+      const auto composed = run_training(scenario, {.unfold = unfold, .composites = true});
+      const auto expanded = run_training(scenario, {.unfold = unfold, .composites = false});
+      CHECK(composed.result.reused_subgraphs);
+      CHECK(composed.workload.graph.op_count() < expanded.workload.graph.op_count() / 4);
+      CHECK(composed.report.simulated_ops == expanded.workload.graph.op_count());
+      REQUIRE(composed.result.makespan == expanded.result.makespan);
+      REQUIRE(composed.result.devices.size() == expanded.result.devices.size());
+      for (std::size_t d = 0; d < expanded.result.devices.size(); ++d) {
+        const DeviceResult& a = composed.result.devices[d];
+        const DeviceResult& b = expanded.result.devices[d];
+        CHECK(a.peak_memory == b.peak_memory);
+        CHECK(a.peak_memory_time == b.peak_memory_time);
+        CHECK(a.busy_ns == b.busy_ns);
+        CHECK(a.busy_by_category == b.busy_by_category);
+      }
+      for (std::size_t s = 0; s < expanded.report.stages.size(); ++s) {
+        CHECK(composed.report.stages[s].compute_s == expanded.report.stages[s].compute_s);
+        CHECK(composed.report.stages[s].bubble_s == expanded.report.stages[s].bubble_s);
+        CHECK(composed.report.stages[s].exposed_comm_s == expanded.report.stages[s].exposed_comm_s);
+      }
     }
   }
 }
@@ -63,8 +96,8 @@ TEST_CASE("data parallelism adds gradient reduction and shards the optimizer und
 TEST_CASE("1F1B keeps p - s microbatches of activations on stage s", "[workload][memory]") {
   // Stages 1 and 2 hold only layers; one more microbatch in flight is the difference of their
   // peaks, and each peak is that many microbatches plus transient buffers.
-  const TrainingScenario scenario =
-      scenario_from(small_plan(kSmallLlama, 4, R"({"tp": 1, "pp": 4, "dp": 1})", 16, 2048, R"({"ideal_network": true})"));
+  const TrainingScenario scenario = scenario_from(
+      small_plan(kSmallLlama, 4, R"({"tp": 1, "pp": 4, "dp": 1})", 16, 2048, R"({"ideal_network": true})"));
   const auto run = run_training(scenario);
   const double stage1 = static_cast<double>(run.report.stages[1].activation_peak);
   const double stage2 = static_cast<double>(run.report.stages[2].activation_peak);

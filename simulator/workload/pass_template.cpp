@@ -1,0 +1,127 @@
+#include "simulator/workload/pass_template.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace weft {
+
+OpId PassTemplate::instantiate(GraphBuilder& outer, std::string_view name, const PassValues& values,
+                               PassValues& escaping) const {
+  std::vector<TensorId> in;
+  in.reserve(inputs.size());
+  for (const auto& [value, peer] : inputs) in.push_back(values[value][peer]);
+  std::vector<TensorId> out;
+  out.reserve(outputs.size());
+  for (const OutputShape& shape : outputs) out.push_back(outer.add_tensor({}, shape.device, shape.kind, shape.bytes));
+  const OpId op = outer.add_composite(name, subgraph, streams, in, out);
+  escaping.assign(escapes.size(), {});
+  for (std::size_t v = 0; v < escapes.size(); ++v) {
+    for (const Source& source : escapes[v]) {
+      escaping[v].push_back(source.from_output ? out[source.index] : values[source.index][source.peer]);
+    }
+  }
+  return op;
+}
+
+PassRecorder::PassRecorder(std::string name, const DeviceSpec& gpu, std::vector<DeviceId> outer_devices,
+                           const GraphBuilder& outer)
+    : name_(std::move(name)), outer_(outer), outer_devices_(std::move(outer_devices)) {
+  const DeviceSpecId spec = builder_.add_device_spec(gpu);
+  for (std::size_t peer = 0; peer < outer_devices_.size(); ++peer) {
+    devices_.push_back(builder_.add_device("peer " + std::to_string(peer), spec));
+  }
+}
+
+StreamId PassRecorder::stream(StreamId outer, std::size_t peer, std::string_view name) {
+  if (auto it = stream_of_.find(outer); it != stream_of_.end()) return it->second;
+  const StreamId stream = builder_.add_stream(devices_[peer], std::string(name));
+  bindings_.push_back(outer);
+  stream_of_.emplace(outer, stream);
+  return stream;
+}
+
+TensorId PassRecorder::read(TensorId handle) {
+  TensorId inner;
+  if (is_tagged(handle)) {
+    inner = TensorId(handle.value() & ~kTagBit);
+  } else if (auto it = imported_.find(handle); it != imported_.end()) {
+    inner = it->second;
+  } else {
+    const TensorRecord& record = outer_.tensor(handle);
+    const auto peer = static_cast<std::size_t>(std::find(outer_devices_.begin(), outer_devices_.end(), record.device) -
+                                               outer_devices_.begin());
+    if (peer == outer_devices_.size()) throw std::logic_error("pass '" + name_ + "' reads a tensor of another stage");
+    inner = builder_.add_tensor({}, devices_[peer], record.kind, record.bytes);
+    imported_.emplace(handle, inner);
+  }
+  read_.insert(inner);
+  return inner;
+}
+
+TensorId PassRecorder::write(TensorId handle) {
+  if (!is_tagged(handle)) throw std::logic_error("pass '" + name_ + "' writes a tensor of the outer graph");
+  const TensorId inner(handle.value() & ~kTagBit);
+  written_.insert(inner);
+  return inner;
+}
+
+void PassRecorder::add_signal(std::size_t key, std::size_t peer, OpId op) { signals_.push_back({key, {peer, op}}); }
+
+PassTemplate PassRecorder::finish(GraphBuilder& outer, const PassValues& values, const PassValues& escapes) && {
+  PassTemplate result;
+  result.streams = bindings_;
+  auto position_of = [&](TensorId tensor) -> std::pair<std::uint32_t, std::uint32_t> {
+    for (std::size_t v = 0; v < values.size(); ++v) {
+      for (std::size_t peer = 0; peer < values[v].size(); ++peer) {
+        if (values[v][peer] == tensor) return {static_cast<std::uint32_t>(v), static_cast<std::uint32_t>(peer)};
+      }
+    }
+    throw std::logic_error("pass '" + name_ + "' reads a tensor that is not among its inputs");
+  };
+  std::vector<TensorId> input_ports;
+  for (const auto& [outer_tensor, inner] : imported_) {
+    result.inputs.push_back(position_of(outer_tensor));
+    input_ports.push_back(inner);
+  }
+  std::vector<TensorId> output_ports;
+  auto output_port = [&](TensorId inner) {
+    const auto it = std::find(output_ports.begin(), output_ports.end(), inner);
+    if (it != output_ports.end()) return static_cast<std::uint32_t>(it - output_ports.begin());
+    const TensorRecord& record = builder_.tensor(inner);
+    const auto peer =
+        static_cast<std::size_t>(std::find(devices_.begin(), devices_.end(), record.device) - devices_.begin());
+    result.outputs.push_back({outer_devices_[peer], record.kind, record.bytes});
+    output_ports.push_back(inner);
+    return static_cast<std::uint32_t>(output_ports.size() - 1);
+  };
+  for (const PerPeer<TensorId>& value : escapes) {
+    PerPeer<PassTemplate::Source>& sources = result.escapes.emplace_back();
+    for (TensorId handle : value) {
+      if (is_tagged(handle)) {
+        sources.push_back({true, output_port(TensorId(handle.value() & ~kTagBit)), 0});
+      } else {
+        const auto [input, peer] = position_of(handle);
+        sources.push_back({false, input, peer});
+      }
+    }
+  }
+  for (TensorId inner : written_) {
+    if (!read_.contains(inner)) output_port(inner);
+  }
+  std::vector<OpId> signal_ops;
+  for (const auto& [key, entry] : signals_) {
+    const auto& [peer, op] = entry;
+    auto group =
+        std::find_if(result.signals.begin(), result.signals.end(), [&](const auto& g) { return g.first == key; });
+    if (group == result.signals.end()) group = result.signals.insert(result.signals.end(), {key, {}});
+    if (group->second.size() <= peer) group->second.resize(peer + 1);
+    group->second[peer] = static_cast<std::uint32_t>(signal_ops.size());
+    signal_ops.push_back(op);
+  }
+  auto subgraph = std::make_shared<const Subgraph>(name_, std::move(builder_).build(), std::move(input_ports),
+                                                   std::move(output_ports), std::move(signal_ops));
+  result.subgraph = outer.add_subgraph(std::move(subgraph));
+  return result;
+}
+
+}  // namespace weft

@@ -1,0 +1,90 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "simulator/graph/graph_builder.hpp"
+#include "simulator/graph/subgraph.hpp"
+#include "simulator/workload/per_peer.hpp"
+
+namespace weft {
+
+// The values a pass of a pipeline stage reads or leaves behind, in an order fixed by the kind of
+// pass (a forward's input activation; a backward's incoming gradient, saved tensors and
+// checkpoints; ...), each a tensor per peer or nothing.
+using PassValues = std::vector<PerPeer<TensorId>>;
+
+// A pass (one chunk's forward, backward or weight pass of a microbatch) made once into a subgraph
+// template and instantiated as a composite op for every microbatch.
+struct PassTemplate {
+  // Where an escaping value comes from: an output port, or an input passed through.
+  struct Source {
+    bool from_output = true;
+    std::uint32_t index = 0;  // the output port, or the input value
+    std::uint32_t peer = 0;   // for an input: its peer
+  };
+  struct OutputShape {
+    DeviceId device;
+    TensorKind kind = TensorKind::activation;
+    Bytes bytes = 0;
+  };
+
+  SubgraphId subgraph;
+  std::vector<StreamId> streams;                                // outer streams, in template order
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> inputs;  // per input port: (value, peer)
+  std::vector<OutputShape> outputs;                             // per output port
+  std::vector<PerPeer<Source>> escapes;                         // per escaping value, per peer
+  // Signal ports by the key the pass gave them (a step), per peer.
+  std::vector<std::pair<std::size_t, PerPeer<std::uint32_t>>> signals;
+
+  // A composite of the template reading `inputs` (this microbatch's values, in the order the
+  // template was recorded with); fills `escapes` with this microbatch's escaping values.
+  OpId instantiate(GraphBuilder& outer, std::string_view name, const PassValues& inputs, PassValues& escapes) const;
+};
+
+// Records a pass into a template. While recording, the pass's ops go to builder() on the
+// template's devices; tensors it creates are handed out tagged (see tag()), so that they can be
+// told apart from the outer graph's tensors it reads, which become input ports on first use.
+class PassRecorder {
+ public:
+  PassRecorder(std::string name, const DeviceSpec& gpu, std::vector<DeviceId> outer_devices, const GraphBuilder& outer);
+
+  GraphBuilder& builder() { return builder_; }
+  DeviceId device(std::size_t peer) const { return devices_[peer]; }
+  // The template stream bound to `outer` (of peer `peer`), created on first use.
+  StreamId stream(StreamId outer, std::size_t peer, std::string_view name);
+
+  static TensorId tag(TensorId inner) { return TensorId(inner.value() | kTagBit); }
+  static bool is_tagged(TensorId handle) { return handle.valid() && (handle.value() & kTagBit) != 0; }
+  // The template tensor an op reads: a recorded tensor, or an input port for an outer one.
+  TensorId read(TensorId handle);
+  // The template tensor an op writes (one the pass created).
+  TensorId write(TensorId handle);
+  void add_signal(std::size_t key, std::size_t peer, OpId op);
+
+  // Ends recording. `inputs` are the values the pass was recorded with (every outer tensor it
+  // read must be among them); `escapes` the values it leaves behind, which become output ports
+  // (or pass-throughs of inputs). Tensors made inside and read nowhere become output ports too:
+  // they live on, as in the expanded graph.
+  PassTemplate finish(GraphBuilder& outer, const PassValues& inputs, const PassValues& escapes) &&;
+
+ private:
+  static constexpr TensorId::value_type kTagBit = 0x8000'0000u;
+
+  std::string name_;
+  const GraphBuilder& outer_;
+  GraphBuilder builder_;
+  std::vector<DeviceId> outer_devices_;
+  std::vector<DeviceId> devices_;
+  std::vector<StreamId> bindings_;                                             // per template stream: the outer stream
+  std::map<StreamId, StreamId> stream_of_;                                     // outer stream -> template stream
+  std::map<TensorId, TensorId> imported_;                                      // outer tensor -> template input port
+  std::set<TensorId> read_;                                                    // template tensors read inside
+  std::set<TensorId> written_;                                                 // template tensors written inside
+  std::vector<std::pair<std::size_t, std::pair<std::size_t, OpId>>> signals_;  // (key, (peer, op))
+};
+
+}  // namespace weft
