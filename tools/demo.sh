@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds weft, and simulates the bundled default scenario: Llama 3 70B on
-# 512 H100s (TP8 PP4 DP16), writing a Chrome trace and a JSON result.
+# Installs what is missing, builds weft, and sweeps the parallel layouts of Llama 3 70B on 1,024
+# H100s: prints the top 10 plans and writes the HTML report and the best plan's Chrome trace.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/setup.sh"
 
@@ -9,5 +9,5 @@ weft_build "$WEFT_ROOT/build" -DCMAKE_BUILD_TYPE=Release
 
 out="$WEFT_ROOT/build/demo"
 mkdir -p "$out"
-"$WEFT_ROOT/build/tools/weft" simulate "$WEFT_ROOT/scenarios/experiments/llama3-70b-512xh100.json" \
-  --trace "$out/trace.json" --json "$out/result.json"
+"$WEFT_ROOT/build/tools/weft" sweep "$WEFT_ROOT/scenarios/experiments/llama3-70b-1024xh100.json" --top 10 \
+  --html "$out/sweep.html" --trace-best "$out/best-trace.json" --csv "$out/plans.csv"

@@ -7,6 +7,21 @@
 namespace weft {
 namespace {
 
+// Drops each end of a busy interval that another starts at the same instant: stamping then pushes
+// one change per gap instead of two per op, and the busy time it adds up is the same.
+std::vector<std::pair<TimeNs, int>> join_touching_intervals(const std::vector<std::pair<TimeNs, int>>& changes) {
+  std::vector<std::pair<TimeNs, int>> joined;
+  joined.reserve(changes.size());
+  for (const auto& change : changes) {
+    if (change.second > 0 && !joined.empty() && joined.back().first == change.first && joined.back().second < 0) {
+      joined.pop_back();
+    } else {
+      joined.push_back(change);
+    }
+  }
+  return joined;
+}
+
 // The schedule of a template from its simulation: op times, boundary times and what it does to
 // each device (memory of the tensors that live inside, busy intervals, busy time by category).
 TemplateSchedule make_template_schedule(const Subgraph& subgraph, SimulationResult& result,
@@ -29,7 +44,7 @@ TemplateSchedule make_template_schedule(const Subgraph& subgraph, SimulationResu
       if (point.bytes != level) effects.memory.emplace_back(point.time, point.bytes - level);
       level = point.bytes;
     }
-    effects.activity = std::move(recording.activity[d]);
+    effects.activity = join_touching_intervals(recording.activity[d]);
     effects.busy_by_category = result.devices[d].busy_by_category;
   }
   return schedule;

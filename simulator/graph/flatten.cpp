@@ -36,12 +36,13 @@ class Flattener {
     out_.flat_op.assign(graph_.op_count(), OpId::none());
     out_.expansion_of.assign(graph_.composite_count(), FlatGraph::kNoChild);
     std::vector<Node> nodes(graph_.op_count());
+    const Scope outer = outer_scope();
     for (std::size_t i = 0; i < graph_.op_count(); ++i) {
       const OpId op = id_at<OpId>(i);
       if (const CompositeId composite = graph_.op_composite(op); composite.valid()) {
-        nodes[i].expansion = out_.expansion_of[composite.value()] = expand_composite(graph_, op, outer_scope(), op);
+        nodes[i].expansion = out_.expansion_of[composite.value()] = expand_composite(graph_, op, outer, op);
       } else {
-        nodes[i].flat_op = out_.flat_op[i] = add_primitive(graph_, op, outer_scope(), op);
+        nodes[i].flat_op = out_.flat_op[i] = add_primitive(graph_, op, outer, op);
       }
     }
     add_edges(graph_, nodes, "");
@@ -153,14 +154,14 @@ class Flattener {
   void add_edges(const Graph& graph, const std::vector<Node>& nodes, const std::string& prefix) {
     for (std::size_t i = 0; i < graph.op_count(); ++i) {
       const OpId op = id_at<OpId>(i);
-      for (OpId successor : graph.control_successors(op)) connect(ends(nodes[i], false), nodes[successor.value()]);
+      for (OpId successor : graph.control_successors(op)) connect(nodes[i], nodes[successor.value()]);
       if (const CompositeId composite = graph.op_composite(op); composite.valid()) {
         const Subgraph& subgraph = graph.subgraph(graph.composite(composite).subgraph);
         const FlatGraph::Expansion& expansion = out_.expansions[nodes[i].expansion];
         for (const auto& [signal, successor] : graph.signal_successors(composite)) {
           const std::size_t signal_op = subgraph.signals()[signal].value();
           const Node from{expansion.flat_op[signal_op], expansion.child[signal_op]};
-          connect(ends(from, false), nodes[successor.value()]);
+          connect(from, nodes[successor.value()]);
         }
       }
     }
@@ -172,9 +173,13 @@ class Flattener {
     }
   }
 
-  void connect(const std::vector<OpId>& from, const Node& to) {
-    const std::vector<OpId> targets = ends(to, true);
-    for (OpId before : from) {
+  void connect(const Node& from, const Node& to) {
+    const std::vector<OpId>& targets = ends(to, true);
+    if (from.expansion == FlatGraph::kNoChild) {
+      for (OpId after : targets) builder_.add_control_edge(from.flat_op, after);
+      return;
+    }
+    for (OpId before : ends(from, false)) {
       for (OpId after : targets) builder_.add_control_edge(before, after);
     }
   }
@@ -182,9 +187,16 @@ class Flattener {
   // The flat ops through which `node` starts (its template's ops that wait for nothing inside:
   // every other op waits for one of them) or ends (all of its ops: an op inside may wait for a
   // composite inside to free one stream while another stream of it still runs).
-  std::vector<OpId> ends(const Node& node, bool starts) const {
-    std::vector<OpId> found;
-    collect_ends(node, starts, found);
+  // Found once per expansion: a composite may have many edges.
+  const std::vector<OpId>& ends(const Node& node, bool starts) {
+    if (node.expansion == FlatGraph::kNoChild) {
+      single_ = {node.flat_op};
+      return single_;
+    }
+    std::vector<std::vector<OpId>>& known = starts ? starts_of_expansion_ : ends_of_expansion_;
+    if (known.size() <= node.expansion) known.resize(out_.expansions.size());
+    std::vector<OpId>& found = known[node.expansion];
+    if (found.empty()) collect_ends(node, starts, found);
     return found;
   }
 
@@ -206,6 +218,9 @@ class Flattener {
   const Graph& graph_;
   GraphBuilder builder_;
   FlatGraph out_;
+  std::vector<std::vector<OpId>> starts_of_expansion_;
+  std::vector<std::vector<OpId>> ends_of_expansion_;
+  std::vector<OpId> single_;
 };
 
 }  // namespace

@@ -29,9 +29,12 @@ bool passes_memory_estimate(PlanOutcome& plan) {
   return true;
 }
 
-void simulate_plan(PlanOutcome& plan) {
-  const TrainingWorkload workload = build_training_workload(plan.scenario, {.unfold = false, .name_ops = false});
-  const SimulationResult result = simulate(workload.graph, *workload.cost_model);
+void simulate_plan(PlanOutcome& plan, bool reuse) {
+  const TrainingWorkload workload =
+      build_training_workload(plan.scenario, {.unfold = false, .name_ops = false, .composites = reuse});
+  SimulationOptions options;
+  options.reuse = reuse;
+  const SimulationResult result = simulate(workload.graph, *workload.cost_model, options);
   plan.report = make_training_report(plan.scenario, workload, result);
   plan.stage_memory.clear();
   for (const StageReport& stage : plan.report->stages) {
@@ -92,7 +95,7 @@ SweepResult run_sweep(const TrainingScenario& base, const SweepGrid& grid, int g
   arena.execute([&] {
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, to_simulate.size(), 1), [&](const auto& range) {
       for (std::size_t i = range.begin(); i < range.end(); ++i) {
-        simulate_plan(result.plans[to_simulate[i]]);
+        simulate_plan(result.plans[to_simulate[i]], options.reuse);
         const std::size_t finished = ++done;
         if (options.progress) options.progress(finished, to_simulate.size());
       }

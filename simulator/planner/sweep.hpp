@@ -31,6 +31,8 @@ struct PlanOutcome {
 
 struct SweepOptions {
   int threads = 1;
+  // Simulate each repeated pass once and stamp it (false: every op; same answer, slower).
+  bool reuse = true;
   // Called now and then, from any thread, with plans finished and plans to simulate.
   std::function<void(std::size_t done, std::size_t total)> progress;
 };

@@ -93,6 +93,26 @@ TEST_CASE("the unfold flag simulates every rank and gives the same answer", "[cl
   CHECK(b["folded"] == false);
 }
 
+TEST_CASE("the no-reuse flag simulates every op and gives the same answer", "[cli]") {
+  const TempDir dir;
+  const auto scenario = dir.write("small.json", R"({
+      "model": {"base": "llama3-8b", "layers": 4},
+      "cluster": {"base": "dgx-h100", "gpus": 16},
+      "parallel": {"tp": 2, "pp": 2, "dp": 4, "schedule": "zb-h1", "recompute": "full", "zero": 1},
+      "training": {"global_batch": 32, "seq_len": 2048}})");
+  const auto reused =
+      run_weft("simulate '" + scenario.string() + "' --stats --json '" + dir.file("a.json").string() + "'");
+  const auto every_op =
+      run_weft("simulate '" + scenario.string() + "' --no-reuse --json '" + dir.file("b.json").string() + "'");
+  REQUIRE(reused.exit_code == 0);
+  REQUIRE(every_op.exit_code == 0);
+  CHECK_THAT(reused.out, Contains("Subgraph reuse: ") && Contains("0 simulations fell back"));
+  CHECK_THAT(every_op.out, !Contains("Subgraph reuse"));
+  auto a = nlohmann::json::parse(read_file(dir.file("a.json")));
+  auto b = nlohmann::json::parse(read_file(dir.file("b.json")));
+  CHECK(a == b);
+}
+
 TEST_CASE("bad training scenarios exit 2 with the JSON path and the reason", "[cli][errors]") {
   const std::string base = R"("model": "llama3-8b", "cluster": {"base": "dgx-h100", "gpus": 8},
                               "training": {"global_batch": 8, "seq_len": 4096})";

@@ -60,6 +60,20 @@ TEST_CASE("the sweep's CSV is the same with 1 and 2 threads", "[cli][sweep]") {
   CHECK(read_file(dir.file("1.csv")) == read_file(dir.file("2.csv")));
 }
 
+TEST_CASE("a sweep with --no-reuse ranks the same plans with the same numbers", "[cli][sweep]") {
+  const TempDir dir;
+  const auto scenario = dir.write("s.json", kSmall);
+  const auto reused = run_weft("sweep '" + scenario.string() + "' " + kGrid + " --stats --csv '" +
+                               dir.file("reuse.csv").string() + "'");
+  const auto every_op = run_weft("sweep '" + scenario.string() + "' " + kGrid + " --no-reuse --stats --csv '" +
+                                 dir.file("every-op.csv").string() + "'");
+  REQUIRE(reused.exit_code == 0);
+  REQUIRE(every_op.exit_code == 0);
+  CHECK(read_file(dir.file("reuse.csv")) == read_file(dir.file("every-op.csv")));
+  CHECK_THAT(reused.out, Contains("Subgraph reuse: ") && Contains(" hits, ") && !Contains(" 0 hits"));
+  CHECK_THAT(every_op.out, Contains("Subgraph reuse: 0 hits, 0 misses") && Contains("--no-reuse"));
+}
+
 TEST_CASE("a sweep where nothing fits says so and exits 0", "[cli][sweep]") {
   const TempDir dir;
   const auto scenario = dir.write("big.json", R"({"model": "llama3-405b", "cluster": {"base": "dgx-h100", "gpus": 8},

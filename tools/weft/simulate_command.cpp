@@ -13,6 +13,7 @@
 #include "simulator/io/simulation_report.hpp"
 #include "simulator/io/training_report_format.hpp"
 #include "simulator/workload/training_report.hpp"
+#include "tools/weft/command_support.hpp"
 #include "tools/weft/commands.hpp"
 
 namespace weft::cli {
@@ -23,17 +24,8 @@ struct SimulateFlags {
   std::string trace_file;
   std::string json_file;
   bool unfold = false;
+  ReuseFlags reuse;
 };
-
-// Prefixes an InputError with the flag or file it concerns.
-template <class Fn>
-auto with_context(const std::string& context, Fn&& fn) {
-  try {
-    return fn();
-  } catch (const InputError& error) {
-    throw InputError(context + ": " + error.what());
-  }
-}
 
 class Stopwatch {
  public:
@@ -73,13 +65,15 @@ void run_graph(const SimulateFlags& flags, const JsonCursor& root, const Simulat
   fmt::print("weft simulate {}\n", flags.scenario);
   if (!scenario.description.empty()) fmt::print("{}\n", scenario.description);
   fmt::print("{}", render_simulation_report(scenario.graph, result));
+  print_reuse_stats(flags.reuse);
   write_outputs(flags, scenario.graph, result, simulation_result_json(scenario.graph, result));
 }
 
 void run_training(const SimulateFlags& flags, const JsonCursor& root, const SimulationOptions& options) {
   Stopwatch watch;
   const TrainingScenario scenario = with_context(flags.scenario, [&] { return load_training_scenario(root); });
-  const TrainingWorkload workload = build_training_workload(scenario, {.unfold = flags.unfold});
+  const TrainingWorkload workload =
+      build_training_workload(scenario, {.unfold = flags.unfold, .composites = !flags.reuse.no_reuse});
   const double build_ms = watch.lap_ms();
   const SimulationResult result =
       with_context(flags.scenario, [&] { return simulate(workload.graph, *workload.cost_model, options); });
@@ -90,6 +84,7 @@ void run_training(const SimulateFlags& flags, const JsonCursor& root, const Simu
   fmt::print("{}", render_training_report(scenario, report));
   fmt::print("\nSimulated in {:.0f} ms (graph {:.0f} ms, engine {:.0f} ms)\n", build_ms + simulate_ms, build_ms,
              simulate_ms);
+  print_reuse_stats(flags.reuse);
   write_outputs(flags, workload.graph, result, training_report_json(scenario, report));
 }
 
@@ -101,6 +96,7 @@ void run_simulate(const SimulateFlags& flags) {
   const JsonCursor root = document.root();
   SimulationOptions options;
   options.record_memory_timeline = !flags.trace_file.empty();
+  options.reuse = !flags.reuse.no_reuse;
   if (root.is_object() && root.json().contains("ops")) return run_graph(flags, root, options);
   if (root.is_object() && root.json().contains("model")) return run_training(flags, root, options);
   throw InputError(flags.scenario +
@@ -124,6 +120,7 @@ void add_simulate_command(CLI::App& app) {
   command->add_flag("--unfold", flags->unfold,
                     "Simulate every rank instead of one per pipeline stage (training scenarios; slower, same answer "
                     "for uniform data)");
+  add_reuse_flags(*command, flags->reuse);
   command->callback([flags] { run_simulate(*flags); });
 }
 

@@ -13,6 +13,7 @@
 #include "simulator/io/sweep_html.hpp"
 #include "simulator/io/sweep_report_format.hpp"
 #include "simulator/planner/sweep.hpp"
+#include "tools/weft/command_support.hpp"
 #include "tools/weft/commands.hpp"
 
 namespace weft::cli {
@@ -28,21 +29,14 @@ struct SweepFlags {
   std::string html_file;
   std::string trace_best_file;
   int threads = 0;
+  ReuseFlags reuse;
 };
 
-template <class Fn>
-auto with_context(const std::string& context, Fn&& fn) {
-  try {
-    return fn();
-  } catch (const InputError& error) {
-    throw InputError(context + ": " + error.what());
-  }
-}
-
 void write_trace_of_best(const SweepFlags& flags, const PlanOutcome& best) {
-  const TrainingWorkload workload = build_training_workload(best.scenario);
+  const TrainingWorkload workload = build_training_workload(best.scenario, {.composites = !flags.reuse.no_reuse});
   SimulationOptions options;
   options.record_memory_timeline = true;
+  options.reuse = !flags.reuse.no_reuse;
   const SimulationResult result = simulate(workload.graph, *workload.cost_model, options);
   with_context("--trace-best", [&] {
     write_file_atomically(flags.trace_best_file,
@@ -74,6 +68,7 @@ void run_sweep_command(const SweepFlags& flags) {
   SweepOptions options;
   options.threads =
       flags.threads > 0 ? flags.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.reuse = !flags.reuse.no_reuse;
   options.progress = [&](std::size_t done, std::size_t total) { progress.update(done, total); };
   const SweepResult result = run_sweep(base, grid, gpus, options);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -82,6 +77,7 @@ void run_sweep_command(const SweepFlags& flags) {
   fmt::print("{}", render_sweep_report(base, gpus, result, flags.top));
   fmt::print("\nSwept in {:.2f} s on {} thread(s): {} plans simulated, {:.1f} plans/s\n", seconds, options.threads,
              result.simulated, static_cast<double>(result.simulated) / seconds);
+  print_reuse_stats(flags.reuse);
 
   if (!flags.csv_file.empty()) {
     with_context("--csv", [&] {
@@ -136,6 +132,7 @@ void add_sweep_command(CLI::App& app) {
   command->add_option("--trace-best", flags->trace_best_file, "Write the best plan's Chrome trace to FILE")
       ->type_name("FILE");
   command->add_option("--threads", flags->threads, "Simulation threads (default: all cores)")->type_name("T");
+  add_reuse_flags(*command, flags->reuse);
   command->callback([flags] { run_sweep_command(*flags); });
 }
 
