@@ -26,27 +26,13 @@ enum class OpClass : std::uint8_t {
   memcpy,
   host,
   other,
+  barrier,  // waits for its inputs and takes no time, whatever the cost model says
 };
 
-inline constexpr EnumNames<OpClass, 18> kOpClassNames({
-    "gemm",
-    "attention_fwd",
-    "attention_bwd",
-    "elementwise",
-    "norm",
-    "embedding",
-    "loss",
-    "optimizer",
-    "allreduce",
-    "allgather",
-    "reducescatter",
-    "alltoall",
-    "broadcast",
-    "send",
-    "recv",
-    "memcpy",
-    "host",
-    "other",
+inline constexpr EnumNames<OpClass, 19> kOpClassNames({
+    "gemm",      "attention_fwd", "attention_bwd", "elementwise",   "norm",     "embedding", "loss",
+    "optimizer", "allreduce",     "allgather",     "reducescatter", "alltoall", "broadcast", "send",
+    "recv",      "memcpy",        "host",          "other",         "barrier",
 });
 inline constexpr std::size_t kOpClassCount = kOpClassNames.size();
 
@@ -69,6 +55,7 @@ constexpr OpCategory category_of(OpClass op_class) {
     case OpClass::memcpy:
       return OpCategory::memory;
     case OpClass::host:
+    case OpClass::barrier:
       return OpCategory::host;
     default:
       return OpCategory::compute;

@@ -25,6 +25,7 @@ TimeNs OpDurations::of_collective(CollectiveId collective) const {
 
 TimeNs OpDurations::cost(OpId op, std::size_t index) const {
   const OpRecord& record = graph_.op(op);
+  if (graph_.work(record.work).op_class == OpClass::barrier) return table_[index] = 0;
   try {
     table_[index] = cost_model_.duration(graph_.work(record.work), graph_.spec(stream_spec_[record.stream.value()]));
   } catch (const InputError& error) {

@@ -828,7 +828,10 @@ class TrainingGraphBuilder {
     return tensor_parallel ? Lane::tensor_parallel : Lane::compute;
   }
 
-  void emit_weight_grad(int stage, const Chunk& chunk, const PendingWeightGrad& weight, int mb) {
+  // The weight gradient of one step; in a weight pass, its ops off the compute stream wait for
+  // the pass's barrier `join`.
+  void emit_weight_grad(int stage, const Chunk& chunk, const PendingWeightGrad& weight, int mb,
+                        const PerPeer<OpId>& join = {}) {
     const Step& step = chunk.steps[weight.step];
     PerPeer<TensorId> input = weight.input;
     if (step.regather) {
@@ -838,6 +841,7 @@ class TrainingGraphBuilder {
                   Lane::tensor_parallel);
       consume(gather, input);
       consume(gather, weight.output_grad);
+      after(join, gather);
       input = add_tensors(stage, step.regather->network_bytes, TensorKind::activation);
       produce(gather, input);
     }
@@ -850,7 +854,8 @@ class TrainingGraphBuilder {
 
   void emit_weight_pass(int stage, const Chunk& chunk, const PipelineAction& action,
                         std::vector<PendingWeightGrad>& pending) {
-    if (composites_ && !pending.empty()) {
+    if (pending.empty()) return;
+    if (composites_) {
       PassValues inputs;
       for (const PendingWeightGrad& weight : pending) {
         inputs.push_back(weight.output_grad);
@@ -858,13 +863,28 @@ class TrainingGraphBuilder {
       }
       PassValues escapes;
       emit_pass(stage, chunk, "weight", action.microbatch, inputs, escapes, [&] {
-        for (const PendingWeightGrad& weight : pending) emit_weight_grad(stage, chunk, weight, -1);
+        weight_pass_body(stage, chunk, pending, -1);
         return PassValues{};
       });
     } else {
-      for (const PendingWeightGrad& weight : pending) emit_weight_grad(stage, chunk, weight, action.microbatch);
+      weight_pass_body(stage, chunk, pending, action.microbatch);
     }
     pending.clear();
+  }
+
+  // The weight pass starts when every gradient it needs is there (the backward's asynchronous TP
+  // collectives included), as a framework's W step does after waiting on them: a barrier on the
+  // compute stream reads them all, and the pass's ops on other lanes wait for it.
+  void weight_pass_body(int stage, const Chunk& chunk, const std::vector<PendingWeightGrad>& pending, int mb) {
+    OpWork join_work;
+    join_work.op_class = OpClass::barrier;
+    const PerPeer<OpId> join =
+        add_ops(stage, name("weight pass inputs{}", mb_suffix(mb)), b_->intern_work(join_work), std::nullopt);
+    for (const PendingWeightGrad& weight : pending) {
+      consume(join, weight.output_grad);
+      consume(join, weight.input);
+    }
+    for (const PendingWeightGrad& weight : pending) emit_weight_grad(stage, chunk, weight, mb, join);
   }
 
   // The op that last produced gradients of a step's parameters (its weight-gradient op, or for
