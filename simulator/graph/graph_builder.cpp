@@ -173,10 +173,11 @@ OpId GraphBuilder::add_composite(std::string_view name, SubgraphId subgraph_id, 
   graph_.composite_streams_.insert(graph_.composite_streams_.end(), streams.begin(), streams.end());
   graph_.composite_next_.insert(graph_.composite_next_.end(), streams.size(), OpId::none());
 
-  OpWork placeholder;  // composites are timed by their template, not by a cost model
-  placeholder.op_class = OpClass::other;
+  // A composite's own work record is never costed: the engine times it by its template.
+  OpWork composite_work;
+  composite_work.op_class = OpClass::other;
   graph_.ops_.push_back(
-      {intern_work(placeholder), streams.front(), CollectiveId::none(), OpId::none(), 0, intern_name(name)});
+      {intern_work(composite_work), streams.front(), CollectiveId::none(), OpId::none(), 0, intern_name(name)});
   graph_.op_composite_.resize(graph_.ops_.size(), CompositeId::none());
   graph_.op_composite_.back() = composite;
   for (StreamId stream : streams) issue_on_stream(id, stream);

@@ -43,7 +43,7 @@ StreamId PassRecorder::stream(StreamId outer, std::size_t peer, std::string_view
 TensorId PassRecorder::read(TensorId handle) {
   TensorId inner;
   if (is_tagged(handle)) {
-    inner = TensorId(handle.value() & ~kTagBit);
+    inner = untag(handle);
   } else if (auto it = imported_.find(handle); it != imported_.end()) {
     inner = it->second;
   } else {
@@ -60,7 +60,7 @@ TensorId PassRecorder::read(TensorId handle) {
 
 TensorId PassRecorder::write(TensorId handle) {
   if (!is_tagged(handle)) throw std::logic_error("pass '" + name_ + "' writes a tensor of the outer graph");
-  const TensorId inner(handle.value() & ~kTagBit);
+  const TensorId inner = untag(handle);
   written_.insert(inner);
   return inner;
 }
@@ -98,7 +98,7 @@ PassTemplate PassRecorder::finish(GraphBuilder& outer, const PassValues& values,
     PerPeer<PassTemplate::Source>& sources = result.escapes.emplace_back();
     for (TensorId handle : value) {
       if (is_tagged(handle)) {
-        sources.push_back({true, output_port(TensorId(handle.value() & ~kTagBit)), 0});
+        sources.push_back({true, output_port(untag(handle)), 0});
       } else {
         const auto [input, peer] = position_of(handle);
         sources.push_back({false, input, peer});

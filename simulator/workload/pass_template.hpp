@@ -59,6 +59,7 @@ class PassRecorder {
 
   static TensorId tag(TensorId inner) { return TensorId(inner.value() | kTagBit); }
   static bool is_tagged(TensorId handle) { return handle.valid() && (handle.value() & kTagBit) != 0; }
+  static TensorId untag(TensorId handle) { return TensorId(handle.value() & ~kTagBit); }
   // The template tensor an op reads: a recorded tensor, or an input port for an outer one.
   TensorId read(TensorId handle);
   // The template tensor an op writes (one the pass created).

@@ -467,9 +467,9 @@ class TrainingGraphBuilder {
     return op_name_;
   }
 
-  // " mb<microbatch>", or nothing in a template (microbatch -1).
-  static std::string mb_suffix(int microbatch) {
-    return microbatch < 0 ? std::string() : fmt::format(" mb{}", microbatch);
+  // " mb<microbatch>", or nothing in a template (microbatch -1) or when ops are not named.
+  std::string mb_suffix(int microbatch) const {
+    return microbatch < 0 || !name_ops_ ? std::string() : fmt::format(" mb{}", microbatch);
   }
 
   // ---- forward --------------------------------------------------------------------------------
@@ -561,7 +561,7 @@ class TrainingGraphBuilder {
   template <class Body>
   const PassTemplate& pass_template(int stage, const Chunk& chunk, std::string_view phase, const PassValues& inputs,
                                     Body&& body) {
-    auto key = std::make_tuple(stage, chunk.group, std::string(phase));
+    const auto key = std::make_tuple(stage, chunk.group, phase);
     if (auto it = pass_templates_.find(key); it != pass_templates_.end()) return it->second;
     std::vector<DeviceId> devices;
     for (const Peer& peer : stages_[static_cast<std::size_t>(stage)]) devices.push_back(peer.device);
@@ -577,7 +577,7 @@ class TrainingGraphBuilder {
     const PassValues escapes = body();
     b_ = &outer_;
     recorder_ = nullptr;
-    return pass_templates_.emplace(std::move(key), std::move(recorder).finish(outer_, inputs, escapes)).first->second;
+    return pass_templates_.emplace(key, std::move(recorder).finish(outer_, inputs, escapes)).first->second;
   }
 
   // A composite of `pass` for microbatch `mb`; the ops after it on the compute streams and the
@@ -1072,8 +1072,9 @@ class TrainingGraphBuilder {
   std::map<int, PerPeer<OpId>> optimizer_ops_;
   std::map<int, PerPeer<OpId>> stage_last_compute_;
   PerPeer<OpId> last_compute_ops_;  // the latest op on the compute streams of the stage being emitted
-  // Passes as templates (composites_), by (stage, virtual stage, kind), and the recording under way.
-  std::map<std::tuple<int, int, std::string>, PassTemplate> pass_templates_;  // (stage, chunk, phase)
+  // Passes as templates (composites_) by (stage, virtual stage, phase; phases are string literals),
+  // and the recording under way.
+  std::map<std::tuple<int, int, std::string_view>, PassTemplate> pass_templates_;
   PassRecorder* recorder_ = nullptr;
   int recording_stage_ = 0;
   std::vector<Peer> recording_peers_;
