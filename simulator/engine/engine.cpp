@@ -16,7 +16,6 @@ SimulationResult simulate_graph(const Graph& graph, const CostModel& cost_model,
       return run_simulation(graph, cost_model, options, templates, recording);
     } catch (const ReuseNotExact&) {
       cache.count_fallback();
-      if (recording != nullptr) recording->activity.clear();
     }
   }
   const FlatGraph flat = flatten(graph);

@@ -1,6 +1,5 @@
 #include "simulator/engine/fold_flat_result.hpp"
 
-#include <algorithm>
 #include <limits>
 
 #include "simulator/engine/critical_path.hpp"

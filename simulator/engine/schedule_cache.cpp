@@ -41,13 +41,4 @@ ScheduleCacheStats ScheduleCache::stats() const {
   return {hits_.load(), misses_.load(), fallbacks_.load(), entries_.size()};
 }
 
-void ScheduleCache::clear() {
-  std::lock_guard lock(mutex_);
-  entries_.clear();
-  insertion_order_.clear();
-  hits_ = 0;
-  misses_ = 0;
-  fallbacks_ = 0;
-}
-
 }  // namespace weft

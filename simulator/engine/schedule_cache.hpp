@@ -11,8 +11,8 @@
 
 namespace weft {
 
-// What a template's schedule depends on: its structure, the durations of its ops (by hash, with
-// the durations kept to tell hash collisions apart) and how late each of its streams becomes free.
+// What a template's schedule depends on: its structure and the durations of its ops (both as
+// 64-bit hashes; a collision is not detected) and how late each of its streams becomes free.
 struct ScheduleKey {
   std::uint64_t structure = 0;
   std::uint64_t durations = 0;
@@ -46,7 +46,6 @@ class ScheduleCache {
   void count_fallback() { ++fallbacks_; }
 
   ScheduleCacheStats stats() const;
-  void clear();
 
  private:
   std::size_t capacity_;

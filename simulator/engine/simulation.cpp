@@ -226,8 +226,7 @@ class Simulation {
 
   [[gnu::noinline]] void handle_composite_event(const Event& event) {
     switch (event.kind()) {
-      case kFinish:
-        finish(event.op);
+      case kFinish:  // run() finishes ops itself
         return;
       case kPort:
         release_readers(event.op, graph_.op_outputs(event.op)[event.index()]);
@@ -403,7 +402,7 @@ class Simulation {
     activity_now(device, +1);
     const auto category = static_cast<std::size_t>(work_category_[record.work.value()]);
     result_.devices[device.value()].busy_by_category[category] += duration;
-    if (tracks_tensor_times_) check_weak_inputs(op, now);
+    if (tracks_tensor_times_ && graph_.has_weak_inputs()) check_weak_inputs(op, now);
 
     for (TensorId tensor : graph_.op_outputs(op)) {
       const TensorRecord& output = graph_.tensor(tensor);

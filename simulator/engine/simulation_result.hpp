@@ -37,8 +37,8 @@ struct SimulationResult {
   std::vector<DeviceResult> devices;
   // The chain of ops that sets the makespan, first to last: each starts when the previous ends.
   std::vector<OpId> critical_path;
-  // For each composite (by CompositeId): its template's schedule, relative to its start; the
-  // times of the ops inside are op_start of the composite plus these.
+  // For each composite (by CompositeId): its template's schedule, relative to its origin; an op
+  // inside starts at op_start of the composite - earliest_start + its op_start in the schedule.
   std::vector<std::shared_ptr<const TemplateSchedule>> composite_schedules;
   // Whether composites were reused as simulated templates, or, where that could not be exact,
   // the graph was simulated in full (flattened).

@@ -85,7 +85,6 @@ class Graph {
   std::size_t work_count() const { return works_.size(); }
   std::size_t device_spec_count() const { return specs_.size(); }
   std::size_t composite_count() const { return composites_.size(); }
-  std::size_t subgraph_count() const { return subgraphs_.size(); }
 
   // Operators.
   const OpRecord& op(OpId op) const { return ops_[op.value()]; }
@@ -148,9 +147,6 @@ class Graph {
   bool is_composite(OpId op) const { return op_composite(op).valid(); }
   const CompositeRecord& composite(CompositeId composite) const { return composites_[composite.value()]; }
   const Subgraph& subgraph(SubgraphId subgraph) const { return *subgraphs_[subgraph.value()]; }
-  const std::shared_ptr<const Subgraph>& subgraph_ptr(SubgraphId subgraph) const {
-    return subgraphs_[subgraph.value()];
-  }
   // The outer streams the template's streams run on; the first is the composite's own stream.
   std::span<const StreamId> composite_streams(CompositeId composite) const {
     const CompositeRecord& record = composites_[composite.value()];

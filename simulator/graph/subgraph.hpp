@@ -12,7 +12,7 @@ namespace weft {
 // The streams an op runs on: its own, or for a composite every stream its template binds.
 std::span<const StreamId> op_streams(const Graph& graph, OpId op);
 
-// A template of ops that graphs instantiate as composite ops (DESIGN.md, subgraph reuse): a
+// A template of ops that graphs instantiate as composite ops (docs/ARCHITECTURE.md, subgraph reuse): a
 // layer's forward pass, a stage's microbatch flow. It is a graph of its own whose boundary is
 // made of ports:
 //   inputs   tensors it reads that something outside produces (they have no producer inside);
