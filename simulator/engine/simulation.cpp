@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "simulator/engine/critical_path.hpp"
+#include "simulator/engine/device_memory_ledger.hpp"
 #include "simulator/engine/device_memory_tracker.hpp"
 #include "simulator/engine/op_durations.hpp"
 #include "simulator/engine/radix_heap.hpp"
@@ -29,13 +30,12 @@ struct Event {
 
 Event make_event(OpId op, EventKind kind, std::uint32_t index = 0) { return {op, (kind << 24) | index}; }
 
-// A change of a device's live memory or activity, known before the instant it happens at (a
-// stamped template's).
+// A change of a device's activity known before the instant it happens at (a stamped
+// template's).
 struct LaterEffect {
   TimeNs time;
   DeviceId device;
   std::int32_t activity = 0;
-  Bytes memory = 0;
   // Min-heap order for std::push_heap. Effects of one instant commute, so time alone decides.
   friend bool operator<(const LaterEffect& a, const LaterEffect& b) { return a.time > b.time; }
 };
@@ -84,7 +84,8 @@ class Simulation {
         collective_ready_(graph.collective_count(), 0),
         streams_(graph.stream_count()),
         activity_(graph.device_count()),
-        memory_(graph.device_count(), DeviceMemoryTracker(options.record_memory_timeline)),
+        memory_(kComposites ? 0 : graph.device_count(), DeviceMemoryTracker(options.record_memory_timeline)),
+        ledgers_(kComposites ? graph.device_count() : 0),
         tracks_tensor_times_(kComposites || graph.has_weak_inputs()) {
     for (std::size_t s = 0; s < graph.stream_count(); ++s) {
       const StreamInfo& stream = graph.stream(StreamId(static_cast<StreamId::value_type>(s)));
@@ -159,7 +160,11 @@ class Simulation {
     result_.makespan = std::max(now_, composite_end_);
     for (std::size_t d = 0; d < graph_.device_count(); ++d) {
       DeviceResult& device = result_.devices[d];
-      memory_[d].finish(device);
+      if constexpr (kComposites) {
+        ledgers_[d].finish(device, options_.record_memory_timeline);
+      } else {
+        memory_[d].finish(device);
+      }
       device.memory_capacity = graph_.device(DeviceId(static_cast<DeviceId::value_type>(d))).memory_capacity;
       device.oom = device.memory_capacity > 0 && device.peak_memory > device.memory_capacity;
     }
@@ -184,8 +189,7 @@ class Simulation {
       const TensorRecord& record = graph_.tensor(tensor);
       remaining_consumers_[i] = static_cast<std::uint32_t>(graph_.tensor_consumers(tensor).size());
       if (recording_ != nullptr && recording_->subgraph->is_port(tensor)) continue;
-      if (!record.producer.valid() || lives_whole_run(record.kind))
-        memory_[record.device.value()].change(0, record.bytes);
+      if (!record.producer.valid() || lives_whole_run(record.kind)) memory_change(record.device, 0, record.bytes);
       if (tracks_tensor_times_ && !record.producer.valid()) tensor_ready_[i] = 0;
     }
   }
@@ -300,24 +304,32 @@ class Simulation {
   // A reader of `tensor` is done with it at `done` (now or later); the tensor dies when its last
   // reader is.
   [[gnu::always_inline]] void account_reader(TensorId tensor, TimeNs done) {
-    TimeNs free_at = done;
-    if constexpr (kComposites) free_at = free_time_[tensor.value()] = std::max(free_time_[tensor.value()], done);
-    if (--remaining_consumers_[tensor.value()] > 0) return;
-    const TensorRecord& record = graph_.tensor(tensor);
-    if (counts_memory(tensor, record)) memory_change(record.device, free_at, -record.bytes);
+    const TimeNs free_at = release_time(tensor, done);
+    if (free_at != kUnknown) memory_change(graph_.tensor(tensor).device, free_at, -graph_.tensor(tensor).bytes);
   }
 
+  // When the reader done at `done` frees `tensor`'s bytes, or kUnknown if it does not: readers
+  // remain, or the tensor's bytes do not count.
+  [[gnu::always_inline]] TimeNs release_time(TensorId tensor, TimeNs done) {
+    TimeNs free_at = done;
+    if constexpr (kComposites) free_at = free_time_[tensor.value()] = std::max(free_time_[tensor.value()], done);
+    if (--remaining_consumers_[tensor.value()] > 0) return kUnknown;
+    return counts_memory(tensor, graph_.tensor(tensor)) ? free_at : kUnknown;
+  }
+
+  // With composites, changes come out of time order (a stamped template's ports change memory
+  // ahead of the simulation): the ledger sorts them out at the end. Without, they come now.
   [[gnu::always_inline]] void memory_change(DeviceId device, TimeNs at, Bytes delta) {
-    if (at == now_) {
-      memory_[device.value()].change(at, delta);
+    if constexpr (kComposites) {
+      ledgers_[device.value()].change(at, delta);
     } else {
-      later_effect({at, device, 0, delta});
+      memory_[device.value()].change(at, delta);
     }
   }
 
   void activity_change(DeviceId device, TimeNs at, int delta) {
     if (at != now_) {
-      later_effect({at, device, delta, 0});
+      later_effect({at, device, delta});
       return;
     }
     activity_now(device, delta);
@@ -406,7 +418,7 @@ class Simulation {
 
     for (TensorId tensor : graph_.op_outputs(op)) {
       const TensorRecord& output = graph_.tensor(tensor);
-      if (counts_memory(tensor, output)) memory_[output.device.value()].change(now, output.bytes);
+      if (counts_memory(tensor, output)) memory_change(output.device, now, output.bytes);
       if (tracks_tensor_times_) tensor_ready_[tensor.value()] = end;
     }
     if constexpr (kComposites) {
@@ -454,13 +466,26 @@ class Simulation {
     composite_end_ = std::max(composite_end_, origin + times.span);
     stamp_device_effects(streams, subgraph, times, origin);
 
+    // The template's memory profile assumes that its input ports die when it last reads them and
+    // its output ports are allocated when produced (for ports whose kind counts); where this
+    // instance differs, a change at the same instant cancels the assumed one.
     const auto inputs = graph_.op_inputs(op);
-    for (std::size_t p = 0; p < inputs.size(); ++p) account_reader(inputs[p], origin + times.input_release[p]);
+    for (std::size_t p = 0; p < inputs.size(); ++p) {
+      const TimeNs assumed = origin + times.input_release[p];
+      const TimeNs actual = release_time(inputs[p], assumed);
+      if (actual == assumed && subgraph.port_counts_memory(subgraph.inputs()[p])) continue;
+      const TensorRecord& record = graph_.tensor(inputs[p]);
+      if (subgraph.port_counts_memory(subgraph.inputs()[p])) memory_change(record.device, assumed, record.bytes);
+      if (actual != kUnknown) memory_change(record.device, actual, -record.bytes);
+    }
     const auto outputs = graph_.op_outputs(op);
     for (std::size_t p = 0; p < outputs.size(); ++p) {
       const TensorId tensor = outputs[p];
       const TensorRecord& record = graph_.tensor(tensor);
-      if (counts_memory(tensor, record)) memory_change(record.device, origin + times.output_alloc[p], record.bytes);
+      const bool assumed = subgraph.port_counts_memory(subgraph.outputs()[p]);
+      if (assumed != counts_memory(tensor, record)) {
+        memory_change(record.device, origin + times.output_alloc[p], assumed ? -record.bytes : record.bytes);
+      }
       tensor_ready_[tensor.value()] = origin + times.output_ready[p];
       if (times.output_release[p] >= 0) account_reader(tensor, origin + times.output_release[p]);
       push_event(origin + times.output_ready[p], op, kPort, p);
@@ -538,7 +563,7 @@ class Simulation {
       const TemplateSchedule::DeviceEffects& effects = times.devices[inner_device.value()];
       auto& busy = result_.devices[device.value()].busy_by_category;
       for (std::size_t c = 0; c < kOpCategoryCount; ++c) busy[c] += effects.busy_by_category[c];
-      for (const auto& [time, delta] : effects.memory) memory_change(device, origin + time, delta);
+      if constexpr (kComposites) ledgers_[device.value()].stamp(origin, effects.memory);
       for (const auto& [time, delta] : effects.activity) activity_change(device, origin + time, delta);
     }
   }
@@ -557,8 +582,7 @@ class Simulation {
       const LaterEffect effect = later_.back();
       later_.pop_back();
       now_ = effect.time;  // applied as of its own instant
-      if (effect.memory != 0) memory_change(effect.device, effect.time, effect.memory);
-      if (effect.activity != 0) activity_change(effect.device, effect.time, effect.activity);
+      activity_change(effect.device, effect.time, effect.activity);
     }
     now_ = now;
   }
@@ -574,9 +598,10 @@ class Simulation {
   std::vector<StreamState> streams_;
   std::vector<StreamId> marked_streams_;
   std::vector<DeviceActivity> activity_;
-  std::vector<DeviceMemoryTracker> memory_;
-  std::vector<OpCategory> work_category_;  // by work id
-  RadixHeap<Event> running_;               // completions by time
+  std::vector<DeviceMemoryTracker> memory_;  // without composites
+  std::vector<DeviceMemoryLedger> ledgers_;  // with composites
+  std::vector<OpCategory> work_category_;    // by work id
+  RadixHeap<Event> running_;                 // completions by time
   TimeNs now_ = 0;
   const bool tracks_tensor_times_;
   std::vector<TimeNs> tensor_ready_;  // by tensor: when it is (or will be) produced; kUnknown before

@@ -8,6 +8,7 @@
 
 #include "simulator/core/op_class.hpp"
 #include "simulator/core/units.hpp"
+#include "simulator/engine/memory_profile.hpp"
 
 namespace weft {
 
@@ -19,7 +20,7 @@ namespace weft {
 struct TemplateSchedule {
   struct DeviceEffects {
     // Changes of the live bytes of tensors that live and die inside, by instant, in time order.
-    std::vector<std::pair<TimeNs, Bytes>> memory;
+    MemoryProfile memory;
     // Starts (+1) and ends (-1) of the device's busy intervals, in time order.
     std::vector<std::pair<TimeNs, int>> activity;
     std::array<TimeNs, kOpCategoryCount> busy_by_category{};

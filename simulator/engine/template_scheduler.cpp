@@ -22,6 +22,29 @@ std::vector<std::pair<TimeNs, int>> join_touching_intervals(const std::vector<st
   return joined;
 }
 
+// The changes of `device`'s memory that a composite of the template stamps: those of the
+// tensors that live and die inside, and, as if the composite allocated them and read them last,
+// those of its ports (the engine corrects the instances for which that is not so).
+std::vector<std::pair<TimeNs, Bytes>> memory_changes(const Subgraph& subgraph, const TemplateSchedule& schedule,
+                                                     const std::vector<MemoryPoint>& timeline, DeviceId device) {
+  std::vector<std::pair<TimeNs, Bytes>> changes;
+  Bytes level = 0;
+  for (const MemoryPoint& point : timeline) {
+    if (point.bytes != level) changes.emplace_back(point.time, point.bytes - level);
+    level = point.bytes;
+  }
+  const Graph& graph = subgraph.graph();
+  auto add_port = [&](TensorId tensor, TimeNs time, Bytes sign) {
+    if (graph.tensor_device(tensor) == device && subgraph.port_counts_memory(tensor))
+      changes.emplace_back(time, sign * graph.tensor_bytes(tensor));
+  };
+  for (std::size_t p = 0; p < subgraph.inputs().size(); ++p)
+    add_port(subgraph.inputs()[p], schedule.input_release[p], -1);
+  for (std::size_t p = 0; p < subgraph.outputs().size(); ++p)
+    add_port(subgraph.outputs()[p], schedule.output_alloc[p], 1);
+  return changes;
+}
+
 // The schedule of a template from its simulation: op times, boundary times and what it does to
 // each device (memory of the tensors that live inside, busy intervals, busy time by category).
 TemplateSchedule make_template_schedule(const Subgraph& subgraph, SimulationResult& result,
@@ -39,11 +62,8 @@ TemplateSchedule make_template_schedule(const Subgraph& subgraph, SimulationResu
   schedule.devices.resize(graph.device_count());
   for (std::size_t d = 0; d < graph.device_count(); ++d) {
     TemplateSchedule::DeviceEffects& effects = schedule.devices[d];
-    Bytes level = 0;
-    for (const MemoryPoint& point : result.devices[d].memory_timeline) {
-      if (point.bytes != level) effects.memory.emplace_back(point.time, point.bytes - level);
-      level = point.bytes;
-    }
+    effects.memory = MemoryProfile(memory_changes(subgraph, schedule, result.devices[d].memory_timeline,
+                                                  DeviceId(static_cast<DeviceId::value_type>(d))));
     effects.activity = join_touching_intervals(recording.activity[d]);
     effects.busy_by_category = result.devices[d].busy_by_category;
   }

@@ -35,6 +35,10 @@ class Subgraph {
   // Whether `tensor` is a port; tensors past the template's (an expanded copy's) are not.
   bool is_port(TensorId tensor) const { return tensor.value() < port_.size() && port_[tensor.value()] != 0; }
 
+  // Whether the bytes of port tensor `tensor` count in its device's memory when bound to an
+  // outer tensor of the same kind (the template's memory profile assumes so).
+  bool port_counts_memory(TensorId tensor) const { return !lives_whole_run(graph_.tensor_kind(tensor)); }
+
   // Whether output port `p` is also read inside (by an op here or in a nested template): its
   // tensor then lives at least until those readers end.
   bool output_read_inside(std::size_t p) const { return output_read_inside_[p] != 0; }
