@@ -42,6 +42,24 @@ void expand_composite(const Graph& owner, OpId op, const std::vector<StreamId>& 
 
 }  // namespace detail
 
+// Calls fn(ExpandedOp) for every primitive op of a template simulated as `schedule` (nested
+// templates expanded), with times relative to the schedule's origin and the template's streams.
+template <class Fn>
+void for_each_template_op(const Subgraph& subgraph, const TemplateSchedule& schedule, Fn&& fn) {
+  const Graph& graph = subgraph.graph();
+  std::vector<StreamId> identity;
+  for (std::size_t s = 0; s < graph.stream_count(); ++s)
+    identity.push_back(StreamId(static_cast<StreamId::value_type>(s)));
+  for (std::size_t i = 0; i < graph.op_count(); ++i) {
+    const OpId op(static_cast<OpId::value_type>(i));
+    if (schedule.nested[i]) {
+      detail::expand_composite(graph, op, identity, schedule.op_start[i], *schedule.nested[i], fn);
+    } else {
+      fn(ExpandedOp{&graph, op, graph.op_stream(op), schedule.op_start[i], schedule.op_end[i]});
+    }
+  }
+}
+
 // Calls fn(ExpandedOp) for every primitive op, in the order flatten() creates them.
 template <class Fn>
 void for_each_expanded_op(const Graph& graph, const SimulationResult& result, Fn&& fn) {

@@ -6,9 +6,10 @@ namespace weft {
 namespace {
 
 ModelSpec parse_model_spec(const JsonCursor& json) {
-  json.expect_only({"name", "description", "source", "kind", "layers", "hidden", "ffn_hidden", "heads", "kv_heads",
-                    "vocab", "activation", "norm", "position", "max_positions", "tied_embeddings", "qkv_bias",
-                    "linear_bias", "dropout", "attention", "patch_input", "output_width"});
+  json.expect_only({"name",       "description",   "source",          "kind",     "layers",      "hidden",
+                    "ffn_hidden", "heads",         "kv_heads",        "vocab",    "activation",  "norm",
+                    "position",   "max_positions", "tied_embeddings", "qkv_bias", "linear_bias", "dropout",
+                    "attention",  "patch_input",   "output_width"});
   ModelSpec spec;
   spec.name = json.find("name") ? json.at("name").as_string() : "inline";
   spec.kind = json.find("kind") ? json.at("kind").as_enum(kModelKindNames) : ModelKind::decoder;
@@ -27,8 +28,8 @@ ModelSpec parse_model_spec(const JsonCursor& json) {
     json.at("heads").fail(std::to_string(spec.heads) + " heads do not divide hidden " + std::to_string(spec.hidden));
   }
   if (spec.heads % spec.kv_heads != 0) {
-    json.at("kv_heads").fail(std::to_string(spec.kv_heads) + " KV heads do not divide " +
-                             std::to_string(spec.heads) + " heads");
+    json.at("kv_heads")
+        .fail(std::to_string(spec.kv_heads) + " KV heads do not divide " + std::to_string(spec.heads) + " heads");
   }
   if (spec.kind == ModelKind::decoder) {
     spec.vocab = bounded("vocab", 1LL << 32);

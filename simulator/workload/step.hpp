@@ -33,19 +33,19 @@ struct ShardContext {
 // communicator; their backward op is the conjugate collective.
 struct Step {
   std::string name;
-  std::optional<OpWork> forward;       // none: the identity (Megatron's f operator without SP)
-  std::optional<OpWork> backward;      // none: the gradient passes through unchanged
-  std::optional<OpWork> weight_grad;   // needs the saved input and the output gradient
-  std::optional<OpWork> regather;      // SP: all-gather of the saved input shard for weight_grad
-  std::optional<CommGroupKind> comm;   // communicator of this step's collectives
-  Bytes output_bytes = 0;              // the forward output, and the gradient flowing back
-  Bytes saved_bytes = 0;               // kept from the forward to the backward pass
-  Bytes recomputable_bytes = 0;        // part of saved_bytes dropped by selective recompute
-  double model_flops = 0.0;            // forward FLOPs by Megatron's convention (no causal halving)
-  std::int64_t parameters = 0;         // parameters held on this rank
-  bool attention_core = false;         // the region selective recompute recomputes
-  int context_parallel_chunks = 1;     // >1: ring attention over this many KV chunks
-  Bytes context_parallel_bytes = 0;    // KV bytes passed to the next CP rank per ring step
+  std::optional<OpWork> forward;      // none: the identity (Megatron's f operator without SP)
+  std::optional<OpWork> backward;     // none: the gradient passes through unchanged
+  std::optional<OpWork> weight_grad;  // needs the saved input and the output gradient
+  std::optional<OpWork> regather;     // SP: all-gather of the saved input shard for weight_grad
+  std::optional<CommGroupKind> comm;  // communicator of this step's collectives
+  Bytes output_bytes = 0;             // the forward output, and the gradient flowing back
+  Bytes saved_bytes = 0;              // kept from the forward to the backward pass
+  Bytes recomputable_bytes = 0;       // part of saved_bytes dropped by selective recompute
+  double model_flops = 0.0;           // forward FLOPs by Megatron's convention (no causal halving)
+  std::int64_t parameters = 0;        // parameters held on this rank
+  bool attention_core = false;        // the region selective recompute recomputes
+  int context_parallel_chunks = 1;    // >1: ring attention over this many KV chunks
+  Bytes context_parallel_bytes = 0;   // KV bytes passed to the next CP rank per ring step
 };
 
 }  // namespace weft

@@ -1,81 +1,120 @@
 #include "simulator/workload/training_report.hpp"
 
 #include <algorithm>
+#include <map>
+#include <memory>
 
 #include "simulator/engine/expanded_ops.hpp"
 #include "simulator/workload/model.hpp"
+#include "simulator/workload/rank_time_accounting.hpp"
 
 namespace weft {
 namespace {
 
-// Event codes: the low 4 bits say which counter changes (0 compute, 1 + group kind) and whether
-// it starts (bit 3 clear) or ends; the time sits above them, so sorting the packed values orders
-// events by time. The order of events at one instant does not matter: they span no time.
-constexpr std::uint64_t kEndBit = 8;
-
-std::uint64_t event(TimeNs time, std::uint64_t slot, bool end) {
-  return (static_cast<std::uint64_t>(time) << 4) | slot | (end ? kEndBit : 0);
+// Which slot an op occupies: compute, or communication of its group's kind.
+std::uint8_t slot_of(const OpWork& work, const ClusterCostModel& cost_model) {
+  if (category_of(work.op_class) != OpCategory::communication) return 0;
+  const CommGroupKind kind = work.comm_group == 0 ? CommGroupKind::pp : cost_model.group(work.comm_group).kind;
+  return static_cast<std::uint8_t>(1 + static_cast<std::size_t>(kind));
 }
 
-// The packed events of every op with a duration, by the device it ran on (composites expanded).
-// Counts the ops in `op_count`.
-std::vector<std::vector<std::uint64_t>> events_by_device(const TrainingWorkload& workload,
-                                                         const SimulationResult& result, std::size_t& op_count) {
-  const Graph& graph = workload.graph;
-  std::vector<std::vector<std::uint64_t>> events(graph.device_count());
-  op_count = 0;
-  for_each_expanded_op(graph, result, [&](const ExpandedOp& expanded) {
-    ++op_count;
-    if (expanded.end == expanded.start) return;
-    const OpWork& work = expanded.owner->op_work(expanded.op);
-    std::uint64_t slot = 0;
-    if (category_of(work.op_class) == OpCategory::communication) {
-      const CommGroupKind kind =
-          work.comm_group == 0 ? CommGroupKind::pp : workload.cost_model->group(work.comm_group).kind;
-      slot = 1 + static_cast<std::uint64_t>(kind);
+void add_op_events(std::vector<ActivityProfile::Event>& events, const ExpandedOp& op, TimeNs origin,
+                   const ClusterCostModel& cost_model) {
+  if (op.end == op.start) return;
+  const std::uint8_t slot = slot_of(op.owner->op_work(op.op), cost_model);
+  events.push_back({op.start - origin, slot, 1});
+  events.push_back({op.end - origin, slot, -1});
+}
+
+// The ops of every device as runs of activity: each composite's template ops as a profile per
+// template device, made once per (template, schedule), and the primitive ops of each device as
+// one more profile. Counts the ops, composites expanded.
+class DeviceActivity {
+ public:
+  DeviceActivity(const TrainingWorkload& workload, const SimulationResult& result)
+      : graph_(workload.graph), cost_model_(*workload.cost_model), runs_(graph_.device_count()) {
+    std::vector<std::vector<ActivityProfile::Event>> primitive(graph_.device_count());
+    for (std::size_t i = 0; i < graph_.op_count(); ++i) {
+      const OpId op(static_cast<OpId::value_type>(i));
+      if (const CompositeId composite = graph_.op_composite(op); composite.valid()) {
+        add_composite(composite, result.start(op), *result.composite_schedules[composite.value()]);
+        continue;
+      }
+      ++op_count_;
+      add_op_events(primitive[graph_.op_device(op).value()],
+                    {&graph_, op, graph_.op_stream(op), result.start(op), result.end(op)}, 0, cost_model_);
     }
-    auto& device = events[graph.stream(expanded.stream).device.value()];
-    device.push_back(event(expanded.start, slot, false));
-    device.push_back(event(expanded.end, slot, true));
-  });
-  return events;
-}
-
-// Time split of one rank, from the intervals of the ops on its device and on its links.
-void account_time(const SimulationResult& result, const std::vector<std::vector<std::uint64_t>>& by_device,
-                  const SimulatedRank& rank, StageReport& out) {
-  std::vector<std::uint64_t> events = by_device[rank.device.value()];
-  for (DeviceId link : rank.links) {
-    events.insert(events.end(), by_device[link.value()].begin(), by_device[link.value()].end());
+    for (std::size_t d = 0; d < graph_.device_count(); ++d) {
+      if (primitive[d].empty()) continue;
+      primitive_.push_back(std::make_unique<ActivityProfile>(std::move(primitive[d])));
+      runs_[d].push_back({0, primitive_.back().get()});
+    }
   }
-  std::sort(events.begin(), events.end());
-  int computing = 0;
-  std::array<int, kCommGroupKindCount> communicating{};
-  int comm_total = 0;
-  TimeNs previous = 0;
-  for (std::uint64_t code : events) {
-    const auto time = static_cast<TimeNs>(code >> 4);
-    const double span = static_cast<double>(time - previous) / kNsPerSecond;
-    if (computing > 0) {
-      out.compute_s += span;
-    } else if (comm_total > 0) {
-      for (std::size_t k = 0; k < kCommGroupKindCount; ++k) {
-        out.exposed_comm_s[k] += span * communicating[k] / comm_total;
+
+  const std::vector<ActivityRun>& runs(DeviceId device) const { return runs_[device.value()]; }
+  std::size_t op_count() const { return op_count_; }
+
+ private:
+  struct Profiles {
+    std::vector<ActivityProfile> by_device;  // per template device
+    std::size_t op_count = 0;
+  };
+
+  void add_composite(CompositeId composite, TimeNs start, const TemplateSchedule& schedule) {
+    const Subgraph& subgraph = graph_.subgraph(graph_.composite(composite).subgraph);
+    const Profiles& profiles = profiles_of(subgraph, schedule);
+    op_count_ += profiles.op_count;
+    const TimeNs origin = start - schedule.earliest_start;
+    const auto streams = graph_.composite_streams(composite);
+    const Graph& inner = subgraph.graph();
+    for (std::size_t d = 0; d < profiles.by_device.size(); ++d) {
+      if (profiles.by_device[d].size() == 0) continue;
+      for (std::size_t s = 0; s < streams.size(); ++s) {
+        if (inner.stream(StreamId(static_cast<StreamId::value_type>(s))).device.value() != d) continue;
+        runs_[graph_.stream(streams[s]).device.value()].push_back({origin, &profiles.by_device[d]});
+        break;
       }
     }
-    previous = time;
-    const int step = (code & kEndBit) != 0 ? -1 : 1;
-    const std::uint64_t slot = code & (kEndBit - 1);
-    if (slot == 0) {
-      computing += step;
-    } else {
-      communicating[slot - 1] += step;
-      comm_total += step;
-    }
+  }
+
+  const Profiles& profiles_of(const Subgraph& subgraph, const TemplateSchedule& schedule) {
+    const auto key = std::make_pair(&subgraph, &schedule);
+    if (auto it = profiles_.find(key); it != profiles_.end()) return it->second;
+    const Graph& inner = subgraph.graph();
+    std::vector<std::vector<ActivityProfile::Event>> events(inner.device_count());
+    Profiles profiles;
+    for_each_template_op(subgraph, schedule, [&](const ExpandedOp& op) {
+      ++profiles.op_count;
+      add_op_events(events[inner.stream(op.stream).device.value()], op, 0, cost_model_);
+    });
+    for (auto& device_events : events) profiles.by_device.emplace_back(std::move(device_events));
+    return profiles_.emplace(key, std::move(profiles)).first->second;
+  }
+
+  const Graph& graph_;
+  const ClusterCostModel& cost_model_;
+  std::vector<std::vector<ActivityRun>> runs_;  // per device
+  std::map<std::pair<const Subgraph*, const TemplateSchedule*>, Profiles> profiles_;
+  std::vector<std::unique_ptr<ActivityProfile>> primitive_;
+  std::size_t op_count_ = 0;
+};
+
+// Time split of one rank, from the ops on its device and on its links.
+void account_time(const SimulationResult& result, const DeviceActivity& activity, const SimulatedRank& rank,
+                  StageReport& out) {
+  std::vector<ActivityRun> runs = activity.runs(rank.device);
+  for (DeviceId link : rank.links) {
+    const auto& link_runs = activity.runs(link);
+    runs.insert(runs.end(), link_runs.begin(), link_runs.end());
+  }
+  const TimeSplit split = account_rank_time(runs);
+  out.compute_s = split.compute_s();
+  double exposed = 0.0;
+  for (std::size_t k = 0; k < kCommGroupKindCount; ++k) {
+    out.exposed_comm_s[k] = split.exposed_s(k);
+    exposed += out.exposed_comm_s[k];
   }
   const double iteration = static_cast<double>(result.makespan) / kNsPerSecond;
-  double exposed = 0.0;
-  for (double seconds : out.exposed_comm_s) exposed += seconds;
   out.bubble_s = std::max(0.0, iteration - out.compute_s - exposed);
 }
 
@@ -100,7 +139,8 @@ TrainingReport make_training_report(const TrainingScenario& scenario, const Trai
   report.simulated_ranks = workload.ranks.size();
   report.folded = workload.folded;
 
-  const auto by_device = events_by_device(workload, result, report.simulated_ops);
+  const DeviceActivity activity(workload, result);
+  report.simulated_ops = activity.op_count();
   for (const SimulatedRank& rank : workload.ranks) {
     const int stage = rank.coordinates.pp;
     const DeviceResult& device = result.devices[rank.device.value()];
@@ -110,7 +150,7 @@ TrainingReport make_training_report(const TrainingScenario& scenario, const Trai
       entry.rank_label = graph.device(rank.device).name;
       entry.static_memory = rank.static_memory;
       entry.memory_capacity = device.memory_capacity;
-      account_time(result, by_device, rank, entry);
+      account_time(result, activity, rank, entry);
       report.stages.push_back(entry);
     }
     StageReport& entry = report.stages[static_cast<std::size_t>(stage)];

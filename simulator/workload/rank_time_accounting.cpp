@@ -1,0 +1,70 @@
+#include "simulator/workload/rank_time_accounting.hpp"
+
+#include "simulator/engine/run_merge.hpp"
+
+namespace weft {
+namespace {
+
+struct Runs {
+  const std::vector<ActivityRun>& runs;
+
+  std::size_t size() const { return runs.size(); }
+  std::size_t count(std::size_t r) const { return runs[r].profile->size(); }
+  TimeNs time(std::size_t r, std::size_t i) const { return runs[r].origin + runs[r].profile->time(i); }
+};
+
+class Accountant {
+ public:
+  explicit Accountant(const std::vector<ActivityRun>& runs) : runs_(runs) {}
+
+  void stretch(std::size_t run, std::size_t begin, std::size_t end) {
+    const auto& [origin, profile] = runs_[run];
+    advance(origin + profile->time(begin));
+    const SlotCounts others = running_ - profile->running_before(begin);
+    const std::size_t last = end - 1;
+    if (others[0] > 0) {
+      split_.add_compute(profile->time(last) - profile->time(begin));
+    } else if (others == SlotCounts{}) {
+      split_ += profile->split_until(last) - profile->split_until(begin);
+    } else {
+      // Communication elsewhere shares the exposed time: instant by instant.
+      for (std::size_t i = begin; i < last; ++i) {
+        running_ = others + profile->running_after(i);
+        advance(origin + profile->time(i + 1));
+      }
+    }
+    running_ = others + profile->running_after(last);
+    previous_ = origin + profile->time(last);
+  }
+
+  void instant(TimeNs time, const std::vector<RunEntry>& entries) {
+    advance(time);
+    for (const RunEntry& entry : entries) {
+      const ActivityProfile& profile = *runs_[entry.run].profile;
+      running_ = running_ + profile.running_after(entry.index) - profile.running_before(entry.index);
+    }
+  }
+
+  const TimeSplit& split() const { return split_; }
+
+ private:
+  void advance(TimeNs time) {
+    split_.add(time - previous_, running_);
+    previous_ = time;
+  }
+
+  const std::vector<ActivityRun>& runs_;
+  SlotCounts running_{};
+  TimeNs previous_ = 0;
+  TimeSplit split_;
+};
+
+}  // namespace
+
+TimeSplit account_rank_time(const std::vector<ActivityRun>& runs) {
+  Accountant accountant(runs);
+  merge_runs(Runs{runs}, accountant);
+  return accountant.split();
+}
+
+}  // namespace weft

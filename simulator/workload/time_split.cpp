@@ -1,0 +1,54 @@
+#include "simulator/workload/time_split.hpp"
+
+#include <stdexcept>
+
+namespace weft {
+
+SlotCounts operator+(const SlotCounts& a, const SlotCounts& b) {
+  SlotCounts sum;
+  for (std::size_t s = 0; s < kActivitySlots; ++s) sum[s] = a[s] + b[s];
+  return sum;
+}
+
+SlotCounts operator-(const SlotCounts& a, const SlotCounts& b) {
+  SlotCounts difference;
+  for (std::size_t s = 0; s < kActivitySlots; ++s) difference[s] = a[s] - b[s];
+  return difference;
+}
+
+void TimeSplit::add(TimeNs span, const SlotCounts& running) {
+  if (running[0] > 0) {
+    compute_ns_ += span;
+    return;
+  }
+  std::int32_t communicating = 0;
+  for (std::size_t k = 0; k < kCommGroupKindCount; ++k) communicating += running[1 + k];
+  if (communicating == 0) return;
+  if (communicating > kMaxConcurrentComm) {
+    throw std::logic_error("more than 32 communication ops run at once on one rank");
+  }
+  const Scaled share = Scaled{span} * (kExposedScale / communicating);
+  for (std::size_t k = 0; k < kCommGroupKindCount; ++k) exposed_[k] += share * running[1 + k];
+}
+
+TimeSplit& TimeSplit::operator+=(const TimeSplit& other) {
+  compute_ns_ += other.compute_ns_;
+  for (std::size_t k = 0; k < kCommGroupKindCount; ++k) exposed_[k] += other.exposed_[k];
+  return *this;
+}
+
+TimeSplit TimeSplit::operator-(const TimeSplit& other) const {
+  TimeSplit difference = *this;
+  difference.compute_ns_ -= other.compute_ns_;
+  for (std::size_t k = 0; k < kCommGroupKindCount; ++k) difference.exposed_[k] -= other.exposed_[k];
+  return difference;
+}
+
+double TimeSplit::exposed_s(std::size_t kind) const {
+  // Whole nanoseconds first, then the remainder: both exact in a double for any real iteration.
+  const Scaled ns = exposed_[kind] / kExposedScale;
+  const Scaled remainder = exposed_[kind] % kExposedScale;
+  return (static_cast<double>(ns) + static_cast<double>(remainder) / static_cast<double>(kExposedScale)) / kNsPerSecond;
+}
+
+}  // namespace weft
