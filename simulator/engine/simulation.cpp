@@ -176,20 +176,24 @@ class Simulation {
   static OpId op_id(std::size_t i) { return OpId(static_cast<OpId::value_type>(i)); }
 
   // Whether `tensor`'s bytes count on its device here: a template's ports belong to whoever
-  // instantiates it.
+  // instantiates it; a bundle's members hold its memory.
   [[gnu::always_inline]] bool counts_memory(TensorId tensor, const TensorRecord& record) const {
-    return !lives_whole_run(record.kind) && (recording_ == nullptr || !recording_->subgraph->is_port(tensor));
+    return !lives_whole_run(record.kind) && holds_memory(record.kind) &&
+           (recording_ == nullptr || !recording_->subgraph->is_port(tensor));
   }
 
   // Tensors that exist before the iteration (no producer) and those that live for the whole run
-  // are allocated at time 0.
+  // are allocated at time 0; in a template, the members of an input bundle were allocated by
+  // the composite that produced them.
   void allocate_initial_tensors() {
     for (std::size_t i = 0; i < graph_.tensor_count(); ++i) {
       const TensorId tensor(static_cast<TensorId::value_type>(i));
       const TensorRecord& record = graph_.tensor(tensor);
       remaining_consumers_[i] = static_cast<std::uint32_t>(graph_.tensor_consumers(tensor).size());
       if (recording_ != nullptr && recording_->subgraph->is_port(tensor)) continue;
-      if (!record.producer.valid() || lives_whole_run(record.kind)) memory_change(record.device, 0, record.bytes);
+      const bool allocated_before = recording_ != nullptr && recording_->subgraph->is_input_member(tensor);
+      if ((!record.producer.valid() || lives_whole_run(record.kind)) && holds_memory(record.kind) && !allocated_before)
+        memory_change(record.device, 0, record.bytes);
       if (tracks_tensor_times_ && !record.producer.valid()) tensor_ready_[i] = 0;
     }
   }
@@ -531,6 +535,9 @@ class Simulation {
       if (!entry.first_op.valid() || entry.gated_inside) continue;
       TimeNs earliest = std::max(stream_free_[streams[j].value()], gates_done);
       for (std::uint32_t port : entry.input_ports) earliest = std::max(earliest, tensor_ready_[inputs[port].value()]);
+      for (const auto& [port, member] : entry.input_members) {
+        earliest = std::max(earliest, member_ready(inputs[port], member));
+      }
       if (earliest < origin) throw ReuseNotExact{};
     }
     // A weak input must be there when the template starts: when exactly it is read inside is
@@ -539,6 +546,16 @@ class Simulation {
       const TimeNs ready = tensor_ready_[inputs[p].value()];
       if (graph_.input_is_weak(op, p) && (ready == kUnknown || ready > origin)) throw ReuseNotExact{};
     }
+  }
+
+  // When member `member` of bundle `bundle` is (or will be) produced, by the composite stamped
+  // before that produces the bundle.
+  TimeNs member_ready(TensorId bundle, std::uint32_t member) const {
+    const OpId producer = graph_.tensor_producer(bundle);
+    const TemplateSchedule& times = *result_.composite_schedules[graph_.op_composite(producer).value()];
+    const auto outputs = graph_.op_outputs(producer);
+    const auto port = static_cast<std::size_t>(std::find(outputs.begin(), outputs.end(), bundle) - outputs.begin());
+    return result_.op_start[producer.value()] - times.earliest_start + times.member_ready[port][member];
   }
 
   // When `op` (already started) completes, or for a composite's signal port, when it fires.

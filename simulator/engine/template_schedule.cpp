@@ -62,12 +62,33 @@ void derive_boundary_times(const Subgraph& subgraph, TemplateSchedule& schedule)
     return last;
   };
   schedule.input_release.clear();
-  for (TensorId tensor : subgraph.inputs()) schedule.input_release.push_back(last_read(tensor));
+  for (TensorId tensor : subgraph.inputs()) {
+    TimeNs release = last_read(tensor);
+    for (TensorId member : subgraph.bundle_members(tensor)) release = std::max(release, last_read(member));
+    schedule.input_release.push_back(release);
+  }
   schedule.output_alloc.clear();
   schedule.output_ready.clear();
   schedule.output_release.clear();
-  for (TensorId tensor : subgraph.outputs()) {
+  schedule.member_ready.assign(subgraph.outputs().size(), {});
+  for (std::size_t p = 0; p < subgraph.outputs().size(); ++p) {
+    const TensorId tensor = subgraph.outputs()[p];
     const OpId producer = graph.tensor_producer(tensor);
+    if (!producer.valid()) {  // a bundle: its members are made by primitive ops inside
+      TimeNs alloc = 0;
+      TimeNs ready = 0;
+      for (TensorId member : subgraph.bundle_members(tensor)) {
+        const std::size_t made_by = graph.tensor_producer(member).value();
+        alloc =
+            schedule.member_ready[p].empty() ? schedule.op_start[made_by] : std::min(alloc, schedule.op_start[made_by]);
+        ready = std::max(ready, schedule.op_end[made_by]);
+        schedule.member_ready[p].push_back(schedule.op_end[made_by]);
+      }
+      schedule.output_alloc.push_back(alloc);
+      schedule.output_ready.push_back(ready);
+      schedule.output_release.push_back(-1);
+      continue;
+    }
     const std::size_t i = producer.value();
     TimeNs release = last_read(tensor);
     if (schedule.nested[i]) {

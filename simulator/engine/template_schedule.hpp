@@ -37,7 +37,9 @@ struct TemplateSchedule {
   std::vector<TimeNs> output_release;      // per output port: end of its last reader inside, or -1
   std::vector<TimeNs> input_release;       // per input port: end of its last reader inside
   std::vector<TimeNs> signal_time;         // per signal port
-  std::vector<DeviceEffects> devices;      // per template device
+  // Per output port: for a bundle, when each member is produced (the bundle is ready when all are).
+  std::vector<std::vector<TimeNs>> member_ready;
+  std::vector<DeviceEffects> devices;  // per template device
   // Per template op: the schedule of a composite inside (null for other ops).
   std::vector<std::shared_ptr<const TemplateSchedule>> nested;
 };

@@ -1,6 +1,7 @@
 #include "simulator/graph/flatten.hpp"
 
 #include <string>
+#include <unordered_map>
 
 #include "simulator/graph/graph_builder.hpp"
 #include "simulator/graph/subgraph.hpp"
@@ -122,6 +123,9 @@ class Flattener {
     for (std::size_t s = 0; s < inner.stream_count(); ++s) {
       devices[inner.stream(id_at<StreamId>(s)).device.value()] = device_of_stream(nested.streams[s]);
     }
+    for (const auto* ports : {&subgraph.inputs(), &subgraph.outputs()}) {
+      for (TensorId port : *ports) bind_members(subgraph, port, nested, devices);
+    }
     for (std::size_t t = 0; t < inner.tensor_count(); ++t) {
       if (nested.tensors[t].valid()) continue;
       const TensorRecord& tensor = inner.tensor(id_at<TensorId>(t));
@@ -149,6 +153,21 @@ class Flattener {
   }
 
   DeviceId device_of_stream(StreamId stream) const { return graph_.stream(stream).device; }
+
+  // A bundle's members become tensors of the flat graph, made by whichever of its producer and
+  // its reader is expanded first; the other maps its members onto them, one by one.
+  void bind_members(const Subgraph& subgraph, TensorId port, Scope& nested, const std::vector<DeviceId>& devices) {
+    const auto members = subgraph.bundle_members(port);
+    if (members.empty()) return;
+    const Graph& inner = subgraph.graph();
+    std::vector<TensorId>& flat = members_of_bundle_[nested.tensors[port.value()].value()];
+    for (std::size_t m = flat.size(); m < members.size(); ++m) {
+      const TensorRecord& member = inner.tensor(members[m]);
+      flat.push_back(builder_.add_tensor(qualified(nested.prefix, inner.tensor_name(members[m])),
+                                         devices[member.device.value()], member.kind, member.bytes));
+    }
+    for (std::size_t m = 0; m < members.size(); ++m) nested.tensors[members[m].value()] = flat[m];
+  }
 
   // Control edges, signal edges and collectives among `nodes`, the ops of `graph`.
   void add_edges(const Graph& graph, const std::vector<Node>& nodes, const std::string& prefix) {
@@ -221,6 +240,7 @@ class Flattener {
   std::vector<std::vector<OpId>> starts_of_expansion_;
   std::vector<std::vector<OpId>> ends_of_expansion_;
   std::vector<OpId> single_;
+  std::unordered_map<TensorId::value_type, std::vector<TensorId>> members_of_bundle_;  // by flat bundle tensor
 };
 
 }  // namespace

@@ -146,6 +146,11 @@ OpId GraphBuilder::add_composite(std::string_view name, SubgraphId subgraph_id, 
   }
   auto check_port = [&](TensorId inner_tensor, TensorId outer_tensor, const char* what) {
     check_tensor(outer_tensor, "add_composite");
+    if ((inner.tensor_kind(inner_tensor) == TensorKind::bundle) !=
+        (graph_.tensor_kind(outer_tensor) == TensorKind::bundle)) {
+      fail(std::string(what) + " tensor '" + std::string(graph_.tensor_name(outer_tensor)) +
+           "' and the template's port must both be bundles or neither");
+    }
     const DeviceId inner_device = inner.tensor_device(inner_tensor);
     if (device_of[inner_device.value()] != graph_.tensor_device(outer_tensor)) {
       fail(std::string(what) + " tensor '" + std::string(graph_.tensor_name(outer_tensor)) +
@@ -214,6 +219,7 @@ void GraphBuilder::check_tensor(TensorId tensor, const char* where) const {
 void GraphBuilder::add_input(OpId op, TensorId tensor, bool weak) {
   check_op(op, "add_input");
   check_tensor(tensor, "add_input");
+  check_not_bundle(op, tensor);
   if (graph_.tensor_producer(tensor) == op) {
     throw InputError("op '" + graph_.display_name(op) + "' consumes its own output '" +
                      std::string(graph_.tensor_name(tensor)) + "'");
@@ -225,6 +231,7 @@ void GraphBuilder::add_input(OpId op, TensorId tensor, bool weak) {
 void GraphBuilder::add_output(OpId op, TensorId tensor) {
   check_op(op, "add_output");
   check_tensor(tensor, "add_output");
+  check_not_bundle(op, tensor);
   OpId& producer = graph_.tensors_[tensor.value()].producer;
   if (producer.valid()) {
     throw InputError("tensor '" + std::string(graph_.tensor_name(tensor)) + "' has two producers: '" +
@@ -232,6 +239,43 @@ void GraphBuilder::add_output(OpId op, TensorId tensor) {
   }
   producer = op;
   outputs_.emplace_back(op, tensor);
+}
+
+void GraphBuilder::check_not_bundle(OpId op, TensorId tensor) const {
+  if (graph_.tensor_kind(tensor) != TensorKind::bundle || graph_.is_composite(op)) return;
+  throw InputError("op '" + graph_.display_name(op) + "' is not a composite and cannot read or write bundle '" +
+                   std::string(graph_.tensor_name(tensor)) + "'");
+}
+
+// A bundle goes from the composite that produces it to at most one composite that reads it, and
+// both of their templates must agree on its members, one by one.
+void GraphBuilder::check_bundles() const {
+  for (std::size_t t = 0; t < graph_.tensor_count(); ++t) {
+    const TensorId tensor(static_cast<TensorId::value_type>(t));
+    if (graph_.tensor_kind(tensor) != TensorKind::bundle) continue;
+    const auto readers = graph_.tensor_consumers(tensor);
+    if (readers.empty()) continue;
+    const std::string name = "bundle '" + std::string(graph_.tensor_name(tensor)) + "'";
+    if (readers.size() > 1) throw InputError(name + " is read by more than one composite");
+    const OpId producer = graph_.tensor_producer(tensor);
+    if (!producer.valid()) throw InputError(name + " is read but no composite produces it");
+    auto members = [&](OpId op, std::span<const TensorId> bound, bool output) {
+      const Subgraph& subgraph = graph_.subgraph(graph_.composite(graph_.op_composite(op)).subgraph);
+      const auto port = static_cast<std::size_t>(std::find(bound.begin(), bound.end(), tensor) - bound.begin());
+      return std::make_pair(&subgraph,
+                            subgraph.bundle_members(output ? subgraph.outputs()[port] : subgraph.inputs()[port]));
+    };
+    const auto [from, made] = members(producer, graph_.op_outputs(producer), true);
+    const auto [to, read] = members(readers.front(), graph_.op_inputs(readers.front()), false);
+    bool same = made.size() == read.size();
+    for (std::size_t m = 0; same && m < made.size(); ++m) {
+      same = from->graph().tensor_bytes(made[m]) == to->graph().tensor_bytes(read[m]);
+    }
+    if (!same) {
+      throw InputError(name + ": the members '" + graph_.display_name(producer) + "' produces differ from those '" +
+                       graph_.display_name(readers.front()) + "' reads");
+    }
+  }
 }
 
 void GraphBuilder::add_control_edge(OpId before, OpId after) {
@@ -428,6 +472,7 @@ Graph GraphBuilder::build() && {
       std::find(graph_.op_input_weak_.begin(), graph_.op_input_weak_.end(), 1) != graph_.op_input_weak_.end();
   std::vector<std::uint8_t>().swap(input_weak_);
   compute_dependency_counts();
+  check_bundles();
   check_acyclic();
   graph_.names_.freeze();
   work_index_ = {};

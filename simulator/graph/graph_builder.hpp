@@ -69,6 +69,8 @@ class GraphBuilder {
   void check_op(OpId op, const char* where) const;
   void check_tensor(TensorId tensor, const char* where) const;
   void check_collective_member(OpId member, OpId first) const;
+  void check_not_bundle(OpId op, TensorId tensor) const;
+  void check_bundles() const;
   // Collective members start together: for cycle checks they are one node, named by the first.
   OpId collective_representative(OpId op) const;
   void compute_dependency_counts();

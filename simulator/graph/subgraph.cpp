@@ -13,13 +13,15 @@ std::span<const StreamId> op_streams(const Graph& graph, OpId op) {
 }
 
 Subgraph::Subgraph(std::string name, Graph graph, std::vector<TensorId> inputs, std::vector<TensorId> outputs,
-                   std::vector<OpId> signals)
+                   std::vector<OpId> signals, std::vector<Bundle> bundles)
     : name_(std::move(name)),
       graph_(std::move(graph)),
       inputs_(std::move(inputs)),
       outputs_(std::move(outputs)),
       signals_(std::move(signals)),
-      port_(graph_.tensor_count(), 0) {
+      bundles_(std::move(bundles)),
+      port_(graph_.tensor_count(), 0),
+      member_(graph_.tensor_count(), 0) {
   auto fail = [&](const std::string& message) { throw InputError("subgraph '" + name_ + "': " + message); };
   auto tensor_name = [&](TensorId tensor) { return std::string(graph_.tensor_name(tensor)); };
   for (TensorId tensor : inputs_) {
@@ -29,20 +31,22 @@ Subgraph::Subgraph(std::string name, Graph graph, std::vector<TensorId> inputs, 
   }
   for (TensorId tensor : outputs_) {
     if (!tensor.valid() || tensor.value() >= graph_.tensor_count()) fail("unknown output port tensor");
-    if (!graph_.tensor_producer(tensor).valid())
+    if (!graph_.tensor_producer(tensor).valid() && graph_.tensor_kind(tensor) != TensorKind::bundle)
       fail("output port '" + tensor_name(tensor) + "' has no producer inside");
     if (port_[tensor.value()]++ != 0) fail("a tensor is listed as a port twice");
   }
   for (OpId op : signals_) {
     if (!op.valid() || op.value() >= graph_.op_count()) fail("unknown signal op");
   }
+  check_bundles();
   for (TensorId tensor : inputs_) {
     // An unread input would end its tensor's life at the composite's start.
-    if (graph_.tensor_consumers(tensor).empty()) fail("input port '" + tensor_name(tensor) + "' is not read inside");
+    if (find_bundle(tensor) == nullptr && graph_.tensor_consumers(tensor).empty())
+      fail("input port '" + tensor_name(tensor) + "' is not read inside");
   }
   for (std::size_t i = 0; i < graph_.tensor_count(); ++i) {
     const TensorId tensor(static_cast<TensorId::value_type>(i));
-    if (port_[i] != 0) continue;
+    if (port_[i] != 0 || member_[i] != 0) continue;
     if (!graph_.tensor_producer(tensor).valid() || graph_.tensor_consumers(tensor).empty()) {
       fail("tensor '" + tensor_name(tensor) + "' is neither a port nor produced and consumed inside");
     }
@@ -67,6 +71,10 @@ Subgraph::Subgraph(std::string name, Graph graph, std::vector<TensorId> inputs, 
   for (TensorId tensor : outputs_) {
     bool read = !graph_.tensor_consumers(tensor).empty();
     const OpId producer = graph_.tensor_producer(tensor);
+    if (!producer.valid()) {  // a bundle
+      output_read_inside_.push_back(0);
+      continue;
+    }
     if (const CompositeId composite = graph_.op_composite(producer); composite.valid()) {
       const auto produced = graph_.op_outputs(producer);
       const auto q = static_cast<std::size_t>(std::find(produced.begin(), produced.end(), tensor) - produced.begin());
@@ -76,6 +84,61 @@ Subgraph::Subgraph(std::string name, Graph graph, std::vector<TensorId> inputs, 
   }
   structure_hash_ = compute_structure_hash();
   compute_stream_entries();
+}
+
+const Subgraph::Bundle* Subgraph::find_bundle(TensorId port) const {
+  if (graph_.tensor_kind(port) != TensorKind::bundle) return nullptr;
+  for (const Bundle& bundle : bundles_) {
+    if (bundle.port == port) return &bundle;
+  }
+  return nullptr;
+}
+
+std::span<const TensorId> Subgraph::bundle_members(TensorId port) const {
+  const Bundle* bundle = find_bundle(port);
+  return bundle != nullptr ? std::span<const TensorId>(bundle->members) : std::span<const TensorId>();
+}
+
+void Subgraph::check_bundles() {
+  auto fail = [&](TensorId tensor, const std::string& message) {
+    throw InputError("subgraph '" + name_ + "': bundle '" + std::string(graph_.tensor_name(tensor)) + "' " + message);
+  };
+  auto is_output = [&](TensorId port) { return std::find(outputs_.begin(), outputs_.end(), port) != outputs_.end(); };
+  for (const Bundle& bundle : bundles_) {
+    const TensorId port = bundle.port;
+    if (!port.valid() || port.value() >= graph_.tensor_count() || port_[port.value()] == 0)
+      throw InputError("subgraph '" + name_ + "': a bundle is not a port");
+    if (graph_.tensor_kind(port) != TensorKind::bundle) fail(port, "is not a tensor of kind bundle");
+    if (graph_.tensor_producer(port).valid() || !graph_.tensor_consumers(port).empty())
+      fail(port, "is produced or read inside: its members are");
+    const bool output = is_output(port);
+    Bytes bytes = 0;
+    for (TensorId member : bundle.members) {
+      if (!member.valid() || member.value() >= graph_.tensor_count()) fail(port, "has an unknown member");
+      if (port_[member.value()] != 0 || member_[member.value()] != 0) fail(port, "has a port or another's member");
+      const TensorKind kind = graph_.tensor_kind(member);
+      if (!holds_memory(kind) || lives_whole_run(kind)) fail(port, "has a member that is not freed by its readers");
+      if (graph_.tensor_device(member) != graph_.tensor_device(port)) fail(port, "has a member on another device");
+      member_[member.value()] = output ? kOutputMember : kInputMember;
+      bytes += graph_.tensor_bytes(member);
+      const OpId producer = graph_.tensor_producer(member);
+      const auto readers = graph_.tensor_consumers(member);
+      if (output && (!producer.valid() || graph_.is_composite(producer) || !readers.empty()))
+        fail(port, "leaves with a member not produced inside by a primitive op, or read inside");
+      if (!output && (producer.valid() || readers.empty())) fail(port, "brings a member produced inside or unread");
+      for (std::size_t r = 0; r < readers.size(); ++r) {
+        if (graph_.is_composite(readers[r]) || graph_.consumer_is_weak(member, r))
+          fail(port, "has a member read by a composite or read weakly");
+      }
+    }
+    if (bytes != graph_.tensor_bytes(port)) fail(port, "does not have the bytes of its members");
+  }
+  for (const auto* ports : {&inputs_, &outputs_}) {
+    for (TensorId port : *ports) {
+      if (graph_.tensor_kind(port) == TensorKind::bundle && find_bundle(port) == nullptr)
+        fail(port, "is a port of kind bundle but no bundle");
+    }
+  }
 }
 
 void Subgraph::compute_stream_entries() {
@@ -93,6 +156,10 @@ void Subgraph::compute_stream_entries() {
       if (graph_.input_is_weak(entry.first_op, i)) continue;
       for (std::uint32_t port = 0; port < inputs_.size(); ++port) {
         if (inputs_[port] == inputs[i]) entry.input_ports.push_back(port);
+        const auto members = bundle_members(inputs_[port]);
+        for (std::uint32_t m = 0; m < members.size(); ++m) {
+          if (members[m] == inputs[i]) entry.input_members.emplace_back(port, m);
+        }
       }
     }
   }
@@ -133,6 +200,10 @@ std::uint64_t Subgraph::compute_structure_hash() const {
   for (TensorId tensor : outputs_) h = hash_mix(h, tensor.value());
   h = hash_mix(h, ~3ULL);
   for (OpId op : signals_) h = hash_mix(h, op.value());
+  for (const Bundle& bundle : bundles_) {
+    h = hash_mix(h, bundle.port.value());
+    for (TensorId member : bundle.members) h = hash_mix(h, member.value());
+  }
   return h;
 }
 

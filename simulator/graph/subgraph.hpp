@@ -22,10 +22,22 @@ std::span<const StreamId> op_streams(const Graph& graph, OpId op);
 // Every other tensor lives and dies inside. Its streams are bound to outer streams when it is
 // instantiated; the first is the composite's own. Templates nest: a template may itself hold
 // composite ops.
+//
+// A port may be a bundle: a port tensor of kind bundle standing for several member tensors (what
+// a forward pass saves for its backward pass, say), so that the graph outside carries one tensor
+// instead of many. An output bundle's members are produced inside by primitive ops and read
+// nowhere inside; an input bundle's members are read inside by primitive ops and produced
+// nowhere inside. Members hold memory as tensors of the template: an output bundle's from their
+// producer's start on, an input bundle's until their last reader inside ends.
 class Subgraph {
  public:
+  struct Bundle {
+    TensorId port;  // an input or output port of kind bundle
+    std::vector<TensorId> members;
+  };
+
   Subgraph(std::string name, Graph graph, std::vector<TensorId> inputs, std::vector<TensorId> outputs,
-           std::vector<OpId> signals = {});
+           std::vector<OpId> signals = {}, std::vector<Bundle> bundles = {});
 
   const std::string& name() const { return name_; }
   const Graph& graph() const { return graph_; }
@@ -37,7 +49,16 @@ class Subgraph {
 
   // Whether the bytes of port tensor `tensor` count in its device's memory when bound to an
   // outer tensor of the same kind (the template's memory profile assumes so).
-  bool port_counts_memory(TensorId tensor) const { return !lives_whole_run(graph_.tensor_kind(tensor)); }
+  bool port_counts_memory(TensorId tensor) const {
+    return !lives_whole_run(graph_.tensor_kind(tensor)) && holds_memory(graph_.tensor_kind(tensor));
+  }
+  // The members of bundle port `port` (empty for other ports).
+  std::span<const TensorId> bundle_members(TensorId port) const;
+  // Whether `tensor` is a member of an input bundle: it exists before the template starts, and
+  // its memory was counted by the composite that produced it.
+  bool is_input_member(TensorId tensor) const {
+    return tensor.value() < member_.size() && member_[tensor.value()] == kInputMember;
+  }
 
   // Whether output port `p` is also read inside (by an op here or in a nested template): its
   // tensor then lives at least until those readers end.
@@ -54,19 +75,26 @@ class Subgraph {
     OpId first_op;
     bool gated_inside = false;
     std::vector<std::uint32_t> input_ports;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> input_members;  // (bundle input port, member)
   };
   const std::vector<StreamEntry>& stream_entries() const { return stream_entries_; }
 
  private:
   std::uint64_t compute_structure_hash() const;
   void compute_stream_entries();
+  void check_bundles();
+  const Bundle* find_bundle(TensorId port) const;
 
   std::string name_;
   Graph graph_;
   std::vector<TensorId> inputs_;
   std::vector<TensorId> outputs_;
   std::vector<OpId> signals_;
+  std::vector<Bundle> bundles_;
   std::vector<std::uint8_t> port_;  // by tensor id
+  static constexpr std::uint8_t kOutputMember = 1;
+  static constexpr std::uint8_t kInputMember = 2;
+  std::vector<std::uint8_t> member_;  // by tensor id: 0, kOutputMember or kInputMember
   std::vector<std::uint8_t> output_read_inside_;
   std::uint64_t structure_hash_ = 0;
   std::vector<StreamEntry> stream_entries_;

@@ -117,6 +117,7 @@ class GraphScenarioReader {
       const DeviceEntry& device = device_named(tensor.at("device"));
       if (device.kind == DeviceKind::link) tensor.at("device").fail("a link device has no memory for tensors");
       const TensorKind kind = tensor.at("kind").as_enum(kTensorKindNames);
+      if (kind == TensorKind::bundle) tensor.at("kind").fail("bundles join composite ops, which graph scenarios lack");
       const Bytes bytes = tensor.at("bytes").as_nonnegative_int();
       tensors_.emplace(name, builder_.add_tensor(name, device.id, kind, bytes));
     }

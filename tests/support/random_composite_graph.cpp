@@ -14,7 +14,12 @@ struct TensorInfo {
   Bytes bytes = 0;
   bool produced = false;
   bool read = false;
+  bool read_by_composite = false;
 };
+
+// The members' sizes of every bundle of one random graph, so that any template's output bundle
+// can feed any template's input bundle.
+using BundleShape = std::vector<Bytes>;
 
 // Adds random ops to one UnitPlatform: a template's or the outer graph's.
 class OpsGenerator {
@@ -77,11 +82,23 @@ class OpsGenerator {
   }
 
   // A composite of `subgraph` (whose GPUs are its devices 0..n-1, each with streams compute and
-  // comm) on distinct random GPUs; each GPU's two streams are bound in random order.
+  // comm) on distinct random GPUs; each GPU's two streams are bound in random order. An input
+  // bundle reads a bundle that an earlier composite left on its GPU; without one, no composite is
+  // added (none is returned).
   OpId add_composite(const std::shared_ptr<const Subgraph>& subgraph, SubgraphId id) {
     const Graph& inner = subgraph->graph();
     std::vector<DeviceId> placement = gpus_;
     std::shuffle(placement.begin(), placement.end(), rng_);
+    std::vector<TensorId> bundles_read;
+    for (TensorId port : subgraph->inputs()) {
+      if (inner.tensor_kind(port) != TensorKind::bundle) continue;
+      const DeviceId device = placement[inner.tensor_device(port).value()];
+      auto it = std::find_if(unread_bundles_.begin(), unread_bundles_.end(),
+                             [&](TensorId bundle) { return p_.builder().tensor(bundle).device == device; });
+      if (it == unread_bundles_.end()) return OpId::none();
+      bundles_read.push_back(*it);
+      unread_bundles_.erase(it);
+    }
     std::vector<bool> swapped(inner.device_count());
     for (std::size_t d = 0; d < swapped.size(); ++d) swapped[d] = chance(0.5);
     std::vector<StreamId> streams;
@@ -92,16 +109,26 @@ class OpsGenerator {
       streams.push_back(compute ? p_.compute(gpu) : p_.comm(gpu));
     }
     std::vector<TensorId> inputs;
+    std::size_t next_bundle = 0;
     for (TensorId port : subgraph->inputs()) {
       const DeviceId device = placement[inner.tensor_device(port).value()];
-      inputs.push_back(tensor_for_port(device, inner.tensor_bytes(port)));
+      if (inner.tensor_kind(port) == TensorKind::bundle) {
+        inputs.push_back(bundles_read[next_bundle++]);
+      } else {
+        inputs.push_back(tensor_for_port(device, inner.tensor_bytes(port)));
+      }
     }
     std::vector<TensorId> outputs;
     for (TensorId port : subgraph->outputs()) {
       const DeviceId device = placement[inner.tensor_device(port).value()];
-      const TensorId tensor = p_.tensor("t" + std::to_string(tensors_.size()), device, inner.tensor_bytes(port));
-      tensors_.push_back({tensor, device, inner.tensor_bytes(port), true, false});
+      const TensorKind kind = inner.tensor_kind(port);
+      const TensorId tensor = p_.tensor("t" + std::to_string(tensors_.size()), device, inner.tensor_bytes(port), kind);
       outputs.push_back(tensor);
+      if (kind == TensorKind::bundle) {
+        unread_bundles_.push_back(tensor);
+      } else {
+        tensors_.push_back({tensor, device, inner.tensor_bytes(port), true, false});
+      }
     }
     const OpId op = p_.builder().add_composite("c" + std::to_string(ops_.size()), id, streams, inputs, outputs);
     finish_op(op);
@@ -154,16 +181,12 @@ class OpsGenerator {
     }
     if (!matching.empty() && chance(0.5)) {
       const std::size_t t = pick(matching);
-      tensors_[t].read = true;
+      tensors_[t].read = tensors_[t].read_by_composite = true;
       return tensors_[t].id;
     }
-    if (primitive_ops_.empty() || chance(0.3)) {
-      const TensorId tensor = add_source_tensor(device, bytes);
-      tensors_.back().read = true;
-      return tensor;
-    }
-    const TensorId tensor = produce(pick(primitive_ops_), device, bytes);
-    tensors_.back().read = true;
+    const TensorId tensor = primitive_ops_.empty() || chance(0.3) ? add_source_tensor(device, bytes)
+                                                                  : produce(pick(primitive_ops_), device, bytes);
+    tensors_.back().read = tensors_.back().read_by_composite = true;
     return tensor;
   }
 
@@ -175,6 +198,7 @@ class OpsGenerator {
   std::vector<OpId> ops_;
   std::vector<OpId> primitive_ops_;
   std::vector<std::pair<OpId, std::uint32_t>> pending_signals_;
+  std::vector<TensorId> unread_bundles_;  // outer bundles no composite reads yet
   std::size_t visible_ops_ = SIZE_MAX;
   std::size_t visible_tensors_ = SIZE_MAX;
 };
@@ -184,17 +208,34 @@ SubgraphId register_template(UnitPlatform& platform, const std::shared_ptr<const
   return platform.builder().add_subgraph(subgraph);
 }
 
+// A bundle port of the template on `device` standing for `members`.
+Subgraph::Bundle make_bundle(UnitPlatform& platform, DeviceId device, std::vector<TensorId> members) {
+  Bytes bytes = 0;
+  for (TensorId member : members) bytes += platform.builder().tensor(member).bytes;
+  return {platform.tensor("bundle", device, bytes, TensorKind::bundle), std::move(members)};
+}
+
 // A random template. `layered` ones look like a model layer: the first op runs on the
 // composite's own stream and reads every input, and the first op of each other stream waits for
 // it; such templates can be reused unless something outside delays them. Others start their
-// streams anywhere, which often makes reuse inexact.
+// streams anywhere, which often makes reuse inexact. Templates that may be nested have no
+// bundles; others may take a bundle of `shape` in, or leave one, or both.
 std::shared_ptr<const Subgraph> make_template(std::mt19937_64& rng, int index, bool layered,
-                                              const std::vector<std::shared_ptr<const Subgraph>>& nestable) {
+                                              const std::vector<std::shared_ptr<const Subgraph>>& nestable,
+                                              const BundleShape& shape) {
   UnitPlatform platform;
   OpsGenerator gen(rng, platform, std::uniform_int_distribution<int>(0, 9)(rng) < 3 ? 2 : 1, false);
+  const bool bundles = gen.gpus().size() == 2 || gen.chance(0.7);
+  const bool takes_bundle = bundles && gen.chance(0.6);
+  const bool leaves_bundle = bundles && gen.chance(0.7);
   for (int i = gen.uniform(1, 3); i > 0; --i) {
     const TensorKind kind = gen.chance(0.2) ? TensorKind::parameter : TensorKind::activation;
     gen.add_source_tensor(gen.pick(gen.gpus()), gen.uniform(0, 1000), kind);
+  }
+  const DeviceId bundle_device = gen.pick(gen.gpus());
+  std::vector<TensorId> taken;
+  if (takes_bundle) {
+    for (Bytes bytes : shape) taken.push_back(gen.add_source_tensor(bundle_device, bytes));
   }
   // Every stream gets an op; then more on random streams, some of them nested composites.
   std::vector<StreamId> streams = gen.in_order_streams();
@@ -218,24 +259,58 @@ std::shared_ptr<const Subgraph> make_template(std::mt19937_64& rng, int index, b
       gen.add_primitive(gen.pick(streams));
     }
   }
+  std::vector<Subgraph::Bundle> bundle_ports;
+  // An output bundle's members: made by primitive ops, read nowhere inside.
+  if (leaves_bundle) {
+    std::vector<OpId> producers;
+    for (std::size_t m = 0; m < shape.size(); ++m) producers.push_back(gen.add_primitive(gen.pick(streams)));
+    std::vector<TensorId> made;
+    for (std::size_t m = 0; m < shape.size(); ++m) {
+      made.push_back(gen.produce(producers[m], bundle_device, shape[m]));
+      gen.tensors().back().read = true;  // it leaves with the bundle, not as an output of its own
+    }
+    bundle_ports.push_back(make_bundle(platform, bundle_device, std::move(made)));
+  }
   // Tensors from outside are the inputs and must be read inside; tensors made inside must be
-  // read inside or leave as outputs.
+  // read inside or leave as outputs. An input bundle's members are read by primitive ops only.
   std::vector<TensorId> inputs;
   std::vector<TensorId> outputs;
   for (std::size_t t = 0; t < gen.tensors().size(); ++t) {
-    if (gen.tensors()[t].produced) continue;
-    inputs.push_back(gen.tensors()[t].id);
-    if (!gen.tensors()[t].read) gen.read(gen.pick(gen.primitive_ops()), t);
+    const TensorInfo& tensor = gen.tensors()[t];
+    if (tensor.produced) continue;
+    const bool member = std::find(taken.begin(), taken.end(), tensor.id) != taken.end();
+    if (!tensor.read || (member && tensor.read_by_composite)) gen.read(gen.pick(gen.primitive_ops()), t);
+    if (!member) inputs.push_back(tensor.id);
+  }
+  if (takes_bundle) {
+    // Members a composite read would break the bundle's rule: such a template takes no bundle.
+    bool only_primitive_readers = true;
+    for (const TensorInfo& tensor : gen.tensors()) {
+      if (std::find(taken.begin(), taken.end(), tensor.id) != taken.end() && tensor.read_by_composite)
+        only_primitive_readers = false;
+    }
+    if (only_primitive_readers) {
+      bundle_ports.push_back(make_bundle(platform, bundle_device, taken));
+      inputs.push_back(bundle_ports.back().port);
+    } else {
+      inputs.insert(inputs.end(), taken.begin(), taken.end());
+    }
   }
   for (const TensorInfo& tensor : gen.tensors()) {
-    if (tensor.produced && (!tensor.read || gen.chance(0.15))) outputs.push_back(tensor.id);
+    if (tensor.produced && (!tensor.read || gen.chance(0.15))) {
+      const bool member =
+          leaves_bundle && std::find(bundle_ports.front().members.begin(), bundle_ports.front().members.end(),
+                                     tensor.id) != bundle_ports.front().members.end();
+      if (!member) outputs.push_back(tensor.id);
+    }
   }
+  if (leaves_bundle) outputs.push_back(bundle_ports.front().port);
   std::vector<OpId> signals;
   if (gen.chance(0.4))
     signals.push_back(
         OpId(static_cast<OpId::value_type>(gen.uniform(0, static_cast<int>(platform.builder().op_count()) - 1))));
   return std::make_shared<const Subgraph>("template" + std::to_string(index), platform.build(), std::move(inputs),
-                                          std::move(outputs), std::move(signals));
+                                          std::move(outputs), std::move(signals), std::move(bundle_ports));
 }
 
 }  // namespace
@@ -243,10 +318,17 @@ std::shared_ptr<const Subgraph> make_template(std::mt19937_64& rng, int index, b
 RandomCompositeGraph make_random_composite_graph(std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<std::shared_ptr<const Subgraph>> templates;
-  std::vector<std::shared_ptr<const Subgraph>> single_gpu;
+  std::vector<std::shared_ptr<const Subgraph>> nestable;
+  BundleShape shape(static_cast<std::size_t>(std::uniform_int_distribution<int>(1, 3)(rng)));
+  for (Bytes& bytes : shape) bytes = std::uniform_int_distribution<Bytes>(0, 1000)(rng);
   for (int t = 0, count = std::uniform_int_distribution<int>(1, 3)(rng); t < count; ++t) {
-    templates.push_back(make_template(rng, t, std::uniform_int_distribution<int>(0, 3)(rng) != 0, single_gpu));
-    if (templates.back()->graph().device_count() == 1) single_gpu.push_back(templates.back());
+    templates.push_back(make_template(rng, t, std::uniform_int_distribution<int>(0, 3)(rng) != 0, nestable, shape));
+    const Subgraph& made = *templates.back();
+    bool has_bundles = false;
+    for (const auto* ports : {&made.inputs(), &made.outputs()}) {
+      for (TensorId port : *ports) has_bundles = has_bundles || made.graph().tensor_kind(port) == TensorKind::bundle;
+    }
+    if (made.graph().device_count() == 1 && !has_bundles) nestable.push_back(templates.back());
   }
 
   UnitPlatform platform;

@@ -28,7 +28,8 @@ RandomGraph make_random_graph(std::uint64_t seed, const RandomGraphShape& shape)
         p.builder().add_control_edge(from, op);
       } else {
         const DeviceId device = gpus[static_cast<std::size_t>(uniform(0, shape.gpu_count - 1))];
-        const auto kind = static_cast<TensorKind>(uniform(0, static_cast<int>(kTensorKindCount) - 1));
+        // Any kind but bundle, which only composites read and write.
+        const auto kind = static_cast<TensorKind>(uniform(0, static_cast<int>(TensorKind::bundle) - 1));
         const TensorId tensor =
             p.tensor("t" + std::to_string(p.builder().tensor_count()), device, uniform(0, 4096), kind);
         p.builder().add_input(op, tensor);
