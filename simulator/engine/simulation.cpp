@@ -318,6 +318,8 @@ class Simulation {
     TimeNs free_at = done;
     if constexpr (kComposites) free_at = free_time_[tensor.value()] = std::max(free_time_[tensor.value()], done);
     if (--remaining_consumers_[tensor.value()] > 0) return kUnknown;
+    // A template's output bundle members belong to whoever takes the bundle.
+    if (recording_ != nullptr && recording_->subgraph->is_output_member(tensor)) return kUnknown;
     return counts_memory(tensor, graph_.tensor(tensor)) ? free_at : kUnknown;
   }
 
@@ -482,6 +484,7 @@ class Simulation {
       if (subgraph.port_counts_memory(subgraph.inputs()[p])) memory_change(record.device, assumed, record.bytes);
       if (actual != kUnknown) memory_change(record.device, actual, -record.bytes);
     }
+    for (std::uint32_t q : subgraph.bundle_inputs()) settle_members(inputs[q], origin, &times.member_release[q]);
     const auto outputs = graph_.op_outputs(op);
     for (std::size_t p = 0; p < outputs.size(); ++p) {
       const TensorId tensor = outputs[p];
@@ -509,6 +512,10 @@ class Simulation {
     }
     if (!graph_.composite_control_successors(composite).empty()) push_event(origin + times.span, op, kDone, 0);
     result_.composite_schedules[composite.value()] = std::move(schedule);
+    for (TensorId output : outputs) {
+      if (graph_.tensor_kind(output) == TensorKind::bundle && graph_.tensor_consumers(output).empty())
+        settle_members(output, 0, nullptr);
+    }
   }
 
   void push_event(TimeNs at, OpId op, EventKind kind, std::size_t index) {
@@ -548,14 +555,47 @@ class Simulation {
     }
   }
 
-  // When member `member` of bundle `bundle` is (or will be) produced, by the composite stamped
-  // before that produces the bundle.
-  TimeNs member_ready(TensorId bundle, std::uint32_t member) const {
+  // The composite that produced a bundle (stamped already), where and as what.
+  struct BundleSource {
+    TimeNs origin;
+    const TemplateSchedule* times;
+    std::size_t port;
+    const Subgraph* subgraph;
+  };
+  BundleSource source_of(TensorId bundle) const {
     const OpId producer = graph_.tensor_producer(bundle);
-    const TemplateSchedule& times = *result_.composite_schedules[graph_.op_composite(producer).value()];
+    const CompositeId composite = graph_.op_composite(producer);
+    const TemplateSchedule* times = result_.composite_schedules[composite.value()].get();
     const auto outputs = graph_.op_outputs(producer);
     const auto port = static_cast<std::size_t>(std::find(outputs.begin(), outputs.end(), bundle) - outputs.begin());
-    return result_.op_start[producer.value()] - times.earliest_start + times.member_ready[port][member];
+    return {result_.op_start[producer.value()] - times->earliest_start, times, port,
+            &graph_.subgraph(graph_.composite(composite).subgraph)};
+  }
+
+  // When member `member` of bundle `bundle` is (or will be) produced.
+  TimeNs member_ready(TensorId bundle, std::uint32_t member) const {
+    const BundleSource source = source_of(bundle);
+    return source.origin + source.times->member_ready[source.port][member];
+  }
+
+  // A bundle's members die when the reader's template last reads them (its profile frees them
+  // then), unless the producer's template reads one later, or the reader (none: `released` is
+  // null) never does: then it dies when the producer is done with it.
+  void settle_members(TensorId bundle, TimeNs reader_origin, const std::vector<TimeNs>* released) {
+    const BundleSource source = source_of(bundle);
+    const auto& read_inside = source.times->member_read_inside[source.port];
+    const auto members = source.subgraph->bundle_members(source.subgraph->outputs()[source.port]);
+    const DeviceId device = graph_.tensor_device(bundle);
+    for (std::size_t m = 0; m < members.size(); ++m) {
+      if (read_inside[m] < 0) continue;
+      const TimeNs producer_done = source.origin + read_inside[m];
+      const bool read = released != nullptr && (*released)[m] >= 0;
+      const TimeNs reader_done = read ? reader_origin + (*released)[m] : kUnknown;
+      if (read && reader_done >= producer_done) continue;
+      const Bytes bytes = source.subgraph->graph().tensor_bytes(members[m]);
+      if (read) memory_change(device, reader_done, bytes);
+      memory_change(device, producer_done, -bytes);
+    }
   }
 
   // When `op` (already started) completes, or for a composite's signal port, when it fires.

@@ -62,15 +62,21 @@ void derive_boundary_times(const Subgraph& subgraph, TemplateSchedule& schedule)
     return last;
   };
   schedule.input_release.clear();
-  for (TensorId tensor : subgraph.inputs()) {
+  schedule.member_release.assign(subgraph.inputs().size(), {});
+  for (std::size_t p = 0; p < subgraph.inputs().size(); ++p) {
+    const TensorId tensor = subgraph.inputs()[p];
     TimeNs release = last_read(tensor);
-    for (TensorId member : subgraph.bundle_members(tensor)) release = std::max(release, last_read(member));
+    for (TensorId member : subgraph.bundle_members(tensor)) {
+      schedule.member_release[p].push_back(last_read(member));
+      release = std::max(release, schedule.member_release[p].back());
+    }
     schedule.input_release.push_back(release);
   }
   schedule.output_alloc.clear();
   schedule.output_ready.clear();
   schedule.output_release.clear();
   schedule.member_ready.assign(subgraph.outputs().size(), {});
+  schedule.member_read_inside.assign(subgraph.outputs().size(), {});
   for (std::size_t p = 0; p < subgraph.outputs().size(); ++p) {
     const TensorId tensor = subgraph.outputs()[p];
     const OpId producer = graph.tensor_producer(tensor);
@@ -83,6 +89,7 @@ void derive_boundary_times(const Subgraph& subgraph, TemplateSchedule& schedule)
             schedule.member_ready[p].empty() ? schedule.op_start[made_by] : std::min(alloc, schedule.op_start[made_by]);
         ready = std::max(ready, schedule.op_end[made_by]);
         schedule.member_ready[p].push_back(schedule.op_end[made_by]);
+        schedule.member_read_inside[p].push_back(last_read(member));
       }
       schedule.output_alloc.push_back(alloc);
       schedule.output_ready.push_back(ready);

@@ -37,8 +37,12 @@ struct TemplateSchedule {
   std::vector<TimeNs> output_release;      // per output port: end of its last reader inside, or -1
   std::vector<TimeNs> input_release;       // per input port: end of its last reader inside
   std::vector<TimeNs> signal_time;         // per signal port
-  // Per output port: for a bundle, when each member is produced (the bundle is ready when all are).
+  // Per output port: for a bundle, when each member is produced (the bundle is ready when all are)
+  // and when its last reader inside ends (-1 without one).
   std::vector<std::vector<TimeNs>> member_ready;
+  std::vector<std::vector<TimeNs>> member_read_inside;
+  // Per input port: for a bundle, when each member's last reader inside ends (-1 without one).
+  std::vector<std::vector<TimeNs>> member_release;
   std::vector<DeviceEffects> devices;  // per template device
   // Per template op: the schedule of a composite inside (null for other ops).
   std::vector<std::shared_ptr<const TemplateSchedule>> nested;

@@ -115,7 +115,8 @@ void Subgraph::check_bundles() {
     Bytes bytes = 0;
     for (TensorId member : bundle.members) {
       if (!member.valid() || member.value() >= graph_.tensor_count()) fail(port, "has an unknown member");
-      if (port_[member.value()] != 0 || member_[member.value()] != 0) fail(port, "has a port or another's member");
+      if (port_[member.value()] != 0 || member_[member.value()] != 0)
+        fail(port, "has a member that is a port, or in another bundle");
       const TensorKind kind = graph_.tensor_kind(member);
       if (!holds_memory(kind) || lives_whole_run(kind)) fail(port, "has a member that is not freed by its readers");
       if (graph_.tensor_device(member) != graph_.tensor_device(port)) fail(port, "has a member on another device");
@@ -123,8 +124,8 @@ void Subgraph::check_bundles() {
       bytes += graph_.tensor_bytes(member);
       const OpId producer = graph_.tensor_producer(member);
       const auto readers = graph_.tensor_consumers(member);
-      if (output && (!producer.valid() || graph_.is_composite(producer) || !readers.empty()))
-        fail(port, "leaves with a member not produced inside by a primitive op, or read inside");
+      if (output && (!producer.valid() || graph_.is_composite(producer)))
+        fail(port, "leaves with a member not produced inside by a primitive op");
       if (!output && (producer.valid() || readers.empty())) fail(port, "brings a member produced inside or unread");
       for (std::size_t r = 0; r < readers.size(); ++r) {
         if (graph_.is_composite(readers[r]) || graph_.consumer_is_weak(member, r))
@@ -138,6 +139,9 @@ void Subgraph::check_bundles() {
       if (graph_.tensor_kind(port) == TensorKind::bundle && find_bundle(port) == nullptr)
         fail(port, "is a port of kind bundle but no bundle");
     }
+  }
+  for (std::uint32_t p = 0; p < inputs_.size(); ++p) {
+    if (graph_.tensor_kind(inputs_[p]) == TensorKind::bundle) bundle_inputs_.push_back(p);
   }
 }
 

@@ -25,10 +25,11 @@ std::span<const StreamId> op_streams(const Graph& graph, OpId op);
 //
 // A port may be a bundle: a port tensor of kind bundle standing for several member tensors (what
 // a forward pass saves for its backward pass, say), so that the graph outside carries one tensor
-// instead of many. An output bundle's members are produced inside by primitive ops and read
-// nowhere inside; an input bundle's members are read inside by primitive ops and produced
-// nowhere inside. Members hold memory as tensors of the template: an output bundle's from their
-// producer's start on, an input bundle's until their last reader inside ends.
+// instead of many. An output bundle's members are produced inside by primitive ops (which other
+// primitive ops inside may read); an input bundle's members are produced nowhere inside and read
+// only by primitive ops. Members hold memory as tensors of the template: an output bundle's from
+// their producer's start on, an input bundle's until their last reader inside ends (the engine
+// keeps a member alive longer where the producing template still reads it).
 class Subgraph {
  public:
   struct Bundle {
@@ -59,6 +60,12 @@ class Subgraph {
   bool is_input_member(TensorId tensor) const {
     return tensor.value() < member_.size() && member_[tensor.value()] == kInputMember;
   }
+  // Whether `tensor` is a member of an output bundle: whoever takes the bundle frees it.
+  bool is_output_member(TensorId tensor) const {
+    return tensor.value() < member_.size() && member_[tensor.value()] == kOutputMember;
+  }
+  // The input ports that are bundles.
+  const std::vector<std::uint32_t>& bundle_inputs() const { return bundle_inputs_; }
 
   // Whether output port `p` is also read inside (by an op here or in a nested template): its
   // tensor then lives at least until those readers end.
@@ -95,6 +102,7 @@ class Subgraph {
   static constexpr std::uint8_t kOutputMember = 1;
   static constexpr std::uint8_t kInputMember = 2;
   std::vector<std::uint8_t> member_;  // by tensor id: 0, kOutputMember or kInputMember
+  std::vector<std::uint32_t> bundle_inputs_;
   std::vector<std::uint8_t> output_read_inside_;
   std::uint64_t structure_hash_ = 0;
   std::vector<StreamEntry> stream_entries_;

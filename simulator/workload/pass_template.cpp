@@ -5,8 +5,18 @@
 
 namespace weft {
 
+TensorId BundleMemberHandles::handle(std::uint32_t key, std::uint32_t peer) {
+  const Member member{key, peer};
+  if (auto it = index_.find(member); it != index_.end()) return it->second;
+  if (members_.size() >= kHandleBit) throw std::logic_error("too many bundle member handles");
+  const TensorId handle(static_cast<TensorId::value_type>(kHandleBit | members_.size()));
+  members_.push_back(member);
+  index_.emplace(member, handle);
+  return handle;
+}
+
 OpId PassTemplate::instantiate(GraphBuilder& outer, std::string_view name, const PassValues& values,
-                               PassValues& escaping) const {
+                               PassValues& escaping, PassValues& bundle_tensors) const {
   std::vector<TensorId> in;
   in.reserve(inputs.size());
   for (const auto& [value, peer] : inputs) in.push_back(values[value][peer]);
@@ -20,12 +30,16 @@ OpId PassTemplate::instantiate(GraphBuilder& outer, std::string_view name, const
       escaping[v].push_back(source.from_output ? out[source.index] : values[source.index][source.peer]);
     }
   }
+  bundle_tensors.assign(bundles.size(), {});
+  for (std::size_t b = 0; b < bundles.size(); ++b) {
+    for (std::uint32_t port : bundles[b].port) bundle_tensors[b].push_back(out[port]);
+  }
   return op;
 }
 
 PassRecorder::PassRecorder(std::string name, const DeviceSpec& gpu, std::vector<DeviceId> outer_devices,
-                           const GraphBuilder& outer)
-    : name_(std::move(name)), outer_(outer), outer_devices_(std::move(outer_devices)) {
+                           const GraphBuilder& outer, const BundleMemberHandles& handles)
+    : name_(std::move(name)), outer_(outer), handles_(handles), outer_devices_(std::move(outer_devices)) {
   const DeviceSpecId spec = builder_.add_device_spec(gpu);
   for (std::size_t peer = 0; peer < outer_devices_.size(); ++peer) {
     devices_.push_back(builder_.add_device("peer " + std::to_string(peer), spec));
@@ -44,6 +58,14 @@ TensorId PassRecorder::read(TensorId handle) {
   TensorId inner;
   if (is_tagged(handle)) {
     inner = untag(handle);
+  } else if (BundleMemberHandles::is_handle(handle)) {
+    const BundleMemberHandles::Member& member = handles_.member(handle);
+    auto bundle = std::find_if(taken_.begin(), taken_.end(), [&](const TakenBundle& b) {
+      return member.peer < b.members.size() && b.members[member.peer].contains(member.key);
+    });
+    if (bundle == taken_.end())
+      throw std::logic_error("pass '" + name_ + "' reads a member of a bundle it does not take");
+    inner = bundle->members[member.peer].at(member.key);
   } else if (auto it = imported_.find(handle); it != imported_.end()) {
     inner = it->second;
   } else {
@@ -58,6 +80,26 @@ TensorId PassRecorder::read(TensorId handle) {
   return inner;
 }
 
+void PassRecorder::take_bundle(const PerPeer<TensorId>& bundle, const PassTemplate::BundleShape& from) {
+  TakenBundle& taken = taken_.emplace_back();
+  for (std::size_t peer = 0; peer < bundle.size(); ++peer) {
+    const TensorRecord& outer = outer_.tensor(bundle[peer]);
+    const auto device_peer = static_cast<std::size_t>(
+        std::find(outer_devices_.begin(), outer_devices_.end(), outer.device) - outer_devices_.begin());
+    const DeviceId device = devices_.at(device_peer);
+    const TensorId port = builder_.add_tensor({}, device, TensorKind::bundle, outer.bytes);
+    imported_.emplace(bundle[peer], port);
+    taken.port.push_back(port);
+    auto& by_key = taken.members.emplace_back();
+    auto& order = taken.member_order.emplace_back();
+    for (const auto& [key, kind, bytes] : from.members.at(peer)) {
+      const TensorId member = builder_.add_tensor({}, device, kind, bytes);
+      by_key.emplace(key, member);
+      order.push_back(member);
+    }
+  }
+}
+
 TensorId PassRecorder::write(TensorId handle) {
   if (!is_tagged(handle)) throw std::logic_error("pass '" + name_ + "' writes a tensor of the outer graph");
   const TensorId inner = untag(handle);
@@ -67,7 +109,8 @@ TensorId PassRecorder::write(TensorId handle) {
 
 void PassRecorder::add_signal(std::size_t key, std::size_t peer, OpId op) { signals_.push_back({key, {peer, op}}); }
 
-PassTemplate PassRecorder::finish(GraphBuilder& outer, const PassValues& values, const PassValues& escapes) && {
+PassTemplate PassRecorder::finish(GraphBuilder& outer, const PassValues& values, const PassValues& escapes,
+                                  const std::vector<PassBundle>& bundles) && {
   PassTemplate result;
   result.streams = bindings_;
   auto position_of = [&](TensorId tensor) -> std::pair<std::uint32_t, std::uint32_t> {
@@ -105,8 +148,36 @@ PassTemplate PassRecorder::finish(GraphBuilder& outer, const PassValues& values,
       }
     }
   }
+  std::vector<Subgraph::Bundle> bundle_ports;
+  std::set<TensorId> leaving_in_bundles;
+  for (const PassBundle& bundle : bundles) {
+    PassTemplate::BundleShape& shape = result.bundles.emplace_back();
+    shape.route = bundle.route;
+    for (std::size_t peer = 0; peer < bundle.members.size(); ++peer) {
+      Subgraph::Bundle& port = bundle_ports.emplace_back();
+      auto& members = shape.members.emplace_back();
+      Bytes total = 0;
+      for (const auto& [key, handle] : bundle.members[peer]) {
+        const TensorId inner = untag(handle);
+        const TensorRecord& record = builder_.tensor(inner);
+        members.emplace_back(key, record.kind, record.bytes);
+        port.members.push_back(inner);
+        leaving_in_bundles.insert(inner);
+        total += record.bytes;
+      }
+      port.port = builder_.add_tensor({}, devices_[peer], TensorKind::bundle, total);
+      result.outputs.push_back({outer_devices_[peer], TensorKind::bundle, total});
+      output_ports.push_back(port.port);
+      shape.port.push_back(static_cast<std::uint32_t>(output_ports.size() - 1));
+    }
+  }
+  for (const TakenBundle& taken : taken_) {
+    for (std::size_t peer = 0; peer < taken.port.size(); ++peer) {
+      bundle_ports.push_back({taken.port[peer], taken.member_order[peer]});
+    }
+  }
   for (TensorId inner : written_) {
-    if (!read_.contains(inner)) output_port(inner);
+    if (!read_.contains(inner) && !leaving_in_bundles.contains(inner)) output_port(inner);
   }
   std::vector<OpId> signal_ops;
   for (const auto& [key, entry] : signals_) {
@@ -118,8 +189,9 @@ PassTemplate PassRecorder::finish(GraphBuilder& outer, const PassValues& values,
     group->second[peer] = static_cast<std::uint32_t>(signal_ops.size());
     signal_ops.push_back(op);
   }
-  auto subgraph = std::make_shared<const Subgraph>(name_, std::move(builder_).build(), std::move(input_ports),
-                                                   std::move(output_ports), std::move(signal_ops));
+  auto subgraph =
+      std::make_shared<const Subgraph>(name_, std::move(builder_).build(), std::move(input_ports),
+                                       std::move(output_ports), std::move(signal_ops), std::move(bundle_ports));
   result.subgraph = outer.add_subgraph(std::move(subgraph));
   return result;
 }

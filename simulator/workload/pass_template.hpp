@@ -4,6 +4,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "simulator/graph/graph_builder.hpp"
@@ -13,9 +14,38 @@
 namespace weft {
 
 // The values a pass of a pipeline stage reads or leaves behind, in an order fixed by the kind of
-// pass (a forward's input activation; a backward's incoming gradient, saved tensors and
-// checkpoints; ...), each a tensor per peer or nothing.
+// pass (a forward's input activation; a backward's incoming gradient and the bundle of what its
+// forward saved; ...), each a tensor per peer or nothing.
 using PassValues = std::vector<PerPeer<TensorId>>;
+
+// What a pass leaves for one other pass in a bundle (subgraph.hpp): per peer, its members, each
+// named by a key that the passes agree on (which step saved it, say).
+struct PassBundle {
+  std::uint32_t route = 0;  // which pass it goes to, from which: the builder's numbering
+  PerPeer<std::vector<std::pair<std::uint32_t, TensorId>>> members;  // per peer: (key, tensor)
+};
+
+// Handles for the members of bundles, valid in any pass that takes a bundle with the member: a
+// pass reads a member through its handle, and the recorder finds the template's tensor standing
+// for it. Keys name members uniquely among the bundles a pass takes. Handles are tensor ids with
+// bit 30 set, so the graphs being built must stay under 2^30 tensors.
+class BundleMemberHandles {
+ public:
+  TensorId handle(std::uint32_t key, std::uint32_t peer);
+  static bool is_handle(TensorId tensor) { return tensor.valid() && (tensor.value() & kTagBits) == kHandleBit; }
+  struct Member {
+    std::uint32_t key = 0;
+    std::uint32_t peer = 0;
+    auto operator<=>(const Member&) const = default;
+  };
+  const Member& member(TensorId handle) const { return members_[handle.value() & ~kTagBits]; }
+
+ private:
+  static constexpr TensorId::value_type kTagBits = 0xC000'0000u;
+  static constexpr TensorId::value_type kHandleBit = 0x4000'0000u;
+  std::vector<Member> members_;
+  std::map<Member, TensorId> index_;
+};
 
 // A pass (one chunk's forward, backward or weight pass of a microbatch) made once into a subgraph
 // template and instantiated as a composite op for every microbatch.
@@ -31,18 +61,27 @@ struct PassTemplate {
     TensorKind kind = TensorKind::activation;
     Bytes bytes = 0;
   };
+  // A bundle it leaves: per peer its output port, and its members as a taker must see them.
+  struct BundleShape {
+    std::uint32_t route = 0;
+    PerPeer<std::uint32_t> port;
+    PerPeer<std::vector<std::tuple<std::uint32_t, TensorKind, Bytes>>> members;  // (key, kind, bytes)
+  };
 
   SubgraphId subgraph;
   std::vector<StreamId> streams;                                // outer streams, in template order
   std::vector<std::pair<std::uint32_t, std::uint32_t>> inputs;  // per input port: (value, peer)
   std::vector<OutputShape> outputs;                             // per output port
   std::vector<PerPeer<Source>> escapes;                         // per escaping value, per peer
+  std::vector<BundleShape> bundles;                             // per escaping bundle
   // Signal ports by the key the pass gave them (a step), per peer.
   std::vector<std::pair<std::size_t, PerPeer<std::uint32_t>>> signals;
 
   // A composite of the template reading `inputs` (this microbatch's values, in the order the
-  // template was recorded with); fills `escapes` with this microbatch's escaping values.
-  OpId instantiate(GraphBuilder& outer, std::string_view name, const PassValues& inputs, PassValues& escapes) const;
+  // template was recorded with); fills `escapes` with this microbatch's escaping values and
+  // `bundles` with its bundles (per escaping bundle, a bundle tensor per peer).
+  OpId instantiate(GraphBuilder& outer, std::string_view name, const PassValues& inputs, PassValues& escapes,
+                   PassValues& bundles) const;
 };
 
 // Records a pass into a template. While recording, the pass's ops go to builder() on the
@@ -50,7 +89,8 @@ struct PassTemplate {
 // told apart from the outer graph's tensors it reads, which become input ports on first use.
 class PassRecorder {
  public:
-  PassRecorder(std::string name, const DeviceSpec& gpu, std::vector<DeviceId> outer_devices, const GraphBuilder& outer);
+  PassRecorder(std::string name, const DeviceSpec& gpu, std::vector<DeviceId> outer_devices, const GraphBuilder& outer,
+               const BundleMemberHandles& handles);
 
   GraphBuilder& builder() { return builder_; }
   DeviceId device(std::size_t peer) const { return devices_[peer]; }
@@ -60,23 +100,37 @@ class PassRecorder {
   static TensorId tag(TensorId inner) { return TensorId(inner.value() | kTagBit); }
   static bool is_tagged(TensorId handle) { return handle.valid() && (handle.value() & kTagBit) != 0; }
   static TensorId untag(TensorId handle) { return TensorId(handle.value() & ~kTagBit); }
-  // The template tensor an op reads: a recorded tensor, or an input port for an outer one.
+  // The template tensor an op reads: a recorded tensor, a member of a bundle taken, or an input
+  // port for an outer one.
   TensorId read(TensorId handle);
+  // Takes bundle `bundle` (one bundle tensor per peer, among the pass's inputs), which `from`
+  // leaves: its members can then be read through their handles.
+  void take_bundle(const PerPeer<TensorId>& bundle, const PassTemplate::BundleShape& from);
   // The template tensor an op writes (one the pass created).
   TensorId write(TensorId handle);
   void add_signal(std::size_t key, std::size_t peer, OpId op);
 
   // Ends recording. `inputs` are the values the pass was recorded with (every outer tensor it
   // read must be among them); `escapes` the values it leaves behind, which become output ports
-  // (or pass-throughs of inputs). Tensors made inside and read nowhere become output ports too:
-  // they live on, as in the expanded graph.
-  PassTemplate finish(GraphBuilder& outer, const PassValues& inputs, const PassValues& escapes) &&;
+  // (or pass-throughs of inputs), and `bundles` the bundles it leaves. Tensors made inside and
+  // read nowhere become output ports too: they live on, as in the expanded graph.
+  PassTemplate finish(GraphBuilder& outer, const PassValues& inputs, const PassValues& escapes,
+                      const std::vector<PassBundle>& bundles) &&;
 
  private:
   static constexpr TensorId::value_type kTagBit = 0x8000'0000u;
 
+  // A bundle taken: per peer, its template port and the members by key.
+  struct TakenBundle {
+    PerPeer<TensorId> port;
+    PerPeer<std::map<std::uint32_t, TensorId>> members;
+    PerPeer<std::vector<TensorId>> member_order;
+  };
+
   std::string name_;
   const GraphBuilder& outer_;
+  const BundleMemberHandles& handles_;
+  std::vector<TakenBundle> taken_;
   GraphBuilder builder_;
   std::vector<DeviceId> outer_devices_;
   std::vector<DeviceId> devices_;

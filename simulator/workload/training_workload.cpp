@@ -59,11 +59,32 @@ struct Chunk {
   Bytes input_bytes = 0;   // activation entering the chunk; 0 for the first
 };
 
+// With passes as composites, what one pass leaves for another travels in a bundle: these are
+// the routes, and a member is named by what it is and the step it belongs to.
+enum class Route : std::uint32_t {
+  forward_to_backward,
+  forward_to_recompute,
+  forward_to_weight,
+  recompute_to_backward,
+  recompute_to_weight,
+  backward_to_weight,
+};
+constexpr std::size_t kRouteCount = 6;
+// The bundle tensors of one microbatch's passes of a chunk, by route (empty: no such bundle).
+using BundleSet = std::array<PerPeer<TensorId>, kRouteCount>;
+
+enum class Kept : std::uint32_t { saved, checkpoint, recomputed, output_grad };
+constexpr std::uint32_t member_key(Kept what, std::size_t step) {
+  return static_cast<std::uint32_t>(step) * 4 + static_cast<std::uint32_t>(what);
+}
+
 // What a chunk's forward pass of one microbatch left for its backward and weight passes.
 struct ForwardRecord {
   std::vector<PerPeer<TensorId>> saved;       // per step (empty: nothing saved)
   std::vector<PerPeer<TensorId>> checkpoint;  // per step: layer input kept by full recompute
   PerPeer<TensorId> output;                   // the loss, on the last chunk
+  BundleSet bundles;                          // with passes as composites, instead of the above
+  PerPeer<TensorId> output_grad;              // with passes as composites: the backward's incoming gradient
 };
 
 // A weight-gradient op waiting for its weight pass (zero-bubble schedules).
@@ -435,7 +456,7 @@ class TrainingGraphBuilder {
           emit_backward(stage, chunk, action, records_[slot], pending_[slot]);
           break;
         case PassKind::weight:
-          emit_weight_pass(stage, chunk, action, pending_[slot]);
+          emit_weight_pass(stage, chunk, action, records_[slot], pending_[slot]);
           break;
       }
     }
@@ -480,20 +501,20 @@ class TrainingGraphBuilder {
     if (chunk.group > 0) x = boundary_tensor({chunk.group - 1, mb, false}, stage);
     PerPeer<OpId> first_op;
     if (composites_) {
-      // Escaping values: the output, then what each step saved, then each step's checkpoint.
+      // Escaping: the output; what the steps saved and checkpointed leaves in bundles.
       PassValues escapes;
-      first_op = emit_pass(stage, chunk, "fwd", mb, PassValues{x}, escapes, [&] {
-        ForwardRecord inner;
-        forward_body(stage, chunk, x, -1, inner);
-        PassValues values{inner.output};
-        values.insert(values.end(), inner.saved.begin(), inner.saved.end());
-        values.insert(values.end(), inner.checkpoint.begin(), inner.checkpoint.end());
-        return values;
-      });
-      const auto steps = static_cast<std::ptrdiff_t>(chunk.steps.size());
+      first_op = emit_pass(
+          stage, chunk, "fwd", mb, PassValues{x}, escapes, record.bundles, [&](std::vector<PassBundle>& leaving) {
+            ForwardRecord inner;
+            forward_body(stage, chunk, x, -1, inner);
+            for (std::size_t k = 0; k < chunk.steps.size(); ++k) {
+              leave(leaving, route_of_saved(chunk, k, Route::forward_to_backward), member_key(Kept::saved, k),
+                    inner.saved[k]);
+              leave(leaving, route_of_checkpoint(chunk, k), member_key(Kept::checkpoint, k), inner.checkpoint[k]);
+            }
+            return PassValues{inner.output};
+          });
       record.output = escapes[0];
-      record.saved.assign(escapes.begin() + 1, escapes.begin() + 1 + steps);
-      record.checkpoint.assign(escapes.begin() + 1 + steps, escapes.end());
     } else {
       first_op = forward_body(stage, chunk, x, mb, record);
     }
@@ -548,16 +569,122 @@ class TrainingGraphBuilder {
   // ---- passes as composites -------------------------------------------------------------------
 
   // A composite of the chunk's pass `phase` for microbatch `mb`, standing on every peer of the
-  // stage, from `inputs`; fills `escapes` and returns the composite on every peer.
+  // stage, from `inputs` and the bundles of `bundles` routed to it (which it takes); fills
+  // `escapes`, adds the bundles it leaves to `bundles`, and returns the composite on every peer.
   template <class Body>
-  PerPeer<OpId> emit_pass(int stage, const Chunk& chunk, std::string_view phase, int mb, const PassValues& inputs,
-                          PassValues& escapes, Body&& body) {
-    return instantiate(stage, chunk, pass_template(stage, chunk, phase, inputs, std::forward<Body>(body)), phase, mb,
-                       inputs, escapes);
+  PerPeer<OpId> emit_pass(int stage, const Chunk& chunk, std::string_view phase, int mb, PassValues inputs,
+                          PassValues& escapes, BundleSet& bundles, Body&& body) {
+    std::vector<Route> taken;
+    for (std::size_t r = 0; r < kRouteCount; ++r) {
+      if (!bundles[r].empty() && phase_taking(static_cast<Route>(r)) == phase) {
+        taken.push_back(static_cast<Route>(r));
+        inputs.push_back(bundles[r]);
+      }
+    }
+    const PassTemplate& pass = pass_template(stage, chunk, phase, inputs, [&](std::vector<PassBundle>& leaving) {
+      for (Route route : taken) {
+        recorder_->take_bundle(bundles[static_cast<std::size_t>(route)], bundle_shape(stage, chunk, route));
+      }
+      return body(leaving);
+    });
+    PassValues left;
+    const PerPeer<OpId> ops = instantiate(stage, chunk, pass, phase, mb, inputs, escapes, left);
+    for (std::size_t b = 0; b < pass.bundles.size(); ++b) bundles[pass.bundles[b].route] = std::move(left[b]);
+    return ops;
+  }
+
+  // The pass that takes the bundles of `route`, and the pass that leaves them.
+  static std::string_view phase_taking(Route route) {
+    switch (route) {
+      case Route::forward_to_backward:
+      case Route::recompute_to_backward:
+        return "bwd";
+      case Route::forward_to_recompute:
+        return "recompute";
+      case Route::forward_to_weight:
+      case Route::recompute_to_weight:
+      case Route::backward_to_weight:
+        return "weight";
+    }
+    return {};
+  }
+  static std::string_view phase_leaving(Route route) {
+    switch (route) {
+      case Route::forward_to_backward:
+      case Route::forward_to_recompute:
+      case Route::forward_to_weight:
+        return "fwd";
+      case Route::recompute_to_backward:
+      case Route::recompute_to_weight:
+        return "recompute";
+      case Route::backward_to_weight:
+        return "bwd";
+    }
+    return {};
+  }
+
+  // The members of `route`'s bundles, as the pass leaving them recorded them.
+  const PassTemplate::BundleShape& bundle_shape(int stage, const Chunk& chunk, Route route) const {
+    const PassTemplate& from = pass_templates_.at(std::make_tuple(stage, chunk.group, phase_leaving(route)));
+    for (const PassTemplate::BundleShape& shape : from.bundles) {
+      if (shape.route == static_cast<std::uint32_t>(route)) return shape;
+    }
+    throw std::logic_error("no bundle on the route asked for");
+  }
+
+  // Adds `value` (a tensor per peer, or nothing) to the bundle of `route` that a pass leaves, as
+  // member `key`; returns the key it is a member under (an earlier one if it is already in).
+  static std::uint32_t leave(std::vector<PassBundle>& leaving, Route route, std::uint32_t key,
+                             const PerPeer<TensorId>& value) {
+    if (value.empty()) return key;
+    auto bundle = std::find_if(leaving.begin(), leaving.end(),
+                               [&](const PassBundle& b) { return b.route == static_cast<std::uint32_t>(route); });
+    if (bundle == leaving.end()) {
+      bundle = leaving.insert(leaving.end(), PassBundle{static_cast<std::uint32_t>(route), {}});
+      bundle->members.resize(value.size());
+    }
+    const auto& first_peer = bundle->members.front();
+    auto known =
+        std::find_if(first_peer.begin(), first_peer.end(), [&](const auto& m) { return m.second == value[0]; });
+    if (known != first_peer.end()) return known->first;
+    for (std::size_t peer = 0; peer < value.size(); ++peer) bundle->members[peer].emplace_back(key, value[peer]);
+    return key;
+  }
+
+  // Where what step `k` saved goes: to the weight pass if its weight gradient waits for one,
+  // else to the backward pass.
+  Route route_of_saved(const Chunk& chunk, std::size_t k, Route to_backward) const {
+    const bool to_weight = split_weight_grads_ && chunk.steps[k].weight_grad;
+    if (!to_weight) return to_backward;
+    return to_backward == Route::forward_to_backward ? Route::forward_to_weight : Route::recompute_to_weight;
+  }
+
+  // The checkpoints of the chunk's last layer go to its own recompute pass; the others to the
+  // backward pass, which recomputes those layers itself.
+  Route route_of_checkpoint(const Chunk& chunk, std::size_t k) const {
+    const bool own_pass = recomputes_before_gradient(chunk) && chunk.block[k] == chunk.block.back();
+    return own_pass ? Route::forward_to_recompute : Route::forward_to_backward;
+  }
+
+  // Handles of the members of the bundles a chunk's pass leaves, by step, for the passes that
+  // take them to read: (what) -> per step, a handle per peer.
+  std::vector<PerPeer<TensorId>> member_handles(int stage, const Chunk& chunk, std::string_view phase, Kept what) {
+    std::vector<PerPeer<TensorId>> handles(chunk.steps.size());
+    const auto it = pass_templates_.find(std::make_tuple(stage, chunk.group, phase));
+    if (it == pass_templates_.end()) return handles;
+    for (const PassTemplate::BundleShape& shape : it->second.bundles) {
+      for (std::size_t peer = 0; peer < shape.members.size(); ++peer) {
+        for (const auto& [key, kind, bytes] : shape.members[peer]) {
+          if (key % 4 != static_cast<std::uint32_t>(what)) continue;
+          handles[key / 4].push_back(member_handles_.handle(key, static_cast<std::uint32_t>(peer)));
+        }
+      }
+    }
+    return handles;
   }
 
   // The template of a chunk's pass, recorded on first use by running `body` (which returns the
-  // escaping values) with the pass's ops going into the template.
+  // escaping values and fills the bundles it leaves) with the pass's ops going into the template.
   template <class Body>
   const PassTemplate& pass_template(int stage, const Chunk& chunk, std::string_view phase, const PassValues& inputs,
                                     Body&& body) {
@@ -565,7 +692,8 @@ class TrainingGraphBuilder {
     if (auto it = pass_templates_.find(key); it != pass_templates_.end()) return it->second;
     std::vector<DeviceId> devices;
     for (const Peer& peer : stages_[static_cast<std::size_t>(stage)]) devices.push_back(peer.device);
-    PassRecorder recorder(fmt::format("{} chunk {}", phase, chunk.group), s_.cluster.gpu, devices, outer_);
+    PassRecorder recorder(fmt::format("{} chunk {}", phase, chunk.group), s_.cluster.gpu, devices, outer_,
+                          member_handles_);
     recording_peers_ = stages_[static_cast<std::size_t>(stage)];
     for (Peer& peer : recording_peers_) {
       peer.device = recorder.device(peer.index);
@@ -574,17 +702,19 @@ class TrainingGraphBuilder {
     recorder_ = &recorder;
     recording_stage_ = stage;
     b_ = &recorder.builder();
-    const PassValues escapes = body();
+    std::vector<PassBundle> leaving;
+    const PassValues escapes = body(leaving);
     b_ = &outer_;
     recorder_ = nullptr;
-    return pass_templates_.emplace(key, std::move(recorder).finish(outer_, inputs, escapes)).first->second;
+    return pass_templates_.emplace(key, std::move(recorder).finish(outer_, inputs, escapes, leaving)).first->second;
   }
 
   // A composite of `pass` for microbatch `mb`; the ops after it on the compute streams and the
   // gradient reduction wait for it.
   PerPeer<OpId> instantiate(int stage, const Chunk& chunk, const PassTemplate& pass, std::string_view phase, int mb,
-                            const PassValues& inputs, PassValues& escapes) {
-    const OpId op = pass.instantiate(outer_, name("chunk {} mb{} {}", chunk.group, mb, phase), inputs, escapes);
+                            const PassValues& inputs, PassValues& escapes, PassValues& bundles) {
+    const OpId op =
+        pass.instantiate(outer_, name("chunk {} mb{} {}", chunk.group, mb, phase), inputs, escapes, bundles);
     const PerPeer<OpId> ops(stages_[static_cast<std::size_t>(stage)].size(), op);
     last_compute_ops_ = ops;
     for (const auto& [step, signals] : pass.signals) {
@@ -682,58 +812,83 @@ class TrainingGraphBuilder {
     const PerPeer<TensorId> dy =
         chunk.group + 1 < group_count() ? boundary_tensor({chunk.group, mb, true}, stage) : record.output;
     PerPeer<TensorId> dx;
-    std::vector<PerPeer<TensorId>> recomputed(chunk.steps.size());
-    if (recomputes_before_gradient(chunk)) {
+    if (composites_) {
+      dx = emit_backward_passes(stage, chunk, mb, dy, record, pending);
+    } else {
+      std::vector<PerPeer<TensorId>> recomputed(chunk.steps.size());
       // Its own pass: it reads only its checkpoint, so unlike the rest of the backward it need
       // not wait for the incoming gradient.
-      if (composites_) {
-        emit_pass(stage, chunk, "recompute", mb, record.checkpoint, recomputed, [&] {
-          std::vector<PerPeer<TensorId>> inner(chunk.steps.size());
-          recompute_layer(stage, chunk, chunk.steps.size() - 1, -1, record, inner);
-          return inner;
-        });
-      } else {
+      if (recomputes_before_gradient(chunk))
         recompute_layer(stage, chunk, chunk.steps.size() - 1, mb, record, recomputed);
-      }
-    }
-    if (composites_) {
-      // Inputs: the gradient, then what each step saved, each step's checkpoint and what the
-      // recompute pass rematerialized. Escaping: the input gradient, then each pending weight
-      // gradient's output gradient and input.
-      PassValues inputs{dy};
-      inputs.insert(inputs.end(), record.saved.begin(), record.saved.end());
-      inputs.insert(inputs.end(), record.checkpoint.begin(), record.checkpoint.end());
-      inputs.insert(inputs.end(), recomputed.begin(), recomputed.end());
-      PassValues escapes;
-      emit_pass(stage, chunk, "bwd", mb, inputs, escapes, [&] {
-        std::vector<PendingWeightGrad> inner_pending;
-        PassValues values{backward_body(stage, chunk, dy, record, recomputed, -1, inner_pending)};
-        for (const PendingWeightGrad& weight : inner_pending) {
-          values.push_back(weight.output_grad);
-          values.push_back(weight.input);
-        }
-        return values;
-      });
-      dx = escapes[0];
-      const std::vector<std::size_t> steps = pending_weight_steps(chunk);
-      for (std::size_t j = 0; j < steps.size(); ++j) {
-        pending.push_back({steps[j], escapes[1 + 2 * j], escapes[2 + 2 * j]});
-      }
-    } else {
       dx = backward_body(stage, chunk, dy, record, std::move(recomputed), mb, pending);
     }
     if (chunk.group > 0) send(stage, chunk.group - 1, {chunk.group - 1, mb, true}, dx, "gradient");
   }
 
-  // The steps whose weight gradients a backward pass leaves for the weight pass, in the order it
-  // leaves them.
-  std::vector<std::size_t> pending_weight_steps(const Chunk& chunk) const {
-    std::vector<std::size_t> steps;
-    if (!split_weight_grads_) return steps;
-    for (std::size_t k = chunk.steps.size(); k-- > 0;) {
-      if (chunk.steps[k].weight_grad) steps.push_back(k);
+  // The backward of a microbatch as composites: the recompute pass of the chunk's last layer
+  // when it has one, then the backward pass, which leaves what the weight pass needs in a
+  // bundle. Returns the input gradient; `pending` gets the weight gradients left to the weight
+  // pass, as handles of bundle members.
+  PerPeer<TensorId> emit_backward_passes(int stage, const Chunk& chunk, int mb, const PerPeer<TensorId>& dy,
+                                         ForwardRecord& record, std::vector<PendingWeightGrad>& pending) {
+    PassValues escapes;
+    if (recomputes_before_gradient(chunk)) {
+      emit_pass(stage, chunk, "recompute", mb, {}, escapes, record.bundles, [&](std::vector<PassBundle>& leaving) {
+        std::vector<PerPeer<TensorId>> inner(chunk.steps.size());
+        recompute_layer(stage, chunk, chunk.steps.size() - 1, -1, forward_handles(stage, chunk), inner);
+        for (std::size_t k = 0; k < inner.size(); ++k) {
+          leave(leaving, route_of_saved(chunk, k, Route::recompute_to_backward), member_key(Kept::recomputed, k),
+                inner[k]);
+        }
+        return PassValues{};
+      });
     }
-    return steps;
+    emit_pass(stage, chunk, "bwd", mb, PassValues{dy}, escapes, record.bundles, [&](std::vector<PassBundle>& leaving) {
+      std::vector<PendingWeightGrad> inner_pending;
+      PerPeer<TensorId> dx =
+          backward_body(stage, chunk, dy, forward_handles(stage, chunk),
+                        member_handles(stage, chunk, "recompute", Kept::recomputed), -1, inner_pending);
+      // The first chunk's input gradient goes nowhere (and may be a weight gradient's input).
+      PassValues values{chunk.group > 0 ? dx : PerPeer<TensorId>{}};
+      // What the weight pass reads: output gradients made here, and inputs saved by the forward
+      // or the recompute pass (handles already) or recomputed here.
+      std::vector<PendingWeightGrad>& handles = weight_pass_inputs_[{stage, chunk.group}];
+      for (const PendingWeightGrad& weight : inner_pending) {
+        PendingWeightGrad& handle = handles.emplace_back(PendingWeightGrad{weight.step, {}, weight.input});
+        // The incoming gradient itself (left empty here) is the weight pass's own input.
+        if (PassRecorder::is_tagged(weight.output_grad.front())) {
+          const std::uint32_t gradient =
+              leave(leaving, Route::backward_to_weight, member_key(Kept::output_grad, weight.step), weight.output_grad);
+          handle.output_grad = handles_of(gradient, weight.output_grad.size());
+        }
+        if (!weight.input.empty() && PassRecorder::is_tagged(weight.input.front())) {
+          const std::uint32_t input =
+              leave(leaving, Route::backward_to_weight, member_key(Kept::recomputed, weight.step), weight.input);
+          handle.input = handles_of(input, weight.input.size());
+        }
+      }
+      return values;
+    });
+    if (auto it = weight_pass_inputs_.find({stage, chunk.group}); it != weight_pass_inputs_.end()) pending = it->second;
+    for (PendingWeightGrad& weight : pending) {
+      if (weight.output_grad.empty()) weight.output_grad = record.output_grad = dy;
+    }
+    return escapes[0];
+  }
+
+  // What a chunk's forward pass saved and checkpointed, as handles of its bundles' members.
+  ForwardRecord forward_handles(int stage, const Chunk& chunk) {
+    ForwardRecord handles;
+    handles.saved = member_handles(stage, chunk, "fwd", Kept::saved);
+    handles.checkpoint = member_handles(stage, chunk, "fwd", Kept::checkpoint);
+    return handles;
+  }
+
+  PerPeer<TensorId> handles_of(std::uint32_t key, std::size_t peers) {
+    PerPeer<TensorId> handles;
+    for (std::size_t peer = 0; peer < peers; ++peer)
+      handles.push_back(member_handles_.handle(key, static_cast<std::uint32_t>(peer)));
+    return handles;
   }
 
   // Whether full recompute of the chunk's last step's layer starts its backward, before any op
@@ -852,20 +1007,18 @@ class TrainingGraphBuilder {
     record_grad_op(chunk, weight.step, ops);
   }
 
-  void emit_weight_pass(int stage, const Chunk& chunk, const PipelineAction& action,
+  void emit_weight_pass(int stage, const Chunk& chunk, const PipelineAction& action, ForwardRecord& record,
                         std::vector<PendingWeightGrad>& pending) {
     if (pending.empty()) return;
     if (composites_) {
-      PassValues inputs;
-      for (const PendingWeightGrad& weight : pending) {
-        inputs.push_back(weight.output_grad);
-        inputs.push_back(weight.input);
-      }
+      // It reads bundles (what the forward, recompute and backward passes left for it) and maybe
+      // the backward's incoming gradient.
       PassValues escapes;
-      emit_pass(stage, chunk, "weight", action.microbatch, inputs, escapes, [&] {
-        weight_pass_body(stage, chunk, pending, -1);
-        return PassValues{};
-      });
+      emit_pass(stage, chunk, "weight", action.microbatch, {record.output_grad}, escapes, record.bundles,
+                [&](std::vector<PassBundle>&) {
+                  weight_pass_body(stage, chunk, pending, -1);
+                  return PassValues{};
+                });
     } else {
       weight_pass_body(stage, chunk, pending, action.microbatch);
     }
@@ -1075,6 +1228,9 @@ class TrainingGraphBuilder {
   // Passes as templates (composites_) by (stage, virtual stage, phase; phases are string literals),
   // and the recording under way.
   std::map<std::tuple<int, int, std::string_view>, PassTemplate> pass_templates_;
+  BundleMemberHandles member_handles_;
+  // By (stage, virtual stage): the weight gradients its backward pass leaves, as handles.
+  std::map<std::pair<int, int>, std::vector<PendingWeightGrad>> weight_pass_inputs_;
   PassRecorder* recorder_ = nullptr;
   int recording_stage_ = 0;
   std::vector<Peer> recording_peers_;

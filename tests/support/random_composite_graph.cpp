@@ -269,6 +269,8 @@ std::shared_ptr<const Subgraph> make_template(std::mt19937_64& rng, int index, b
       made.push_back(gen.produce(producers[m], bundle_device, shape[m]));
       gen.tensors().back().read = true;  // it leaves with the bundle, not as an output of its own
     }
+    // Ops inside may read members too (they then live until the later of both readers).
+    for (int extra = gen.uniform(0, 2); extra > 0; --extra) gen.add_primitive(gen.pick(streams));
     bundle_ports.push_back(make_bundle(platform, bundle_device, std::move(made)));
   }
   // Tensors from outside are the inputs and must be read inside; tensors made inside must be

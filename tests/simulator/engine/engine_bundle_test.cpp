@@ -125,7 +125,7 @@ TEST_CASE("bundles go from one composite to at most one other, with the same mem
     const TensorId plain = pair.p.tensor("plain", pair.gpu, 150);
     REQUIRE_THROWS_WITH(pair.forward_op(plain), Catch::Contains("must both be bundles or neither"));
   }
-  SECTION("an output bundle's members must not be read inside") {
+  SECTION("an input bundle's members must come from outside") {
     UnitPlatform p;
     const DeviceId gpu = p.add_gpu("gpu");
     const OpId f = p.op("f", p.compute(gpu), 1);
@@ -134,8 +134,8 @@ TEST_CASE("bundles go from one composite to at most one other, with the same mem
     p.builder().add_output(f, a);
     p.builder().add_input(g, a);
     const TensorId saved = p.tensor("saved", gpu, 10, TensorKind::bundle);
-    REQUIRE_THROWS_WITH(Subgraph("s", p.build(), {}, {saved}, {}, {{saved, {a}}}),
-                        Catch::Contains("bundle 'saved' leaves with a member not produced inside by a primitive op"));
+    REQUIRE_THROWS_WITH(Subgraph("s", p.build(), {saved}, {}, {}, {{saved, {a}}}),
+                        Catch::Contains("bundle 'saved' brings a member produced inside"));
   }
 }
 
