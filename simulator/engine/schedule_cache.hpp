@@ -44,6 +44,8 @@ class ScheduleCache {
   std::shared_ptr<const TemplateSchedule> find(const ScheduleKey& key);
   void insert(const ScheduleKey& key, std::shared_ptr<const TemplateSchedule> schedule);
   void count_fallback() { ++fallbacks_; }
+  // Hits answered from a copy of an entry kept by the caller.
+  void count_hits(std::uint64_t hits) { hits_ += hits; }
 
   ScheduleCacheStats stats() const;
 

@@ -239,10 +239,8 @@ class Simulation {
       case kPort:
         release_readers(event.op, graph_.op_outputs(event.op)[event.index()]);
         return;
-      case kSignal:
-        for (const auto& [signal, successor] : graph_.signal_successors(graph_.op_composite(event.op))) {
-          if (signal == event.index()) release(successor, event.op);
-        }
+      case kSignal:  // one event per signal edge
+        release(graph_.signal_successors(graph_.op_composite(event.op))[event.index()].second, event.op);
         return;
       case kRelease:
         release(graph_.composite_next(graph_.op_composite(event.op))[event.index()], event.op);
@@ -495,10 +493,11 @@ class Simulation {
       }
       tensor_ready_[tensor.value()] = origin + times.output_ready[p];
       if (times.output_release[p] >= 0) account_reader(tensor, origin + times.output_release[p]);
-      push_event(origin + times.output_ready[p], op, kPort, p);
+      if (!graph_.tensor_consumers(tensor).empty()) push_event(origin + times.output_ready[p], op, kPort, p);
     }
-    for (std::size_t k = 0; k < times.signal_time.size(); ++k)
-      push_event(origin + times.signal_time[k], op, kSignal, k);
+    const auto signal_edges = graph_.signal_successors(composite);
+    for (std::size_t e = 0; e < signal_edges.size(); ++e)
+      push_event(origin + times.signal_time[signal_edges[e].first], op, kSignal, e);
     const auto next = graph_.composite_next(composite);
     for (std::size_t j = 0; j < streams.size(); ++j) {
       const TimeNs release_at = origin + times.stream_release[j];

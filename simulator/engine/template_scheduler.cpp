@@ -96,8 +96,12 @@ std::uint64_t TemplateScheduler::durations_hash(const Subgraph& subgraph) {
 
 std::shared_ptr<const TemplateSchedule> TemplateScheduler::schedule(const Subgraph& subgraph,
                                                                     std::span<const TimeNs> offsets) {
-  std::vector<TimeNs> none(offsets.size(), 0);
-  std::shared_ptr<const TemplateSchedule> unshifted = find_or_simulate(subgraph, none);
+  std::shared_ptr<const TemplateSchedule>& unshifted = unshifted_[&subgraph];
+  if (unshifted) {
+    ++remembered_hits_;
+  } else {
+    unshifted = find_or_simulate(subgraph, std::vector<TimeNs>(offsets.size(), 0));
+  }
   // Streams that free before their first op would start anyway change nothing.
   bool shifted = false;
   for (std::size_t j = 0; j < offsets.size(); ++j) shifted = shifted || offsets[j] > unshifted->stream_first_start[j];

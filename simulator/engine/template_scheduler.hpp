@@ -19,6 +19,9 @@ class TemplateScheduler {
  public:
   TemplateScheduler(const CostModel& cost_model, const SimulationOptions& options, ScheduleCache& cache)
       : cost_model_(cost_model), options_(options), cache_(cache) {}
+  ~TemplateScheduler() { cache_.count_hits(remembered_hits_); }
+  TemplateScheduler(const TemplateScheduler&) = delete;
+  TemplateScheduler& operator=(const TemplateScheduler&) = delete;
 
   std::shared_ptr<const TemplateSchedule> schedule(const Subgraph& subgraph, std::span<const TimeNs> offsets);
 
@@ -33,6 +36,9 @@ class TemplateScheduler {
   const SimulationOptions& options_;
   ScheduleCache& cache_;
   std::unordered_map<const Subgraph*, std::uint64_t> durations_;
+  // Each template's schedule when its streams are free (the usual case), found once per run.
+  std::unordered_map<const Subgraph*, std::shared_ptr<const TemplateSchedule>> unshifted_;
+  std::uint64_t remembered_hits_ = 0;  // lookups unshifted_ answered, counted as the cache's hits
 };
 
 }  // namespace weft

@@ -120,15 +120,23 @@ OpId GraphBuilder::add_composite(std::string_view name, SubgraphId subgraph_id, 
   }
   const Subgraph& subgraph = *graph_.subgraphs_[subgraph_id.value()];
   const Graph& inner = subgraph.graph();
-  const std::string label = "composite '" + std::string(name) + "' of '" + subgraph.name() + "'";
-  auto fail = [&](const std::string& message) { throw InputError(label + ": " + message); };
+  auto fail = [&](const std::string& message) {
+    throw InputError("composite '" + std::string(name) + "' of '" + subgraph.name() + "': " + message);
+  };
   if (streams.size() != inner.stream_count()) {
     fail("binds " + std::to_string(streams.size()) + " streams, the template has " +
          std::to_string(inner.stream_count()));
   }
-  // Template devices map to outer devices through the streams; specs must agree.
-  std::vector<DeviceId> device_of(inner.device_count(), DeviceId::none());
-  for (std::size_t s = 0; s < streams.size(); ++s) {
+  // Template devices map to outer devices through the streams; specs must agree. A template is
+  // usually instantiated many times with one binding: that is checked once.
+  const bool same_binding = subgraph_id == bound_subgraph_ &&
+                            std::equal(streams.begin(), streams.end(), bound_streams_.begin(), bound_streams_.end());
+  std::vector<DeviceId>& device_of = bound_devices_;
+  if (!same_binding) {
+    bound_subgraph_ = SubgraphId::none();
+    device_of.assign(inner.device_count(), DeviceId::none());
+  }
+  for (std::size_t s = 0; s < streams.size() && !same_binding; ++s) {
     if (!streams[s].valid() || streams[s].value() >= graph_.streams_.size()) fail("unknown stream id");
     if (graph_.stream(streams[s]).policy != StreamPolicy::in_order) fail("template streams need in_order streams");
     for (std::size_t t = 0; t < s; ++t) {
@@ -167,6 +175,8 @@ OpId GraphBuilder::add_composite(std::string_view name, SubgraphId subgraph_id, 
          " outputs, the template has " + std::to_string(subgraph.inputs().size()) + " and " +
          std::to_string(subgraph.outputs().size()));
   }
+  bound_subgraph_ = subgraph_id;
+  bound_streams_.assign(streams.begin(), streams.end());
   if (!weak_inputs.empty() && weak_inputs.size() != inputs.size()) fail("needs one weak flag per input");
   for (std::size_t i = 0; i < inputs.size(); ++i) check_port(subgraph.inputs()[i], inputs[i], "input");
   for (std::size_t i = 0; i < outputs.size(); ++i) check_port(subgraph.outputs()[i], outputs[i], "output");
@@ -179,10 +189,12 @@ OpId GraphBuilder::add_composite(std::string_view name, SubgraphId subgraph_id, 
   graph_.composite_next_.insert(graph_.composite_next_.end(), streams.size(), OpId::none());
 
   // A composite's own work record is never costed: the engine times it by its template.
-  OpWork composite_work;
-  composite_work.op_class = OpClass::other;
-  graph_.ops_.push_back(
-      {intern_work(composite_work), streams.front(), CollectiveId::none(), OpId::none(), 0, intern_name(name)});
+  if (!composite_work_.valid()) {
+    OpWork composite_work;
+    composite_work.op_class = OpClass::other;
+    composite_work_ = intern_work(composite_work);
+  }
+  graph_.ops_.push_back({composite_work_, streams.front(), CollectiveId::none(), OpId::none(), 0, intern_name(name)});
   graph_.op_composite_.resize(graph_.ops_.size(), CompositeId::none());
   graph_.op_composite_.back() = composite;
   for (StreamId stream : streams) issue_on_stream(id, stream);

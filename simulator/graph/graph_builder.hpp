@@ -89,6 +89,12 @@ class GraphBuilder {
   std::vector<std::pair<OpId, OpId>> control_edges_;
   std::vector<std::pair<CollectiveId, OpId>> collective_members_;
   std::vector<std::pair<CompositeId, std::pair<std::uint32_t, OpId>>> signal_edges_;
+  WorkId composite_work_ = WorkId::none();
+  // The last binding of a template's streams add_composite checked, and its template devices'
+  // outer devices.
+  SubgraphId bound_subgraph_ = SubgraphId::none();
+  std::vector<StreamId> bound_streams_;
+  std::vector<DeviceId> bound_devices_;
 };
 
 }  // namespace weft
