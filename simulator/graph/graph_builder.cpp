@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <limits>
+#include <set>
 
 #include "simulator/core/input_error.hpp"
 #include "simulator/graph/subgraph.hpp"
@@ -195,8 +196,8 @@ OpId GraphBuilder::add_composite(std::string_view name, SubgraphId subgraph_id, 
     composite_work_ = intern_work(composite_work);
   }
   graph_.ops_.push_back({composite_work_, streams.front(), CollectiveId::none(), OpId::none(), 0, intern_name(name)});
-  graph_.op_composite_.resize(graph_.ops_.size(), CompositeId::none());
-  graph_.op_composite_.back() = composite;
+  if (graph_.op_composite_.size() + 1 < graph_.ops_.size()) graph_.op_composite_.resize(graph_.ops_.size() - 1);
+  graph_.op_composite_.push_back(composite);
   for (StreamId stream : streams) issue_on_stream(id, stream);
   for (std::size_t i = 0; i < inputs.size(); ++i) add_input(id, inputs[i], !weak_inputs.empty() && weak_inputs[i]);
   for (TensorId output : outputs) add_output(id, output);
@@ -262,6 +263,8 @@ void GraphBuilder::check_not_bundle(OpId op, TensorId tensor) const {
 // A bundle goes from the composite that produces it to at most one composite that reads it, and
 // both of their templates must agree on its members, one by one.
 void GraphBuilder::check_bundles() const {
+  // Pairs of (template, port) already found to agree: a template is instantiated many times.
+  std::set<std::pair<std::pair<const Subgraph*, TensorId>, std::pair<const Subgraph*, TensorId>>> agreeing;
   for (std::size_t t = 0; t < graph_.tensor_count(); ++t) {
     const TensorId tensor(static_cast<TensorId::value_type>(t));
     if (graph_.tensor_kind(tensor) != TensorKind::bundle) continue;
@@ -271,14 +274,18 @@ void GraphBuilder::check_bundles() const {
     if (readers.size() > 1) throw InputError(name + " is read by more than one composite");
     const OpId producer = graph_.tensor_producer(tensor);
     if (!producer.valid()) throw InputError(name + " is read but no composite produces it");
-    auto members = [&](OpId op, std::span<const TensorId> bound, bool output) {
+    auto port_of = [&](OpId op, std::span<const TensorId> bound, bool output) {
       const Subgraph& subgraph = graph_.subgraph(graph_.composite(graph_.op_composite(op)).subgraph);
       const auto port = static_cast<std::size_t>(std::find(bound.begin(), bound.end(), tensor) - bound.begin());
-      return std::make_pair(&subgraph,
-                            subgraph.bundle_members(output ? subgraph.outputs()[port] : subgraph.inputs()[port]));
+      return std::make_pair(&subgraph, output ? subgraph.outputs()[port] : subgraph.inputs()[port]);
     };
-    const auto [from, made] = members(producer, graph_.op_outputs(producer), true);
-    const auto [to, read] = members(readers.front(), graph_.op_inputs(readers.front()), false);
+    const auto source = port_of(producer, graph_.op_outputs(producer), true);
+    const auto target = port_of(readers.front(), graph_.op_inputs(readers.front()), false);
+    if (agreeing.contains({source, target})) continue;
+    const Subgraph* from = source.first;
+    const Subgraph* to = target.first;
+    const auto made = from->bundle_members(source.second);
+    const auto read = to->bundle_members(target.second);
     bool same = made.size() == read.size();
     for (std::size_t m = 0; same && m < made.size(); ++m) {
       same = from->graph().tensor_bytes(made[m]) == to->graph().tensor_bytes(read[m]);
@@ -287,6 +294,7 @@ void GraphBuilder::check_bundles() const {
       throw InputError(name + ": the members '" + graph_.display_name(producer) + "' produces differ from those '" +
                        graph_.display_name(readers.front()) + "' reads");
     }
+    agreeing.insert({source, target});
   }
 }
 

@@ -16,6 +16,9 @@ ActivityProfile::ActivityProfile(std::vector<Event> events) {
     running_.push_back(running);
     splits_.push_back(split);
   }
+  for (std::size_t i = 0; i + 1 < times_.size(); ++i) {
+    if (running_[i][0] == 0) compute_gaps_.push_back(static_cast<std::uint32_t>(i));
+  }
 }
 
 }  // namespace weft

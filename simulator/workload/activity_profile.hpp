@@ -29,11 +29,14 @@ class ActivityProfile {
   SlotCounts running_before(std::size_t i) const { return i == 0 ? SlotCounts{} : running_[i - 1]; }
   // The split of [time(0), time(i)) with only these ops running.
   const TimeSplit& split_until(std::size_t i) const { return splits_[i]; }
+  // The instants after which no compute op of the profile runs, in order (the last excluded).
+  const std::vector<std::uint32_t>& compute_gaps() const { return compute_gaps_; }
 
  private:
   std::vector<TimeNs> times_;
   std::vector<SlotCounts> running_;
   std::vector<TimeSplit> splits_;
+  std::vector<std::uint32_t> compute_gaps_;
 };
 
 }  // namespace weft

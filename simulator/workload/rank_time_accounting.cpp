@@ -1,5 +1,7 @@
 #include "simulator/workload/rank_time_accounting.hpp"
 
+#include <algorithm>
+
 #include "simulator/engine/run_merge.hpp"
 
 namespace weft {
@@ -27,10 +29,13 @@ class Accountant {
     } else if (others == SlotCounts{}) {
       split_ += profile->split_until(last) - profile->split_until(begin);
     } else {
-      // Communication elsewhere shares the exposed time: instant by instant.
-      for (std::size_t i = begin; i < last; ++i) {
-        running_ = others + profile->running_after(i);
-        advance(origin + profile->time(i + 1));
+      // Communication elsewhere: while this run computes, that is compute; in its gaps, the
+      // communication of both shares the exposed time.
+      split_.add_compute(profile->split_until(last).compute_ns() - profile->split_until(begin).compute_ns());
+      const auto& gaps = profile->compute_gaps();
+      auto gap = std::lower_bound(gaps.begin(), gaps.end(), static_cast<std::uint32_t>(begin));
+      for (; gap != gaps.end() && *gap < last; ++gap) {
+        split_.add(profile->time(*gap + 1) - profile->time(*gap), others + profile->running_after(*gap));
       }
     }
     running_ = others + profile->running_after(last);

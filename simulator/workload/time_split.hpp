@@ -34,6 +34,7 @@ class TimeSplit {
   TimeSplit& operator+=(const TimeSplit& other);
   TimeSplit operator-(const TimeSplit& other) const;
 
+  std::int64_t compute_ns() const { return compute_ns_; }
   double compute_s() const { return static_cast<double>(compute_ns_) / kNsPerSecond; }
   double exposed_s(std::size_t kind) const;
 

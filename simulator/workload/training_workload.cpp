@@ -98,7 +98,6 @@ struct BoundaryKey {
   int group = 0;  // the sending side of a forward boundary, the receiving side of a backward one
   int microbatch = 0;
   bool backward = false;
-  auto operator<=>(const BoundaryKey&) const = default;
 };
 
 class TrainingGraphBuilder {
@@ -776,10 +775,12 @@ class TrainingGraphBuilder {
 
   // A tensor crossing pipeline stages, created by whichever side is emitted first.
   PerPeer<TensorId> boundary_tensor(const BoundaryKey& key, int receiving_stage) {
-    auto it = boundaries_.find(key);
-    if (it != boundaries_.end()) return it->second;
-    PerPeer<TensorId> tensors = add_tensors(receiving_stage, boundary_bytes(), TensorKind::activation);
-    boundaries_.emplace(key, tensors);
+    if (boundaries_.empty()) boundaries_.resize(static_cast<std::size_t>(group_count()) * s_.microbatches() * 2);
+    PerPeer<TensorId>& tensors = boundaries_[(static_cast<std::size_t>(key.group) * s_.microbatches() +
+                                              static_cast<std::size_t>(key.microbatch)) *
+                                                 2 +
+                                             (key.backward ? 1 : 0)];
+    if (tensors.empty()) tensors = add_tensors(receiving_stage, boundary_bytes(), TensorKind::activation);
     return tensors;
   }
 
@@ -789,12 +790,15 @@ class TrainingGraphBuilder {
     const auto& from_peers = stages_[static_cast<std::size_t>(stage)];
     const auto& to_peers = stages_[static_cast<std::size_t>(to_stage)];
     const PerPeer<TensorId> received = boundary_tensor(key, to_stage);
-    OpWork transfer;
-    transfer.op_class = OpClass::send;
-    transfer.network_bytes = boundary_bytes();
-    transfer.shape = {transfer.network_bytes};
-    transfer.comm_group = point_to_point_group(CommGroupKind::pp, from_peers.front().rank, to_peers.front().rank);
-    const WorkId work_id = b_->intern_work(transfer);
+    WorkId& work_id = transfer_work_[{stage, to_stage}];
+    if (!work_id.valid()) {
+      OpWork transfer;
+      transfer.op_class = OpClass::send;
+      transfer.network_bytes = boundary_bytes();
+      transfer.shape = {transfer.network_bytes};
+      transfer.comm_group = point_to_point_group(CommGroupKind::pp, from_peers.front().rank, to_peers.front().rank);
+      work_id = b_->intern_work(transfer);
+    }
     const NameId send_name =
         b_->intern_name(name("send {} mb{} stage {} -> {}", what, key.microbatch, stage, to_stage));
     for (std::size_t i = 0; i < from_peers.size(); ++i) {
@@ -1219,7 +1223,8 @@ class TrainingGraphBuilder {
   std::vector<std::uint32_t> stage_groups_;  // by stage and communicator kind; 0 until placed
   std::map<std::pair<int, CommGroupKind>, std::vector<std::vector<std::size_t>>> partitions_;
   std::map<std::pair<std::int64_t, std::int64_t>, StreamId> links_;
-  std::map<BoundaryKey, PerPeer<TensorId>> boundaries_;
+  std::vector<PerPeer<TensorId>> boundaries_;  // by (virtual stage, microbatch, direction): see boundary_tensor
+  std::map<std::pair<int, int>, WorkId> transfer_work_;  // by (stage, stage it sends to)
   std::map<int, StageTensors> static_tensors_;
   std::map<int, std::vector<PerPeer<OpId>>> gradient_syncs_;
   std::map<int, PerPeer<OpId>> optimizer_ops_;
