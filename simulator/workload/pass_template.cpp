@@ -76,7 +76,7 @@ TensorId PassRecorder::read(TensorId handle) {
     inner = builder_.add_tensor({}, devices_[peer], record.kind, record.bytes);
     imported_.emplace(handle, inner);
   }
-  read_.insert(inner);
+  mark(inner, kRead);
   return inner;
 }
 
@@ -103,7 +103,7 @@ void PassRecorder::take_bundle(const PerPeer<TensorId>& bundle, const PassTempla
 TensorId PassRecorder::write(TensorId handle) {
   if (!is_tagged(handle)) throw std::logic_error("pass '" + name_ + "' writes a tensor of the outer graph");
   const TensorId inner = untag(handle);
-  written_.insert(inner);
+  mark(inner, kWritten);
   return inner;
 }
 
@@ -176,8 +176,9 @@ PassTemplate PassRecorder::finish(GraphBuilder& outer, const PassValues& values,
       bundle_ports.push_back({taken.port[peer], taken.member_order[peer]});
     }
   }
-  for (TensorId inner : written_) {
-    if (!read_.contains(inner) && !leaving_in_bundles.contains(inner)) output_port(inner);
+  for (std::size_t t = 0; t < use_.size(); ++t) {
+    const TensorId inner(static_cast<TensorId::value_type>(t));
+    if (use_[t] == kWritten && !leaving_in_bundles.contains(inner)) output_port(inner);
   }
   std::vector<OpId> signal_ops;
   for (const auto& [key, entry] : signals_) {

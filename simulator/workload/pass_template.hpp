@@ -134,11 +134,17 @@ class PassRecorder {
   GraphBuilder builder_;
   std::vector<DeviceId> outer_devices_;
   std::vector<DeviceId> devices_;
-  std::vector<StreamId> bindings_;                                             // per template stream: the outer stream
-  std::map<StreamId, StreamId> stream_of_;                                     // outer stream -> template stream
-  std::map<TensorId, TensorId> imported_;                                      // outer tensor -> template input port
-  std::set<TensorId> read_;                                                    // template tensors read inside
-  std::set<TensorId> written_;                                                 // template tensors written inside
+  std::vector<StreamId> bindings_;          // per template stream: the outer stream
+  std::map<StreamId, StreamId> stream_of_;  // outer stream -> template stream
+  std::map<TensorId, TensorId> imported_;   // outer tensor -> template input port
+  // By template tensor: whether an op inside reads it (kRead), writes it (kWritten), or both.
+  static constexpr std::uint8_t kRead = 1;
+  static constexpr std::uint8_t kWritten = 2;
+  std::vector<std::uint8_t> use_;
+  void mark(TensorId inner, std::uint8_t use) {
+    if (use_.size() <= inner.value()) use_.resize(inner.value() + 1, 0);
+    use_[inner.value()] |= use;
+  }
   std::vector<std::pair<std::size_t, std::pair<std::size_t, OpId>>> signals_;  // (key, (peer, op))
 };
 

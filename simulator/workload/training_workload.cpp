@@ -57,7 +57,18 @@ struct Chunk {
   std::vector<Step> steps;
   std::vector<int> block;  // per step: the layer (or input/output block) it belongs to
   Bytes input_bytes = 0;   // activation entering the chunk; 0 for the first
+  // Chunks of one shape (on any stage) do the same work and share the templates of their passes.
+  std::size_t shape = 0;
 };
+
+// Whether two steps do the same work (their names aside).
+bool same_work(const Step& a, const Step& b) {
+  return a.forward == b.forward && a.backward == b.backward && a.weight_grad == b.weight_grad &&
+         a.regather == b.regather && a.comm == b.comm && a.output_bytes == b.output_bytes &&
+         a.saved_bytes == b.saved_bytes && a.recomputable_bytes == b.recomputable_bytes &&
+         a.model_flops == b.model_flops && a.parameters == b.parameters && a.attention_core == b.attention_core &&
+         a.context_parallel_chunks == b.context_parallel_chunks && a.context_parallel_bytes == b.context_parallel_bytes;
+}
 
 // With passes as composites, what one pass leaves for another travels in a bundle: these are
 // the routes, and a member is named by what it is and the step it belongs to.
@@ -395,6 +406,33 @@ class TrainingGraphBuilder {
       chunk.input_bytes = group == 0 ? 0 : boundary_bytes();
       chunks_[static_cast<std::size_t>(stage_of_group(group))].push_back(std::move(chunk));
     }
+    for (auto& stage_chunks : chunks_) {
+      for (Chunk& chunk : stage_chunks) chunk.shape = shape_of(chunk);
+    }
+  }
+
+  // The shape of a chunk: an earlier chunk's if both do the same work in the same layers, the
+  // first and last virtual stages apart (they hold the model's ends); a new one otherwise.
+  // Named ops name their layers, so then every chunk has a shape of its own.
+  std::size_t shape_of(const Chunk& chunk) {
+    auto block_kind = [&](const Chunk& c, std::size_t i) { return c.block[i] - (is_layer(c, i) ? c.block[0] : 0); };
+    auto same = [&](const Chunk* other) {
+      const bool ends_match = (other->group == 0) == (chunk.group == 0) &&
+                              (other->group == group_count() - 1) == (chunk.group == group_count() - 1);
+      if (!ends_match || other->steps.size() != chunk.steps.size() || other->input_bytes != chunk.input_bytes)
+        return false;
+      for (std::size_t i = 0; i < chunk.steps.size(); ++i) {
+        if (!same_work(other->steps[i], chunk.steps[i]) || block_kind(*other, i) != block_kind(chunk, i)) return false;
+      }
+      return true;
+    };
+    if (!name_ops_) {
+      for (std::size_t s = 0; s < shapes_.size(); ++s) {
+        if (same(shapes_[s])) return s;
+      }
+    }
+    shapes_.push_back(&chunk);
+    return shapes_.size() - 1;
   }
 
   // The activation passed between pipeline stages: a layer's output on the rank's shard of tokens.
@@ -689,6 +727,10 @@ class TrainingGraphBuilder {
                                     Body&& body) {
     const auto key = std::make_tuple(stage, chunk.group, phase);
     if (auto it = pass_templates_.find(key); it != pass_templates_.end()) return it->second;
+    if (auto it = templates_by_shape_.find({chunk.shape, phase}); it != templates_by_shape_.end()) {
+      const auto& [recorded_stage, recorded] = it->second;
+      return pass_templates_.emplace(key, rebound(*recorded, recorded_stage, stage)).first->second;
+    }
     std::vector<DeviceId> devices;
     for (const Peer& peer : stages_[static_cast<std::size_t>(stage)]) devices.push_back(peer.device);
     PassRecorder recorder(fmt::format("{} chunk {}", phase, chunk.group), s_.cluster.gpu, devices, outer_,
@@ -705,7 +747,30 @@ class TrainingGraphBuilder {
     const PassValues escapes = body(leaving);
     b_ = &outer_;
     recorder_ = nullptr;
-    return pass_templates_.emplace(key, std::move(recorder).finish(outer_, inputs, escapes, leaving)).first->second;
+    const PassTemplate& made =
+        pass_templates_.emplace(key, std::move(recorder).finish(outer_, inputs, escapes, leaving)).first->second;
+    templates_by_shape_.emplace(std::make_pair(chunk.shape, phase), std::make_pair(stage, &made));
+    return made;
+  }
+
+  // A pass template recorded on stage `from`, on the streams and devices of stage `to`.
+  PassTemplate rebound(const PassTemplate& recorded, int from, int to) const {
+    const auto& from_peers = stages_[static_cast<std::size_t>(from)];
+    const auto& to_peers = stages_[static_cast<std::size_t>(to)];
+    PassTemplate pass = recorded;
+    for (StreamId& stream : pass.streams) {
+      for (std::size_t i = 0; i < from_peers.size(); ++i) {
+        for (Lane lane : {Lane::compute, Lane::tensor_parallel, Lane::data_parallel, Lane::context_parallel}) {
+          if (outer_lane_stream(from_peers[i], lane) == stream) stream = outer_lane_stream(to_peers[i], lane);
+        }
+      }
+    }
+    for (PassTemplate::OutputShape& output : pass.outputs) {
+      for (std::size_t i = 0; i < from_peers.size(); ++i) {
+        if (from_peers[i].device == output.device) output.device = to_peers[i].device;
+      }
+    }
+    return pass;
   }
 
   // A composite of `pass` for microbatch `mb`; the ops after it on the compute streams and the
@@ -856,7 +921,7 @@ class TrainingGraphBuilder {
       PassValues values{chunk.group > 0 ? dx : PerPeer<TensorId>{}};
       // What the weight pass reads: output gradients made here, and inputs saved by the forward
       // or the recompute pass (handles already) or recomputed here.
-      std::vector<PendingWeightGrad>& handles = weight_pass_inputs_[{stage, chunk.group}];
+      std::vector<PendingWeightGrad>& handles = weight_pass_inputs_[chunk.shape];
       for (const PendingWeightGrad& weight : inner_pending) {
         PendingWeightGrad& handle = handles.emplace_back(PendingWeightGrad{weight.step, {}, weight.input});
         // The incoming gradient itself (left empty here) is the weight pass's own input.
@@ -873,7 +938,7 @@ class TrainingGraphBuilder {
       }
       return values;
     });
-    if (auto it = weight_pass_inputs_.find({stage, chunk.group}); it != weight_pass_inputs_.end()) pending = it->second;
+    if (auto it = weight_pass_inputs_.find(chunk.shape); it != weight_pass_inputs_.end()) pending = it->second;
     for (PendingWeightGrad& weight : pending) {
       if (weight.output_grad.empty()) weight.output_grad = record.output_grad = dy;
     }
@@ -1234,8 +1299,11 @@ class TrainingGraphBuilder {
   // and the recording under way.
   std::map<std::tuple<int, int, std::string_view>, PassTemplate> pass_templates_;
   BundleMemberHandles member_handles_;
-  // By (stage, virtual stage): the weight gradients its backward pass leaves, as handles.
-  std::map<std::pair<int, int>, std::vector<PendingWeightGrad>> weight_pass_inputs_;
+  // The weight gradients a backward pass leaves, as handles.
+  std::map<std::size_t, std::vector<PendingWeightGrad>> weight_pass_inputs_;  // by chunk shape
+  std::vector<const Chunk*> shapes_;                                          // a chunk of each shape
+  // The template recorded first for each (chunk shape, phase), and the stage it was recorded on.
+  std::map<std::pair<std::size_t, std::string_view>, std::pair<int, const PassTemplate*>> templates_by_shape_;
   PassRecorder* recorder_ = nullptr;
   int recording_stage_ = 0;
   std::vector<Peer> recording_peers_;
