@@ -1,0 +1,118 @@
+#include "simulator/workload/training_graph_builder.hpp"
+
+#include <algorithm>
+
+#include "simulator/workload/modules/op_factory.hpp"
+
+namespace weft::training_graph {
+
+std::int64_t TrainingGraphBuilder::bucket_parameters() const {
+  if (s_.options.dp_bucket_parameters > 0) return s_.options.dp_bucket_parameters;
+  return std::max<std::int64_t>(40'000'000, 1'000'000LL * s_.parallel.dp);
+}
+
+std::vector<TrainingGraphBuilder::Bucket> TrainingGraphBuilder::buckets(int stage) const {
+  std::vector<Bucket> out(1);
+  const auto& chunks = chunks_[static_cast<std::size_t>(stage)];
+  for (std::size_t c = chunks.size(); c-- > 0;) {
+    for (std::size_t i = chunks[c].steps.size(); i-- > 0;) {
+      if (chunks[c].steps[i].parameters == 0) continue;
+      if (out.back().parameters >= bucket_parameters()) out.emplace_back();
+      out.back().parameters += chunks[c].steps[i].parameters;
+      out.back().steps.emplace_back(c, i);
+    }
+  }
+  if (out.back().parameters == 0) out.pop_back();
+  return out;
+}
+
+void TrainingGraphBuilder::emit_gradient_reduction(int stage) {
+  const bool sharded = s_.parallel.zero == 1;
+  if (dims_.dp * dims_.cp == 1) return;
+  const std::vector<Bucket> stage_buckets = buckets(stage);
+  for (std::size_t k = 0; k < stage_buckets.size(); ++k) {
+    const Bucket& bucket = stage_buckets[k];
+    const OpWork reduction =
+        communication_work(sharded ? OpClass::reducescatter : OpClass::allreduce, 2 * bucket.parameters);
+    const PerPeer<OpId> ops =
+        add_ops(stage, name("grad {} bucket {}", sharded ? "reduce-scatter" : "all-reduce", k),
+                placed_work(reduction, CommGroupKind::dp, stage), CommGroupKind::dp, Lane::data_parallel);
+    for (const auto& [chunk, step] : bucket.steps) {
+      if (!s_.options.overlap_grad_reduce) break;
+      const auto& last = last_grad_op_[chunk];
+      if (step < last.size()) after(last[step], ops);
+    }
+    if (!s_.options.overlap_grad_reduce) after(stage_last_compute_[stage], ops);
+    gradient_syncs_[stage].push_back(ops);
+  }
+}
+
+void TrainingGraphBuilder::emit_param_gather(int stage) {
+  const std::vector<Bucket> stage_buckets = buckets(stage);
+  param_gathers_.assign(stage_buckets.size(), {});
+  param_gather_chunks_.assign(stage_buckets.size(), {});
+  // Buckets hold parameters in backward order; the forward needs them the other way round.
+  for (std::size_t k = stage_buckets.size(); k-- > 0;) {
+    const OpWork gather = communication_work(OpClass::allgather, 2 * stage_buckets[k].parameters);
+    param_gathers_[k] = add_ops(stage, name("param all-gather bucket {}", k),
+                                placed_work(gather, CommGroupKind::dp, stage), CommGroupKind::dp, Lane::data_parallel);
+    for (const auto& [chunk, step] : stage_buckets[k].steps) param_gather_chunks_[k].push_back(chunk);
+    if (!s_.options.overlap_param_gather) after(optimizer_ops_[stage], param_gathers_[k]);
+  }
+}
+
+void TrainingGraphBuilder::after_param_gather(int chunk, const PerPeer<OpId>& first_forward) {
+  if (s_.parallel.zero != 1 || !s_.options.overlap_param_gather) return;
+  for (std::size_t k = 0; k < param_gathers_.size(); ++k) {
+    const auto& chunks = param_gather_chunks_[k];
+    if (std::find(chunks.begin(), chunks.end(), static_cast<std::size_t>(chunk)) != chunks.end()) {
+      after(param_gathers_[k], first_forward);
+    }
+  }
+}
+
+void TrainingGraphBuilder::emit_tied_embedding_sync() {
+  if (!s_.model.tied_embeddings || s_.parallel.pp == 1) return;
+  const std::int64_t table = (s_.model.vocab + s_.parallel.tp - 1) / s_.parallel.tp * s_.model.hidden;
+  const OpWork reduction = communication_work(OpClass::allreduce, 2 * table);
+  const int last = s_.parallel.pp - 1;
+  // One communicator: the first stage's rank and the last stage's rank with the same coordinates.
+  const WorkId work_id = placed_work(reduction, CommGroupKind::embedding, 0);
+  const PerPeer<OpId> first_ops =
+      add_ops(0, "embedding grad all-reduce", work_id, CommGroupKind::embedding, Lane::data_parallel);
+  const PerPeer<OpId> last_ops =
+      add_ops(last, "embedding grad all-reduce", work_id, CommGroupKind::embedding, Lane::data_parallel);
+  for (std::size_t i = 0; i < first_ops.size(); ++i) {
+    b_->add_collective("embedding grad all-reduce", std::vector<OpId>{first_ops[i], last_ops[i]});
+  }
+  gradient_syncs_[0].push_back(first_ops);
+  gradient_syncs_[last].push_back(last_ops);
+  after(stage_last_compute_[0], first_ops);
+  after(stage_last_compute_[last], last_ops);
+}
+
+void TrainingGraphBuilder::emit_optimizer(int stage) {
+  const std::int64_t parameters = stage_parameters(stage) / optimizer_shards();
+  const OpWork step = memory_bound_work(OpClass::optimizer, kOptimizerTrafficBytes * parameters,
+                                        10.0 * static_cast<double>(parameters), Dtype::fp32, {parameters});
+  const PerPeer<OpId> ops = add_ops(stage, "optimizer step", b_->intern_work(step), std::nullopt);
+  for (const auto& sync : gradient_syncs_[stage]) after(sync, ops);
+  const auto& tensors = static_tensors_[stage];
+  consume(ops, tensors.gradients);
+  consume(ops, tensors.optimizer_states);
+  optimizer_ops_[stage] = ops;
+  if (s_.parallel.zero == 1 && !s_.options.overlap_param_gather) emit_param_gather(stage);
+}
+
+double TrainingGraphBuilder::model_flops_per_iteration() const {
+  double per_rank = 0.0;
+  for (const auto& stage_chunks : chunks_) {
+    for (const Chunk& chunk : stage_chunks) {
+      for (const Step& step : chunk.steps) per_rank += step.model_flops;
+    }
+  }
+  // Forward and backward (twice the forward) of every microbatch on every TP, CP and DP shard.
+  return 3.0 * per_rank * static_cast<double>(s_.microbatches()) * dims_.tp * dims_.cp * dims_.dp;
+}
+
+}  // namespace weft::training_graph

@@ -1,0 +1,427 @@
+#include "simulator/workload/training_graph_builder.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <numeric>
+
+namespace weft::training_graph {
+namespace {
+
+// Whether two steps do the same work (their names aside).
+bool same_work(const Step& a, const Step& b) {
+  return a.forward == b.forward && a.backward == b.backward && a.weight_grad == b.weight_grad &&
+         a.regather == b.regather && a.comm == b.comm && a.output_bytes == b.output_bytes &&
+         a.saved_bytes == b.saved_bytes && a.recomputable_bytes == b.recomputable_bytes &&
+         a.model_flops == b.model_flops && a.parameters == b.parameters && a.attention_core == b.attention_core &&
+         a.context_parallel_chunks == b.context_parallel_chunks && a.context_parallel_bytes == b.context_parallel_bytes;
+}
+
+}  // namespace
+
+TrainingGraphBuilder::TrainingGraphBuilder(const TrainingScenario& scenario, const WorkloadOptions& options)
+    : s_(scenario),
+      unfold_(options.unfold),
+      name_ops_(options.name_ops),
+      composites_(options.composites),
+      model_(scenario.model, scenario.parallel.cp_algorithm),
+      cost_(std::make_unique<ClusterCostModel>(scenario.cluster)) {
+  const ParallelPlan& plan = scenario.parallel;
+  dims_ = {plan.tp, plan.cp, plan.dp, plan.pp};
+  context_.tp = plan.tp;
+  context_.cp = plan.cp;
+  context_.sequence_parallel = plan.sequence_parallel && plan.tp > 1;
+  context_.micro_batch = scenario.training.micro_batch;
+  context_.seq_len = scenario.training.seq_len;
+  context_.dtype = scenario.training.dtype;
+  cost_->set_ideal_network(scenario.options.ideal_network);
+  cost_->force_algorithm(scenario.options.collective_algorithm);
+  split_weight_grads_ = splits_weight_gradients(plan.schedule);
+}
+
+TrainingWorkload TrainingGraphBuilder::build() {
+  create_ranks();
+  create_chunks();
+  for (int stage = 0; stage < s_.parallel.pp; ++stage) create_static_tensors(stage);
+  for (int stage = 0; stage < s_.parallel.pp; ++stage) emit_stage(stage);
+  emit_tied_embedding_sync();
+  for (int stage = 0; stage < s_.parallel.pp; ++stage) emit_optimizer(stage);
+  TrainingWorkload workload;
+  workload.graph = std::move(outer_).build();
+  workload.cost_model = std::move(cost_);
+  workload.ranks = std::move(ranks_);
+  workload.folded = !unfold_;
+  workload.microbatches = s_.microbatches();
+  workload.model_flops_per_iteration = model_flops_per_iteration();
+  return workload;
+}
+
+void TrainingGraphBuilder::create_ranks() {
+  DeviceSpec link;
+  link.name = "p2p-link";
+  link.kind = DeviceKind::link;
+  gpu_spec_ = b_->add_device_spec(s_.cluster.gpu);
+  link_spec_ = b_->add_device_spec(link);
+  stages_.resize(static_cast<std::size_t>(s_.parallel.pp));
+  stage_groups_.assign(static_cast<std::size_t>(s_.parallel.pp) * kCommGroupKindCount, 0);
+  for (int stage = 0; stage < s_.parallel.pp; ++stage) {
+    for (int dp = 0; dp < (unfold_ ? dims_.dp : 1); ++dp) {
+      for (int cp = 0; cp < (unfold_ ? dims_.cp : 1); ++cp) {
+        for (int tp = 0; tp < (unfold_ ? dims_.tp : 1); ++tp) add_peer({tp, cp, dp, stage});
+      }
+    }
+  }
+}
+
+void TrainingGraphBuilder::add_peer(const RankCoordinates& c) {
+  Peer peer;
+  peer.coordinates = c;
+  peer.rank = dims_.rank_of(c);
+  std::string label = fmt::format("stage {} / tp {}", c.pp, c.tp);
+  if (dims_.cp > 1) label += fmt::format(" / cp {}", c.cp);
+  label += fmt::format(" / dp {}", c.dp);
+  peer.device = b_->add_device(label, gpu_spec_);
+  peer.compute = b_->add_stream(peer.device, "compute");
+  peer.tensor_parallel = b_->add_stream(peer.device, "tp comm");
+  peer.data_parallel = b_->add_stream(peer.device, "dp comm");
+  peer.context_parallel = b_->add_stream(peer.device, "cp comm");
+  peer.simulated_index = ranks_.size();
+  peer.index = stages_[static_cast<std::size_t>(c.pp)].size();
+  SimulatedRank rank;
+  rank.rank = peer.rank;
+  rank.coordinates = c;
+  rank.device = peer.device;
+  ranks_.push_back(rank);
+  stages_[static_cast<std::size_t>(c.pp)].push_back(peer);
+}
+
+StreamId TrainingGraphBuilder::link(const Peer& from, const Peer& to) {
+  const auto key = std::make_pair(from.rank, to.rank);
+  if (auto it = links_.find(key); it != links_.end()) return it->second;
+  const DeviceId device = b_->add_device(
+      fmt::format("p2p stage {} -> {} (rank {} -> {})", from.coordinates.pp, to.coordinates.pp, from.rank, to.rank),
+      link_spec_);
+  const StreamId stream = b_->add_stream(device, "transfer", StreamPolicy::first_ready);
+  ranks_[from.simulated_index].links.push_back(device);
+  ranks_[to.simulated_index].links.push_back(device);
+  links_.emplace(key, stream);
+  return stream;
+}
+
+std::uint32_t TrainingGraphBuilder::group_id(CommGroupKind kind, const RankCoordinates& c) {
+  std::vector<std::int64_t> ranks;
+  auto add = [&](RankCoordinates member) { ranks.push_back(dims_.rank_of(member)); };
+  switch (kind) {
+    case CommGroupKind::tp:
+      for (int tp = 0; tp < dims_.tp; ++tp) add({tp, c.cp, c.dp, c.pp});
+      break;
+    case CommGroupKind::cp:
+      for (int cp = 0; cp < dims_.cp; ++cp) add({c.tp, cp, c.dp, c.pp});
+      break;
+    case CommGroupKind::dp:  // gradients are reduced over data and context parallel ranks
+      for (int dp = 0; dp < dims_.dp; ++dp) {
+        for (int cp = 0; cp < dims_.cp; ++cp) add({c.tp, cp, dp, c.pp});
+      }
+      break;
+    case CommGroupKind::pp:
+    case CommGroupKind::embedding:
+      add(c);
+      add({c.tp, c.cp, c.dp, kind == CommGroupKind::embedding ? dims_.pp - 1 : c.pp + 1});
+      break;
+  }
+  return cost_->add_group(make_comm_group(kind, ranks, s_.cluster));
+}
+
+std::uint32_t TrainingGraphBuilder::point_to_point_group(CommGroupKind kind, std::int64_t from, std::int64_t to) {
+  const std::array<std::int64_t, 2> ranks{from, to};
+  return cost_->add_group(make_comm_group(kind, ranks, s_.cluster));
+}
+
+const std::vector<std::vector<std::size_t>>& TrainingGraphBuilder::partition(int stage, CommGroupKind kind) {
+  auto& cached = partitions_[{stage, kind}];
+  if (!cached.empty()) return cached;
+  std::map<std::pair<int, int>, std::vector<std::size_t>> groups;
+  const auto& peers = stages_[static_cast<std::size_t>(stage)];
+  for (std::size_t i = 0; i < peers.size(); ++i) {
+    const RankCoordinates& c = peers[i].coordinates;
+    const std::pair<int, int> key = kind == CommGroupKind::tp   ? std::make_pair(c.cp, c.dp)
+                                    : kind == CommGroupKind::cp ? std::make_pair(c.tp, c.dp)
+                                                                : std::make_pair(c.tp, 0);
+    groups[key].push_back(i);
+  }
+  for (auto& [key, members] : groups) cached.push_back(std::move(members));
+  return cached;
+}
+
+WorkId TrainingGraphBuilder::placed_work(const OpWork& base, std::optional<CommGroupKind> kind, int stage) {
+  if (!kind || category_of(base.op_class) != OpCategory::communication) return b_->intern_work(base);
+  OpWork copy = base;
+  copy.comm_group = stage_group(*kind, stage);
+  return b_->intern_work(copy);
+}
+
+WorkId TrainingGraphBuilder::step_work(const OpWork& step_work, std::optional<CommGroupKind> kind, int stage) {
+  if (recorder_ != nullptr) return placed_work(step_work, kind, stage);  // another graph's ids
+  const auto key = std::make_pair(&step_work, kind ? stage : -1);
+  if (auto it = work_ids_.find(key); it != work_ids_.end()) return it->second;
+  const WorkId id = placed_work(step_work, kind, stage);
+  work_ids_.emplace(key, id);
+  return id;
+}
+
+std::uint32_t TrainingGraphBuilder::stage_group(CommGroupKind kind, int stage) {
+  std::uint32_t& id =
+      stage_groups_[static_cast<std::size_t>(stage) * kCommGroupKindCount + static_cast<std::size_t>(kind)];
+  if (id == 0) id = group_id(kind, stages_[static_cast<std::size_t>(stage)].front().coordinates);
+  return id;
+}
+
+StreamId TrainingGraphBuilder::lane_stream(const Peer& peer, Lane lane) {
+  if (recorder_ == nullptr) return outer_lane_stream(peer, lane);
+  const Peer& outer = stages_[static_cast<std::size_t>(recording_stage_)][peer.index];
+  return recorder_->stream(outer_lane_stream(outer, lane), peer.index, kLaneNames[static_cast<std::size_t>(lane)]);
+}
+
+StreamId TrainingGraphBuilder::outer_lane_stream(const Peer& peer, Lane lane) {
+  switch (lane) {
+    case Lane::compute:
+      return peer.compute;
+    case Lane::tensor_parallel:
+      return peer.tensor_parallel;
+    case Lane::data_parallel:
+      return peer.data_parallel;
+    case Lane::context_parallel:
+      return peer.context_parallel;
+  }
+  return peer.compute;
+}
+
+const std::vector<Peer>& TrainingGraphBuilder::peers(int stage) const {
+  return recorder_ != nullptr ? recording_peers_ : stages_[static_cast<std::size_t>(stage)];
+}
+
+PerPeer<OpId> TrainingGraphBuilder::add_ops(int stage, std::string_view name, WorkId work_id,
+                                            std::optional<CommGroupKind> kind, Lane lane) {
+  const NameId name_id = b_->intern_name(name);
+  const OpClass op_class = b_->work(work_id).op_class;
+  const auto& stage_peers = peers(stage);
+  PerPeer<OpId> ops;
+  ops.reserve(stage_peers.size());
+  for (const Peer& peer : stage_peers) ops.push_back(b_->add_op(name_id, work_id, lane_stream(peer, lane)));
+  if (lane == Lane::compute && recorder_ == nullptr) last_compute_ops_ = ops;
+  // Collectives among a stage's peers; the embedding group spans stages and its caller groups it.
+  if (kind && *kind != CommGroupKind::embedding && is_collective_class(op_class) && stage_peers.size() > 1) {
+    std::vector<OpId> group;
+    for (const auto& members : partition(stage, *kind)) {
+      if (members.size() < 2) continue;
+      group.clear();
+      for (std::size_t i : members) group.push_back(ops[i]);
+      b_->add_collective(name, group);
+    }
+  }
+  return ops;
+}
+
+PerPeer<TensorId> TrainingGraphBuilder::add_tensors(int stage, Bytes bytes, TensorKind kind, std::string_view name) {
+  PerPeer<TensorId> tensors;
+  for (const Peer& peer : peers(stage)) {
+    const TensorId tensor = b_->add_tensor(name, peer.device, kind, bytes);
+    tensors.push_back(recorder_ != nullptr ? PassRecorder::tag(tensor) : tensor);
+  }
+  return tensors;
+}
+
+void TrainingGraphBuilder::consume(const PerPeer<OpId>& ops, const PerPeer<TensorId>& tensors) {
+  if (tensors.empty()) return;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    b_->add_input(ops[i], recorder_ != nullptr ? recorder_->read(tensors[i]) : tensors[i]);
+  }
+}
+
+void TrainingGraphBuilder::produce(const PerPeer<OpId>& ops, const PerPeer<TensorId>& tensors) {
+  if (tensors.empty()) return;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    b_->add_output(ops[i], recorder_ != nullptr ? recorder_->write(tensors[i]) : tensors[i]);
+  }
+}
+
+void TrainingGraphBuilder::after(const PerPeer<OpId>& before, const PerPeer<OpId>& ops) {
+  if (before.empty()) return;
+  for (std::size_t i = 0; i < ops.size(); ++i) b_->add_control_edge(before[i], ops[i]);
+}
+
+void TrainingGraphBuilder::after(const PerPeer<Gate>& before, const PerPeer<OpId>& ops) {
+  if (before.empty()) return;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (before[i].signal >= 0) {
+      b_->add_signal_edge(before[i].op, static_cast<std::uint32_t>(before[i].signal), ops[i]);
+    } else {
+      b_->add_control_edge(before[i].op, ops[i]);
+    }
+  }
+}
+
+void TrainingGraphBuilder::create_chunks() {
+  const std::vector<int> layers = s_.layers_per_virtual_stage();
+  std::vector<int> first_layer(layers.size() + 1, 0);
+  std::partial_sum(layers.begin(), layers.end(), first_layer.begin() + 1);
+  const bool head_shares_embedding = s_.model.tied_embeddings && s_.parallel.pp == 1;
+  const int last_group = group_count() - 1;
+  chunks_.assign(static_cast<std::size_t>(s_.parallel.pp), {});
+  for (int group = 0; group < group_count(); ++group) {
+    Chunk chunk;
+    chunk.group = group;
+    auto append = [&](std::vector<Step> steps, int block) {
+      for (Step& step : steps) {
+        chunk.steps.push_back(std::move(step));
+        chunk.block.push_back(block);
+      }
+    };
+    if (group == 0) append(model_.input_steps(context_), -1);
+    for (int layer = first_layer[static_cast<std::size_t>(group)];
+         layer < first_layer[static_cast<std::size_t>(group) + 1]; ++layer) {
+      append(model_.layer_steps(context_, layer), layer);
+    }
+    if (group == last_group) append(model_.output_steps(context_, head_shares_embedding), s_.model.layers);
+    chunk.input_bytes = group == 0 ? 0 : boundary_bytes();
+    chunks_[static_cast<std::size_t>(stage_of_group(group))].push_back(std::move(chunk));
+  }
+  for (auto& stage_chunks : chunks_) {
+    for (Chunk& chunk : stage_chunks) chunk.shape = shape_of(chunk);
+  }
+}
+
+std::size_t TrainingGraphBuilder::shape_of(const Chunk& chunk) {
+  auto block_kind = [&](const Chunk& c, std::size_t i) { return c.block[i] - (is_layer(c, i) ? c.block[0] : 0); };
+  auto same = [&](const Chunk* other) {
+    const bool ends_match = (other->group == 0) == (chunk.group == 0) &&
+                            (other->group == group_count() - 1) == (chunk.group == group_count() - 1);
+    if (!ends_match || other->steps.size() != chunk.steps.size() || other->input_bytes != chunk.input_bytes)
+      return false;
+    for (std::size_t i = 0; i < chunk.steps.size(); ++i) {
+      if (!same_work(other->steps[i], chunk.steps[i]) || block_kind(*other, i) != block_kind(chunk, i)) return false;
+    }
+    return true;
+  };
+  if (!name_ops_) {
+    for (std::size_t s = 0; s < shapes_.size(); ++s) {
+      if (same(shapes_[s])) return s;
+    }
+  }
+  shapes_.push_back(&chunk);
+  return shapes_.size() - 1;
+}
+
+std::int64_t TrainingGraphBuilder::stage_parameters(int stage) const {
+  std::int64_t total = 0;
+  for (const Chunk& chunk : chunks_[static_cast<std::size_t>(stage)]) {
+    for (const Step& step : chunk.steps) total += step.parameters;
+  }
+  return total;
+}
+
+void TrainingGraphBuilder::create_static_tensors(int stage) {
+  const std::int64_t parameters = stage_parameters(stage);
+  StaticMemory memory;
+  memory.parameters = 2 * parameters;
+  memory.gradients = 2 * parameters;
+  memory.optimizer_states = kOptimizerStateBytes * parameters / optimizer_shards();
+  memory.framework_overhead = s_.options.framework_overhead;
+  auto& tensors = static_tensors_[stage];
+  tensors.parameters = add_tensors(stage, memory.parameters, TensorKind::parameter, "parameters");
+  tensors.gradients = add_tensors(stage, memory.gradients, TensorKind::gradient, "gradients");
+  tensors.optimizer_states =
+      add_tensors(stage, memory.optimizer_states, TensorKind::optimizer_state, "optimizer states");
+  if (memory.framework_overhead > 0) {
+    add_tensors(stage, memory.framework_overhead, TensorKind::buffer, "framework overhead");
+  }
+  for (const Peer& peer : stages_[static_cast<std::size_t>(stage)]) {
+    ranks_[peer.simulated_index].static_memory = memory;
+    ranks_[peer.simulated_index].parameters = parameters;
+  }
+}
+
+void TrainingGraphBuilder::emit_stage(int stage) {
+  const int pp = s_.parallel.pp;
+  const int microbatches = static_cast<int>(s_.microbatches());
+  auto& chunks = chunks_[static_cast<std::size_t>(stage)];
+  records_.assign(chunks.size() * static_cast<std::size_t>(microbatches), {});
+  pending_.assign(records_.size(), {});
+  last_grad_op_.assign(chunks.size(), {});
+  first_forward_op_.assign(chunks.size(), {});
+  if (s_.parallel.zero == 1 && s_.options.overlap_param_gather) emit_param_gather(stage);
+  for (const PipelineAction& action :
+       pipeline_actions(s_.parallel.schedule, stage, pp, s_.parallel.vpp, microbatches)) {
+    const std::size_t slot = static_cast<std::size_t>(action.chunk) * static_cast<std::size_t>(microbatches) +
+                             static_cast<std::size_t>(action.microbatch);
+    Chunk& chunk = chunks[static_cast<std::size_t>(action.chunk)];
+    switch (action.kind) {
+      case PassKind::forward:
+        emit_forward(stage, chunk, action, records_[slot]);
+        break;
+      case PassKind::backward:
+        emit_backward(stage, chunk, action, records_[slot], pending_[slot]);
+        break;
+      case PassKind::weight:
+        emit_weight_pass(stage, chunk, action, records_[slot], pending_[slot]);
+        break;
+    }
+  }
+  stage_last_compute_[stage] = last_compute_ops_;
+  emit_gradient_reduction(stage);
+}
+
+std::string_view TrainingGraphBuilder::op_name(const Step& step, std::string_view phase, int microbatch) {
+  if (!name_ops_) return {};
+  op_name_.assign(step.name);
+  op_name_ += ' ';
+  op_name_ += phase;
+  if (microbatch < 0) return op_name_;  // a template's: its composite names the microbatch
+  op_name_ += " mb";
+  char digits[16];
+  const auto end = std::to_chars(digits, digits + sizeof(digits), microbatch).ptr;
+  op_name_.append(digits, end);
+  return op_name_;
+}
+
+std::string TrainingGraphBuilder::mb_suffix(int microbatch) const {
+  return microbatch < 0 || !name_ops_ ? std::string() : fmt::format(" mb{}", microbatch);
+}
+
+bool TrainingGraphBuilder::is_layer(const Chunk& chunk, std::size_t step) const {
+  return chunk.block[step] >= 0 && chunk.block[step] < s_.model.layers;
+}
+
+PerPeer<TensorId> TrainingGraphBuilder::boundary_tensor(const BoundaryKey& key, int receiving_stage) {
+  if (boundaries_.empty()) boundaries_.resize(static_cast<std::size_t>(group_count()) * s_.microbatches() * 2);
+  PerPeer<TensorId>& tensors =
+      boundaries_[(static_cast<std::size_t>(key.group) * s_.microbatches() + static_cast<std::size_t>(key.microbatch)) *
+                      2 +
+                  (key.backward ? 1 : 0)];
+  if (tensors.empty()) tensors = add_tensors(receiving_stage, boundary_bytes(), TensorKind::activation);
+  return tensors;
+}
+
+void TrainingGraphBuilder::send(int stage, int to_group, const BoundaryKey& key, const PerPeer<TensorId>& value,
+                                std::string_view what) {
+  const int to_stage = stage_of_group(to_group);
+  const auto& from_peers = stages_[static_cast<std::size_t>(stage)];
+  const auto& to_peers = stages_[static_cast<std::size_t>(to_stage)];
+  const PerPeer<TensorId> received = boundary_tensor(key, to_stage);
+  WorkId& work_id = transfer_work_[{stage, to_stage}];
+  if (!work_id.valid()) {
+    OpWork transfer;
+    transfer.op_class = OpClass::send;
+    transfer.network_bytes = boundary_bytes();
+    transfer.shape = {transfer.network_bytes};
+    transfer.comm_group = point_to_point_group(CommGroupKind::pp, from_peers.front().rank, to_peers.front().rank);
+    work_id = b_->intern_work(transfer);
+  }
+  const NameId send_name = b_->intern_name(name("send {} mb{} stage {} -> {}", what, key.microbatch, stage, to_stage));
+  for (std::size_t i = 0; i < from_peers.size(); ++i) {
+    const OpId op = b_->add_op(send_name, work_id, link(from_peers[i], to_peers[i]));
+    if (!value.empty()) b_->add_input(op, value[i]);
+    b_->add_output(op, received[i]);
+  }
+}
+
+}  // namespace weft::training_graph

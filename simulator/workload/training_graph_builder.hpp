@@ -1,0 +1,482 @@
+#pragma once
+
+// The builder of a training iteration's graph (build_training_workload), shared by the files that
+// hold its parts: training_graph_builder.cpp (ranks, streams, communicators, chunks, stages,
+// pipeline transfers), training_passes.cpp (forward, backward, recompute and weight passes),
+// training_pass_templates.cpp (passes as composites and the bundles between them) and
+// training_data_parallel.cpp (gradient reduction, parameter gathers, the optimizer).
+
+#include <array>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "simulator/graph/graph_builder.hpp"
+#include "simulator/workload/model.hpp"
+#include "simulator/workload/pass_template.hpp"
+#include "simulator/workload/per_peer.hpp"
+#include "simulator/workload/pipeline_schedule.hpp"
+#include "simulator/workload/training_workload.hpp"
+
+namespace weft::training_graph {
+
+// Bytes per parameter of the optimizer's fp32 master weights and Adam moments.
+inline constexpr Bytes kOptimizerStateBytes = 12;
+// Traffic of an Adam step per parameter: read gradient (2), master weight, m, v (12); write
+// master weight, m, v (12) and the bf16 parameter (2).
+inline constexpr Bytes kOptimizerTrafficBytes = 28;
+
+enum class Lane : std::uint8_t { compute, tensor_parallel, data_parallel, context_parallel };
+inline constexpr std::array<std::string_view, 4> kLaneNames{"compute", "tp comm", "dp comm", "cp comm"};
+
+// One GPU of a pipeline stage and its streams. Forward TP and CP collectives run on the compute
+// stream, synchronously as in Megatron; backward TP collectives on a TP stream, asynchronously
+// (Megatron's linear layers all-gather the saved input during the input-gradient GEMM and
+// reduce the input gradient during the weight-gradient GEMM); gradient and parameter
+// collectives on their own stream so they overlap the backward pass; ring-attention transfers on
+// another, overlapping attention.
+struct Peer {
+  std::int64_t rank = 0;
+  RankCoordinates coordinates;
+  DeviceId device;
+  StreamId compute;
+  StreamId tensor_parallel;
+  StreamId data_parallel;
+  StreamId context_parallel;
+  std::size_t simulated_index = 0;  // into TrainingWorkload::ranks
+  std::size_t index = 0;            // among its stage's peers
+};
+
+// What an op waits for: another op's end, or one of a composite's signals.
+struct Gate {
+  OpId op;
+  std::int32_t signal = -1;
+};
+
+// A model chunk: the steps one rank runs for one virtual pipeline stage.
+struct Chunk {
+  int group = 0;  // virtual stage: chunk * pp + stage
+  std::vector<Step> steps;
+  std::vector<int> block;  // per step: the layer (or input/output block) it belongs to
+  Bytes input_bytes = 0;   // activation entering the chunk; 0 for the first
+  // Chunks of one shape (on any stage) do the same work and share the templates of their passes.
+  std::size_t shape = 0;
+};
+
+// With passes as composites, what one pass leaves for another travels in a bundle: these are
+// the routes, and a member is named by what it is and the step it belongs to.
+enum class Route : std::uint32_t {
+  forward_to_backward,
+  forward_to_recompute,
+  forward_to_weight,
+  recompute_to_backward,
+  recompute_to_weight,
+  backward_to_weight,
+};
+inline constexpr std::size_t kRouteCount = 6;
+// The bundle tensors of one microbatch's passes of a chunk, by route (empty: no such bundle).
+using BundleSet = std::array<PerPeer<TensorId>, kRouteCount>;
+
+enum class Kept : std::uint32_t { saved, checkpoint, recomputed, output_grad };
+constexpr std::uint32_t member_key(Kept what, std::size_t step) {
+  return static_cast<std::uint32_t>(step) * 4 + static_cast<std::uint32_t>(what);
+}
+
+// What a chunk's forward pass of one microbatch left for its backward and weight passes.
+struct ForwardRecord {
+  std::vector<PerPeer<TensorId>> saved;       // per step (empty: nothing saved)
+  std::vector<PerPeer<TensorId>> checkpoint;  // per step: layer input kept by full recompute
+  PerPeer<TensorId> output;                   // the loss, on the last chunk
+  BundleSet bundles;                          // with passes as composites, instead of the above
+  PerPeer<TensorId> output_grad;              // with passes as composites: the backward's incoming gradient
+};
+
+// A weight-gradient op waiting for its weight pass (zero-bubble schedules).
+struct PendingWeightGrad {
+  std::size_t step = 0;
+  PerPeer<TensorId> output_grad;
+  PerPeer<TensorId> input;
+};
+
+struct BoundaryKey {
+  int group = 0;  // the sending side of a forward boundary, the receiving side of a backward one
+  int microbatch = 0;
+  bool backward = false;
+};
+
+class TrainingGraphBuilder {
+ public:
+  TrainingGraphBuilder(const TrainingScenario& scenario, const WorkloadOptions& options);
+
+  TrainingWorkload build();
+
+ private:
+  // ---- ranks, streams and links -------------------------------------------------------------
+
+  void create_ranks();
+
+  void add_peer(const RankCoordinates& c);
+
+  // The link carrying point-to-point traffic from one rank to another, created on first use.
+  StreamId link(const Peer& from, const Peer& to);
+
+  // ---- communicators ------------------------------------------------------------------------
+
+  // The placement of the `kind` communicator of rank `c` (all of a stage's groups of one kind
+  // have the same shape in Megatron's rank order).
+  std::uint32_t group_id(CommGroupKind kind, const RankCoordinates& c);
+
+  std::uint32_t point_to_point_group(CommGroupKind kind, std::int64_t from, std::int64_t to);
+
+  // Peers that form one `kind` collective together: equal coordinates outside its dimensions.
+  // Computed once per stage and kind.
+  const std::vector<std::vector<std::size_t>>& partition(int stage, CommGroupKind kind);
+
+  // ---- ops and tensors on every peer of a stage ---------------------------------------------
+
+  // Communication ops carry their communicator; a step's compute ops do not.
+  WorkId placed_work(const OpWork& base, std::optional<CommGroupKind> kind, int stage);
+
+  // The work of a chunk step (which outlives the build), remembered by address so that every
+  // microbatch reuses its id without hashing the work again.
+  WorkId step_work(const OpWork& step_work, std::optional<CommGroupKind> kind, int stage);
+
+  // The communicator of `kind` for the peers of `stage`, placed once per stage and kind.
+  std::uint32_t stage_group(CommGroupKind kind, int stage);
+
+  // The stream of `lane` on `peer`; while a pass is recorded, the template's stream standing
+  // for it.
+  StreamId lane_stream(const Peer& peer, Lane lane);
+
+  static StreamId outer_lane_stream(const Peer& peer, Lane lane);
+
+  // The peers of `stage`: while one of its passes is recorded, the template's.
+  const std::vector<Peer>& peers(int stage) const;
+
+  // The same op on every peer of `stage`; collectives of more than one simulated member are
+  // grouped with their peers.
+  PerPeer<OpId> add_ops(int stage, std::string_view name, WorkId work_id, std::optional<CommGroupKind> kind,
+                        Lane lane = Lane::compute);
+
+  PerPeer<TensorId> add_tensors(int stage, Bytes bytes, TensorKind kind, std::string_view name = {});
+
+  void consume(const PerPeer<OpId>& ops, const PerPeer<TensorId>& tensors);
+
+  void produce(const PerPeer<OpId>& ops, const PerPeer<TensorId>& tensors);
+
+  void after(const PerPeer<OpId>& before, const PerPeer<OpId>& ops);
+
+  void after(const PerPeer<Gate>& before, const PerPeer<OpId>& ops);
+
+  // ---- the model, cut into chunks -----------------------------------------------------------
+
+  int stage_of_group(int group) const { return group % s_.parallel.pp; }
+  int group_count() const { return s_.parallel.pp * s_.parallel.vpp; }
+
+  void create_chunks();
+
+  // The shape of a chunk: an earlier chunk's if both do the same work in the same layers, the
+  // first and last virtual stages apart (they hold the model's ends); a new one otherwise.
+  // Named ops name their layers, so then every chunk has a shape of its own.
+  std::size_t shape_of(const Chunk& chunk);
+
+  // The activation passed between pipeline stages: a layer's output on the rank's shard of tokens.
+  Bytes boundary_bytes() const { return context_.sharded_tokens() * s_.model.hidden * context_.element_bytes(); }
+
+  std::int64_t stage_parameters(int stage) const;
+
+  int optimizer_shards() const { return s_.parallel.zero == 1 ? s_.parallel.dp * s_.parallel.cp : 1; }
+
+  void create_static_tensors(int stage);
+
+  // ---- one stage: its schedule ----------------------------------------------------------------
+
+  void emit_stage(int stage);
+
+  // Formats an op or tensor name into a reused buffer; the view lasts until the next call.
+  template <class... Args>
+  std::string_view name(fmt::format_string<Args...> format, Args&&... args) {
+    if (!name_ops_) return {};
+    name_buffer_.clear();
+    fmt::format_to(std::back_inserter(name_buffer_), format, std::forward<Args>(args)...);
+    return {name_buffer_.data(), name_buffer_.size()};
+  }
+
+  // "<step> <phase> mb<microbatch>", for every op of every microbatch: built without a format
+  // string, which costs more than the rest of adding the op.
+  std::string_view op_name(const Step& step, std::string_view phase, int microbatch);
+
+  // " mb<microbatch>", or nothing in a template (microbatch -1) or when ops are not named.
+  std::string mb_suffix(int microbatch) const;
+
+  // ---- forward --------------------------------------------------------------------------------
+
+  void emit_forward(int stage, Chunk& chunk, const PipelineAction& action, ForwardRecord& record);
+
+  // The chunk's forward pass of a microbatch from input `x`: fills record (output, saved tensors,
+  // checkpoints) and returns its first ops.
+  PerPeer<OpId> forward_body(int stage, const Chunk& chunk, PerPeer<TensorId> x, int mb, ForwardRecord& record);
+
+  // ---- passes as composites -------------------------------------------------------------------
+
+  // A composite of the chunk's pass `phase` for microbatch `mb`, standing on every peer of the
+  // stage, from `inputs` and the bundles of `bundles` routed to it (which it takes); fills
+  // `escapes`, adds the bundles it leaves to `bundles`, and returns the composite on every peer.
+  template <class Body>
+  PerPeer<OpId> emit_pass(int stage, const Chunk& chunk, std::string_view phase, int mb, PassValues inputs,
+                          PassValues& escapes, BundleSet& bundles, Body&& body) {
+    std::vector<Route> taken;
+    for (std::size_t r = 0; r < kRouteCount; ++r) {
+      if (!bundles[r].empty() && phase_taking(static_cast<Route>(r)) == phase) {
+        taken.push_back(static_cast<Route>(r));
+        inputs.push_back(bundles[r]);
+      }
+    }
+    const PassTemplate& pass = pass_template(stage, chunk, phase, inputs, [&](std::vector<PassBundle>& leaving) {
+      for (Route route : taken) {
+        recorder_->take_bundle(bundles[static_cast<std::size_t>(route)], bundle_shape(stage, chunk, route));
+      }
+      return body(leaving);
+    });
+    PassValues left;
+    const PerPeer<OpId> ops = instantiate(stage, chunk, pass, phase, mb, inputs, escapes, left);
+    for (std::size_t b = 0; b < pass.bundles.size(); ++b) bundles[pass.bundles[b].route] = std::move(left[b]);
+    return ops;
+  }
+
+  // The pass that takes the bundles of `route`, and the pass that leaves them.
+  static std::string_view phase_taking(Route route);
+  static std::string_view phase_leaving(Route route);
+
+  // The members of `route`'s bundles, as the pass leaving them recorded them.
+  const PassTemplate::BundleShape& bundle_shape(int stage, const Chunk& chunk, Route route) const;
+
+  // Adds `value` (a tensor per peer, or nothing) to the bundle of `route` that a pass leaves, as
+  // member `key`; returns the key it is a member under (an earlier one if it is already in).
+  static std::uint32_t leave(std::vector<PassBundle>& leaving, Route route, std::uint32_t key,
+                             const PerPeer<TensorId>& value);
+
+  // Where what step `k` saved goes: to the weight pass if its weight gradient waits for one,
+  // else to the backward pass.
+  Route route_of_saved(const Chunk& chunk, std::size_t k, Route to_backward) const;
+
+  // The checkpoints of the chunk's last layer go to its own recompute pass; the others to the
+  // backward pass, which recomputes those layers itself.
+  Route route_of_checkpoint(const Chunk& chunk, std::size_t k) const;
+
+  // Handles of the members of the bundles a chunk's pass leaves, by step, for the passes that
+  // take them to read: (what) -> per step, a handle per peer.
+  std::vector<PerPeer<TensorId>> member_handles(int stage, const Chunk& chunk, std::string_view phase, Kept what);
+
+  // The template of a chunk's pass, recorded on first use by running `body` (which returns the
+  // escaping values and fills the bundles it leaves) with the pass's ops going into the template.
+  template <class Body>
+  const PassTemplate& pass_template(int stage, const Chunk& chunk, std::string_view phase, const PassValues& inputs,
+                                    Body&& body) {
+    const auto key = std::make_tuple(stage, chunk.group, phase);
+    if (auto it = pass_templates_.find(key); it != pass_templates_.end()) return it->second;
+    if (auto it = templates_by_shape_.find({chunk.shape, phase}); it != templates_by_shape_.end()) {
+      const auto& [recorded_stage, recorded] = it->second;
+      return pass_templates_.emplace(key, rebound(*recorded, recorded_stage, stage)).first->second;
+    }
+    std::vector<DeviceId> devices;
+    for (const Peer& peer : stages_[static_cast<std::size_t>(stage)]) devices.push_back(peer.device);
+    PassRecorder recorder(fmt::format("{} chunk {}", phase, chunk.group), s_.cluster.gpu, devices, outer_,
+                          member_handles_);
+    recording_peers_ = stages_[static_cast<std::size_t>(stage)];
+    for (Peer& peer : recording_peers_) {
+      peer.device = recorder.device(peer.index);
+      peer.compute = peer.tensor_parallel = peer.data_parallel = peer.context_parallel = StreamId::none();
+    }
+    recorder_ = &recorder;
+    recording_stage_ = stage;
+    b_ = &recorder.builder();
+    std::vector<PassBundle> leaving;
+    const PassValues escapes = body(leaving);
+    b_ = &outer_;
+    recorder_ = nullptr;
+    const PassTemplate& made =
+        pass_templates_.emplace(key, std::move(recorder).finish(outer_, inputs, escapes, leaving)).first->second;
+    templates_by_shape_.emplace(std::make_pair(chunk.shape, phase), std::make_pair(stage, &made));
+    return made;
+  }
+
+  // A pass template recorded on stage `from`, on the streams and devices of stage `to`.
+  PassTemplate rebound(const PassTemplate& recorded, int from, int to) const;
+
+  // A composite of `pass` for microbatch `mb`; the ops after it on the compute streams and the
+  // gradient reduction wait for it.
+  PerPeer<OpId> instantiate(int stage, const Chunk& chunk, const PassTemplate& pass, std::string_view phase, int mb,
+                            const PassValues& inputs, PassValues& escapes, PassValues& bundles);
+
+  bool is_layer(const Chunk& chunk, std::size_t step) const;
+
+  // Ring attention: the chunk's attention in `context_parallel_chunks` parts, each after the keys
+  // and values of the next CP rank arrive over the CP stream. Returns the ops whose end is the
+  // step's end (the last part). Backward sends twice the bytes (keys/values and their gradients).
+  PerPeer<OpId> emit_ring_attention(int stage, const Step& step, const OpWork& whole, std::string_view phase, int mb,
+                                    const PerPeer<TensorId>& input, int traffic_factor);
+
+  // A tensor crossing pipeline stages, created by whichever side is emitted first.
+  PerPeer<TensorId> boundary_tensor(const BoundaryKey& key, int receiving_stage);
+
+  // Sends `value` from this stage to the stage of virtual stage `to_group` over each peer's link.
+  void send(int stage, int to_group, const BoundaryKey& key, const PerPeer<TensorId>& value, std::string_view what);
+
+  // ---- backward and weight passes -------------------------------------------------------------
+
+  void emit_backward(int stage, Chunk& chunk, const PipelineAction& action, ForwardRecord& record,
+                     std::vector<PendingWeightGrad>& pending);
+
+  // The backward of a microbatch as composites: the recompute pass of the chunk's last layer
+  // when it has one, then the backward pass, which leaves what the weight pass needs in a
+  // bundle. Returns the input gradient; `pending` gets the weight gradients left to the weight
+  // pass, as handles of bundle members.
+  PerPeer<TensorId> emit_backward_passes(int stage, const Chunk& chunk, int mb, const PerPeer<TensorId>& dy,
+                                         ForwardRecord& record, std::vector<PendingWeightGrad>& pending);
+
+  // What a chunk's forward pass saved and checkpointed, as handles of its bundles' members.
+  ForwardRecord forward_handles(int stage, const Chunk& chunk);
+
+  PerPeer<TensorId> handles_of(std::uint32_t key, std::size_t peers);
+
+  // Whether full recompute of the chunk's last step's layer starts its backward, before any op
+  // reads the incoming gradient.
+  bool recomputes_before_gradient(const Chunk& chunk) const;
+
+  // The chunk's backward pass of a microbatch from output gradient `dy`, with what its forward
+  // saved and `recomputed` (what a recompute pass before it rematerialized); returns the input
+  // gradient. Weight gradients are computed, or left in `pending`.
+  PerPeer<TensorId> backward_body(int stage, const Chunk& chunk, PerPeer<TensorId> dy, const ForwardRecord& record,
+                                  std::vector<PerPeer<TensorId>> recomputed, int mb,
+                                  std::vector<PendingWeightGrad>& pending);
+
+  // Full recompute: before the backward of the layer ending at step `last`, run its forward again
+  // from the checkpointed input, saving what its backward needs.
+  void recompute_layer(int stage, const Chunk& chunk, std::size_t last, int mb, const ForwardRecord& record,
+                       std::vector<PerPeer<TensorId>>& recomputed);
+
+  // Backward TP collectives run asynchronously on the TP stream; other ops stay on compute.
+  static Lane backward_lane(const Step& step);
+
+  // The weight gradient of one step; in a weight pass, its ops off the compute stream wait for
+  // the pass's barrier `join`.
+  void emit_weight_grad(int stage, const Chunk& chunk, const PendingWeightGrad& weight, int mb,
+                        const PerPeer<OpId>& join = {});
+
+  void emit_weight_pass(int stage, const Chunk& chunk, const PipelineAction& action, ForwardRecord& record,
+                        std::vector<PendingWeightGrad>& pending);
+
+  // The weight pass starts when every gradient it needs is there (the backward's asynchronous TP
+  // collectives included), as a framework's W step does after waiting on them: a barrier on the
+  // compute stream reads them all, and the pass's ops on other lanes wait for it.
+  void weight_pass_body(int stage, const Chunk& chunk, const std::vector<PendingWeightGrad>& pending, int mb);
+
+  // The op that last produced gradients of a step's parameters (its weight-gradient op, or for
+  // fused kernels such as norms its backward op): the data-parallel reduction waits for it.
+  // While a pass is recorded, they become the template's signals.
+  void record_grad_op(const Chunk& chunk, std::size_t step, const PerPeer<OpId>& ops);
+
+  void record_grad_gates(const Chunk& chunk, std::size_t step, const PerPeer<Gate>& gates);
+
+  std::size_t chunk_index(const Chunk& chunk) const { return static_cast<std::size_t>(chunk.group / s_.parallel.pp); }
+
+  // ---- data parallelism and the optimizer -----------------------------------------------------
+
+  std::int64_t bucket_parameters() const;
+
+  // Buckets of parameters in the order the backward pass finishes them (last chunk's last step
+  // first), each closed once it holds at least the bucket size.
+  struct Bucket {
+    std::int64_t parameters = 0;
+    std::vector<std::pair<std::size_t, std::size_t>> steps;  // (chunk, step)
+  };
+
+  std::vector<Bucket> buckets(int stage) const;
+
+  void emit_gradient_reduction(int stage);
+
+  // ZeRO-1 all-gathers the updated parameters, bucket by bucket. Overlapped (Megatron's
+  // --overlap-param-gather), the gather of the previous iteration's update runs at the start
+  // of this one and each chunk's first forward waits for its buckets.
+  void emit_param_gather(int stage);
+
+  void after_param_gather(int chunk, const PerPeer<OpId>& first_forward);
+
+  // Tied embeddings split over pipeline stages: the first and last stages all-reduce the
+  // gradient of the shared table before the optimizer steps.
+  void emit_tied_embedding_sync();
+
+  void emit_optimizer(int stage);
+
+  double model_flops_per_iteration() const;
+
+  struct StageTensors {
+    PerPeer<TensorId> parameters;
+    PerPeer<TensorId> gradients;
+    PerPeer<TensorId> optimizer_states;
+  };
+
+  const TrainingScenario& s_;
+  bool unfold_;
+  bool name_ops_;
+  bool composites_;
+  ParallelDims dims_;
+  ShardContext context_;
+  Model model_;
+  std::unique_ptr<ClusterCostModel> cost_;
+  GraphBuilder outer_;
+  GraphBuilder* b_ = &outer_;  // the template's while a pass is recorded
+  bool split_weight_grads_ = false;
+  DeviceSpecId gpu_spec_;
+  DeviceSpecId link_spec_;
+  std::vector<SimulatedRank> ranks_;
+  std::vector<std::vector<Peer>> stages_;
+  std::vector<std::vector<Chunk>> chunks_;
+  fmt::memory_buffer name_buffer_;
+  std::string op_name_;
+  struct WorkKeyHash {
+    std::size_t operator()(const std::pair<const OpWork*, int>& key) const noexcept {
+      return std::hash<const void*>{}(key.first) ^ (static_cast<std::size_t>(key.second) << 1);
+    }
+  };
+  std::unordered_map<std::pair<const OpWork*, int>, WorkId, WorkKeyHash> work_ids_;
+  std::vector<std::uint32_t> stage_groups_;  // by stage and communicator kind; 0 until placed
+  std::map<std::pair<int, CommGroupKind>, std::vector<std::vector<std::size_t>>> partitions_;
+  std::map<std::pair<std::int64_t, std::int64_t>, StreamId> links_;
+  std::vector<PerPeer<TensorId>> boundaries_;  // by (virtual stage, microbatch, direction): see boundary_tensor
+  std::map<std::pair<int, int>, WorkId> transfer_work_;  // by (stage, stage it sends to)
+  std::map<int, StageTensors> static_tensors_;
+  std::map<int, std::vector<PerPeer<OpId>>> gradient_syncs_;
+  std::map<int, PerPeer<OpId>> optimizer_ops_;
+  std::map<int, PerPeer<OpId>> stage_last_compute_;
+  PerPeer<OpId> last_compute_ops_;  // the latest op on the compute streams of the stage being emitted
+  // Passes as templates (composites_) by (stage, virtual stage, phase; phases are string literals),
+  // and the recording under way.
+  std::map<std::tuple<int, int, std::string_view>, PassTemplate> pass_templates_;
+  BundleMemberHandles member_handles_;
+  // The weight gradients a backward pass leaves, as handles.
+  std::map<std::size_t, std::vector<PendingWeightGrad>> weight_pass_inputs_;  // by chunk shape
+  std::vector<const Chunk*> shapes_;                                          // a chunk of each shape
+  // The template recorded first for each (chunk shape, phase), and the stage it was recorded on.
+  std::map<std::pair<std::size_t, std::string_view>, std::pair<int, const PassTemplate*>> templates_by_shape_;
+  PassRecorder* recorder_ = nullptr;
+  int recording_stage_ = 0;
+  std::vector<Peer> recording_peers_;
+  // Per stage being emitted:
+  std::vector<ForwardRecord> records_;
+  std::vector<std::vector<PendingWeightGrad>> pending_;
+  std::vector<std::vector<PerPeer<Gate>>> last_grad_op_;  // per chunk, per step
+  std::vector<PerPeer<OpId>> first_forward_op_;           // per chunk
+  std::vector<PerPeer<OpId>> param_gathers_;              // per bucket
+  std::vector<std::vector<std::size_t>> param_gather_chunks_;
+};
+
+}  // namespace weft::training_graph

@@ -1,0 +1,340 @@
+#include "simulator/workload/training_graph_builder.hpp"
+
+#include <algorithm>
+
+namespace weft::training_graph {
+
+void TrainingGraphBuilder::emit_forward(int stage, Chunk& chunk, const PipelineAction& action, ForwardRecord& record) {
+  const int mb = action.microbatch;
+  PerPeer<TensorId> x;
+  if (chunk.group > 0) x = boundary_tensor({chunk.group - 1, mb, false}, stage);
+  PerPeer<OpId> first_op;
+  if (composites_) {
+    // Escaping: the output; what the steps saved and checkpointed leaves in bundles.
+    PassValues escapes;
+    first_op = emit_pass(
+        stage, chunk, "fwd", mb, PassValues{x}, escapes, record.bundles, [&](std::vector<PassBundle>& leaving) {
+          ForwardRecord inner;
+          forward_body(stage, chunk, x, -1, inner);
+          for (std::size_t k = 0; k < chunk.steps.size(); ++k) {
+            leave(leaving, route_of_saved(chunk, k, Route::forward_to_backward), member_key(Kept::saved, k),
+                  inner.saved[k]);
+            leave(leaving, route_of_checkpoint(chunk, k), member_key(Kept::checkpoint, k), inner.checkpoint[k]);
+          }
+          return PassValues{inner.output};
+        });
+    record.output = escapes[0];
+  } else {
+    first_op = forward_body(stage, chunk, x, mb, record);
+  }
+  if (first_forward_op_[static_cast<std::size_t>(action.chunk)].empty()) {
+    first_forward_op_[static_cast<std::size_t>(action.chunk)] = first_op;
+    after_param_gather(action.chunk, first_op);
+  }
+  if (chunk.group + 1 < group_count()) {
+    send(stage, chunk.group + 1, {chunk.group, mb, false}, record.output, "activation");
+    record.output = {};
+  }
+}
+
+PerPeer<OpId> TrainingGraphBuilder::forward_body(int stage, const Chunk& chunk, PerPeer<TensorId> x, int mb,
+                                                 ForwardRecord& record) {
+  const bool full_recompute = s_.parallel.recompute == RecomputePolicy::full;
+  const bool selective = s_.parallel.recompute == RecomputePolicy::selective;
+  record.saved.assign(chunk.steps.size(), {});
+  record.checkpoint.assign(chunk.steps.size(), {});
+  PerPeer<OpId> first_op;
+  for (std::size_t i = 0; i < chunk.steps.size(); ++i) {
+    const Step& step = chunk.steps[i];
+    if (!step.forward) continue;
+    const bool layer_start = full_recompute && is_layer(chunk, i) && (i == 0 || chunk.block[i - 1] != chunk.block[i]);
+    PerPeer<OpId> ops;
+    PerPeer<TensorId> out = add_tensors(stage, step.output_bytes, TensorKind::activation);
+    if (step.context_parallel_chunks > 1) {
+      ops = emit_ring_attention(stage, step, step.forward.value(), "fwd", mb, x, 1);
+    } else {
+      ops = add_ops(stage, op_name(step, "fwd", mb), step_work(*step.forward, step.comm, stage), step.comm);
+      consume(ops, x);
+    }
+    produce(ops, out);
+    const bool keeps_saved = !(full_recompute && is_layer(chunk, i));
+    const Bytes saved = step.saved_bytes - (selective ? step.recomputable_bytes : 0);
+    if (keeps_saved && saved > 0) {
+      record.saved[i] = add_tensors(stage, saved, TensorKind::activation);
+      produce(ops, record.saved[i]);
+    }
+    if (layer_start) {
+      record.checkpoint[i] = add_tensors(stage, boundary_bytes(), TensorKind::activation);
+      produce(ops, record.checkpoint[i]);
+    }
+    if (first_op.empty()) first_op = ops;
+    x = std::move(out);
+  }
+  record.output = std::move(x);
+  return first_op;
+}
+
+PerPeer<OpId> TrainingGraphBuilder::emit_ring_attention(int stage, const Step& step, const OpWork& whole,
+                                                        std::string_view phase, int mb, const PerPeer<TensorId>& input,
+                                                        int traffic_factor) {
+  const int parts = step.context_parallel_chunks;
+  OpWork part = whole;
+  part.flops /= parts;
+  part.memory_bytes /= parts;
+  const WorkId part_work = b_->intern_work(part);
+  const RankCoordinates& first = stages_[static_cast<std::size_t>(stage)].front().coordinates;
+  const std::uint32_t neighbour_group =
+      point_to_point_group(CommGroupKind::cp, stages_[static_cast<std::size_t>(stage)].front().rank,
+                           dims_.rank_of({first.tp, (first.cp + 1) % dims_.cp, first.dp, first.pp}));
+  OpWork transfer = {};
+  transfer.op_class = OpClass::send;
+  transfer.network_bytes = step.context_parallel_bytes * traffic_factor;
+  transfer.shape = {transfer.network_bytes};
+  transfer.comm_group = neighbour_group;
+  PerPeer<TensorId> received = input;
+  PerPeer<OpId> last;
+  for (int j = 0; j < parts; ++j) {
+    PerPeer<OpId> compute = add_ops(stage, name("{} {}{} part {}/{}", step.name, phase, mb_suffix(mb), j + 1, parts),
+                                    part_work, std::nullopt);
+    consume(compute, j == 0 ? input : received);
+    if (j + 1 < parts) {
+      const NameId send_name = b_->intern_name(name("{} kv send{} {}/{}", step.name, mb_suffix(mb), j + 1, parts - 1));
+      const WorkId work_id = b_->intern_work(transfer);
+      PerPeer<OpId> sends;
+      for (const Peer& peer : peers(stage)) {
+        sends.push_back(b_->add_op(send_name, work_id, lane_stream(peer, Lane::context_parallel)));
+      }
+      consume(sends, received);
+      // The next CP rank's chunk arrives; its sender mirrors this one (the same op on a
+      // simulated neighbour, or, folded, this rank by symmetry).
+      PerPeer<TensorId> next = add_tensors(stage, step.context_parallel_bytes, TensorKind::buffer);
+      produce(sends, next);
+      received = std::move(next);
+    }
+    last = std::move(compute);
+  }
+  return last;
+}
+
+void TrainingGraphBuilder::emit_backward(int stage, Chunk& chunk, const PipelineAction& action, ForwardRecord& record,
+                                         std::vector<PendingWeightGrad>& pending) {
+  const int mb = action.microbatch;
+  const PerPeer<TensorId> dy =
+      chunk.group + 1 < group_count() ? boundary_tensor({chunk.group, mb, true}, stage) : record.output;
+  PerPeer<TensorId> dx;
+  if (composites_) {
+    dx = emit_backward_passes(stage, chunk, mb, dy, record, pending);
+  } else {
+    std::vector<PerPeer<TensorId>> recomputed(chunk.steps.size());
+    // Its own pass: it reads only its checkpoint, so unlike the rest of the backward it need
+    // not wait for the incoming gradient.
+    if (recomputes_before_gradient(chunk))
+      recompute_layer(stage, chunk, chunk.steps.size() - 1, mb, record, recomputed);
+    dx = backward_body(stage, chunk, dy, record, std::move(recomputed), mb, pending);
+  }
+  if (chunk.group > 0) send(stage, chunk.group - 1, {chunk.group - 1, mb, true}, dx, "gradient");
+}
+
+PerPeer<TensorId> TrainingGraphBuilder::emit_backward_passes(int stage, const Chunk& chunk, int mb,
+                                                             const PerPeer<TensorId>& dy, ForwardRecord& record,
+                                                             std::vector<PendingWeightGrad>& pending) {
+  PassValues escapes;
+  if (recomputes_before_gradient(chunk)) {
+    emit_pass(stage, chunk, "recompute", mb, {}, escapes, record.bundles, [&](std::vector<PassBundle>& leaving) {
+      std::vector<PerPeer<TensorId>> inner(chunk.steps.size());
+      recompute_layer(stage, chunk, chunk.steps.size() - 1, -1, forward_handles(stage, chunk), inner);
+      for (std::size_t k = 0; k < inner.size(); ++k) {
+        leave(leaving, route_of_saved(chunk, k, Route::recompute_to_backward), member_key(Kept::recomputed, k),
+              inner[k]);
+      }
+      return PassValues{};
+    });
+  }
+  emit_pass(stage, chunk, "bwd", mb, PassValues{dy}, escapes, record.bundles, [&](std::vector<PassBundle>& leaving) {
+    std::vector<PendingWeightGrad> inner_pending;
+    PerPeer<TensorId> dx =
+        backward_body(stage, chunk, dy, forward_handles(stage, chunk),
+                      member_handles(stage, chunk, "recompute", Kept::recomputed), -1, inner_pending);
+    // The first chunk's input gradient goes nowhere (and may be a weight gradient's input).
+    PassValues values{chunk.group > 0 ? dx : PerPeer<TensorId>{}};
+    // What the weight pass reads: output gradients made here, and inputs saved by the forward
+    // or the recompute pass (handles already) or recomputed here.
+    std::vector<PendingWeightGrad>& handles = weight_pass_inputs_[chunk.shape];
+    for (const PendingWeightGrad& weight : inner_pending) {
+      PendingWeightGrad& handle = handles.emplace_back(PendingWeightGrad{weight.step, {}, weight.input});
+      // The incoming gradient itself (left empty here) is the weight pass's own input.
+      if (PassRecorder::is_tagged(weight.output_grad.front())) {
+        const std::uint32_t gradient =
+            leave(leaving, Route::backward_to_weight, member_key(Kept::output_grad, weight.step), weight.output_grad);
+        handle.output_grad = handles_of(gradient, weight.output_grad.size());
+      }
+      if (!weight.input.empty() && PassRecorder::is_tagged(weight.input.front())) {
+        const std::uint32_t input =
+            leave(leaving, Route::backward_to_weight, member_key(Kept::recomputed, weight.step), weight.input);
+        handle.input = handles_of(input, weight.input.size());
+      }
+    }
+    return values;
+  });
+  if (auto it = weight_pass_inputs_.find(chunk.shape); it != weight_pass_inputs_.end()) pending = it->second;
+  for (PendingWeightGrad& weight : pending) {
+    if (weight.output_grad.empty()) weight.output_grad = record.output_grad = dy;
+  }
+  return escapes[0];
+}
+
+bool TrainingGraphBuilder::recomputes_before_gradient(const Chunk& chunk) const {
+  return s_.parallel.recompute == RecomputePolicy::full && is_layer(chunk, chunk.steps.size() - 1);
+}
+
+PerPeer<TensorId> TrainingGraphBuilder::backward_body(int stage, const Chunk& chunk, PerPeer<TensorId> dy,
+                                                      const ForwardRecord& record,
+                                                      std::vector<PerPeer<TensorId>> recomputed, int mb,
+                                                      std::vector<PendingWeightGrad>& pending) {
+  const bool selective = s_.parallel.recompute == RecomputePolicy::selective;
+  for (std::size_t k = chunk.steps.size(); k-- > 0;) {
+    const Step& step = chunk.steps[k];
+    const bool layer_end = k + 1 < chunk.steps.size() && chunk.block[k + 1] != chunk.block[k];
+    if (s_.parallel.recompute == RecomputePolicy::full && is_layer(chunk, k) && layer_end) {
+      recompute_layer(stage, chunk, k, mb, record, recomputed);
+    }
+    PerPeer<TensorId> saved = recomputed[k].empty() ? record.saved[k] : recomputed[k];
+    PerPeer<TensorId> rematerialized;
+    if (selective && step.attention_core && step.recomputable_bytes > 0) {
+      const PerPeer<OpId> ops =
+          add_ops(stage, op_name(step, "recompute", mb), step_work(*step.forward, std::nullopt, stage), std::nullopt);
+      consume(ops, saved);
+      rematerialized = add_tensors(stage, step.recomputable_bytes, TensorKind::activation);
+      produce(ops, rematerialized);
+    }
+    const bool first_of_model = chunk.group == 0 && k == 0;
+    PerPeer<TensorId> dx = dy;
+    if (step.backward && !first_of_model) {
+      PerPeer<OpId> ops;
+      dx = add_tensors(stage, k == 0 ? chunk.input_bytes : chunk.steps[k - 1].output_bytes, TensorKind::activation);
+      if (step.context_parallel_chunks > 1) {
+        ops = emit_ring_attention(stage, step, *step.backward, "bwd", mb, dy, 2);
+      } else {
+        ops = add_ops(stage, op_name(step, "bwd", mb), step_work(*step.backward, step.comm, stage), step.comm,
+                      backward_lane(step));
+        consume(ops, dy);
+      }
+      if (!step.weight_grad) consume(ops, saved);
+      consume(ops, rematerialized);
+      produce(ops, dx);
+      record_grad_op(chunk, k, ops);
+    }
+    if (step.weight_grad) {
+      PendingWeightGrad weight{k, dy, saved};
+      if (split_weight_grads_) {
+        pending.push_back(std::move(weight));
+      } else {
+        emit_weight_grad(stage, chunk, weight, mb);
+      }
+    }
+    dy = std::move(dx);
+  }
+  return dy;
+}
+
+void TrainingGraphBuilder::recompute_layer(int stage, const Chunk& chunk, std::size_t last, int mb,
+                                           const ForwardRecord& record, std::vector<PerPeer<TensorId>>& recomputed) {
+  std::size_t first = last;
+  while (first > 0 && chunk.block[first - 1] == chunk.block[last]) --first;
+  PerPeer<TensorId> x;
+  for (std::size_t i = first; i <= last; ++i) {
+    if (!record.checkpoint[i].empty()) x = record.checkpoint[i];
+    const Step& step = chunk.steps[i];
+    if (!step.forward) continue;
+    const PerPeer<OpId> ops =
+        add_ops(stage, op_name(step, "recompute", mb), step_work(*step.forward, step.comm, stage), step.comm);
+    consume(ops, x);
+    if (step.saved_bytes > 0) {
+      recomputed[i] = add_tensors(stage, step.saved_bytes, TensorKind::activation);
+      produce(ops, recomputed[i]);
+    }
+    // The layer's own output is not needed again: the backward starts from the incoming gradient.
+    x = {};
+    if (i < last) {
+      x = add_tensors(stage, step.output_bytes, TensorKind::activation);
+      produce(ops, x);
+    }
+  }
+}
+
+Lane TrainingGraphBuilder::backward_lane(const Step& step) {
+  const bool tensor_parallel = step.comm == CommGroupKind::tp && step.backward &&
+                               category_of(step.backward->op_class) == OpCategory::communication;
+  return tensor_parallel ? Lane::tensor_parallel : Lane::compute;
+}
+
+void TrainingGraphBuilder::emit_weight_grad(int stage, const Chunk& chunk, const PendingWeightGrad& weight, int mb,
+                                            const PerPeer<OpId>& join) {
+  const Step& step = chunk.steps[weight.step];
+  PerPeer<TensorId> input = weight.input;
+  if (step.regather) {
+    // Issued with the backward of the step: it waits for the step's output gradient too.
+    const PerPeer<OpId> gather = add_ops(stage, op_name(step, "regather", mb),
+                                         step_work(*step.regather, step.comm, stage), step.comm, Lane::tensor_parallel);
+    consume(gather, input);
+    consume(gather, weight.output_grad);
+    after(join, gather);
+    input = add_tensors(stage, step.regather->network_bytes, TensorKind::activation);
+    produce(gather, input);
+  }
+  const PerPeer<OpId> ops =
+      add_ops(stage, op_name(step, "wgrad", mb), step_work(*step.weight_grad, std::nullopt, stage), std::nullopt);
+  consume(ops, weight.output_grad);
+  consume(ops, input);
+  record_grad_op(chunk, weight.step, ops);
+}
+
+void TrainingGraphBuilder::emit_weight_pass(int stage, const Chunk& chunk, const PipelineAction& action,
+                                            ForwardRecord& record, std::vector<PendingWeightGrad>& pending) {
+  if (pending.empty()) return;
+  if (composites_) {
+    // It reads bundles (what the forward, recompute and backward passes left for it) and maybe
+    // the backward's incoming gradient.
+    PassValues escapes;
+    emit_pass(stage, chunk, "weight", action.microbatch, {record.output_grad}, escapes, record.bundles,
+              [&](std::vector<PassBundle>&) {
+                weight_pass_body(stage, chunk, pending, -1);
+                return PassValues{};
+              });
+  } else {
+    weight_pass_body(stage, chunk, pending, action.microbatch);
+  }
+  pending.clear();
+}
+
+void TrainingGraphBuilder::weight_pass_body(int stage, const Chunk& chunk,
+                                            const std::vector<PendingWeightGrad>& pending, int mb) {
+  OpWork join_work;
+  join_work.op_class = OpClass::barrier;
+  const PerPeer<OpId> join =
+      add_ops(stage, name("weight pass inputs{}", mb_suffix(mb)), b_->intern_work(join_work), std::nullopt);
+  for (const PendingWeightGrad& weight : pending) {
+    consume(join, weight.output_grad);
+    consume(join, weight.input);
+  }
+  for (const PendingWeightGrad& weight : pending) emit_weight_grad(stage, chunk, weight, mb, join);
+}
+
+void TrainingGraphBuilder::record_grad_op(const Chunk& chunk, std::size_t step, const PerPeer<OpId>& ops) {
+  if (chunk.steps[step].parameters == 0) return;
+  if (recorder_ != nullptr) {
+    for (std::size_t i = 0; i < ops.size(); ++i) recorder_->add_signal(step, i, ops[i]);
+    return;
+  }
+  PerPeer<Gate> gates;
+  for (OpId op : ops) gates.push_back({op, -1});
+  record_grad_gates(chunk, step, gates);
+}
+
+void TrainingGraphBuilder::record_grad_gates(const Chunk& chunk, std::size_t step, const PerPeer<Gate>& gates) {
+  auto& last = last_grad_op_[chunk_index(chunk)];
+  if (last.size() < chunk.steps.size()) last.resize(chunk.steps.size());
+  last[step] = gates;
+}
+
+}  // namespace weft::training_graph
