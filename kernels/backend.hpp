@@ -31,6 +31,7 @@ struct DeviceInfo {
   std::string name;                                            // e.g. "AMD EPYC, 1 thread" or "NVIDIA H100 80GB HBM3"
   std::vector<std::pair<std::string, std::string>> libraries;  // (library, version)
   std::vector<Dtype> dtypes;                                   // dtypes its kernels compute in
+  std::int64_t memory_bytes = 0;                               // memory one rank may use
 };
 
 // One op's span on the backend's clock (nanoseconds; see Backend::clock_ns).

@@ -7,7 +7,7 @@ namespace weft {
 
 std::unique_ptr<Backend> make_backend(const BackendOptions& options) {
   if (options.kind == BackendKind::cuda) return cuda::load_cuda_backend(options.local_rank);
-  return std::make_unique<cpu::CpuBackend>(options.threads);
+  return std::make_unique<cpu::CpuBackend>(options.threads, options.local_size);
 }
 
 }  // namespace weft

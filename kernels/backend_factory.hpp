@@ -15,6 +15,7 @@ struct BackendOptions {
   BackendKind kind = BackendKind::cpu;
   int threads = 1;     // cpu: kernel threads per rank
   int local_rank = 0;  // cuda: which device of the node (local rank mod devices)
+  int local_size = 1;  // ranks on the node
 };
 
 // The backend a rank runs on; throws InputError when it cannot run here.

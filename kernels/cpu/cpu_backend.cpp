@@ -25,7 +25,7 @@ constexpr std::size_t kAlignment = 64;
 
 }  // namespace
 
-CpuBackend::CpuBackend(int threads) : device_(describe_cpu(threads)) {
+CpuBackend::CpuBackend(int threads, int ranks_per_node) : device_(describe_cpu(threads, ranks_per_node)) {
   omp_set_num_threads(threads);
   Eigen::setNbThreads(threads);
 }

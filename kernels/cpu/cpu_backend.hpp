@@ -11,7 +11,7 @@ namespace weft::cpu {
 // clock. Kernels use `threads` OpenMP threads (one per core a rank owns).
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(int threads);
+  CpuBackend(int threads, int ranks_per_node = 1);
 
   const DeviceInfo& device() const override { return device_; }
 

@@ -1,6 +1,7 @@
 #include "kernels/cpu/cpu_device.hpp"
 
 #include <mpi.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <string>
@@ -33,7 +34,7 @@ std::string mpi_version() {
 
 }  // namespace
 
-DeviceInfo describe_cpu(int threads) {
+DeviceInfo describe_cpu(int threads, int ranks_per_node) {
   DeviceInfo info;
   info.backend = "cpu";
   info.name = fmt::format("{}, {} thread{}", cpu_model(), threads, threads == 1 ? "" : "s");
@@ -44,6 +45,7 @@ DeviceInfo describe_cpu(int threads) {
       {"compiler", __VERSION__},
   };
   info.dtypes = {Dtype::fp32, Dtype::bf16, Dtype::fp16};
+  info.memory_bytes = static_cast<std::int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE) / ranks_per_node;
   return info;
 }
 

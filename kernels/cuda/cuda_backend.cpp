@@ -57,6 +57,7 @@ DeviceInfo describe(int device) {
     {"compute capability", fmt::format("sm_{}{}", properties.major, properties.minor)}
   };
   info.dtypes = {Dtype::fp32, Dtype::tf32, Dtype::fp16, Dtype::bf16};
+  info.memory_bytes = static_cast<std::int64_t>(properties.totalGlobalMem);
   return info;
 }
 

@@ -9,5 +9,7 @@ namespace weft::cli {
 void add_simulate_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
 void add_info_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
+void add_calibrate_command(CLI::App& app);
 
 }  // namespace weft::cli

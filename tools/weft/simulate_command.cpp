@@ -23,6 +23,7 @@ struct SimulateFlags {
   std::string scenario;
   std::string trace_file;
   std::string json_file;
+  std::string calibration;
   bool unfold = false;
   ReuseFlags reuse;
 };
@@ -59,6 +60,7 @@ void write_outputs(const SimulateFlags& flags, const Graph& graph, const Simulat
 
 void run_graph(const SimulateFlags& flags, const JsonCursor& root, const SimulationOptions& options) {
   if (flags.unfold) throw InputError("--unfold: applies to training scenarios only");
+  if (!flags.calibration.empty()) throw InputError("--calibration: applies to training scenarios only");
   const GraphScenario scenario = with_context(flags.scenario, [&] { return load_graph_scenario(root); });
   const SimulationResult result =
       with_context(flags.scenario, [&] { return simulate(scenario.graph, scenario.cost_model, options); });
@@ -71,7 +73,8 @@ void run_graph(const SimulateFlags& flags, const JsonCursor& root, const Simulat
 
 void run_training(const SimulateFlags& flags, const JsonCursor& root, const SimulationOptions& options) {
   Stopwatch watch;
-  const TrainingScenario scenario = with_context(flags.scenario, [&] { return load_training_scenario(root); });
+  TrainingScenario scenario = with_context(flags.scenario, [&] { return load_training_scenario(root); });
+  apply_calibration(flags.calibration, scenario.cluster);
   const TrainingWorkload workload =
       build_training_workload(scenario, {.unfold = flags.unfold, .composites = !flags.reuse.no_reuse});
   const double build_ms = watch.lap_ms();
@@ -120,6 +123,7 @@ void add_simulate_command(CLI::App& app) {
   command->add_flag("--unfold", flags->unfold,
                     "Simulate every rank instead of one per pipeline stage (training scenarios; slower, same answer "
                     "for uniform data)");
+  add_calibration_flag(*command, flags->calibration);
   add_reuse_flags(*command, flags->reuse);
   command->callback([flags] { run_simulate(*flags); });
 }
