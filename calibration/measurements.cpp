@@ -100,7 +100,7 @@ MeasurementSet read_measurements(const JsonCursor& root) {
     settings->expect_only({"quick", "warmup", "samples"});
     if (auto quick = settings->find("quick")) set.quick = quick->as_bool();
     if (auto warmup = settings->find("warmup")) set.warmup = static_cast<int>(warmup->as_nonnegative_int());
-    if (auto samples = settings->find("samples")) set.samples = static_cast<int>(samples->as_positive_int());
+    if (auto samples = settings->find("samples")) set.samples = static_cast<int>(samples->as_nonnegative_int());
   }
   const JsonCursor measurements = root.at("measurements");
   for (const JsonCursor& element : measurements.elements()) set.measurements.push_back(read_measurement(element));

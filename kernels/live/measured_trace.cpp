@@ -1,5 +1,6 @@
 #include "kernels/live/measured_trace.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
@@ -38,6 +39,55 @@ std::map<std::uint32_t, SpanSource> span_sources(const PlanProgram& program) {
 
 double microseconds(std::int64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
+// Spans by id, per rank.
+using SpanIndex = std::vector<std::map<std::uint32_t, TimedSpan>>;
+// Per program, the ids of its collective ops by name.
+using CollectiveIndex = std::vector<std::map<std::string, std::uint32_t>>;
+
+CollectiveIndex collective_index(const ExecutionPlan& plan) {
+  CollectiveIndex index(plan.programs.size());
+  for (std::size_t p = 0; p < plan.programs.size(); ++p) {
+    for (const PlanAction& action : plan.programs[p].actions) {
+      for (const PlanOp& op : action.ops) {
+        if (is_collective_class(op.work.op_class)) index[p].emplace(op.name, op.id);
+      }
+    }
+  }
+  return index;
+}
+
+// When the last participant of a communication op launched it: the members of a collective (the
+// op of the same name in each member's program), or both ends of a transfer. The simulator
+// starts such an op then; a rank that launched it earlier was waiting for the others.
+std::int64_t last_launch(const ExecutionPlan& plan, const SpanIndex& index, const CollectiveIndex& collectives,
+                         std::size_t rank, std::uint32_t id, const SpanSource& source) {
+  const RankCoordinates c = plan.dims.coordinates_of(static_cast<std::int64_t>(rank));
+  std::int64_t latest = index[rank].at(id).start_ns;
+  auto consider = [&](std::size_t member, std::uint32_t member_id) {
+    if (member >= index.size()) return;
+    const auto span = index[member].find(member_id);
+    if (span != index[member].end()) latest = std::max(latest, span->second.start_ns);
+  };
+  if (id >= kTransferSpan) {
+    const auto& program = plan.programs[static_cast<std::size_t>(plan.program_of_rank[rank])];
+    for (const PlanAction& action : program.actions) {
+      if ((action.kind == ActionKind::isend || action.kind == ActionKind::irecv) &&
+          kTransferSpan + action.transfer == id) {
+        consider(static_cast<std::size_t>(plan.dims.rank_of({c.tp, c.cp, c.dp, action.peer_stage})), id);
+      }
+    }
+    return latest;
+  }
+  const auto kind = kCommGroupKindNames.parse(source.group);
+  if (!kind || !is_collective_class(source.work.op_class)) return latest;
+  for (int member : plan_group_members(plan.dims, c, *kind)) {
+    const auto& by_name = collectives[static_cast<std::size_t>(plan.program_of_rank[static_cast<std::size_t>(member)])];
+    if (const auto op = by_name.find(source.name); op != by_name.end())
+      consider(static_cast<std::size_t>(member), op->second);
+  }
+  return latest;
+}
+
 }  // namespace
 
 std::string rank_label(const ParallelDims& dims, const RankCoordinates& c) {
@@ -48,6 +98,11 @@ std::string rank_label(const ParallelDims& dims, const RankCoordinates& c) {
 
 nlohmann::json measured_trace_json(const ExecutionPlan& plan, const std::vector<std::vector<TimedSpan>>& spans,
                                    const MeasuredRunInfo& info) {
+  SpanIndex index(spans.size());
+  for (std::size_t rank = 0; rank < spans.size(); ++rank) {
+    for (const TimedSpan& span : spans[rank]) index[rank][span.id] = span;
+  }
+  const CollectiveIndex collectives = collective_index(plan);
   nlohmann::json events = nlohmann::json::array();
   for (std::size_t rank = 0; rank < spans.size(); ++rank) {
     const int pid = static_cast<int>(rank) + 1;
@@ -80,13 +135,18 @@ nlohmann::json measured_trace_json(const ExecutionPlan& plan, const std::vector<
                              {"network_bytes", s.work.network_bytes},
                              {"shape", s.work.shape}};
       if (!s.group.empty()) args["group"] = s.group;
+      std::int64_t start = span.start_ns;
+      if (category_of(s.work.op_class) == OpCategory::communication) {
+        start = std::min(span.end_ns, last_launch(plan, index, collectives, rank, span.id, s));
+        args["waited_us"] = microseconds(start - span.start_ns);
+      }
       events.push_back({{"name", s.name},
                         {"cat", kOpClassNames.name(s.work.op_class)},
                         {"ph", "X"},
                         {"pid", pid},
                         {"tid", thread->second},
-                        {"ts", microseconds(span.start_ns)},
-                        {"dur", microseconds(span.end_ns - span.start_ns)},
+                        {"ts", microseconds(start)},
+                        {"dur", microseconds(span.end_ns - start)},
                         {"args", args}});
     }
   }

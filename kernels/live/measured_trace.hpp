@@ -24,6 +24,8 @@ struct MeasuredRunInfo {
 // 1 / dp 0", then the rank), one thread per stream and one for its transfers, an "X" span per op
 // and transfer named as in the plan, with the same args; otherData carries makespan_ns (the
 // traced iteration's time) and the measured iterations. `spans[r]` are rank r's spans.
+// A communication op's span starts when its last participant launched it, as the simulator
+// starts it; the time the rank waited before that is in its args (waited_us).
 nlohmann::json measured_trace_json(const ExecutionPlan& plan, const std::vector<std::vector<TimedSpan>>& spans,
                                    const MeasuredRunInfo& info);
 

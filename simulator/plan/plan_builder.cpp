@@ -39,7 +39,8 @@ struct PendingAction {
   std::vector<OpId> flat_ops;  // the ops of stages, compute and collective actions, in issue order
 };
 
-// Phase, chunk and microbatch of a pass composite, from its name ("chunk 2 mb5 bwd").
+// Phase, virtual stage and microbatch of a pass composite, from its name ("chunk 2 mb5 bwd":
+// virtual stage 2, the chunk of the model that is a rank's (chunk x pp + stage)).
 std::tuple<ActionKind, int, int> parse_pass(std::string_view name) {
   int chunk = -1;
   int microbatch = -1;
@@ -142,9 +143,9 @@ class PlanBuilder {
       if (inserted) {
         PendingAction pending;
         if (pass) {
-          const auto [kind, chunk, microbatch] = parse_pass(workload_.graph.op_name(original));
+          const auto [kind, virtual_stage, microbatch] = parse_pass(workload_.graph.op_name(original));
           pending.action.kind = kind;
-          pending.action.chunk = chunk;
+          pending.action.chunk = virtual_stage / scenario_.parallel.pp;
           pending.action.microbatch = microbatch;
         } else {
           const bool collective = is_collective_class(flat_.graph.op_work(op).op_class);
