@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "cost_models/calibrated_cost_model.hpp"
 #include "simulator/core/input_error.hpp"
 
 namespace weft {
@@ -88,20 +89,15 @@ KernelOp kernel_op_for(const OpWork& work) {
                       work.shape[4], work.shape[5] != 0, work.dtype};
       check_shape(op.attention);
       return op;
-    case OpClass::elementwise:
-    case OpClass::norm:
-    case OpClass::embedding:
-    case OpClass::loss:
-    case OpClass::optimizer:
-    case OpClass::memcpy:
-    case OpClass::other:
-      if (work.memory_bytes <= 0) return op;
-      return memory_bound_op(work);
     case OpClass::barrier:
     case OpClass::host:
       return op;
     default:
-      throw InputError(describe(work) + ": not a compute op");
+      if (!is_memory_bound_class(work.op_class) && work.op_class != OpClass::other) {
+        throw InputError(describe(work) + ": not a compute op");
+      }
+      if (work.memory_bytes <= 0) return op;
+      return memory_bound_op(work);
   }
 }
 

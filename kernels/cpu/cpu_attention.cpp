@@ -1,5 +1,6 @@
 #include "kernels/cpu/cpu_attention.hpp"
 
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -26,6 +27,11 @@ struct HeadLayout {
     RowMatrix m(rows, shape.head_dim);
     widen(shape.dtype, base + offset, m.data(), m.size());
     return m;
+  }
+  // Q, K and V of the slice.
+  std::array<RowMatrix, 3> load_qkv(const std::byte* q, const std::byte* k, const std::byte* v) const {
+    return {load(q, query_offset(), shape.queries), load(k, key_offset(), shape.keys),
+            load(v, key_offset(), shape.keys)};
   }
   void store(const RowMatrix& m, std::byte* base, std::int64_t offset) const {
     narrow(shape.dtype, m.data(), base + offset, m.size());
@@ -56,9 +62,7 @@ void attention_forward(const AttentionShape& shape, const AttentionForwardArgs& 
 #pragma omp parallel for schedule(static)
   for (std::int64_t head = 0; head < slices; ++head) {
     const HeadLayout layout{shape, head};
-    const RowMatrix q = layout.load(args.q, layout.query_offset(), shape.queries);
-    const RowMatrix k = layout.load(args.k, layout.key_offset(), shape.keys);
-    const RowMatrix v = layout.load(args.v, layout.key_offset(), shape.keys);
+    const auto [q, k, v] = layout.load_qkv(args.q, args.k, args.v);
     RowMatrix p = masked_scores(shape, q, k);
     const Column row_max = p.rowwise().maxCoeff();
     p = (p.colwise() - row_max).array().exp().matrix();
@@ -76,9 +80,7 @@ void attention_backward(const AttentionShape& shape, const AttentionBackwardArgs
 #pragma omp parallel for schedule(static)
   for (std::int64_t head = 0; head < slices; ++head) {
     const HeadLayout layout{shape, head};
-    const RowMatrix q = layout.load(args.q, layout.query_offset(), shape.queries);
-    const RowMatrix k = layout.load(args.k, layout.key_offset(), shape.keys);
-    const RowMatrix v = layout.load(args.v, layout.key_offset(), shape.keys);
+    const auto [q, k, v] = layout.load_qkv(args.q, args.k, args.v);
     const RowMatrix o = layout.load(args.o, layout.query_offset(), shape.queries);
     const RowMatrix d_o = layout.load(args.d_o, layout.query_offset(), shape.queries);
     const Eigen::Map<const Column> lse(reinterpret_cast<const float*>(args.lse + layout.lse_offset()), shape.queries);

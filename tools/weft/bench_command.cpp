@@ -19,47 +19,39 @@ namespace weft::cli {
 namespace {
 
 struct BenchFlags {
-  std::string backend = "cpu";
+  RankFlags rank;
   bool quick = false;
   std::string output = "measurements.json";
   std::string parts = "gemm,attention,memory,collectives,p2p";
   std::string dtypes;
   int warmup = 1;
   int samples = 0;
-  int threads = 0;
-  int timeout_s = 120;
   std::string cluster_spec;
 };
 
 struct BenchPlan {
-  BackendKind backend = BackendKind::cpu;
+  BackendOptions backend;
   SuiteOptions suite;
   BenchOptions options;
-  int threads = 1;
 };
 
 BenchPlan plan_bench(const BenchFlags& flags, const cpu::MpiJob& job) {
   BenchPlan plan;
-  const auto backend = kBackendKindNames.parse(flags.backend);
-  if (!backend) throw InputError("--backend: '" + flags.backend + "' is not one of " + kBackendKindNames.choices());
-  plan.backend = *backend;
-  plan.suite.backend = *backend;
+  plan.backend = backend_options(flags.rank, job);
+  plan.suite.backend = plan.backend.kind;
   plan.suite.quick = flags.quick;
   plan.suite.ranks = job.size();
   plan.suite.parts = parse_list_flag("--parts", flags.parts, kBenchPartNames);
   // Mixed-precision training runs its GEMMs and attention in bf16 or fp16, its loss and optimizer in fp32.
-  const std::string dtypes = !flags.dtypes.empty()          ? flags.dtypes
-                             : *backend == BackendKind::cpu ? "bf16,fp32"
-                                                            : "bf16,fp16,fp32";
+  const std::string dtypes = !flags.dtypes.empty()                   ? flags.dtypes
+                             : plan.backend.kind == BackendKind::cpu ? "bf16,fp32"
+                                                                     : "bf16,fp16,fp32";
   plan.suite.dtypes = parse_list_flag("--dtypes", dtypes, kDtypeNames);
   if (flags.warmup < 0) throw InputError("--warmup: expected 0 or more calls");
   if (flags.samples < 0) throw InputError("--samples: expected at least 1 sample");
-  if (flags.threads < 0) throw InputError("--threads: expected at least 1 thread");
-  if (flags.timeout_s <= 0) throw InputError("--timeout: expected a positive number of seconds");
   plan.options.warmup = flags.warmup;
   plan.options.samples = flags.samples > 0 ? flags.samples : (flags.quick ? 3 : 5);
-  plan.options.timeout = std::chrono::seconds(flags.timeout_s);
-  plan.threads = flags.threads > 0 ? flags.threads : default_threads(job);
+  plan.options.timeout = timeout(flags.rank);
   with_context("-o", [&] { check_output_path(flags.output); });
   if (!flags.cluster_spec.empty()) with_context("--cluster-spec", [&] { check_output_path(flags.cluster_spec); });
   return plan;
@@ -82,8 +74,7 @@ void run_bench_command(const BenchFlags& flags) {
       [&](cpu::MpiJob& job) { *plan = plan_bench(flags, job); },
       [&](cpu::MpiJob& job) {
         const auto start = std::chrono::steady_clock::now();
-        const std::unique_ptr<Backend> backend =
-            make_backend({plan->backend, plan->threads, job.rank() % job.local_size(), job.local_size()});
+        const std::unique_ptr<Backend> backend = make_backend(plan->backend);
         const std::unique_ptr<Communicator> world = backend->world_communicator(job.world());
         const std::vector<BenchCase> cases = bench_cases(plan->suite);
         if (cases.empty())
@@ -129,8 +120,7 @@ void add_bench_command(CLI::App& app) {
       "Run the microbenchmark suite on one backend and write the measurements (docs/calibration.md): GEMMs, "
       "attention forward and backward, the memory-bound op, and, under mpirun, collectives over message and group "
       "sizes and point-to-point messages. Every rank measures; rank 0 writes the file.");
-  command->add_option("--backend", flags->backend, "cpu (Eigen, MPI) or cuda (cuBLASLt, weft's kernels, NCCL)")
-      ->type_name("NAME");
+  add_rank_flags(*command, flags->rank);
   command->add_flag("--quick", flags->quick, "A small suite of a few seconds, for tests");
   command->add_option("-o,--output", flags->output, "Measurement file to write (default measurements.json)")
       ->type_name("FILE");
@@ -144,13 +134,6 @@ void add_bench_command(CLI::App& app) {
       ->type_name("N");
   command->add_option("--samples", flags->samples, "Timed samples per case and rank (default 5, 3 with --quick)")
       ->type_name("N");
-  command
-      ->add_option("--threads", flags->threads, "cpu: kernel threads per rank (default: the node's cores / its ranks)")
-      ->type_name("T");
-  command
-      ->add_option("--timeout", flags->timeout_s,
-                   "Seconds a rank waits for a communication op before it ends the job with an error (default 120)")
-      ->type_name("S");
   command
       ->add_option("--cluster-spec", flags->cluster_spec,
                    "Also write a cluster spec of the measured device (docs/calibration.md): one node of the job's "

@@ -19,12 +19,10 @@ namespace {
 
 struct LiveFlags {
   std::string plan;
-  std::string backend = "cpu";
+  RankFlags rank;
   int warmup = 2;
   int iterations = 5;
   std::string trace_file;
-  int threads = 0;
-  int timeout_s = 120;
 };
 
 struct LiveSetup {
@@ -35,19 +33,14 @@ struct LiveSetup {
 
 LiveSetup prepare_live(const LiveFlags& flags, const cpu::MpiJob& job) {
   LiveSetup setup;
-  const auto backend = kBackendKindNames.parse(flags.backend);
-  if (!backend) throw InputError("--backend: '" + flags.backend + "' is not one of " + kBackendKindNames.choices());
+  setup.backend = backend_options(flags.rank, job);
   if (flags.warmup < 0) throw InputError("--warmup: expected 0 or more iterations");
   if (flags.iterations < 1) throw InputError("--iterations: expected at least 1 iteration");
-  if (flags.threads < 0) throw InputError("--threads: expected at least 1 thread");
-  if (flags.timeout_s <= 0) throw InputError("--timeout: expected a positive number of seconds");
   if (!flags.trace_file.empty()) with_context("--trace", [&] { check_output_path(flags.trace_file); });
   const JsonDocument document = JsonDocument::parse_file(flags.plan);
   setup.plan = with_context(flags.plan, [&] { return read_execution_plan(document.root()); });
   with_context(flags.plan, [&] { LiveExecutor::check(setup.plan, job.size()); });
-  setup.backend = {*backend, flags.threads > 0 ? flags.threads : default_threads(job), job.rank() % job.local_size(),
-                   job.local_size()};
-  setup.options = {flags.warmup, flags.iterations, std::chrono::seconds(flags.timeout_s)};
+  setup.options = {flags.warmup, flags.iterations, timeout(flags.rank)};
   return setup;
 }
 
@@ -110,21 +103,13 @@ void add_live_command(CLI::App& app) {
       "(mpirun -np N weft live PLAN): real kernels with the plan's shapes, real collectives and transfers, warm-up "
       "iterations then timed ones; report the iteration time and write the measured timeline (docs/live.md).");
   command->add_option("PLAN", flags->plan, "Execution plan file")->required();
-  command->add_option("--backend", flags->backend, "cpu (Eigen, MPI) or cuda (cuBLASLt, weft's kernels, NCCL)")
-      ->type_name("NAME");
+  add_rank_flags(*command, flags->rank);
   command->add_option("--warmup", flags->warmup, "Iterations before the timed ones (default 2)")->type_name("N");
   command->add_option("--iterations", flags->iterations, "Timed iterations (default 5)")->type_name("N");
   command
       ->add_option("--trace", flags->trace_file,
                    "Write the median iteration as Chrome Trace Event JSON, in the simulated trace's format")
       ->type_name("FILE");
-  command
-      ->add_option("--threads", flags->threads, "cpu: kernel threads per rank (default: the node's cores / its ranks)")
-      ->type_name("T");
-  command
-      ->add_option("--timeout", flags->timeout_s,
-                   "Seconds a rank waits for a communication op before it ends the job with an error (default 120)")
-      ->type_name("S");
   command->callback([flags] { run_live(*flags); });
 }
 

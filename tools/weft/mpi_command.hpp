@@ -1,7 +1,12 @@
 #pragma once
 
+#include <chrono>
 #include <functional>
+#include <string>
 
+#include <CLI/CLI.hpp>
+
+#include "kernels/backend_factory.hpp"
 #include "kernels/cpu/mpi_job.hpp"
 
 namespace weft::cli {
@@ -19,7 +24,17 @@ struct QuietExit {
 // otherwise, so that no rank waits forever for one that is gone.
 void run_on_ranks(const std::function<void(cpu::MpiJob&)>& prepare, const std::function<void(cpu::MpiJob&)>& run);
 
-// Threads per rank when the user did not say: the cores of the node shared among its ranks.
-int default_threads(const cpu::MpiJob& job);
+// --backend, --threads and --timeout, shared by the commands that run on ranks.
+struct RankFlags {
+  std::string backend = "cpu";
+  int threads = 0;  // 0: the cores of the node shared among its ranks
+  int timeout_s = 120;
+};
+
+void add_rank_flags(CLI::App& command, RankFlags& flags);
+
+// The backend of this rank of `job`; throws InputError naming the flag that is wrong.
+BackendOptions backend_options(const RankFlags& flags, const cpu::MpiJob& job);
+std::chrono::seconds timeout(const RankFlags& flags);
 
 }  // namespace weft::cli
