@@ -17,9 +17,20 @@ std::uint32_t ClusterCostModel::add_group(const CommGroup& group) {
 }
 
 TimeNs ClusterCostModel::duration(const OpWork& work, const DeviceSpec& spec) const {
-  if (work.comm_group == 0) return cluster_.compute_rules.duration(work, spec);
+  const CalibratedCostModel* calibration = cluster_.calibration.get();
+  if (work.comm_group == 0) {
+    if (calibration != nullptr) {
+      if (const auto calibrated = calibration->compute_duration(work)) return *calibrated;
+    }
+    return cluster_.compute_rules.duration(work, spec);
+  }
   if (ideal_network_) return 0;
   const CommGroup& comm = group(work.comm_group);
+  if (calibration != nullptr) {
+    if (const auto calibrated = calibration->communication_duration(work.op_class, work.network_bytes, comm.size)) {
+      return *calibrated;
+    }
+  }
   const double seconds = forced_algorithm_
                              ? collectives_.time(work.op_class, work.network_bytes, comm, *forced_algorithm_)
                              : collectives_.time(work.op_class, work.network_bytes, comm).seconds;

@@ -10,7 +10,8 @@ namespace weft {
 
 // Costs a training workload on a cluster: compute and memory ops by the cluster's roofline rules
 // on its GPU, communication ops by the collective model for the placement of their communicator
-// (OpWork::comm_group). With an ideal network every communication op takes no time.
+// (OpWork::comm_group). With an ideal network every communication op takes no time. A
+// calibration profile on the cluster spec takes precedence for the ops it covers.
 class ClusterCostModel final : public CostModel {
  public:
   explicit ClusterCostModel(ClusterSpec cluster);

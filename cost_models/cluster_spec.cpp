@@ -14,8 +14,7 @@ ClusterSpec parse_cluster_spec(const JsonCursor& json) {
   ClusterSpec spec;
   spec.name = json.find("name") ? json.at("name").as_string() : "inline";
   spec.gpu = load_device_spec(json.at("gpu"));
-  if (spec.gpu.kind != DeviceKind::gpu) json.at("gpu").fail("expected a GPU spec, got a " +
-                                                              std::string(kDeviceKindNames.name(spec.gpu.kind)));
+  if (spec.gpu.kind == DeviceKind::link) json.at("gpu").fail("expected a GPU or CPU spec, got a link");
   auto positive_int = [&](const char* key) {
     const JsonCursor value = json.at(key);
     const std::int64_t number = value.as_positive_int();

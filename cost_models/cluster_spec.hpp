@@ -1,8 +1,10 @@
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
+#include "cost_models/calibrated_cost_model.hpp"
 #include "cost_models/device_spec.hpp"
 #include "cost_models/roofline_cost_model.hpp"
 #include "simulator/core/json_cursor.hpp"
@@ -14,7 +16,8 @@ enum class NetworkTopology : std::uint8_t { rail_optimized, fat_tree };
 inline constexpr EnumNames<NetworkTopology, 2> kNetworkTopologyNames({"rail-optimized", "fat-tree"});
 
 // A GPU cluster: identical nodes of GPUs joined by NVLink/NVSwitch, and a scale-out network of
-// NICs. Bandwidths are one direction, in bytes per second.
+// NICs. Bandwidths are one direction, in bytes per second. A cluster of CPU ranks (one rank per
+// core or socket, MPI between them) is described the same way, its `gpu` a device of kind cpu.
 struct ClusterSpec {
   std::string name;
   DeviceSpec gpu;
@@ -32,6 +35,9 @@ struct ClusterSpec {
   // scales both NVLink and NIC bandwidth in collectives.
   RooflineCostModel compute_rules;
   double network_efficiency = 1.0;
+  // A calibration profile (weft calibrate) measured on this cluster's device: where it covers an
+  // op, it replaces the roofline rules and the collective model.
+  std::shared_ptr<const CalibratedCostModel> calibration;
 
   int nodes() const { return (gpus + gpus_per_node - 1) / gpus_per_node; }
   // Scale-out bandwidth one GPU can use: its share of the node's NICs, less any spine

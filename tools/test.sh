@@ -14,6 +14,7 @@ case "$mode" in
     build_dir="$WEFT_ROOT/build-sanitize"
     args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_SANITIZE=ON -DWEFT_CUDA=OFF)
     export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
+    export LSAN_OPTIONS="suppressions=$WEFT_ROOT/tools/lib/lsan-suppressions.txt:print_suppressions=0"
     export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
     ;;
   -h|--help) sed -n '2,6p' "$0"; exit 0 ;;

@@ -37,13 +37,31 @@ std::filesystem::path TempDir::write(const std::string& name, const std::string&
   return file;
 }
 
-CommandResult run_weft(const std::string& arguments) {
+namespace {
+
+CommandResult run_captured(const std::string& command_line) {
   const TempDir capture;
-  const std::string command = std::string("'") + WEFT_BINARY + "' " + arguments + " >'" + capture.file("out").string() +
-                              "' 2>'" + capture.file("err").string() + "'";
+  const std::string command =
+      command_line + " >'" + capture.file("out").string() + "' 2>'" + capture.file("err").string() + "'";
   const int status = std::system(command.c_str());
   if (status == -1 || !WIFEXITED(status)) throw std::runtime_error("could not run: " + command);
   return {WEXITSTATUS(status), read_file(capture.file("out")), read_file(capture.file("err"))};
+}
+
+}  // namespace
+
+CommandResult run_weft(const std::string& arguments) {
+  return run_captured(std::string("'") + WEFT_BINARY + "' " + arguments);
+}
+
+CommandResult run_mpi(int ranks, const std::string& program) {
+  const std::string root = ::geteuid() == 0 ? " --allow-run-as-root" : "";
+  return run_captured(std::string("WEFT='") + WEFT_BINARY + "' '" + WEFT_MPIEXEC + "'" + root +
+                      " --oversubscribe --bind-to none -np " + std::to_string(ranks) + " " + program);
+}
+
+CommandResult run_weft_mpi(int ranks, const std::string& arguments) {
+  return run_mpi(ranks, std::string("'") + WEFT_BINARY + "' " + arguments);
 }
 
 }  // namespace weft::test

@@ -14,6 +14,13 @@ struct CommandResult {
 // Runs `weft` with the shell-quoted `arguments`, capturing its exit code, stdout and stderr.
 CommandResult run_weft(const std::string& arguments);
 
+// Runs `weft` on `ranks` MPI ranks under mpirun (oversubscribed, unbound, so that tests may run
+// side by side), capturing the output of every rank.
+CommandResult run_weft_mpi(int ranks, const std::string& arguments);
+
+// Runs the shell command `program` (which may use $WEFT) on `ranks` MPI ranks likewise.
+CommandResult run_mpi(int ranks, const std::string& program);
+
 // A fresh, empty directory under the system temp dir, removed when the object dies.
 class TempDir {
  public:

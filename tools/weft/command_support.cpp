@@ -1,7 +1,11 @@
 #include "tools/weft/command_support.hpp"
 
+#include <chrono>
+#include <ctime>
+
 #include <fmt/format.h>
 
+#include "calibration/profile_io.hpp"
 #include "simulator/engine/schedule_cache.hpp"
 
 namespace weft::cli {
@@ -13,6 +17,35 @@ void add_reuse_flags(CLI::App& command, ReuseFlags& flags) {
   command.add_flag("--stats", flags.stats,
                    "Print how often repeated passes were stamped from cached schedules (hits), simulated to fill the "
                    "cache (misses) or fell back to simulating every op");
+}
+
+void add_calibration_flag(CLI::App& command, std::string& file) {
+  command
+      .add_option("--calibration", file,
+                  "Cost ops with a calibration profile (weft calibrate) where it covers them, instead of the "
+                  "roofline and collective model; it must have been measured on the cluster's device")
+      ->type_name("PROFILE");
+}
+
+void apply_calibration(const std::string& file, ClusterSpec& cluster) {
+  if (file.empty()) return;
+  with_context("--calibration", [&] {
+    const JsonDocument document = JsonDocument::parse_file(file);
+    cluster.calibration = with_context(file, [&] { return read_profile(document.root()); });
+    if (cluster.calibration->device() != cluster.gpu.name) {
+      throw InputError(file + ": measured on '" + cluster.calibration->device() + "' but the cluster's device is '" +
+                       cluster.gpu.name + "'");
+    }
+  });
+}
+
+std::string utc_timestamp() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
 }
 
 void print_reuse_stats(const ReuseFlags& flags) {

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cost_models/cluster_spec.hpp"
 #include "simulator/core/input_error.hpp"
 
 namespace weft::cli {
@@ -25,6 +26,16 @@ struct ReuseFlags {
 };
 
 void add_reuse_flags(CLI::App& command, ReuseFlags& flags);
+
+// --calibration PROFILE, shared by the commands that simulate.
+void add_calibration_flag(CLI::App& command, std::string& file);
+
+// Puts the profile in `file` (if not empty) on `cluster`, after checking that it was measured on
+// the cluster's device; throws InputError naming the flag otherwise.
+void apply_calibration(const std::string& file, ClusterSpec& cluster);
+
+// Now, as ISO 8601 in UTC ("2026-11-23T12:00:00Z"), for the files weft records measurements in.
+std::string utc_timestamp();
 
 // With --stats: how the process-wide subgraph schedule cache fared.
 void print_reuse_stats(const ReuseFlags& flags);

@@ -9,5 +9,9 @@ namespace weft::cli {
 void add_simulate_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
 void add_info_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
+void add_calibrate_command(CLI::App& app);
+void add_live_command(CLI::App& app);
+void add_validate_command(CLI::App& app);
 
 }  // namespace weft::cli

@@ -6,6 +6,7 @@
 #include "simulator/core/input_error.hpp"
 #include "simulator/core/version.hpp"
 #include "tools/weft/commands.hpp"
+#include "tools/weft/mpi_command.hpp"
 
 int main(int argc, char** argv) {
   weft::keep_freed_memory_for_reuse();
@@ -17,7 +18,11 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   weft::cli::add_simulate_command(app);
   weft::cli::add_sweep_command(app);
+  weft::cli::add_bench_command(app);
+  weft::cli::add_calibrate_command(app);
   weft::cli::add_info_command(app);
+  weft::cli::add_live_command(app);
+  weft::cli::add_validate_command(app);
 
   if (argc <= 1) {
     fmt::print(stderr, "{}", app.help());
@@ -27,6 +32,8 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     return app.exit(error) == 0 ? 0 : 2;
+  } catch (const weft::cli::QuietExit& exit) {
+    return exit.code;
   } catch (const weft::InputError& error) {
     fmt::print(stderr, "weft: error: {}\n", error.what());
     return 2;

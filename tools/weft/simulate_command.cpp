@@ -12,6 +12,7 @@
 #include "simulator/io/graph_scenario.hpp"
 #include "simulator/io/simulation_report.hpp"
 #include "simulator/io/training_report_format.hpp"
+#include "simulator/plan/plan_builder.hpp"
 #include "simulator/workload/training_report.hpp"
 #include "tools/weft/command_support.hpp"
 #include "tools/weft/commands.hpp"
@@ -23,6 +24,8 @@ struct SimulateFlags {
   std::string scenario;
   std::string trace_file;
   std::string json_file;
+  std::string calibration;
+  std::string plan_file;
   bool unfold = false;
   ReuseFlags reuse;
 };
@@ -59,6 +62,8 @@ void write_outputs(const SimulateFlags& flags, const Graph& graph, const Simulat
 
 void run_graph(const SimulateFlags& flags, const JsonCursor& root, const SimulationOptions& options) {
   if (flags.unfold) throw InputError("--unfold: applies to training scenarios only");
+  if (!flags.calibration.empty()) throw InputError("--calibration: applies to training scenarios only");
+  if (!flags.plan_file.empty()) throw InputError("--emit-plan: applies to training scenarios only");
   const GraphScenario scenario = with_context(flags.scenario, [&] { return load_graph_scenario(root); });
   const SimulationResult result =
       with_context(flags.scenario, [&] { return simulate(scenario.graph, scenario.cost_model, options); });
@@ -71,7 +76,8 @@ void run_graph(const SimulateFlags& flags, const JsonCursor& root, const Simulat
 
 void run_training(const SimulateFlags& flags, const JsonCursor& root, const SimulationOptions& options) {
   Stopwatch watch;
-  const TrainingScenario scenario = with_context(flags.scenario, [&] { return load_training_scenario(root); });
+  TrainingScenario scenario = with_context(flags.scenario, [&] { return load_training_scenario(root); });
+  apply_calibration(flags.calibration, scenario.cluster);
   const TrainingWorkload workload =
       build_training_workload(scenario, {.unfold = flags.unfold, .composites = !flags.reuse.no_reuse});
   const double build_ms = watch.lap_ms();
@@ -86,11 +92,25 @@ void run_training(const SimulateFlags& flags, const JsonCursor& root, const Simu
              simulate_ms);
   print_reuse_stats(flags.reuse);
   write_outputs(flags, workload.graph, result, training_report_json(scenario, report));
+  if (!flags.plan_file.empty()) {
+    const ExecutionPlan plan =
+        with_context("--emit-plan", [&] { return build_execution_plan(scenario, workload, result); });
+    with_context("--emit-plan", [&] {
+      write_file_atomically(flags.plan_file,
+                            [&](std::ostream& out) { out << execution_plan_json(plan).dump() << '\n'; });
+    });
+    fmt::print("Wrote {} (the execution plan of {} rank{}; run it with mpirun -np {} weft live)\n", flags.plan_file,
+               plan.world_size(), plan.world_size() == 1 ? "" : "s", plan.world_size());
+  }
 }
 
 void run_simulate(const SimulateFlags& flags) {
   if (!flags.trace_file.empty()) with_context("--trace", [&] { check_output_path(flags.trace_file); });
   if (!flags.json_file.empty()) with_context("--json", [&] { check_output_path(flags.json_file); });
+  if (!flags.plan_file.empty()) {
+    with_context("--emit-plan", [&] { check_output_path(flags.plan_file); });
+    if (flags.reuse.no_reuse) throw InputError("--emit-plan: plans are read off the passes --no-reuse does not build");
+  }
 
   const JsonDocument document = JsonDocument::parse_file(flags.scenario);
   const JsonCursor root = document.root();
@@ -120,6 +140,12 @@ void add_simulate_command(CLI::App& app) {
   command->add_flag("--unfold", flags->unfold,
                     "Simulate every rank instead of one per pipeline stage (training scenarios; slower, same answer "
                     "for uniform data)");
+  add_calibration_flag(*command, flags->calibration);
+  command
+      ->add_option("--emit-plan", flags->plan_file,
+                   "Write the execution plan of the simulated iteration to FILE: per rank, its passes, collectives "
+                   "and transfers in simulated order, for weft live (training scenarios; docs/live.md)")
+      ->type_name("FILE");
   add_reuse_flags(*command, flags->reuse);
   command->callback([flags] { run_simulate(*flags); });
 }

@@ -29,6 +29,7 @@ struct SweepFlags {
   std::string html_file;
   std::string trace_best_file;
   int threads = 0;
+  std::string calibration;
   ReuseFlags reuse;
 };
 
@@ -59,6 +60,7 @@ void run_sweep_command(const SweepFlags& flags) {
   const auto start = std::chrono::steady_clock::now();
   const JsonDocument document = JsonDocument::parse_file(flags.scenario);
   TrainingScenario base = with_context(flags.scenario, [&] { return load_sweep_scenario(document.root()); });
+  apply_calibration(flags.calibration, base.cluster);
   const int gpus = flags.gpus > 0 ? flags.gpus : base.cluster.gpus;
   if (flags.gpus < 0) throw InputError("--gpus: expected a positive GPU count");
   SweepGrid grid = default_grid(base, gpus);
@@ -132,6 +134,7 @@ void add_sweep_command(CLI::App& app) {
   command->add_option("--trace-best", flags->trace_best_file, "Write the best plan's Chrome trace to FILE")
       ->type_name("FILE");
   command->add_option("--threads", flags->threads, "Simulation threads (default: all cores)")->type_name("T");
+  add_calibration_flag(*command, flags->calibration);
   add_reuse_flags(*command, flags->reuse);
   command->callback([flags] { run_sweep_command(*flags); });
 }

@@ -1,0 +1,43 @@
+#include "calibration/measurement_work.hpp"
+
+#include <numeric>
+#include <vector>
+
+#include "cost_models/comm_group.hpp"
+#include "simulator/workload/modules/op_factory.hpp"
+
+namespace weft {
+
+OpWork measurement_work(const Measurement& m, ClusterCostModel& cost) {
+  const std::int64_t element = bytes_per_element(m.dtype);
+  switch (m.op) {
+    case OpClass::gemm:
+      return gemm_work(m.shape[0], m.shape[1], m.shape[2], m.dtype);
+    case OpClass::attention_fwd:
+    case OpClass::attention_bwd: {
+      const std::int64_t rows = m.field("batch") * m.field("heads") * m.field("head_dim") * element;
+      // Q and O of every query, K and V of every key; the backward pass reads and writes twice that.
+      const Bytes traffic =
+          2 * rows * (m.field("queries") + m.field("keys")) * (m.op == OpClass::attention_bwd ? 2 : 1);
+      return memory_bound_work(m.op, traffic, nominal_flops(m.op, m.shape), m.dtype, m.shape);
+    }
+    case OpClass::elementwise: {
+      const std::int64_t outputs = m.field("outputs");
+      return memory_bound_work(OpClass::elementwise, (m.field("inputs") + outputs) * element,
+                               2.0 * static_cast<double>(outputs), m.dtype, {outputs});
+    }
+    default: {
+      std::vector<std::int64_t> ranks(static_cast<std::size_t>(m.field("group_size")));
+      std::iota(ranks.begin(), ranks.end(), 0);
+      OpWork work = communication_work(m.op, m.field("bytes"));
+      work.comm_group = cost.add_group(make_comm_group(CommGroupKind::tp, ranks, cost.cluster()));
+      return work;
+    }
+  }
+}
+
+double predicted_seconds(const Measurement& m, ClusterCostModel& cost) {
+  return static_cast<double>(cost.duration(measurement_work(m, cost), cost.cluster().gpu)) / kNsPerSecond;
+}
+
+}  // namespace weft

@@ -1,0 +1,61 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "calibration/sample_stats.hpp"
+#include "simulator/core/dtype.hpp"
+#include "simulator/core/json_cursor.hpp"
+#include "simulator/core/op_class.hpp"
+
+namespace weft {
+
+// Whether calibration fits a measurement or keeps it aside to judge the fit.
+enum class MeasurementSplit : std::uint8_t { fit, holdout };
+inline constexpr EnumNames<MeasurementSplit, 2> kMeasurementSplitNames({"fit", "holdout"});
+
+// The timings of one op at one shape (docs/calibration.md, measurement files). The shape's
+// fields depend on the op (measurement_shape_fields); their values are kept in that order.
+struct Measurement {
+  OpClass op = OpClass::gemm;
+  Dtype dtype = Dtype::fp32;
+  std::vector<std::int64_t> shape;
+  MeasurementSplit split = MeasurementSplit::fit;
+  std::vector<double> samples_ns;
+
+  double median_ns() const { return sample_stats(samples_ns).median; }
+  std::int64_t field(std::string_view name) const;
+};
+
+// A measurement file: what `weft bench` measured on one backend and device.
+struct MeasurementSet {
+  std::string backend;  // "cpu" or "cuda"
+  std::string device;
+  std::int64_t device_memory_bytes = 0;  // memory one rank may use; 0 when unknown
+  std::vector<std::pair<std::string, std::string>> libraries;
+  std::string timestamp;  // ISO 8601, UTC
+  int ranks = 1;
+  bool quick = false;
+  int warmup = 0;
+  int samples = 0;
+  std::vector<Measurement> measurements;
+};
+
+// The ops a measurement file may hold, and the names of their shape fields in order:
+//   gemm                              m, n, k
+//   attention_fwd, attention_bwd      batch, heads, queries, keys, head_dim, causal
+//   elementwise (the memory-bound op) inputs, outputs (elements)
+//   allreduce, allgather, reducescatter, alltoall, broadcast, send
+//                                     bytes, group_size
+bool is_measured_op(OpClass op);
+const std::vector<std::string_view>& measurement_shape_fields(OpClass op);
+
+// Reads a measurement file, checking every field; errors name the JSON path.
+MeasurementSet read_measurements(const JsonCursor& root);
+nlohmann::json measurements_json(const MeasurementSet& set);
+
+}  // namespace weft

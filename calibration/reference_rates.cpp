@@ -1,0 +1,56 @@
+#include "calibration/reference_rates.hpp"
+
+#include <algorithm>
+
+#include "calibration/alpha_beta_fit.hpp"
+
+namespace weft {
+namespace {
+
+bool fitted(const Measurement& m) { return m.split == MeasurementSplit::fit; }
+
+double seconds(const Measurement& m) { return m.median_ns() / kNsPerSecond; }
+
+void keep_best(std::map<Dtype, double>& best, Dtype dtype, double rate) {
+  double& current = best[dtype];
+  current = std::max(current, rate);
+}
+
+}  // namespace
+
+double memory_bound_bytes(const Measurement& m) {
+  return static_cast<double>((m.field("inputs") + m.field("outputs")) * bytes_per_element(m.dtype));
+}
+
+std::map<Dtype, double> best_flops(const std::vector<Measurement>& measurements) {
+  std::map<Dtype, double> gemm;
+  std::map<Dtype, double> attention;
+  for (const Measurement& m : measurements) {
+    if (!fitted(m)) continue;
+    if (m.op == OpClass::gemm) keep_best(gemm, m.dtype, nominal_flops(m.op, m.shape) / seconds(m));
+    if (m.op == OpClass::attention_fwd || m.op == OpClass::attention_bwd) {
+      keep_best(attention, m.dtype, nominal_flops(m.op, m.shape) / seconds(m));
+    }
+  }
+  for (const auto& [dtype, rate] : attention) gemm.try_emplace(dtype, rate);
+  return gemm;
+}
+
+std::map<Dtype, double> best_memory_bandwidth(const std::vector<Measurement>& measurements) {
+  std::map<Dtype, double> best;
+  for (const Measurement& m : measurements) {
+    if (fitted(m) && m.op == OpClass::elementwise) keep_best(best, m.dtype, memory_bound_bytes(m) / seconds(m));
+  }
+  return best;
+}
+
+std::optional<AlphaBeta> point_to_point_fit(const std::vector<Measurement>& measurements) {
+  std::vector<SizeTime> points;
+  for (const Measurement& m : measurements) {
+    if (fitted(m) && m.op == OpClass::send) points.push_back({static_cast<double>(m.field("bytes")), seconds(m)});
+  }
+  if (points.size() < 2) return std::nullopt;
+  return fit_alpha_beta(points);
+}
+
+}  // namespace weft

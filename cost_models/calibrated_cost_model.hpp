@@ -1,0 +1,92 @@
+#pragma once
+
+#include <array>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <tuple>
+
+#include "cost_models/log_grid_table.hpp"
+#include "simulator/core/op_work.hpp"
+#include "simulator/core/units.hpp"
+
+namespace weft {
+
+// A communication op's time as latency plus bytes over bandwidth.
+struct AlphaBeta {
+  double latency_s = 0.0;
+  double seconds_per_byte = 0.0;
+
+  double seconds(Bytes bytes) const { return latency_s + seconds_per_byte * static_cast<double>(bytes); }
+};
+
+// The FLOPs an efficiency is measured against, from the op's shape alone: 2mnk for a GEMM
+// {m, n, k}; for attention {batch, heads, queries, keys, head_dim, causal} 4 b h q k d, halved
+// when causal, and 2.5 times that for the backward pass (flash attention recomputes the scores).
+double nominal_flops(OpClass op_class, std::span<const std::int64_t> shape);
+
+// A calibration profile's cost model (docs/calibration.md): per op class, efficiency curves
+// fitted to measurements of one device, in place of the roofline's constant α.
+//   gemm                 efficiency over (m, n, k), per dtype
+//   attention            efficiency over (batch x heads, sqrt(queries x keys), head_dim), per
+//                        pass, dtype and causal mask
+//   memory-bound ops     (elementwise, norm, embedding, loss, optimizer, memcpy) efficiency over
+//                        the bytes they move, per dtype
+//   communication        latency and bandwidth per collective and group size
+// Efficiencies are fractions of the profile's reference peak FLOP/s and memory bandwidth per
+// dtype (the best the device reached in its measurements), so the profile stands on its own.
+class CalibratedCostModel {
+ public:
+  explicit CalibratedCostModel(std::string device = {}) : device_(std::move(device)) {}
+
+  // The device the measurements came from; simulations check it against the cluster's.
+  const std::string& device() const { return device_; }
+
+  void set_peak_flops(Dtype dtype, double flops_per_s) { peak_flops_[dtype] = flops_per_s; }
+  void set_memory_bandwidth(Dtype dtype, double bytes_per_s) { memory_bandwidth_[dtype] = bytes_per_s; }
+  void set_gemm(Dtype dtype, LogGridTable efficiency) { gemm_[dtype] = std::move(efficiency); }
+  void set_attention(OpClass pass, Dtype dtype, bool causal, LogGridTable efficiency) {
+    attention_[{pass, dtype, causal}] = std::move(efficiency);
+  }
+  void set_memory_bound(Dtype dtype, LogGridTable efficiency) { memory_bound_[dtype] = std::move(efficiency); }
+  void set_communication(OpClass op_class, int group_size, AlphaBeta fit) {
+    communication_[{op_class, group_size}] = fit;
+  }
+
+  // The calibrated time of a compute op, or nothing when the profile does not cover its class
+  // and dtype (the caller then uses its default rule).
+  std::optional<TimeNs> compute_duration(const OpWork& work) const;
+  // The calibrated time of a communication op over a group of `group_size` ranks, or nothing.
+  std::optional<TimeNs> communication_duration(OpClass op_class, Bytes bytes, int group_size) const;
+
+  using AttentionKey = std::tuple<OpClass, Dtype, bool>;
+  using CommunicationKey = std::pair<OpClass, int>;
+  const std::map<Dtype, double>& peak_flops() const { return peak_flops_; }
+  const std::map<Dtype, double>& memory_bandwidth() const { return memory_bandwidth_; }
+  const std::map<Dtype, LogGridTable>& gemm() const { return gemm_; }
+  const std::map<AttentionKey, LogGridTable>& attention() const { return attention_; }
+  const std::map<Dtype, LogGridTable>& memory_bound() const { return memory_bound_; }
+  const std::map<CommunicationKey, AlphaBeta>& communication() const { return communication_; }
+
+ private:
+  std::optional<TimeNs> compute_bound(const LogGridTable& table, std::span<const double> point, double flops,
+                                      Dtype dtype) const;
+
+  std::string device_;
+  std::map<Dtype, double> peak_flops_;
+  std::map<Dtype, double> memory_bandwidth_;
+  std::map<Dtype, LogGridTable> gemm_;
+  std::map<AttentionKey, LogGridTable> attention_;
+  std::map<Dtype, LogGridTable> memory_bound_;
+  std::map<CommunicationKey, AlphaBeta> communication_;
+};
+
+// Whether `op_class` is costed by the memory-bound efficiency curve.
+bool is_memory_bound_class(OpClass op_class);
+
+// The point of an attention op's shape on its efficiency table: batch x heads, the geometric
+// mean of queries and keys, head_dim.
+std::array<double, 3> attention_table_point(std::span<const std::int64_t> shape);
+
+}  // namespace weft

@@ -1,0 +1,30 @@
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <vector>
+
+#include "calibration/measurements.hpp"
+#include "kernels/backend.hpp"
+#include "kernels/bench/bench_suite.hpp"
+
+namespace weft {
+
+struct BenchOptions {
+  int warmup = 1;   // untimed calls before the samples
+  int samples = 5;  // timed samples per case and rank
+  // A sample repeats a short call until it lasts about this long, and reports the mean call.
+  double min_sample_ns = 2e5;
+  // Longest wait for a communication op before the rank gives up with an error.
+  std::chrono::seconds timeout{120};
+  std::function<void(std::size_t done, std::size_t total)> progress;
+};
+
+// Runs `cases` on every rank of `world` (the backend's communicator over the job) and returns,
+// on rank 0, the measurements (empty elsewhere). Compute cases run on all ranks at once, as the
+// ranks of a training job do, and pool their samples; a collective's sample is its slowest
+// member's time; a send's is half a ping-pong between ranks 0 and 1.
+std::vector<Measurement> run_bench(Backend& backend, Communicator& world, const std::vector<BenchCase>& cases,
+                                   const BenchOptions& options);
+
+}  // namespace weft

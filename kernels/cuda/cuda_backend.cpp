@@ -1,0 +1,160 @@
+#include "kernels/cuda/cuda_backend.hpp"
+
+#include <cupti.h>
+
+#include <string>
+
+#include <fmt/format.h>
+
+#include "kernels/cuda/cuda_errors.hpp"
+#include "kernels/cuda/flash_attention.hpp"
+#include "kernels/cuda/flash_attention_tiles.hpp"
+#include "kernels/cuda/memory_bound_kernel.hpp"
+#if WEFT_HAVE_NCCL
+#include "kernels/cuda/nccl_communicator.hpp"
+#endif
+#include "simulator/core/input_error.hpp"
+
+namespace weft::cuda {
+namespace {
+
+ElementType element_type(Dtype dtype, const char* op) {
+  switch (dtype) {
+    case Dtype::fp32:
+      return ElementType::fp32;
+    case Dtype::fp16:
+      return ElementType::fp16;
+    case Dtype::bf16:
+      return ElementType::bf16;
+    default:
+      throw InputError(std::string(op) + " on the cuda backend runs in fp32, fp16 and bf16, not " +
+                       std::string(kDtypeNames.name(dtype)));
+  }
+}
+
+std::string version_text(int version) { return fmt::format("{}.{}", version / 1000, (version % 1000) / 10); }
+
+DeviceInfo describe(int device) {
+  cudaDeviceProp properties{};
+  check_cuda(cudaGetDeviceProperties(&properties, device), "cudaGetDeviceProperties");
+  int runtime = 0;
+  int driver = 0;
+  cudaRuntimeGetVersion(&runtime);
+  cudaDriverGetVersion(&driver);
+  uint32_t cupti = 0;
+  cuptiGetVersion(&cupti);
+  DeviceInfo info;
+  info.backend = "cuda";
+  info.name = properties.name;
+  info.libraries = {
+    {"cuda runtime", version_text(runtime)},
+    {"cuda driver", version_text(driver)},
+    {"cublaslt", std::to_string(CublasLtGemm::version())},
+#if WEFT_HAVE_NCCL
+    {"nccl", std::to_string(NcclCommunicator::version())},
+#endif
+    {"cupti", std::to_string(cupti)},
+    {"compute capability", fmt::format("sm_{}{}", properties.major, properties.minor)}
+  };
+  info.dtypes = {Dtype::fp32, Dtype::tf32, Dtype::fp16, Dtype::bf16};
+  info.memory_bytes = static_cast<std::int64_t>(properties.totalGlobalMem);
+  return info;
+}
+
+FlashAttentionProblem problem(const AttentionShape& shape) {
+  if (shape.head_dim > flash::kMaxHeadDim) {
+    throw InputError(fmt::format("attention on the cuda backend supports head_dim up to {}, got {}", flash::kMaxHeadDim,
+                                 shape.head_dim));
+  }
+  FlashAttentionProblem p;
+  p.batch = shape.batch;
+  p.heads = shape.heads;
+  p.queries = shape.queries;
+  p.keys = shape.keys;
+  p.head_dim = static_cast<int>(shape.head_dim);
+  p.causal = shape.causal;
+  p.type = element_type(shape.dtype, "attention");
+  return p;
+}
+
+}  // namespace
+
+CudaBackend::CudaBackend(int device) {
+  check_cuda(cudaSetDevice(device), "cudaSetDevice");
+  device_ = describe(device);
+  for (cudaStream_t* stream : {&streams_.compute, &streams_.collectives, &streams_.sends, &streams_.receives}) {
+    check_cuda(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  }
+  gemm_ = std::make_unique<CublasLtGemm>();
+}
+
+CudaBackend::~CudaBackend() {
+  cudaDeviceSynchronize();
+  gemm_.reset();
+  scratch_ = {};
+  for (cudaStream_t stream : {streams_.compute, streams_.collectives, streams_.sends, streams_.receives}) {
+    cudaStreamDestroy(stream);
+  }
+}
+
+Buffer CudaBackend::allocate(std::int64_t bytes) {
+  void* memory = nullptr;
+  check_cuda(cudaMalloc(&memory, static_cast<std::size_t>(bytes > 0 ? bytes : 1)), "cudaMalloc");
+  return Buffer(std::shared_ptr<std::byte>(static_cast<std::byte*>(memory), [](std::byte* p) { cudaFree(p); }), bytes);
+}
+
+void CudaBackend::upload(std::byte* device, const std::byte* host, std::int64_t bytes) {
+  check_cuda(cudaMemcpy(device, host, static_cast<std::size_t>(bytes), cudaMemcpyHostToDevice), "cudaMemcpy");
+}
+
+void CudaBackend::gemm(const GemmShape& shape, const std::byte* a, const std::byte* b, std::byte* c) {
+  check_shape(shape);
+  gemm_->run(shape, a, b, c, streams_.compute);
+}
+
+void CudaBackend::attention_forward(const AttentionShape& shape, const AttentionForwardArgs& args) {
+  check_shape(shape);
+  check_cuda(launch_flash_attention_forward(problem(shape), args.q, args.k, args.v, args.o,
+                                            reinterpret_cast<float*>(args.lse), streams_.compute),
+             "flash attention forward");
+}
+
+void CudaBackend::attention_backward(const AttentionShape& shape, const AttentionBackwardArgs& args) {
+  check_shape(shape);
+  const std::int64_t rows = shape.batch * shape.heads * shape.queries;
+  float* accumulator = scratch((rows * shape.head_dim + rows) * 4);
+  check_cuda(launch_flash_attention_backward(
+                 problem(shape), args.q, args.k, args.v, args.o, reinterpret_cast<const float*>(args.lse), args.d_o,
+                 args.d_q, args.d_k, args.d_v, accumulator, accumulator + rows * shape.head_dim, streams_.compute),
+             "flash attention backward");
+}
+
+void CudaBackend::memory_bound(const MemoryBoundShape& shape, const std::byte* in, std::byte* out) {
+  check_shape(shape);
+  check_cuda(launch_memory_bound(shape.inputs, shape.outputs, shape.flops_per_output,
+                                 element_type(shape.dtype, "memory-bound op"), in, out, streams_.compute),
+             "memory-bound kernel");
+}
+
+void CudaBackend::synchronize() { check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+
+float* CudaBackend::scratch(std::int64_t bytes) {
+  if (scratch_.bytes() < bytes) {
+    synchronize();  // the previous scratch may still be in use
+    scratch_ = allocate(bytes);
+  }
+  return reinterpret_cast<float*>(scratch_.data());
+}
+
+std::unique_ptr<Communicator> CudaBackend::world_communicator(Communicator& world) {
+#if WEFT_HAVE_NCCL
+  return NcclCommunicator::create(world.split(0, world.rank()), streams_);
+#else
+  (void)world;
+  throw InputError(
+      "--backend cuda: weft was built without NCCL (nccl.h and libnccl were not found at configure "
+      "time); communication on GPUs needs it");
+#endif
+}
+
+}  // namespace weft::cuda

@@ -1,0 +1,49 @@
+#pragma once
+
+#include <memory>
+
+#include "kernels/backend.hpp"
+#include "kernels/cuda/comm_streams.hpp"
+#include "kernels/cuda/cublaslt_gemm.hpp"
+#include "kernels/cuda/cupti_timeline.hpp"
+
+namespace weft::cuda {
+
+// The CUDA backend: cuBLASLt GEMMs, weft's flash-attention and memory-bound kernels, NCCL
+// communication, kernel times from CUPTI. It runs on device `device`.
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(int device);
+  ~CudaBackend() override;
+
+  const DeviceInfo& device() const override { return device_; }
+
+  Buffer allocate(std::int64_t bytes) override;
+  void upload(std::byte* device, const std::byte* host, std::int64_t bytes) override;
+
+  void gemm(const GemmShape& shape, const std::byte* a, const std::byte* b, std::byte* c) override;
+  void attention_forward(const AttentionShape& shape, const AttentionForwardArgs& args) override;
+  void attention_backward(const AttentionShape& shape, const AttentionBackwardArgs& args) override;
+  void memory_bound(const MemoryBoundShape& shape, const std::byte* in, std::byte* out) override;
+
+  void open_span(std::uint32_t id) override { timeline_.push(id); }
+  void issued_span(std::uint32_t) override { timeline_.pop(); }
+  void close_span(std::uint32_t) override {}
+  void synchronize() override;
+  std::vector<TimedSpan> take_spans() override { return timeline_.collect(); }
+  std::int64_t clock_ns() const override { return CuptiTimeline::now_ns(); }
+
+  std::unique_ptr<Communicator> world_communicator(Communicator& world) override;
+
+ private:
+  // Scratch for the attention backward pass (fp32 dQ accumulator and row deltas), grown on use.
+  float* scratch(std::int64_t bytes);
+
+  DeviceInfo device_;
+  CommStreams streams_;
+  CuptiTimeline timeline_;
+  std::unique_ptr<CublasLtGemm> gemm_;
+  Buffer scratch_;
+};
+
+}  // namespace weft::cuda

@@ -1,0 +1,14 @@
+#pragma once
+
+#include <memory>
+
+#include "kernels/backend.hpp"
+
+namespace weft::cuda {
+
+// The CUDA backend for the rank `local_rank` of its node (on device local_rank mod devices),
+// loaded from the module next to the weft executable. Throws InputError saying why it cannot
+// run here: weft built without CUDA, no driver or device, or the module missing.
+std::unique_ptr<Backend> load_cuda_backend(int local_rank);
+
+}  // namespace weft::cuda

@@ -1,0 +1,12 @@
+#pragma once
+
+#include <cstddef>
+
+#include "kernels/backend.hpp"
+
+// The file name of the CUDA backend module, installed next to the weft executable.
+#define WEFT_CUDA_BACKEND_MODULE "libweft_cuda_backend.so"
+
+// A new CUDA backend on `device`, or nullptr with the reason in `error`.
+extern "C" weft::Backend* weft_create_cuda_backend(int device, char* error, std::size_t error_bytes);
+using WeftCreateCudaBackend = decltype(&weft_create_cuda_backend);

@@ -1,0 +1,35 @@
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/backend.hpp"
+#include "kernels/operand_pool.hpp"
+#include "simulator/core/op_work.hpp"
+
+namespace weft {
+
+enum class KernelKind : std::uint8_t { none, gemm, attention_forward, attention_backward, memory_bound };
+
+// The kernel call that executes one compute op.
+struct KernelOp {
+  KernelKind kind = KernelKind::none;
+  GemmShape gemm;
+  AttentionShape attention;
+  MemoryBoundShape memory;
+
+  // Operand bytes the call reads (each operand at its own offset) and writes.
+  std::int64_t read_bytes() const;
+  std::int64_t write_bytes() const;
+};
+
+// The kernel for a compute op of the simulator (OpWork): gemm {m, n, k}; attention_fwd and
+// attention_bwd {batch, heads, queries per sample, keys per sample, head_dim, causal}; the
+// memory-bound classes (elementwise, norm, embedding, loss, optimizer, memcpy) as the
+// memory-bound kernel writing the elements of the op's shape and reading the rest of its bytes;
+// ops that move no bytes (barriers) as none. Throws InputError for a shape it cannot read.
+KernelOp kernel_op_for(const OpWork& work);
+
+// Runs `op` with operands from `pool` (reserved for it).
+void run_kernel(Backend& backend, const OperandPool& pool, const KernelOp& op);
+
+}  // namespace weft

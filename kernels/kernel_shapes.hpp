@@ -1,0 +1,85 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "simulator/core/dtype.hpp"
+
+namespace weft {
+
+// C[m, n] = A[m, k] B[k, n], every matrix column-major and packed, accumulated in fp32.
+struct GemmShape {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  Dtype dtype = Dtype::fp32;
+
+  std::int64_t a_bytes() const { return m * k * bytes_per_element(dtype); }
+  std::int64_t b_bytes() const { return k * n * bytes_per_element(dtype); }
+  std::int64_t c_bytes() const { return m * n * bytes_per_element(dtype); }
+};
+
+// Scaled dot-product attention of `queries` query rows against `keys` key rows per (batch,
+// head); Q, O, dO, dQ are [batch, heads, queries, head_dim], K, V, dK, dV [batch, heads, keys,
+// head_dim], row-major. Causal: query i sees keys j <= i + (keys - queries), the last query row
+// aligned with the last key. The log-sum-exp of each query row (fp32) is what the backward pass
+// needs of the forward's softmax.
+struct AttentionShape {
+  std::int64_t batch = 1;
+  std::int64_t heads = 1;
+  std::int64_t queries = 0;
+  std::int64_t keys = 0;
+  std::int64_t head_dim = 0;
+  bool causal = false;
+  Dtype dtype = Dtype::fp32;
+
+  std::int64_t query_bytes() const { return batch * heads * queries * head_dim * bytes_per_element(dtype); }
+  std::int64_t key_bytes() const { return batch * heads * keys * head_dim * bytes_per_element(dtype); }
+  std::int64_t lse_bytes() const { return batch * heads * queries * 4; }
+};
+
+struct AttentionForwardArgs {
+  const std::byte* q = nullptr;
+  const std::byte* k = nullptr;
+  const std::byte* v = nullptr;
+  std::byte* o = nullptr;
+  std::byte* lse = nullptr;  // fp32
+};
+
+struct AttentionBackwardArgs {
+  const std::byte* q = nullptr;
+  const std::byte* k = nullptr;
+  const std::byte* v = nullptr;
+  const std::byte* o = nullptr;
+  const std::byte* lse = nullptr;  // fp32, from the forward pass
+  const std::byte* d_o = nullptr;
+  std::byte* d_q = nullptr;
+  std::byte* d_k = nullptr;
+  std::byte* d_v = nullptr;
+};
+
+// A memory-bound op (elementwise, norm, loss, embedding, optimizer): reads `inputs` elements and
+// writes `outputs`, each output the scaled sum of the inputs congruent to it modulo `outputs`,
+// followed by `flops_per_output` further floating-point operations. Every input is read once and
+// every output written once, so the op moves exactly the bytes an op of that shape moves.
+struct MemoryBoundShape {
+  std::int64_t inputs = 0;
+  std::int64_t outputs = 0;
+  int flops_per_output = 0;
+  Dtype dtype = Dtype::fp32;
+
+  std::int64_t input_bytes() const { return inputs * bytes_per_element(dtype); }
+  std::int64_t output_bytes() const { return outputs * bytes_per_element(dtype); }
+};
+
+}  // namespace weft
+
+namespace weft {
+
+// Throw InputError naming what is wrong: sizes must be positive, a causal attention needs at
+// least as many keys as queries, a memory-bound op at least one output.
+void check_shape(const GemmShape& shape);
+void check_shape(const AttentionShape& shape);
+void check_shape(const MemoryBoundShape& shape);
+
+}  // namespace weft

@@ -1,0 +1,212 @@
+#include "kernels/live/live_executor.hpp"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "kernels/kernel_op.hpp"
+#include "kernels/operand_pool.hpp"
+#include "simulator/core/input_error.hpp"
+
+namespace weft {
+namespace {
+
+// The communicators an op may name, split from the world in this order on every rank.
+constexpr std::array<CommGroupKind, 3> kGroupKinds = {CommGroupKind::tp, CommGroupKind::dp, CommGroupKind::embedding};
+
+bool is_communication(const PlanOp& op) { return category_of(op.work.op_class) == OpCategory::communication; }
+
+}  // namespace
+
+struct LiveExecutor::State {
+  const ExecutionPlan& plan;
+  Backend& backend;
+  Communicator& world;
+  LiveOptions options;
+  const PlanProgram& program;
+  RankCoordinates coordinates;
+  OperandPool pool;
+  std::map<std::string, std::unique_ptr<Communicator>> groups;
+  std::map<std::uint32_t, KernelOp> kernels;                    // compute ops by id
+  std::map<std::uint32_t, Buffer> receive_buffers;              // by span id
+  std::map<std::uint32_t, std::unique_ptr<Request>> in_flight;  // by span id
+  std::vector<std::vector<TimedSpan>> iterations;
+  std::vector<std::int64_t> iteration_ns;
+
+  State(const ExecutionPlan& p, Backend& b, Communicator& w, const LiveOptions& o)
+      : plan(p),
+        backend(b),
+        world(w),
+        options(o),
+        program(p.programs[static_cast<std::size_t>(p.program_of_rank[static_cast<std::size_t>(w.rank())])]),
+        coordinates(p.dims.coordinates_of(w.rank())),
+        pool(b) {
+    for (CommGroupKind kind : kGroupKinds) {
+      const std::vector<int> members = plan_group_members(plan.dims, coordinates, kind);
+      groups[std::string(kCommGroupKindNames.name(kind))] =
+          world.split(*std::min_element(members.begin(), members.end()), world.rank());
+    }
+    std::int64_t read = 0;
+    std::int64_t write = 0;
+    for (const PlanAction& action : program.actions) {
+      for (const PlanOp& op : action.ops) {
+        if (is_communication(op)) {
+          const int size = group(op).size();
+          const CommOp comm = comm_op(op);
+          read = std::max(read, comm_send_bytes(comm, size));
+          receive_buffers[op.id] = backend.allocate(std::max<std::int64_t>(1, comm_recv_bytes(comm, size)));
+          continue;
+        }
+        const KernelOp kernel = kernel_op_for(op.work);
+        read = std::max(read, kernel.read_bytes());
+        write = std::max(write, kernel.write_bytes());
+        kernels[op.id] = kernel;
+      }
+      if (action.kind == ActionKind::isend) read = std::max(read, action.bytes);
+      if (action.kind == ActionKind::irecv)
+        receive_buffers[kTransferSpan + action.transfer] = backend.allocate(action.bytes);
+    }
+    pool.reserve(std::max<std::int64_t>(read, 1), std::max<std::int64_t>(write, 1));
+  }
+
+  Communicator& group(const PlanOp& op) {
+    const auto it = groups.find(op.group);
+    if (it == groups.end()) throw InputError("op '" + op.name + "': no communicator '" + op.group + "'");
+    return *it->second;
+  }
+
+  static CommOp comm_op(const PlanOp& op) {
+    CommOp comm;
+    comm.op_class = op.work.op_class;
+    comm.bytes = op.work.network_bytes;
+    comm.dtype = op.work.dtype;
+    comm.on_compute_stream = !op.async;
+    return comm;
+  }
+
+  std::chrono::steady_clock::time_point deadline() const { return std::chrono::steady_clock::now() + options.timeout; }
+
+  // Waits for an op or transfer in flight, if it still is.
+  void complete(std::uint32_t span) {
+    const auto it = in_flight.find(span);
+    if (it == in_flight.end()) return;
+    it->second->order_before_compute(deadline());
+    backend.close_span(span);
+    in_flight.erase(it);
+  }
+
+  // Notes what has completed meanwhile.
+  void poll() {
+    for (auto it = in_flight.begin(); it != in_flight.end();) {
+      if (it->second->test()) {
+        backend.close_span(it->first);
+        it = in_flight.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  void launch(std::uint32_t span, Communicator& comm, const CommOp& op) {
+    backend.open_span(span);
+    const auto receive = receive_buffers.find(span);
+    std::unique_ptr<Request> request =
+        comm.start(op, pool.read(), receive == receive_buffers.end() ? nullptr : receive->second.data());
+    backend.issued_span(span);
+    in_flight[span] = std::move(request);
+  }
+
+  void execute(const PlanOp& op) {
+    for (std::uint32_t before : op.after) complete(before);
+    if (is_communication(op)) {
+      launch(op.id, group(op), comm_op(op));
+      if (!op.async) complete(op.id);
+      return;
+    }
+    backend.open_span(op.id);
+    run_kernel(backend, pool, kernels.at(op.id));
+    backend.issued_span(op.id);
+    backend.close_span(op.id);
+  }
+
+  void transfer(const PlanAction& action) {
+    const std::uint32_t span = kTransferSpan + action.transfer;
+    CommOp op;
+    op.op_class = action.kind == ActionKind::isend ? OpClass::send : OpClass::recv;
+    op.bytes = action.bytes;
+    op.peer = static_cast<int>(plan.dims.rank_of({coordinates.tp, coordinates.cp, coordinates.dp, action.peer_stage}));
+    op.tag = static_cast<int>(action.tag);
+    launch(span, world, op);
+  }
+
+  void iterate() {
+    world.barrier();
+    const std::int64_t origin = backend.clock_ns();
+    for (const PlanAction& action : program.actions) {
+      switch (action.kind) {
+        case ActionKind::isend:
+        case ActionKind::irecv:
+          transfer(action);
+          break;
+        case ActionKind::wait_isend:
+        case ActionKind::wait_irecv:
+          complete(kTransferSpan + action.transfer);
+          break;
+        default:
+          for (const PlanOp& op : action.ops) {
+            execute(op);
+            poll();
+          }
+      }
+    }
+    while (!in_flight.empty()) complete(in_flight.begin()->first);
+    backend.synchronize();
+    const std::int64_t local = backend.clock_ns() - origin;
+    std::vector<TimedSpan> spans = backend.take_spans();
+    for (TimedSpan& span : spans) {
+      span.start_ns -= origin;
+      span.end_ns -= origin;
+    }
+    iterations.push_back(std::move(spans));
+    iteration_ns.push_back(static_cast<std::int64_t>(world.max_host(static_cast<double>(local))));
+  }
+};
+
+void LiveExecutor::check(const ExecutionPlan& plan, int ranks) {
+  if (plan.world_size() != ranks) {
+    throw InputError(fmt::format("the plan is for {} rank{} but {} {} running (start it with mpirun -np {})",
+                                 plan.world_size(), plan.world_size() == 1 ? "" : "s", ranks, ranks == 1 ? "is" : "are",
+                                 plan.world_size()));
+  }
+  for (const PlanProgram& program : plan.programs) {
+    for (const PlanAction& action : program.actions) {
+      for (const PlanOp& op : action.ops) {
+        if (!is_communication(op)) kernel_op_for(op.work);
+      }
+    }
+  }
+}
+
+LiveExecutor::LiveExecutor(const ExecutionPlan& plan, Backend& backend, Communicator& world, const LiveOptions& options)
+    : state_(std::make_unique<State>(plan, backend, world, options)) {}
+
+LiveExecutor::~LiveExecutor() = default;
+
+LiveRun LiveExecutor::run() {
+  State& s = *state_;
+  for (int i = 0; i < s.options.warmup + s.options.iterations; ++i) s.iterate();
+  LiveRun run;
+  run.iteration_ns.assign(s.iteration_ns.begin() + s.options.warmup, s.iteration_ns.end());
+  std::vector<std::size_t> order(run.iteration_ns.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return run.iteration_ns[a] < run.iteration_ns[b]; });
+  run.median_iteration = order[order.size() / 2];
+  run.spans = s.iterations[static_cast<std::size_t>(s.options.warmup) + run.median_iteration];
+  return run;
+}
+
+}  // namespace weft

@@ -1,0 +1,169 @@
+#include "kernels/live/measured_trace.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "kernels/live/live_executor.hpp"
+#include "simulator/core/version.hpp"
+
+namespace weft {
+namespace {
+
+// Where each span id of a program comes from.
+struct SpanSource {
+  std::string name;
+  std::string stream;
+  OpWork work;
+  std::string group;
+};
+
+std::map<std::uint32_t, SpanSource> span_sources(const PlanProgram& program) {
+  std::map<std::uint32_t, SpanSource> sources;
+  for (const PlanAction& action : program.actions) {
+    for (const PlanOp& op : action.ops) sources[op.id] = {op.name, op.stream, op.work, op.group};
+    if (action.kind == ActionKind::isend || action.kind == ActionKind::irecv) {
+      SpanSource source;
+      source.name = action.name;
+      source.stream = "transfer";
+      source.work.op_class = action.kind == ActionKind::isend ? OpClass::send : OpClass::recv;
+      source.work.network_bytes = action.bytes;
+      source.work.shape = {action.bytes};
+      source.group = "pp";
+      sources[kTransferSpan + action.transfer] = source;
+    }
+  }
+  return sources;
+}
+
+double microseconds(std::int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+
+// Spans by id, per rank.
+using SpanIndex = std::vector<std::map<std::uint32_t, TimedSpan>>;
+// Per program, the ids of its collective ops by name.
+using CollectiveIndex = std::vector<std::map<std::string, std::uint32_t>>;
+
+CollectiveIndex collective_index(const ExecutionPlan& plan) {
+  CollectiveIndex index(plan.programs.size());
+  for (std::size_t p = 0; p < plan.programs.size(); ++p) {
+    for (const PlanAction& action : plan.programs[p].actions) {
+      for (const PlanOp& op : action.ops) {
+        if (is_collective_class(op.work.op_class)) index[p].emplace(op.name, op.id);
+      }
+    }
+  }
+  return index;
+}
+
+// When the last participant of a communication op launched it: the members of a collective (the
+// op of the same name in each member's program), or both ends of a transfer. The simulator
+// starts such an op then; a rank that launched it earlier was waiting for the others.
+std::int64_t last_launch(const ExecutionPlan& plan, const SpanIndex& index, const CollectiveIndex& collectives,
+                         std::size_t rank, std::uint32_t id, const SpanSource& source) {
+  const RankCoordinates c = plan.dims.coordinates_of(static_cast<std::int64_t>(rank));
+  std::int64_t latest = index[rank].at(id).start_ns;
+  auto consider = [&](std::size_t member, std::uint32_t member_id) {
+    if (member >= index.size()) return;
+    const auto span = index[member].find(member_id);
+    if (span != index[member].end()) latest = std::max(latest, span->second.start_ns);
+  };
+  if (id >= kTransferSpan) {
+    const auto& program = plan.programs[static_cast<std::size_t>(plan.program_of_rank[rank])];
+    for (const PlanAction& action : program.actions) {
+      if ((action.kind == ActionKind::isend || action.kind == ActionKind::irecv) &&
+          kTransferSpan + action.transfer == id) {
+        consider(static_cast<std::size_t>(plan.dims.rank_of({c.tp, c.cp, c.dp, action.peer_stage})), id);
+      }
+    }
+    return latest;
+  }
+  const auto kind = kCommGroupKindNames.parse(source.group);
+  if (!kind || !is_collective_class(source.work.op_class)) return latest;
+  for (int member : plan_group_members(plan.dims, c, *kind)) {
+    const auto& by_name = collectives[static_cast<std::size_t>(plan.program_of_rank[static_cast<std::size_t>(member)])];
+    if (const auto op = by_name.find(source.name); op != by_name.end())
+      consider(static_cast<std::size_t>(member), op->second);
+  }
+  return latest;
+}
+
+}  // namespace
+
+std::string rank_label(const ParallelDims& dims, const RankCoordinates& c) {
+  std::string label = fmt::format("stage {} / tp {}", c.pp, c.tp);
+  if (dims.cp > 1) label += fmt::format(" / cp {}", c.cp);
+  return label + fmt::format(" / dp {}", c.dp);
+}
+
+nlohmann::json measured_trace_json(const ExecutionPlan& plan, const std::vector<std::vector<TimedSpan>>& spans,
+                                   const MeasuredRunInfo& info) {
+  SpanIndex index(spans.size());
+  for (std::size_t rank = 0; rank < spans.size(); ++rank) {
+    for (const TimedSpan& span : spans[rank]) index[rank][span.id] = span;
+  }
+  const CollectiveIndex collectives = collective_index(plan);
+  nlohmann::json events = nlohmann::json::array();
+  for (std::size_t rank = 0; rank < spans.size(); ++rank) {
+    const int pid = static_cast<int>(rank) + 1;
+    const RankCoordinates c = plan.dims.coordinates_of(static_cast<std::int64_t>(rank));
+    events.push_back({{"name", "process_name"},
+                      {"ph", "M"},
+                      {"pid", pid},
+                      {"tid", 0},
+                      {"args", {{"name", fmt::format("{} (rank {})", rank_label(plan.dims, c), rank)}}}});
+    events.push_back(
+        {{"name", "process_sort_index"}, {"ph", "M"}, {"pid", pid}, {"tid", 0}, {"args", {{"sort_index", rank}}}});
+    const auto sources = span_sources(plan.programs[static_cast<std::size_t>(plan.program_of_rank[rank])]);
+    std::map<std::string, int> threads;
+    for (const TimedSpan& span : spans[rank]) {
+      const auto source = sources.find(span.id);
+      if (source == sources.end()) continue;
+      const SpanSource& s = source->second;
+      auto [thread, added] = threads.try_emplace(s.stream, static_cast<int>(threads.size()) + 1);
+      if (added) {
+        events.push_back({{"name", "thread_name"},
+                          {"ph", "M"},
+                          {"pid", pid},
+                          {"tid", thread->second},
+                          {"args", {{"name", s.stream}}}});
+      }
+      nlohmann::json args = {{"class", kOpClassNames.name(s.work.op_class)},
+                             {"dtype", kDtypeNames.name(s.work.dtype)},
+                             {"flops", s.work.flops},
+                             {"memory_bytes", s.work.memory_bytes},
+                             {"network_bytes", s.work.network_bytes},
+                             {"shape", s.work.shape}};
+      if (!s.group.empty()) args["group"] = s.group;
+      std::int64_t start = span.start_ns;
+      if (category_of(s.work.op_class) == OpCategory::communication) {
+        start = std::min(span.end_ns, last_launch(plan, index, collectives, rank, span.id, s));
+        args["waited_us"] = microseconds(start - span.start_ns);
+      }
+      events.push_back({{"name", s.name},
+                        {"cat", kOpClassNames.name(s.work.op_class)},
+                        {"ph", "X"},
+                        {"pid", pid},
+                        {"tid", thread->second},
+                        {"ts", microseconds(start)},
+                        {"dur", microseconds(span.end_ns - start)},
+                        {"args", args}});
+    }
+  }
+  const std::int64_t traced = info.iteration_ns.at(info.traced_iteration);
+  return {{"displayTimeUnit", "ns"},
+          {"otherData",
+           {{"generator", fmt::format("weft {} live", version())},
+            {"makespan_ns", traced},
+            {"measured",
+             {{"backend", info.backend},
+              {"device", info.device},
+              {"ranks", spans.size()},
+              {"warmup_iterations", info.warmup},
+              {"iteration_ns", info.iteration_ns},
+              {"traced_iteration", info.traced_iteration},
+              {"simulated_iteration_ns", plan.simulated_iteration_ns}}}}},
+          {"traceEvents", events}};
+}
+
+}  // namespace weft

@@ -1,0 +1,94 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cost_models/comm_group.hpp"
+#include "cost_models/parallel_dims.hpp"
+#include "simulator/core/json_cursor.hpp"
+#include "simulator/core/op_work.hpp"
+
+namespace weft {
+
+// What a rank does, in order (PipeWeaver's execution plans, papers/001 Table 2, plus the
+// passes zero-bubble and recomputing schedules add): a pipeline pass of a model chunk for a
+// microbatch with its ops, ops outside passes (the optimizer step), a collective outside passes
+// (gradient reduction), and point-to-point transfers between pipeline stages, launched and
+// waited for separately.
+enum class ActionKind : std::uint8_t {
+  forward_stage,
+  backward_stage,
+  weight_stage,
+  recompute_stage,
+  compute,
+  collective,
+  isend,
+  wait_isend,
+  irecv,
+  wait_irecv,
+};
+
+inline constexpr EnumNames<ActionKind, 10> kActionKindNames({"forward_stage", "backward_stage", "weight_stage",
+                                                             "recompute_stage", "compute", "collective", "isend",
+                                                             "wait_isend", "irecv", "wait_irecv"});
+
+// One op: what it computes (OpWork without a communicator id) and how it is issued. Ops off the
+// compute stream are asynchronous: issued without waiting for their end. An op starts only after
+// the asynchronous ops listed in `after` (ids of earlier ops of the program) have completed.
+struct PlanOp {
+  std::uint32_t id = 0;  // the op's index in its program, in issue order
+  std::string name;
+  OpWork work;
+  std::string stream = "compute";
+  bool async = false;
+  std::string group;  // communication ops: the communicator, "tp", "dp", "cp" or "embedding"
+  std::vector<std::uint32_t> after;
+};
+
+struct PlanAction {
+  ActionKind kind = ActionKind::compute;
+  int chunk = -1;           // stages: the model chunk on this rank
+  int microbatch = -1;      // stages
+  std::vector<PlanOp> ops;  // stages and compute: in issue order; collective: exactly one
+  // Point-to-point: the transfer (a launch and its wait share the id), the pipeline stage of the
+  // peer (the rank there with this rank's other coordinates), the MPI tag matching the two
+  // sides, and the bytes.
+  std::uint32_t transfer = 0;
+  int peer_stage = -1;
+  std::int64_t tag = 0;
+  std::int64_t bytes = 0;
+  std::string name;
+};
+
+// The actions of every rank that plays one role (one pipeline stage when the simulation folded
+// the TP, CP and DP peers into one).
+struct PlanProgram {
+  std::string label;
+  int stage = 0;
+  std::vector<PlanAction> actions;
+};
+
+struct ExecutionPlan {
+  std::string description;
+  ParallelDims dims;
+  std::int64_t simulated_iteration_ns = 0;
+  std::vector<PlanProgram> programs;
+  std::vector<int> program_of_rank;  // per rank
+
+  std::int64_t world_size() const { return static_cast<std::int64_t>(program_of_rank.size()); }
+};
+
+// The ranks of `kind`'s communicator that rank `c` belongs to, as the simulator groups them:
+// tp varies the tp coordinate; cp the cp coordinate; dp the dp and cp coordinates (gradients are
+// reduced over both); embedding joins the first and last pipeline stages (tied embeddings).
+std::vector<int> plan_group_members(const ParallelDims& dims, const RankCoordinates& c, CommGroupKind kind);
+
+nlohmann::json execution_plan_json(const ExecutionPlan& plan);
+// Reads and checks a plan (docs/live.md): every field, op ids in order, `after` naming earlier
+// asynchronous ops, waits naming launched transfers; errors name the JSON path.
+ExecutionPlan read_execution_plan(const JsonCursor& root);
+
+}  // namespace weft

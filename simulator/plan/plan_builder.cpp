@@ -1,0 +1,265 @@
+#include "simulator/plan/plan_builder.hpp"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+#include <tuple>
+
+#include "simulator/core/input_error.hpp"
+#include "simulator/engine/expanded_ops.hpp"
+#include "simulator/graph/flatten.hpp"
+
+namespace weft {
+namespace {
+
+// When an action runs relative to the others: by simulated time, then launches of transfers,
+// then waits, then the rest, then by op id.
+struct ActionKey {
+  TimeNs time = 0;
+  int priority = 0;
+  std::uint32_t sequence = 0;
+  auto operator<=>(const ActionKey&) const = default;
+};
+
+constexpr int kLaunch = 0;
+constexpr int kWait = 1;
+constexpr int kWork = 2;
+
+// A pipeline transfer: the op on a link and the ranks at its ends.
+struct Transfer {
+  OpId op;
+  std::uint32_t id = 0;
+  std::size_t sender = 0;    // simulated rank index
+  std::size_t receiver = 0;  // simulated rank index
+};
+
+struct PendingAction {
+  ActionKey key;
+  PlanAction action;
+  std::vector<OpId> flat_ops;  // the ops of stages, compute and collective actions, in issue order
+};
+
+// Phase, virtual stage and microbatch of a pass composite, from its name ("chunk 2 mb5 bwd":
+// virtual stage 2, the chunk of the model that is a rank's (chunk x pp + stage)).
+std::tuple<ActionKind, int, int> parse_pass(std::string_view name) {
+  int chunk = -1;
+  int microbatch = -1;
+  char phase[16] = {};
+  const std::string text(name);
+  if (std::sscanf(text.c_str(), "chunk %d mb%d %15s", &chunk, &microbatch, phase) != 3) {
+    throw std::logic_error("execution plan: unexpected pass name '" + text + "'");
+  }
+  const std::string p(phase);
+  const ActionKind kind = p == "fwd"         ? ActionKind::forward_stage
+                          : p == "bwd"       ? ActionKind::backward_stage
+                          : p == "weight"    ? ActionKind::weight_stage
+                          : p == "recompute" ? ActionKind::recompute_stage
+                                             : throw std::logic_error("execution plan: unknown pass phase '" + p + "'");
+  return {kind, chunk, microbatch};
+}
+
+class PlanBuilder {
+ public:
+  PlanBuilder(const TrainingScenario& scenario, const TrainingWorkload& workload, const SimulationResult& result)
+      : scenario_(scenario), workload_(workload), flat_(flatten(workload.graph)) {
+    for_each_expanded_op(workload.graph, result, [&](const ExpandedOp& op) {
+      start_.push_back(op.start);
+      end_.push_back(op.end);
+    });
+    for (std::size_t i = 0; i < workload.ranks.size(); ++i) rank_of_device_[workload.ranks[i].device] = i;
+    predecessors_.resize(flat_.graph.op_count());
+    for (std::size_t i = 0; i < flat_.graph.op_count(); ++i) {
+      const OpId op(static_cast<OpId::value_type>(i));
+      for (OpId successor : flat_.graph.data_and_control_successors(op)) predecessors_[successor.value()].push_back(op);
+    }
+    find_transfers();
+  }
+
+  ExecutionPlan build() {
+    ExecutionPlan plan;
+    plan.description = scenario_.description;
+    const ParallelPlan& p = scenario_.parallel;
+    plan.dims = {p.tp, p.cp, p.dp, p.pp};
+    plan.simulated_iteration_ns = start_.empty() ? 0 : *std::max_element(end_.begin(), end_.end());
+    for (std::size_t r = 0; r < workload_.ranks.size(); ++r) plan.programs.push_back(program(r));
+    for (std::int64_t rank = 0; rank < plan.dims.world_size(); ++rank) {
+      const RankCoordinates c = plan.dims.coordinates_of(rank);
+      for (std::size_t r = 0; r < workload_.ranks.size(); ++r) {
+        const SimulatedRank& simulated = workload_.ranks[r];
+        if (workload_.folded ? simulated.coordinates.pp == c.pp : simulated.rank == rank) {
+          plan.program_of_rank.push_back(static_cast<int>(r));
+          break;
+        }
+      }
+    }
+    return plan;
+  }
+
+ private:
+  DeviceId device_of(OpId op) const { return flat_.graph.op_device(op); }
+
+  bool on_compute_stream(OpId op) const { return flat_.graph.stream(flat_.graph.op_stream(op)).name == "compute"; }
+
+  void find_transfers() {
+    std::map<DeviceId, std::vector<std::size_t>> ends;  // link device -> ranks touching it
+    for (std::size_t r = 0; r < workload_.ranks.size(); ++r) {
+      for (DeviceId link : workload_.ranks[r].links) ends[link].push_back(r);
+    }
+    for (std::size_t i = 0; i < flat_.graph.op_count(); ++i) {
+      const OpId op(static_cast<OpId::value_type>(i));
+      const auto link = ends.find(device_of(op));
+      if (link == ends.end()) continue;
+      const auto outputs = flat_.graph.op_outputs(op);
+      if (outputs.size() != 1 || link->second.size() != 2) {
+        throw std::logic_error("execution plan: a pipeline transfer must join two ranks and produce one tensor");
+      }
+      Transfer transfer;
+      transfer.op = op;
+      transfer.id = static_cast<std::uint32_t>(transfers_.size());
+      transfer.receiver = rank_of_device_.at(flat_.graph.tensor_device(outputs.front()));
+      transfer.sender = link->second[0] == transfer.receiver ? link->second[1] : link->second[0];
+      transfers_.push_back(transfer);
+    }
+  }
+
+  int stage_of(std::size_t rank) const { return workload_.ranks[rank].coordinates.pp; }
+
+  std::string group_of(const OpWork& work) const {
+    if (category_of(work.op_class) != OpCategory::communication) return {};
+    return std::string(kCommGroupKindNames.name(workload_.cost_model->group(work.comm_group).kind));
+  }
+
+  PlanProgram program(std::size_t rank) {
+    const DeviceId device = workload_.ranks[rank].device;
+    std::vector<PendingAction> actions;
+    // Ops of the rank: each pass composite one stage action, every other op an action of its own.
+    std::map<OpId, std::size_t> action_of_original;
+    for (std::size_t i = 0; i < flat_.graph.op_count(); ++i) {
+      const OpId op(static_cast<OpId::value_type>(i));
+      if (device_of(op) != device) continue;
+      const OpId original = flat_.original_op[i];
+      const bool pass = workload_.graph.is_composite(original);
+      auto [it, inserted] = action_of_original.try_emplace(original, actions.size());
+      if (inserted) {
+        PendingAction pending;
+        if (pass) {
+          const auto [kind, virtual_stage, microbatch] = parse_pass(workload_.graph.op_name(original));
+          pending.action.kind = kind;
+          pending.action.chunk = virtual_stage / scenario_.parallel.pp;
+          pending.action.microbatch = microbatch;
+        } else {
+          const bool collective = is_collective_class(flat_.graph.op_work(op).op_class);
+          pending.action.kind = collective ? ActionKind::collective : ActionKind::compute;
+        }
+        pending.key = {start_[i], kWork, static_cast<std::uint32_t>(i)};
+        actions.push_back(std::move(pending));
+      }
+      PendingAction& pending = actions[it->second];
+      pending.flat_ops.push_back(op);
+      pending.key.time = std::min(pending.key.time, start_[i]);
+    }
+    for (PendingAction& pending : actions) {
+      std::sort(pending.flat_ops.begin(), pending.flat_ops.end(), [&](OpId a, OpId b) {
+        return std::make_pair(start_[a.value()], a.value()) < std::make_pair(start_[b.value()], b.value());
+      });
+    }
+    add_transfers(rank, actions);
+    std::sort(actions.begin(), actions.end(),
+              [](const PendingAction& a, const PendingAction& b) { return a.key < b.key; });
+    PlanProgram program;
+    program.label = workload_.graph.device(device).name;
+    program.stage = stage_of(rank);
+    number_ops(actions, program);
+    return program;
+  }
+
+  // The rank's launches and waits of pipeline transfers.
+  void add_transfers(std::size_t rank, std::vector<PendingAction>& actions) {
+    for (const Transfer& transfer : transfers_) {
+      if (transfer.sender != rank && transfer.receiver != rank) continue;
+      const std::size_t i = transfer.op.value();
+      const bool sends = transfer.sender == rank;
+      PlanAction launch;
+      launch.kind = sends ? ActionKind::isend : ActionKind::irecv;
+      launch.transfer = transfer.id;
+      launch.peer_stage = stage_of(sends ? transfer.receiver : transfer.sender);
+      launch.tag = transfer.id;
+      launch.bytes = flat_.graph.op_work(transfer.op).network_bytes;
+      launch.name = flat_.graph.display_name(transfer.op);
+      PlanAction wait;
+      wait.kind = sends ? ActionKind::wait_isend : ActionKind::wait_irecv;
+      wait.transfer = transfer.id;
+      const ActionKey wait_key = sends ? ActionKey{end_[i], kWait, transfer.id} : first_reader(transfer, actions);
+      actions.push_back({{start_[i], kLaunch, transfer.id}, std::move(launch), {}});
+      actions.push_back({wait_key, std::move(wait), {}});
+    }
+  }
+
+  // Just before the first action of the receiver that reads what `transfer` brings.
+  ActionKey first_reader(const Transfer& transfer, const std::vector<PendingAction>& actions) const {
+    const TensorId received = flat_.graph.op_outputs(transfer.op).front();
+    std::optional<ActionKey> first;
+    for (const PendingAction& pending : actions) {
+      for (OpId op : pending.flat_ops) {
+        const auto inputs = flat_.graph.op_inputs(op);
+        if (std::find(inputs.begin(), inputs.end(), received) == inputs.end()) continue;
+        if (!first || pending.key < *first) first = pending.key;
+      }
+    }
+    if (!first) return {end_[transfer.op.value()], kWait, transfer.id};
+    return {first->time, kWait, transfer.id};
+  }
+
+  // Gives every op its id in program order and lists the asynchronous ops each waits for.
+  void number_ops(std::vector<PendingAction>& actions, PlanProgram& program) {
+    std::map<OpId, std::uint32_t> id_of;
+    std::uint32_t next = 0;
+    for (PendingAction& pending : actions) {
+      for (OpId op : pending.flat_ops) {
+        PlanOp plan_op;
+        plan_op.id = next;
+        plan_op.name = flat_.graph.display_name(op);
+        plan_op.work = flat_.graph.op_work(op);
+        plan_op.group = group_of(plan_op.work);
+        plan_op.work.comm_group = 0;
+        plan_op.stream = flat_.graph.stream(flat_.graph.op_stream(op)).name;
+        plan_op.async = !on_compute_stream(op);
+        for (OpId before : predecessors_[op.value()]) {
+          if (device_of(before) != device_of(op) || on_compute_stream(before)) continue;
+          const auto earlier = id_of.find(before);
+          if (earlier == id_of.end()) {
+            throw std::logic_error("execution plan: '" + plan_op.name + "' would be issued before '" +
+                                   flat_.graph.display_name(before) + "', which it waits for");
+          }
+          plan_op.after.push_back(earlier->second);
+        }
+        std::sort(plan_op.after.begin(), plan_op.after.end());
+        id_of[op] = next++;
+        pending.action.ops.push_back(std::move(plan_op));
+      }
+      program.actions.push_back(std::move(pending.action));
+    }
+  }
+
+  const TrainingScenario& scenario_;
+  const TrainingWorkload& workload_;
+  FlatGraph flat_;
+  std::vector<TimeNs> start_;
+  std::vector<TimeNs> end_;
+  std::map<DeviceId, std::size_t> rank_of_device_;
+  std::vector<std::vector<OpId>> predecessors_;
+  std::vector<Transfer> transfers_;
+};
+
+}  // namespace
+
+ExecutionPlan build_execution_plan(const TrainingScenario& scenario, const TrainingWorkload& workload,
+                                   const SimulationResult& result) {
+  if (scenario.parallel.cp > 1) {
+    throw InputError("execution plans do not cover context parallelism yet (parallel.cp = " +
+                     std::to_string(scenario.parallel.cp) + ")");
+  }
+  return PlanBuilder(scenario, workload, result).build();
+}
+
+}  // namespace weft

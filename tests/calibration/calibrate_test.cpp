@@ -1,0 +1,127 @@
+// Calibration on synthetic measurements drawn from a known model with noise.
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <cmath>
+#include <random>
+
+#include "calibration/calibrate.hpp"
+#include "simulator/core/input_error.hpp"
+
+namespace weft {
+namespace {
+
+constexpr double kPeak = 1e12;       // FLOP/s the efficiencies are fractions of
+constexpr double kBandwidth = 20e9;  // bytes/s
+constexpr double kNoise = 0.02;      // relative, uniform, on every sample
+
+// The known model: GEMM efficiency linear in the logarithm of each dimension (so that the
+// multilinear table through the grid represents it exactly), from 0.1 to 0.5.
+double gemm_efficiency(double m, double n, double k) {
+  auto unit = [](double x) { return std::log(x / 64.0) / std::log(16.0); };
+  return 0.1 + 0.2 * unit(m) + 0.15 * unit(n) + 0.05 * unit(k);
+}
+
+double memory_efficiency(double bytes) { return 0.2 + 0.6 * std::log(bytes / 4096.0) / std::log(1 << 14); }
+
+const AlphaBeta kAllreduce{10e-6, 1.0 / 8e9};
+
+const std::vector<std::array<std::int64_t, 3>> kHeldOutGemms = {{100, 700, 90}, {500, 128, 1000}, {80, 80, 300}};
+
+struct Synthetic {
+  std::mt19937 generator{7};
+  MeasurementSet set;
+
+  Synthetic() {
+    set.backend = "cpu";
+    set.device = "synthetic";
+    set.ranks = 2;
+  }
+
+  void add(OpClass op, std::vector<std::int64_t> shape, double seconds, MeasurementSplit split) {
+    std::uniform_real_distribution<double> jitter(-kNoise, kNoise);
+    std::vector<double> samples;
+    for (int i = 0; i < 5; ++i) samples.push_back(seconds * 1e9 * (1.0 + jitter(generator)));
+    set.measurements.push_back({op, op == OpClass::elementwise || op == OpClass::gemm ? Dtype::bf16 : Dtype::bf16,
+                                std::move(shape), split, std::move(samples)});
+  }
+
+  void add_gemm(std::int64_t m, std::int64_t n, std::int64_t k, MeasurementSplit split) {
+    const double e = gemm_efficiency(static_cast<double>(m), static_cast<double>(n), static_cast<double>(k));
+    add(OpClass::gemm, {m, n, k}, 2.0 * static_cast<double>(m * n * k) / (e * kPeak), split);
+  }
+};
+
+MeasurementSet synthetic_measurements() {
+  Synthetic s;
+  const std::vector<std::int64_t> axis = {64, 256, 1024};
+  for (std::int64_t m : axis) {
+    for (std::int64_t n : axis) {
+      for (std::int64_t k : axis) s.add_gemm(m, n, k, MeasurementSplit::fit);
+    }
+  }
+  for (const auto& [m, n, k] : kHeldOutGemms) s.add_gemm(m, n, k, MeasurementSplit::holdout);
+  for (std::int64_t bytes = 4096; bytes <= (std::int64_t{4096} << 14); bytes *= 4) {
+    const std::int64_t elements = bytes / 2;
+    s.add(OpClass::elementwise, {elements / 2, elements / 2},
+          static_cast<double>(bytes) / (memory_efficiency(static_cast<double>(bytes)) * kBandwidth),
+          MeasurementSplit::fit);
+  }
+  for (std::int64_t bytes = 1024; bytes <= (64 << 20); bytes *= 4) {
+    s.add(OpClass::allreduce, {bytes, 2}, kAllreduce.seconds(bytes), MeasurementSplit::fit);
+    s.add(OpClass::allreduce, {bytes * 2, 2}, kAllreduce.seconds(bytes * 2), MeasurementSplit::holdout);
+  }
+  return s.set;
+}
+
+TEST_CASE("calibration recovers a known model from noisy measurements", "[calibration]") {
+  const Calibration calibration = calibrate({{"synthetic.json", synthetic_measurements()}});
+  const CalibratedCostModel& model = *calibration.model;
+  // The reference peak is the best rate measured: the top efficiency, 0.5, of the true peak.
+  const double peak = model.peak_flops().at(Dtype::bf16);
+  CHECK(peak == Approx(0.5 * kPeak).epsilon(2 * kNoise));
+  // Fitted efficiency x reference peak is the true rate at every grid point.
+  const LogGridTable& table = model.gemm().at(Dtype::bf16);
+  for (double m : {64.0, 256.0, 1024.0}) {
+    for (double n : {64.0, 256.0, 1024.0}) {
+      const std::array<double, 3> point = {m, n, 64.0};
+      CHECK(table.at(point) * peak == Approx(gemm_efficiency(m, n, 64.0) * kPeak).epsilon(2 * kNoise));
+    }
+  }
+  const LogGridTable& memory = model.memory_bound().at(Dtype::bf16);
+  const std::array<double, 1> bytes = {65536.0};
+  CHECK(memory.at(bytes) * model.memory_bandwidth().at(Dtype::bf16) ==
+        Approx(memory_efficiency(65536.0) * kBandwidth).epsilon(2 * kNoise));
+  const AlphaBeta fit = model.communication().at({OpClass::allreduce, 2});
+  CHECK(fit.latency_s == Approx(kAllreduce.latency_s).epsilon(0.05));
+  CHECK(fit.seconds_per_byte == Approx(kAllreduce.seconds_per_byte).epsilon(0.05));
+
+  // Held out: the fit predicts within the noise; the default model runs every GEMM at the best
+  // rate seen (efficiency 0.5), so it is off by 1 - e / 0.5 on a shape of efficiency e.
+  double default_error = 0.0;
+  for (const auto& [m, n, k] : kHeldOutGemms) {
+    default_error +=
+        1.0 - gemm_efficiency(static_cast<double>(m), static_cast<double>(n), static_cast<double>(k)) / 0.5;
+  }
+  default_error /= static_cast<double>(kHeldOutGemms.size());
+  for (const HoldoutErrors& group : calibration.holdout) {
+    INFO(group.group);
+    CHECK(group.fitted_mean_abs < 0.03);
+    if (group.group == "gemm bf16") CHECK(group.default_mean_abs == Approx(default_error).margin(0.03));
+  }
+  CHECK(calibration.holdout.size() == 2);
+}
+
+TEST_CASE("calibration refuses measurements of different devices and incomplete grids", "[calibration]") {
+  MeasurementSet a = synthetic_measurements();
+  MeasurementSet b = a;
+  b.device = "another";
+  CHECK_THROWS_WITH(calibrate({{"a.json", a}, {"b.json", b}}),
+                    Catch::Contains("b.json: measured on 'another' (cpu backend) but a.json on 'synthetic'"));
+  a.measurements.erase(a.measurements.begin() + 1);  // (64, 64, 256)
+  CHECK_THROWS_WITH(calibrate({{"a.json", a}}),
+                    Catch::Contains("gemm bf16: no measurement at m = 64, n = 64, k = 256"));
+}
+
+}  // namespace
+}  // namespace weft

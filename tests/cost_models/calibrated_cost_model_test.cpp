@@ -1,0 +1,101 @@
+#include <catch2/catch.hpp>
+
+#include <memory>
+
+#include "cost_models/calibrated_cost_model.hpp"
+#include "cost_models/cluster_cost_model.hpp"
+#include "cost_models/comm_group.hpp"
+
+namespace weft {
+namespace {
+
+OpWork gemm(std::int64_t m, std::int64_t n, std::int64_t k, Dtype dtype = Dtype::bf16) {
+  OpWork work;
+  work.op_class = OpClass::gemm;
+  work.dtype = dtype;
+  work.shape = {m, n, k};
+  work.flops = 2.0 * static_cast<double>(m * n * k);
+  return work;
+}
+
+CalibratedCostModel example_model() {
+  CalibratedCostModel model("test-device");
+  model.set_peak_flops(Dtype::bf16, 1e12);
+  model.set_memory_bandwidth(Dtype::bf16, 1e11);
+  // Efficiency 0.5 at m = 64 and 0.8 at m = 4096 (n, k single points).
+  model.set_gemm(Dtype::bf16, LogGridTable({{64, 4096}, {128}, {128}}, {0.5, 0.8}));
+  model.set_attention(OpClass::attention_fwd, Dtype::bf16, true, LogGridTable({{8}, {1024}, {64}}, {0.4}));
+  model.set_memory_bound(Dtype::bf16, LogGridTable({{1e3, 1e6}}, {0.1, 0.6}));
+  model.set_communication(OpClass::allreduce, 8, {10e-6, 1.0 / 50e9});
+  return model;
+}
+
+TEST_CASE("nominal FLOPs follow the shapes", "[cost_models][calibration]") {
+  const std::vector<std::int64_t> g = {3, 5, 7};
+  CHECK(nominal_flops(OpClass::gemm, g) == 210.0);
+  // 4 b h q k d = 4 * 2 * 8 * 128 * 256 * 64; causal halves it; the backward pass is 2.5 times.
+  const std::vector<std::int64_t> a = {2, 8, 128, 256, 64, 1};
+  CHECK(nominal_flops(OpClass::attention_fwd, a) == 4.0 * 2 * 8 * 128 * 256 * 64 / 2);
+  CHECK(nominal_flops(OpClass::attention_bwd, a) == 2.5 * 4.0 * 2 * 8 * 128 * 256 * 64 / 2);
+}
+
+TEST_CASE("the calibrated model divides nominal work by fitted efficiency x reference peak",
+          "[cost_models][calibration]") {
+  const CalibratedCostModel model = example_model();
+  // 2 * 64 * 128 * 128 FLOPs at 0.5 x 1 TFLOP/s.
+  CHECK(model.compute_duration(gemm(64, 128, 128)) == std::llround(2.0 * 64 * 128 * 128 / 0.5e12 * 1e9));
+  // m = 512 lies halfway between 64 and 4096 in the logarithm: efficiency 0.65.
+  CHECK(*model.compute_duration(gemm(512, 128, 128)) == std::llround(2.0 * 512 * 128 * 128 / 0.65e12 * 1e9));
+  // Attention point: batch x heads = 8, sqrt(512 x 2048) = 1024, head_dim 64 -> efficiency 0.4.
+  OpWork attention;
+  attention.op_class = OpClass::attention_fwd;
+  attention.shape = {1, 8, 512, 2048, 64, 1};
+  CHECK(*model.compute_duration(attention) == std::llround(4.0 * 8 * 512 * 2048 * 64 / 2 / 0.4e12 * 1e9));
+  // A norm moving 1e6 bytes at 0.6 x 100 GB/s.
+  OpWork norm;
+  norm.op_class = OpClass::norm;
+  norm.memory_bytes = 1'000'000;
+  CHECK(*model.compute_duration(norm) == std::llround(1e6 / 0.6e11 * 1e9));
+  // 10 us + 1 MB at 50 GB/s.
+  CHECK(*model.communication_duration(OpClass::allreduce, 1'000'000, 8) == 10'000 + 20'000);
+}
+
+TEST_CASE("the calibrated model leaves uncovered ops to the default rules", "[cost_models][calibration]") {
+  const CalibratedCostModel model = example_model();
+  CHECK_FALSE(model.compute_duration(gemm(64, 128, 128, Dtype::fp16)));
+  OpWork non_causal;
+  non_causal.op_class = OpClass::attention_fwd;
+  non_causal.shape = {1, 8, 512, 512, 64, 0};
+  CHECK_FALSE(model.compute_duration(non_causal));
+  CHECK_FALSE(model.communication_duration(OpClass::allreduce, 1000, 4));
+  CHECK_FALSE(model.communication_duration(OpClass::allgather, 1000, 8));
+}
+
+TEST_CASE("a cluster's calibration takes precedence over its roofline and collective model",
+          "[cost_models][calibration]") {
+  ClusterSpec cluster;
+  cluster.gpu.name = "test-device";
+  cluster.gpu.peak_flops[static_cast<std::size_t>(Dtype::bf16)] = 1e15;
+  cluster.gpu.peak_flops[static_cast<std::size_t>(Dtype::fp16)] = 1e15;
+  cluster.gpus = 8;
+  cluster.nvlink_bandwidth = 1e11;
+  cluster.nics_per_node = 1;
+  cluster.nic_bandwidth = 1e10;
+  const OpWork g = gemm(64, 128, 128);
+  const TimeNs roofline = ClusterCostModel(cluster).duration(g, cluster.gpu);
+  CHECK(roofline == std::llround(2.0 * 64 * 128 * 128 / 1e15 * 1e9));
+  cluster.calibration = std::make_shared<CalibratedCostModel>(example_model());
+  ClusterCostModel calibrated(cluster);
+  CHECK(calibrated.duration(g, cluster.gpu) == *example_model().compute_duration(g));
+  // An fp16 GEMM is not in the profile: the roofline again.
+  CHECK(calibrated.duration(gemm(64, 128, 128, Dtype::fp16), cluster.gpu) == roofline);
+  std::vector<std::int64_t> ranks = {0, 1, 2, 3, 4, 5, 6, 7};
+  OpWork reduce;
+  reduce.op_class = OpClass::allreduce;
+  reduce.network_bytes = 1'000'000;
+  reduce.comm_group = calibrated.add_group(make_comm_group(CommGroupKind::dp, ranks, cluster));
+  CHECK(calibrated.duration(reduce, cluster.gpu) == 30'000);
+}
+
+}  // namespace
+}  // namespace weft

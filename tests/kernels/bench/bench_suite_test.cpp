@@ -1,0 +1,64 @@
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "kernels/bench/bench_suite.hpp"
+
+namespace weft {
+namespace {
+
+SuiteOptions options(BackendKind backend, bool quick, int ranks) {
+  SuiteOptions o;
+  o.backend = backend;
+  o.quick = quick;
+  o.ranks = ranks;
+  o.dtypes = {Dtype::bf16, Dtype::fp32};
+  o.parts = {BenchPart::gemm, BenchPart::attention, BenchPart::memory, BenchPart::collectives, BenchPart::p2p};
+  return o;
+}
+
+TEST_CASE("the fit GEMMs of a suite form a complete grid and the held-out ones lie inside it", "[kernels][bench]") {
+  for (BackendKind backend : {BackendKind::cpu, BackendKind::cuda}) {
+    for (bool quick : {false, true}) {
+      std::set<std::int64_t> axis;
+      std::set<std::vector<std::int64_t>> fit;
+      std::vector<std::vector<std::int64_t>> held_out;
+      for (const BenchCase& c : bench_cases(options(backend, quick, 1))) {
+        if (c.op != OpClass::gemm || c.dtype != Dtype::bf16) continue;
+        if (c.split == MeasurementSplit::fit) {
+          fit.insert(c.shape);
+          axis.insert(c.shape.begin(), c.shape.end());
+        } else {
+          held_out.push_back(c.shape);
+        }
+      }
+      CHECK(fit.size() == axis.size() * axis.size() * axis.size());
+      CHECK_FALSE(held_out.empty());
+      for (const auto& shape : held_out) {
+        for (std::int64_t x : shape) {
+          CHECK(x >= *axis.begin());
+          CHECK(x <= *axis.rbegin());
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("communication is measured over every group size the job allows", "[kernels][bench]") {
+  auto groups = [](int ranks) {
+    std::set<std::int64_t> sizes;
+    for (const BenchCase& c : bench_cases(options(BackendKind::cpu, true, ranks))) {
+      if (c.op == OpClass::allreduce) sizes.insert(c.shape[1]);
+    }
+    return sizes;
+  };
+  CHECK(groups(1).empty());
+  CHECK(groups(2) == std::set<std::int64_t>{2});
+  CHECK(groups(6) == std::set<std::int64_t>{2, 4, 6});
+  for (const BenchCase& c : bench_cases(options(BackendKind::cpu, true, 6))) {
+    if (c.op == OpClass::reducescatter) CHECK(c.shape[0] % (2 * c.shape[1]) == 0);
+  }
+}
+
+}  // namespace
+}  // namespace weft

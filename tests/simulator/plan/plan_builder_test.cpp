@@ -1,0 +1,171 @@
+#include <catch2/catch.hpp>
+
+#include <map>
+
+#include "simulator/graph/flatten.hpp"
+#include "simulator/plan/plan_builder.hpp"
+#include "simulator/workload/pipeline_schedule.hpp"
+#include "tests/simulator/workload/training_test_support.hpp"
+
+namespace weft {
+namespace {
+
+std::string scenario_text(const std::string& parallel, int gpus) {
+  return R"({"model": {"base": "gpt-4l-512", "layers": 4, "hidden": 128, "ffn_hidden": 512, "heads": 4, "vocab": 1024,
+                       "max_positions": 64},
+             "cluster": {"base": "dgx-h100", "gpus": )" +
+         std::to_string(gpus) + R"(}, "parallel": )" + parallel +
+         R"(, "training": {"global_batch": 8, "micro_batch": 1, "seq_len": 64}})";
+}
+
+ActionKind stage_kind(PassKind kind) {
+  switch (kind) {
+    case PassKind::forward:
+      return ActionKind::forward_stage;
+    case PassKind::backward:
+      return ActionKind::backward_stage;
+    case PassKind::weight:
+      return ActionKind::weight_stage;
+  }
+  return ActionKind::compute;
+}
+
+void check_plan(const std::string& parallel, int gpus) {
+  INFO(parallel);
+  const TrainingScenario scenario = test::scenario_from(scenario_text(parallel, gpus));
+  const test::TrainingRun run = test::run_training(scenario);
+  const ExecutionPlan plan = build_execution_plan(scenario, run.workload, run.result);
+  const ParallelPlan& p = scenario.parallel;
+  REQUIRE(plan.world_size() == p.world_size());
+  CHECK(plan.simulated_iteration_ns == run.result.makespan);
+  REQUIRE(plan.programs.size() == static_cast<std::size_t>(p.pp));
+
+  const FlatGraph flat = flatten(run.workload.graph);
+  std::map<std::uint32_t, const PlanAction*> sends, receives;
+  for (std::size_t s = 0; s < plan.programs.size(); ++s) {
+    const PlanProgram& program = plan.programs[s];
+    INFO("stage " << s);
+    CHECK(program.stage == static_cast<int>(s));
+    // The passes, in the schedule's order (a recompute pass comes before its backward pass).
+    std::vector<std::tuple<ActionKind, int, int>> passes;
+    std::size_t ops = 0;
+    std::map<std::uint32_t, bool> async;
+    std::map<std::uint32_t, std::size_t> launched;
+    for (std::size_t a = 0; a < program.actions.size(); ++a) {
+      const PlanAction& action = program.actions[a];
+      if (action.kind == ActionKind::forward_stage || action.kind == ActionKind::backward_stage ||
+          action.kind == ActionKind::weight_stage) {
+        passes.emplace_back(action.kind, action.chunk, action.microbatch);
+      }
+      for (const PlanOp& op : action.ops) {
+        CHECK(op.id == ops);
+        for (std::uint32_t before : op.after) CHECK(async[before]);
+        async[op.id] = op.async;
+        CHECK(op.async == (op.stream != "compute"));
+        ++ops;
+      }
+      if (action.kind == ActionKind::isend) sends[action.transfer] = &action;
+      if (action.kind == ActionKind::irecv) receives[action.transfer] = &action;
+      if (action.kind == ActionKind::isend || action.kind == ActionKind::irecv) launched[action.transfer] = a;
+      if (action.kind == ActionKind::wait_isend || action.kind == ActionKind::wait_irecv) {
+        REQUIRE(launched.contains(action.transfer));
+        CHECK(launched[action.transfer] < a);
+      }
+    }
+    std::vector<std::tuple<ActionKind, int, int>> expected;
+    for (const PipelineAction& action :
+         pipeline_actions(p.schedule, static_cast<int>(s), p.pp, p.vpp, static_cast<int>(scenario.microbatches()))) {
+      expected.emplace_back(stage_kind(action.kind), action.chunk, action.microbatch);
+    }
+    CHECK(passes == expected);
+    // Every op the simulation ran on the rank, once.
+    const DeviceId device = run.workload.ranks[s].device;
+    std::size_t simulated = 0;
+    for (std::size_t i = 0; i < flat.graph.op_count(); ++i) {
+      if (flat.graph.op_device(OpId(static_cast<OpId::value_type>(i))) == device) ++simulated;
+    }
+    CHECK(ops == simulated);
+  }
+  // Each transfer: one send and one receive, on neighbouring stages, of the same bytes.
+  CHECK(sends.size() == receives.size());
+  for (const auto& [transfer, send] : sends) {
+    REQUIRE(receives.contains(transfer));
+    const PlanAction* receive = receives[transfer];
+    CHECK(send->tag == receive->tag);
+    CHECK(send->bytes == receive->bytes);
+    CHECK(std::abs(send->peer_stage - receive->peer_stage) == 1);
+  }
+  for (std::int64_t rank = 0; rank < plan.world_size(); ++rank) {
+    CHECK(plan.programs[static_cast<std::size_t>(plan.program_of_rank[static_cast<std::size_t>(rank)])].stage ==
+          plan.dims.coordinates_of(rank).pp);
+  }
+  // The file form reads back to the same plan.
+  const nlohmann::json json = execution_plan_json(plan);
+  const JsonDocument document = JsonDocument::parse_text(json.dump(), "plan");
+  CHECK(execution_plan_json(read_execution_plan(document.root())) == json);
+}
+
+TEST_CASE("plans follow the pipeline schedule and hold every simulated op", "[plan]") {
+  check_plan(R"({"pp": 4, "dp": 2})", 8);
+  check_plan(R"({"pp": 2, "vpp": 2, "schedule": "interleaved"})", 2);
+  check_plan(R"({"pp": 2, "schedule": "zb-h1", "tp": 2, "sequence_parallel": true})", 4);
+  check_plan(R"({"pp": 2, "recompute": "full", "dp": 2, "zero": 1})", 4);
+  check_plan(R"({"tp": 2, "pp": 1, "schedule": "gpipe"})", 2);
+}
+
+TEST_CASE("a recompute pass precedes the backward pass it serves", "[plan]") {
+  // Stage 0's chunk ends with a layer, whose recompute is a pass of its own; stage 1's ends with
+  // the head, and its backward pass recomputes inside.
+  const TrainingScenario scenario = test::scenario_from(scenario_text(R"({"pp": 2, "recompute": "full"})", 2));
+  const test::TrainingRun run = test::run_training(scenario);
+  const ExecutionPlan plan = build_execution_plan(scenario, run.workload, run.result);
+  std::optional<std::pair<int, int>> pending;
+  int backwards = 0;
+  for (const PlanAction& action : plan.programs[0].actions) {
+    if (action.kind == ActionKind::recompute_stage) pending = std::make_pair(action.chunk, action.microbatch);
+    if (action.kind == ActionKind::backward_stage) {
+      REQUIRE(pending);
+      CHECK(*pending == std::make_pair(action.chunk, action.microbatch));
+      pending.reset();
+      ++backwards;
+    }
+  }
+  CHECK(backwards == 8);
+  for (const PlanAction& action : plan.programs[1].actions) CHECK(action.kind != ActionKind::recompute_stage);
+}
+
+TEST_CASE("plans do not cover context parallelism", "[plan]") {
+  const TrainingScenario scenario = test::scenario_from(scenario_text(R"({"cp": 2})", 2));
+  const test::TrainingRun run = test::run_training(scenario);
+  CHECK_THROWS_WITH(build_execution_plan(scenario, run.workload, run.result),
+                    Catch::Contains("execution plans do not cover context parallelism yet (parallel.cp = 2)"));
+}
+
+TEST_CASE("bad plan files name the JSON path", "[plan]") {
+  auto read = [](const std::string& text) {
+    const JsonDocument document = JsonDocument::parse_text(text, "plan");
+    return read_execution_plan(document.root());
+  };
+  const std::string head = R"({"format": "weft-plan", "version": 1, "parallel": {"tp": 1, "cp": 1, "dp": 1, "pp": 1},
+                              "simulated_iteration_ns": 5, "program_of_rank": [0], "programs": [{"label": "x",
+                              "stage": 0, "actions": )";
+  const std::string op = R"({"id": 0, "name": "a", "class": "allreduce", "dtype": "bf16", "shape": [8], "flops": 0,
+                            "memory_bytes": 0, "network_bytes": 8, "stream": "dp comm", "group": "dp"})";
+  CHECK_NOTHROW(read(head + R"([{"action": "collective", "ops": [)" + op + "]}]}]}"));
+  CHECK_THROWS_WITH(read(head + R"([{"action": "wait_irecv", "transfer": 3}]}]})"),
+                    Catch::Contains("programs[0].actions[0].transfer: no irecv launched this transfer before"));
+  CHECK_THROWS_WITH(read(head + R"([{"action": "irecv", "transfer": 3, "peer_stage": 0, "tag": 3, "bytes": 8}]}]})"),
+                    Catch::Contains("transfer 3 is never waited for"));
+  const std::string gemm = R"({"id": 0, "name": "g", "class": "gemm", "dtype": "bf16", "shape": [2, 2, 2], "flops": 16,
+                              "memory_bytes": 24, "network_bytes": 0, "stream": "compute"})";
+  const std::string waits = R"({"id": 1, "name": "h", "class": "gemm", "dtype": "bf16", "shape": [2, 2, 2], "flops": 16,
+                               "memory_bytes": 24, "network_bytes": 0, "stream": "compute", "after": [0]})";
+  CHECK_THROWS_WITH(read(head + R"([{"action": "compute", "ops": [)" + gemm + "," + waits + "]}]}]}"),
+                    Catch::Contains("ops[1].after[0]: expected the id of an earlier asynchronous op"));
+  CHECK_THROWS_WITH(read(std::string(head).replace(head.find("[0]"), 3, "[0, 0]") + "[]}]}"),
+                    Catch::Contains("program_of_rank: expected one program per rank of tp x cp x dp x pp = 1"));
+  CHECK_THROWS_WITH(read(R"({"format": "weft-measurements"})"), Catch::Contains("format: expected \"weft-plan\""));
+}
+
+}  // namespace
+}  // namespace weft

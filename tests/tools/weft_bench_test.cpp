@@ -1,0 +1,68 @@
+// `weft bench` through the real binary.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/run_command.hpp"
+
+namespace weft {
+namespace {
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+using test::read_file;
+using test::run_weft;
+using test::TempDir;
+
+TEST_CASE("weft bench --quick measures GEMMs and memory-bound ops on one CPU rank", "[cli][bench]") {
+  const TempDir dir;
+  const auto file = dir.file("m.json");
+  const auto run = run_weft("bench --quick --parts gemm,memory --samples 2 --threads 1 -o '" + file.string() + "'");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  const auto json = nlohmann::json::parse(read_file(file));
+  CHECK(json["format"] == "weft-measurements");
+  CHECK(json["backend"] == "cpu");
+  CHECK_THAT(json["device"].get<std::string>(), Contains("thread"));
+  CHECK(json["ranks"] == 1);
+  std::size_t gemms = 0;
+  for (const auto& m : json["measurements"]) {
+    CHECK(m["samples_ns"].size() == 2);
+    if (m["op"] != "gemm") continue;
+    ++gemms;
+    // A rate a CPU core can have (GFLOP/s), even on a loaded machine: between 1 MFLOP/s and 10 TFLOP/s.
+    const double flops =
+        2.0 * m["shape"]["m"].get<double>() * m["shape"]["n"].get<double>() * m["shape"]["k"].get<double>();
+    const double rate = flops / m["median_ns"].get<double>();
+    CHECK(rate > 1e-3);
+    CHECK(rate < 1e4);
+  }
+  CHECK(gemms == 2 * (8 + 2));  // bf16 and fp32: the 2 x 2 x 2 grid and two held-out shapes
+}
+
+TEST_CASE("weft bench refuses what it cannot do, with exit status 2", "[cli][bench]") {
+  const TempDir dir;
+  const auto file = dir.file("m.json");
+  const std::string out = " -o '" + file.string() + "'";
+  const auto parts = run_weft("bench --quick --parts gemm,banana" + out);
+  CHECK(parts.exit_code == 2);
+  CHECK_THAT(parts.err, StartsWith("weft: error: --parts: 'banana' is not one of gemm, attention, memory"));
+  const auto alone = run_weft("bench --quick --parts collectives" + out);
+  CHECK(alone.exit_code == 2);
+  CHECK_THAT(alone.err, Contains("nothing to measure with one rank"));
+  const auto directory = run_weft("bench --quick -o '" + dir.file("missing/m.json").string() + "'");
+  CHECK(directory.exit_code == 2);
+  CHECK_THAT(directory.err, Contains("-o: cannot write"));
+  CHECK_FALSE(std::filesystem::exists(file));
+}
+
+TEST_CASE("weft bench --backend cuda says why it cannot run here", "[cli][bench]") {
+  const auto info = run_weft("info");
+  if (info.out.find("kernel self-test: passed") != std::string::npos) return;  // a GPU: nothing to check here
+  const auto run = run_weft("bench --backend cuda --quick");
+  CHECK(run.exit_code == 2);
+  CHECK_THAT(run.err, StartsWith("weft: error: --backend cuda: "));
+  CHECK(std::count(run.err.begin(), run.err.end(), '\n') == 1);
+}
+
+}  // namespace
+}  // namespace weft

@@ -1,0 +1,112 @@
+// `weft calibrate` and `--calibration` through the real binary.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/cpu_scenario.hpp"
+#include "tests/support/run_command.hpp"
+
+namespace weft {
+namespace {
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+using test::read_file;
+using test::run_weft;
+using test::TempDir;
+
+// A measurement file of device `device`: a GEMM grid of two points per axis (and one held-out
+// shape), each twice as slow per FLOP at 64 as at 128.
+std::string measurements(const std::string& device) {
+  nlohmann::json list = nlohmann::json::array();
+  for (int m : {64, 128}) {
+    for (int n : {64, 128}) {
+      for (int k : {64, 128}) {
+        const double ns = 2.0 * m * n * k / (m == 64 ? 5.0 : 10.0);
+        list.push_back(
+            {{"op", "gemm"}, {"dtype", "bf16"}, {"shape", {{"m", m}, {"n", n}, {"k", k}}}, {"samples_ns", {ns}}});
+      }
+    }
+  }
+  list.push_back({{"op", "gemm"},
+                  {"dtype", "bf16"},
+                  {"shape", {{"m", 90}, {"n", 90}, {"k", 90}}},
+                  {"split", "holdout"},
+                  {"samples_ns", {2.0 * 90 * 90 * 90 / 7.07}}});
+  for (int bytes : {4096, 65536}) {
+    list.push_back({{"op", "elementwise"},
+                    {"dtype", "bf16"},
+                    {"shape", {{"inputs", bytes / 4}, {"outputs", bytes / 4}}},
+                    {"samples_ns", {bytes / 10.0}}});
+  }
+  return nlohmann::json({{"format", "weft-measurements"},
+                         {"version", 1},
+                         {"backend", "cpu"},
+                         {"device", device},
+                         {"ranks", 2},
+                         {"measurements", list}})
+      .dump();
+}
+
+void expect_rejected(const std::string& arguments, const std::string& message, const TempDir& dir) {
+  const auto run = run_weft(arguments + " -o '" + dir.file("profile.json").string() + "'");
+  CHECK(run.exit_code == 2);
+  CHECK_THAT(run.err, StartsWith("weft: error: ") && Contains(message));
+  CHECK(std::count(run.err.begin(), run.err.end(), '\n') == 1);
+  CHECK_FALSE(std::filesystem::exists(dir.file("profile.json")));
+}
+
+TEST_CASE("weft calibrate rejects bad measurement files naming the file and JSON path", "[cli][calibrate]") {
+  const TempDir dir;
+  const auto wrong = dir.write("wrong.json", R"({"format": "weft-plan", "version": 1})");
+  expect_rejected("calibrate '" + wrong.string() + "'", "wrong.json: format: expected \"weft-measurements\"", dir);
+  const auto empty = dir.write("empty.json", R"({"format": "weft-measurements", "version": 1, "backend": "cpu",
+                                                "device": "d", "measurements": []})");
+  expect_rejected("calibrate '" + empty.string() + "'", "empty.json: measurements: expected at least one measurement",
+                  dir);
+  const auto a = dir.write("a.json", measurements("cpu one"));
+  const auto b = dir.write("b.json", measurements("cpu two"));
+  expect_rejected("calibrate '" + a.string() + "' '" + b.string() + "'", "b.json: measured on 'cpu two'", dir);
+}
+
+TEST_CASE("weft calibrate reports held-out errors and its profile changes what simulate predicts", "[cli][calibrate]") {
+  const TempDir dir;
+  const auto file = dir.write("m.json", measurements("test-cpu"));
+  const auto profile = dir.file("profile.json");
+  const auto run = run_weft("calibrate '" + file.string() + "' -o '" + profile.string() + "'");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  // The default model runs the held-out GEMM at the best rate, 10 FLOP/ns, where it ran at 7.07:
+  // 29.3% too fast. The fit interpolates in the logarithm of m: 90 lies ln(90/64) / ln 2 = 0.49
+  // of the way from 64 (rate 5) to 128 (rate 10), at 7.46: 5.2% too fast.
+  CHECK_THAT(run.out, Contains("gemm bf16") && Contains("29.3%") && Contains("5.2%"));
+  const auto json = nlohmann::json::parse(read_file(profile));
+  CHECK(json["format"] == "weft-profile");
+  CHECK(json["peak_flops"]["bf16"].get<double>() == Approx(10e9));
+
+  const auto scenario = dir.write("s.json", test::tiny_gpt_scenario(R"({"tp": 2})"));
+  const auto plain = run_weft("simulate '" + scenario.string() + "' --json '" + dir.file("a.json").string() + "'");
+  const auto calibrated = run_weft("simulate '" + scenario.string() + "' --calibration '" + profile.string() +
+                                   "' --json '" + dir.file("b.json").string() + "'");
+  REQUIRE(plain.exit_code == 0);
+  REQUIRE(calibrated.exit_code == 0);
+  const double before = nlohmann::json::parse(read_file(dir.file("a.json")))["iteration_time_s"];
+  const double after = nlohmann::json::parse(read_file(dir.file("b.json")))["iteration_time_s"];
+  CHECK(before != after);
+}
+
+TEST_CASE("a profile applies only to the device it was measured on", "[cli][calibrate]") {
+  const TempDir dir;
+  const auto file = dir.write("m.json", measurements("another-cpu"));
+  const auto profile = dir.file("profile.json");
+  REQUIRE(run_weft("calibrate '" + file.string() + "' -o '" + profile.string() + "'").exit_code == 0);
+  const auto scenario = dir.write("s.json", test::tiny_gpt_scenario(R"({"tp": 2})"));
+  const auto run = run_weft("simulate '" + scenario.string() + "' --calibration '" + profile.string() + "'");
+  CHECK(run.exit_code == 2);
+  CHECK_THAT(run.err, Contains("--calibration: " + profile.string() +
+                               ": measured on 'another-cpu' but the cluster's device is 'test-cpu'"));
+  const auto sweep = run_weft("sweep '" + scenario.string() + "' --calibration '" + profile.string() + "'");
+  CHECK(sweep.exit_code == 2);
+}
+
+}  // namespace
+}  // namespace weft

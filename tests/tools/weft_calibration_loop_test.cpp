@@ -1,0 +1,73 @@
+// The whole calibration loop on this machine's CPU: bench -> calibrate -> simulate with the
+// profile -> live on two MPI ranks -> validate.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+#include "tests/support/cpu_scenario.hpp"
+#include "tests/support/run_command.hpp"
+
+namespace weft {
+namespace {
+
+using Catch::Matchers::Contains;
+using test::read_file;
+using test::run_weft;
+using test::run_weft_mpi;
+using test::TempDir;
+
+TEST_CASE("bench, calibrate, simulate, live and validate run end to end on two CPU ranks", "[cli][loop][mpi]") {
+  const TempDir dir;
+  const std::string d = dir.path().string() + "/";
+  const auto bench = run_weft_mpi(2, "bench --quick --samples 2 -o " + d + "m.json --cluster-spec " + d + "cpu.json");
+  INFO(bench.err);
+  REQUIRE(bench.exit_code == 0);
+
+  const auto calibrate = run_weft("calibrate " + d + "m.json -o " + d + "profile.json");
+  INFO(calibrate.err);
+  REQUIRE(calibrate.exit_code == 0);
+  CHECK_THAT(calibrate.out, Contains("gemm bf16") && Contains("allreduce (2 ranks)") && Contains("send (2 ranks)"));
+
+  // The derived cluster spec, inline, so that the profile's device is the cluster's.
+  const std::string cluster = read_file(d + "cpu.json");
+  std::string validate_args;
+  std::vector<double> simulated;
+  for (const char* parallel : {R"({"pp": 2})", R"({"tp": 2})", R"({"dp": 2})"}) {
+    INFO(parallel);
+    const std::string name = std::string(1, parallel[2]) + "p";
+    const auto scenario = dir.write(name + ".json", test::tiny_gpt_scenario(parallel, cluster));
+    const auto simulate =
+        run_weft("simulate " + scenario.string() + " --calibration " + d + "profile.json --emit-plan " + d + name +
+                 ".plan.json --trace " + d + name + ".sim.json");
+    INFO(simulate.err);
+    REQUIRE(simulate.exit_code == 0);
+    const auto live =
+        run_weft_mpi(2, "live " + d + name + ".plan.json --warmup 1 --iterations 2 --trace " + d + name + ".live.json");
+    INFO(live.err);
+    REQUIRE(live.exit_code == 0);
+    validate_args += " " + d + name + ".sim.json " + d + name + ".live.json";
+    simulated.push_back(nlohmann::json::parse(read_file(d + name + ".plan.json"))["simulated_iteration_ns"]);
+  }
+
+  const auto validate = run_weft("validate" + validate_args + " --json " + d + "validation.json");
+  INFO(validate.err);
+  REQUIRE(validate.exit_code == 0);
+  CHECK_THAT(validate.out, Contains("rank correlation"));
+  const auto validation = nlohmann::json::parse(read_file(d + "validation.json"));
+  REQUIRE(validation["pairs"].size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    const auto& iteration = validation["pairs"][i]["iteration"];
+    // The simulated side is the plan's simulated iteration; the measured one a real run.
+    CHECK(iteration["simulated_s"].get<double>() == Approx(simulated[i] * 1e-9));
+    CHECK(iteration["measured_s"].get<double>() > 0.0);
+    CHECK(std::isfinite(iteration["error"].get<double>()));
+    CHECK(validation["pairs"][i]["classes"].size() >= 5);
+  }
+  const double correlation = validation["plans"]["rank_correlation"];
+  CHECK(correlation >= -1.0);
+  CHECK(correlation <= 1.0);
+}
+
+}  // namespace
+}  // namespace weft

@@ -1,0 +1,137 @@
+// `weft live` on two MPI ranks of this machine.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <set>
+
+#include "tests/support/cpu_scenario.hpp"
+#include "tests/support/run_command.hpp"
+
+namespace weft {
+namespace {
+
+using Catch::Matchers::Contains;
+using test::read_file;
+using test::run_weft;
+using test::run_weft_mpi;
+using test::TempDir;
+
+// Writes the execution plan of the tiny GPT under `parallel` to plan.json in `dir`.
+std::filesystem::path emit_plan(const TempDir& dir, const std::string& parallel) {
+  const auto scenario = dir.write("scenario.json", test::tiny_gpt_scenario(parallel));
+  const auto plan = dir.file("plan.json");
+  const auto run = run_weft("simulate '" + scenario.string() + "' --emit-plan '" + plan.string() + "'");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  return plan;
+}
+
+TEST_CASE("weft live runs a pipeline plan on two ranks and traces every op of it", "[cli][live][mpi]") {
+  const TempDir dir;
+  const auto plan_file = emit_plan(dir, R"({"pp": 2})");
+  const auto trace_file = dir.file("measured.json");
+  const auto run = run_weft_mpi(
+      2, "live '" + plan_file.string() + "' --warmup 1 --iterations 2 --trace '" + trace_file.string() + "'");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.out, Contains("Iteration time") && Contains("median of 2"));
+
+  const auto plan = nlohmann::json::parse(read_file(plan_file));
+  const auto trace = nlohmann::json::parse(read_file(trace_file));
+  const auto& measured = trace["otherData"]["measured"];
+  REQUIRE(measured["iteration_ns"].size() == 2);
+  const auto makespan = trace["otherData"]["makespan_ns"].get<std::int64_t>();
+  CHECK(makespan == measured["iteration_ns"][measured["traced_iteration"].get<std::size_t>()].get<std::int64_t>());
+  CHECK(measured["simulated_iteration_ns"] == plan["simulated_iteration_ns"]);
+
+  // Per rank (pid rank + 1): one span per op and per transfer of its program, named as in the
+  // plan; compute-stream spans one after another, all inside the iteration.
+  for (int rank = 0; rank < 2; ++rank) {
+    INFO("rank " << rank);
+    const auto& program = plan["programs"][plan["program_of_rank"][rank].get<std::size_t>()];
+    std::multiset<std::string> expected;
+    for (const auto& action : program["actions"]) {
+      for (const auto& op : action.value("ops", nlohmann::json::array()))
+        expected.insert(op["name"].get<std::string>());
+      if (action["action"] == "isend" || action["action"] == "irecv")
+        expected.insert(action["name"].get<std::string>());
+    }
+    std::map<int, std::string> threads;
+    for (const auto& e : trace["traceEvents"]) {
+      if (e["ph"] == "M" && e["name"] == "thread_name" && e["pid"] == rank + 1) threads[e["tid"]] = e["args"]["name"];
+    }
+    std::multiset<std::string> traced;
+    double compute_end = 0.0;
+    for (const auto& e : trace["traceEvents"]) {
+      if (e["ph"] != "X" || e["pid"] != rank + 1) continue;
+      traced.insert(e["name"].get<std::string>());
+      const double ts = e["ts"], dur = e["dur"];
+      CHECK(ts >= 0.0);
+      CHECK(dur >= 0.0);
+      CHECK(ts + dur <= static_cast<double>(makespan) / 1000.0 + 1.0);
+      if (threads[e["tid"]] == "compute") {
+        CHECK(ts >= compute_end - 0.002);  // microsecond rounding
+        compute_end = ts + dur;
+      }
+    }
+    CHECK(traced == expected);
+  }
+}
+
+TEST_CASE("a plan for another number of ranks is refused by every rank", "[cli][live][mpi]") {
+  const TempDir dir;
+  const auto plan_file = emit_plan(dir, R"({"tp": 2})");
+  const auto trace_file = dir.file("measured.json");
+  const auto alone = run_weft("live '" + plan_file.string() + "' --trace '" + trace_file.string() + "'");
+  CHECK(alone.exit_code == 2);
+  CHECK_THAT(alone.err, Contains("plan.json: the plan is for 2 ranks but 1 is running (start it with mpirun -np 2)"));
+  const auto three = run_weft_mpi(3, "live '" + plan_file.string() + "' --trace '" + trace_file.string() + "'");
+  CHECK(three.exit_code == 2);
+  CHECK_THAT(three.err, Contains("the plan is for 2 ranks but 3 are running"));
+  CHECK_FALSE(std::filesystem::exists(trace_file));
+}
+
+TEST_CASE("when a rank dies the others end within seconds", "[cli][live][mpi]") {
+  const TempDir dir;
+  const auto plan_file = emit_plan(dir, R"({"pp": 2})");
+  // Rank 1 is killed two seconds into a run that would take minutes.
+  const std::string program =
+      "sh -c 'if [ \"$OMPI_COMM_WORLD_RANK\" = 1 ]; then (sleep 2; kill -9 $$) & fi; exec \"$WEFT\" "
+      "live " +
+      plan_file.string() + " --iterations 100000'";
+  const auto start = std::chrono::steady_clock::now();
+  const auto run = test::run_mpi(2, program);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  INFO(run.err);
+  CHECK(run.exit_code != 0);
+  CHECK(seconds < 30.0);
+}
+
+TEST_CASE("a rank whose peer never answers gives up after the timeout", "[cli][live][mpi]") {
+  const TempDir dir;
+  const auto plan_file = emit_plan(dir, R"({"pp": 2})");
+  // Stage 1 never receives the first activation stage 0 sends (16 KiB: too large to be sent
+  // before the receiver asks for it).
+  auto plan = nlohmann::json::parse(read_file(plan_file));
+  auto& actions = plan["programs"][1]["actions"];
+  const auto first_receive =
+      std::find_if(actions.begin(), actions.end(), [](const auto& a) { return a["action"] == "irecv"; });
+  REQUIRE(first_receive != actions.end());
+  const auto transfer = (*first_receive)["transfer"];
+  actions.erase(std::remove_if(actions.begin(), actions.end(),
+                               [&](const auto& a) { return a.contains("transfer") && a["transfer"] == transfer; }),
+                actions.end());
+  const auto doctored = dir.write("doctored.json", plan.dump());
+  const auto start = std::chrono::steady_clock::now();
+  const auto run = run_weft_mpi(2, "live '" + doctored.string() + "' --timeout 2");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(run.exit_code == 1);
+  CHECK_THAT(run.err, Contains("weft: internal error: rank 0: timed out waiting for send of 16384 bytes to rank 1"));
+  CHECK(seconds < 30.0);
+}
+
+}  // namespace
+}  // namespace weft

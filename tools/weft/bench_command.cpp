@@ -1,0 +1,145 @@
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "calibration/derived_cluster_spec.hpp"
+#include "calibration/measurements.hpp"
+#include "kernels/backend_factory.hpp"
+#include "kernels/bench/bench_runner.hpp"
+#include "simulator/io/atomic_file.hpp"
+#include "simulator/io/progress_bar.hpp"
+#include "tools/weft/command_support.hpp"
+#include "tools/weft/commands.hpp"
+#include "tools/weft/list_flag.hpp"
+#include "tools/weft/mpi_command.hpp"
+
+namespace weft::cli {
+namespace {
+
+struct BenchFlags {
+  RankFlags rank;
+  bool quick = false;
+  std::string output = "measurements.json";
+  std::string parts = "gemm,attention,memory,collectives,p2p";
+  std::string dtypes;
+  int warmup = 1;
+  int samples = 0;
+  std::string cluster_spec;
+};
+
+struct BenchPlan {
+  BackendOptions backend;
+  SuiteOptions suite;
+  BenchOptions options;
+};
+
+BenchPlan plan_bench(const BenchFlags& flags, const cpu::MpiJob& job) {
+  BenchPlan plan;
+  plan.backend = backend_options(flags.rank, job);
+  plan.suite.backend = plan.backend.kind;
+  plan.suite.quick = flags.quick;
+  plan.suite.ranks = job.size();
+  plan.suite.parts = parse_list_flag("--parts", flags.parts, kBenchPartNames);
+  // Mixed-precision training runs its GEMMs and attention in bf16 or fp16, its loss and optimizer in fp32.
+  const std::string dtypes = !flags.dtypes.empty()                   ? flags.dtypes
+                             : plan.backend.kind == BackendKind::cpu ? "bf16,fp32"
+                                                                     : "bf16,fp16,fp32";
+  plan.suite.dtypes = parse_list_flag("--dtypes", dtypes, kDtypeNames);
+  if (flags.warmup < 0) throw InputError("--warmup: expected 0 or more calls");
+  if (flags.samples < 0) throw InputError("--samples: expected at least 1 sample");
+  plan.options.warmup = flags.warmup;
+  plan.options.samples = flags.samples > 0 ? flags.samples : (flags.quick ? 3 : 5);
+  plan.options.timeout = timeout(flags.rank);
+  with_context("-o", [&] { check_output_path(flags.output); });
+  if (!flags.cluster_spec.empty()) with_context("--cluster-spec", [&] { check_output_path(flags.cluster_spec); });
+  return plan;
+}
+
+void write_cluster_spec(const std::string& file, const MeasurementSet& set) {
+  with_context("--cluster-spec", [&] {
+    const nlohmann::json spec = cluster_spec_json(
+        derive_cluster_spec(set), "One node of " + std::to_string(set.ranks) + " ranks of '" + set.device +
+                                      "', derived by weft bench on " + set.timestamp +
+                                      ": peaks are the best measured rates, links the fitted send latency and "
+                                      "bandwidth, every efficiency 1");
+    write_file_atomically(file, [&](std::ostream& out) { out << spec.dump(2) << '\n'; });
+  });
+}
+
+void run_bench_command(const BenchFlags& flags) {
+  auto plan = std::make_shared<BenchPlan>();
+  run_on_ranks(
+      [&](cpu::MpiJob& job) { *plan = plan_bench(flags, job); },
+      [&](cpu::MpiJob& job) {
+        const auto start = std::chrono::steady_clock::now();
+        const std::unique_ptr<Backend> backend = make_backend(plan->backend);
+        const std::unique_ptr<Communicator> world = backend->world_communicator(job.world());
+        const std::vector<BenchCase> cases = bench_cases(plan->suite);
+        if (cases.empty())
+          throw InputError("--parts: nothing to measure with one rank (collectives and p2p need mpirun -np 2 or more)");
+        std::unique_ptr<ProgressBar> progress;
+        if (job.rank() == 0) {
+          progress = std::make_unique<ProgressBar>("measuring");
+          plan->options.progress = [&](std::size_t done, std::size_t total) { progress->update(done, total); };
+        }
+        MeasurementSet set;
+        set.measurements = run_bench(*backend, *world, cases, plan->options);
+        progress.reset();
+        if (job.rank() != 0) return;
+        const DeviceInfo& device = backend->device();
+        set.backend = device.backend;
+        set.device = device.name;
+        set.libraries = device.libraries;
+        set.device_memory_bytes = device.memory_bytes;
+        set.timestamp = utc_timestamp();
+        set.ranks = job.size();
+        set.quick = plan->suite.quick;
+        set.warmup = plan->options.warmup;
+        set.samples = plan->options.samples;
+        with_context("-o", [&] {
+          write_file_atomically(flags.output,
+                                [&](std::ostream& out) { out << measurements_json(set).dump(1) << '\n'; });
+        });
+        if (!flags.cluster_spec.empty()) write_cluster_spec(flags.cluster_spec, set);
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        fmt::print("weft bench: {} cases on {} ({} backend, {} rank{}) in {:.1f} s\nWrote {}\n",
+                   set.measurements.size(), set.device, set.backend, set.ranks, set.ranks == 1 ? "" : "s", seconds,
+                   flags.output);
+        if (!flags.cluster_spec.empty()) fmt::print("Wrote {}\n", flags.cluster_spec);
+      });
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto flags = std::make_shared<BenchFlags>();
+  CLI::App* command = app.add_subcommand(
+      "bench",
+      "Run the microbenchmark suite on one backend and write the measurements (docs/calibration.md): GEMMs, "
+      "attention forward and backward, the memory-bound op, and, under mpirun, collectives over message and group "
+      "sizes and point-to-point messages. Every rank measures; rank 0 writes the file.");
+  add_rank_flags(*command, flags->rank);
+  command->add_flag("--quick", flags->quick, "A small suite of a few seconds, for tests");
+  command->add_option("-o,--output", flags->output, "Measurement file to write (default measurements.json)")
+      ->type_name("FILE");
+  command->add_option("--parts", flags->parts, "Comma-separated parts: gemm, attention, memory, collectives, p2p")
+      ->type_name("LIST");
+  command
+      ->add_option("--dtypes", flags->dtypes,
+                   "Comma-separated dtypes of compute ops (default bf16,fp32 on cpu, bf16,fp16,fp32 on cuda)")
+      ->type_name("LIST");
+  command->add_option("--warmup", flags->warmup, "Untimed calls before each case's samples (default 1)")
+      ->type_name("N");
+  command->add_option("--samples", flags->samples, "Timed samples per case and rank (default 5, 3 with --quick)")
+      ->type_name("N");
+  command
+      ->add_option("--cluster-spec", flags->cluster_spec,
+                   "Also write a cluster spec of the measured device (docs/calibration.md): one node of the job's "
+                   "ranks, peaks and links as measured")
+      ->type_name("FILE");
+  command->callback([flags] { run_bench_command(*flags); });
+}
+
+}  // namespace weft::cli

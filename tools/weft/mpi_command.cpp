@@ -1,0 +1,58 @@
+#include "tools/weft/mpi_command.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "simulator/core/input_error.hpp"
+
+namespace weft::cli {
+
+void run_on_ranks(const std::function<void(cpu::MpiJob&)>& prepare, const std::function<void(cpu::MpiJob&)>& run) {
+  cpu::MpiJob job;
+  try {
+    prepare(job);
+  } catch (const InputError&) {
+    if (job.rank() == 0) throw;
+    throw QuietExit{2};
+  }
+  try {
+    run(job);
+  } catch (const std::exception& error) {
+    if (job.size() == 1) throw;
+    const bool input = dynamic_cast<const InputError*>(&error) != nullptr;
+    fmt::print(stderr, "weft: {}: rank {}: {}\n", input ? "error" : "internal error", job.rank(), error.what());
+    std::fflush(stderr);
+    cpu::MpiJob::abort(input ? 2 : 1);
+  }
+}
+
+void add_rank_flags(CLI::App& command, RankFlags& flags) {
+  command.add_option("--backend", flags.backend, "cpu (Eigen, MPI) or cuda (cuBLASLt, weft's kernels, NCCL)")
+      ->type_name("NAME");
+  command
+      .add_option("--threads", flags.threads, "cpu: kernel threads per rank (default: the node's cores / its ranks)")
+      ->type_name("T");
+  command
+      .add_option("--timeout", flags.timeout_s,
+                  "Seconds a rank waits for a communication op before it ends the job with an error (default 120)")
+      ->type_name("S");
+}
+
+BackendOptions backend_options(const RankFlags& flags, const cpu::MpiJob& job) {
+  const auto kind = kBackendKindNames.parse(flags.backend);
+  if (!kind) throw InputError("--backend: '" + flags.backend + "' is not one of " + kBackendKindNames.choices());
+  if (flags.threads < 0) throw InputError("--threads: expected at least 1 thread");
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = flags.threads > 0 ? flags.threads : std::max(1, cores / job.local_size());
+  return {*kind, threads, job.rank() % job.local_size(), job.local_size()};
+}
+
+std::chrono::seconds timeout(const RankFlags& flags) {
+  if (flags.timeout_s <= 0) throw InputError("--timeout: expected a positive number of seconds");
+  return std::chrono::seconds(flags.timeout_s);
+}
+
+}  // namespace weft::cli
