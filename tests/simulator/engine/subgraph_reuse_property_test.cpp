@@ -6,54 +6,16 @@
 #include "simulator/engine/engine.hpp"
 #include "simulator/graph/subgraph.hpp"
 #include "tests/support/random_composite_graph.hpp"
+#include "tests/support/simulation_comparison.hpp"
 
 namespace weft {
 namespace {
 
+using test::all_op_times;
 using test::make_random_composite_graph;
+using test::require_same_devices;
 
 constexpr int kCases = 5000;
-
-// Every op inside `schedule` placed at its absolute time, depth first.
-void append_inner_times(const TemplateSchedule& schedule, TimeNs start, std::vector<TimeNs>& out) {
-  const TimeNs origin = start - schedule.earliest_start;
-  for (std::size_t i = 0; i < schedule.op_start.size(); ++i) {
-    out.push_back(origin + schedule.op_start[i]);
-    out.push_back(origin + schedule.op_end[i]);
-    if (schedule.nested[i]) append_inner_times(*schedule.nested[i], origin + schedule.op_start[i], out);
-  }
-}
-
-std::vector<TimeNs> all_op_times(const Graph& graph, const SimulationResult& result) {
-  std::vector<TimeNs> times;
-  for (std::size_t i = 0; i < graph.op_count(); ++i) {
-    const OpId op(static_cast<OpId::value_type>(i));
-    times.push_back(result.start(op));
-    times.push_back(result.end(op));
-    if (const CompositeId composite = graph.op_composite(op); composite.valid()) {
-      append_inner_times(*result.composite_schedules[composite.value()], result.start(op), times);
-    }
-  }
-  return times;
-}
-
-void require_same_devices(const SimulationResult& reused, const SimulationResult& full) {
-  REQUIRE(reused.devices.size() == full.devices.size());
-  for (std::size_t d = 0; d < full.devices.size(); ++d) {
-    INFO("device " << d);
-    const DeviceResult& a = reused.devices[d];
-    const DeviceResult& b = full.devices[d];
-    REQUIRE(a.busy_ns == b.busy_ns);
-    REQUIRE(a.busy_by_category == b.busy_by_category);
-    REQUIRE(a.peak_memory == b.peak_memory);
-    REQUIRE(a.peak_memory_time == b.peak_memory_time);
-    REQUIRE(a.memory_timeline.size() == b.memory_timeline.size());
-    for (std::size_t k = 0; k < a.memory_timeline.size(); ++k) {
-      REQUIRE(a.memory_timeline[k].time == b.memory_timeline[k].time);
-      REQUIRE(a.memory_timeline[k].bytes == b.memory_timeline[k].bytes);
-    }
-  }
-}
 
 // Bundles that a composite hands to another.
 int bundles_passed(const Graph& graph) {

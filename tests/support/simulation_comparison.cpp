@@ -1,0 +1,53 @@
+#include "tests/support/simulation_comparison.hpp"
+
+#include <catch2/catch.hpp>
+
+namespace weft::test {
+namespace {
+
+void append_inner_times(const TemplateSchedule& schedule, TimeNs start, std::vector<TimeNs>& out) {
+  const TimeNs origin = start - schedule.earliest_start;
+  for (std::size_t i = 0; i < schedule.op_start.size(); ++i) {
+    out.push_back(origin + schedule.op_start[i]);
+    out.push_back(origin + schedule.op_end[i]);
+    if (schedule.nested[i]) append_inner_times(*schedule.nested[i], origin + schedule.op_start[i], out);
+  }
+}
+
+void append_op_times(const Graph& graph, const SimulationResult& result, OpId op, std::vector<TimeNs>& out) {
+  out.push_back(result.start(op));
+  out.push_back(result.end(op));
+  if (const CompositeId composite = graph.op_composite(op); composite.valid()) {
+    append_inner_times(*result.composite_schedules[composite.value()], result.start(op), out);
+  }
+}
+
+}  // namespace
+
+std::vector<TimeNs> all_op_times(const Graph& graph, const SimulationResult& result) {
+  std::vector<TimeNs> times;
+  for (std::size_t i = 0; i < graph.op_count(); ++i) {
+    append_op_times(graph, result, OpId(static_cast<OpId::value_type>(i)), times);
+  }
+  return times;
+}
+
+void require_same_devices(const SimulationResult& a, const SimulationResult& b) {
+  REQUIRE(a.devices.size() == b.devices.size());
+  for (std::size_t d = 0; d < b.devices.size(); ++d) {
+    INFO("device " << d);
+    const DeviceResult& x = a.devices[d];
+    const DeviceResult& y = b.devices[d];
+    REQUIRE(x.busy_ns == y.busy_ns);
+    REQUIRE(x.busy_by_category == y.busy_by_category);
+    REQUIRE(x.peak_memory == y.peak_memory);
+    REQUIRE(x.peak_memory_time == y.peak_memory_time);
+    REQUIRE(x.memory_timeline.size() == y.memory_timeline.size());
+    for (std::size_t k = 0; k < x.memory_timeline.size(); ++k) {
+      REQUIRE(x.memory_timeline[k].time == y.memory_timeline[k].time);
+      REQUIRE(x.memory_timeline[k].bytes == y.memory_timeline[k].bytes);
+    }
+  }
+}
+
+}  // namespace weft::test

@@ -1,0 +1,17 @@
+#pragma once
+
+#include <vector>
+
+#include "simulator/engine/engine.hpp"
+
+namespace weft::test {
+
+// The start and end of every op of `graph`, and of every op inside each composite placed at its
+// absolute time (depth first): what must agree between two simulations that claim the same answer.
+std::vector<TimeNs> all_op_times(const Graph& graph, const SimulationResult& result);
+
+// Catch2 checks that both results have the same busy time, busy time per category, memory peak,
+// its time and memory timeline on every device.
+void require_same_devices(const SimulationResult& a, const SimulationResult& b);
+
+}  // namespace weft::test
