@@ -6,7 +6,8 @@
 namespace weft {
 
 MemoryProfile::MemoryProfile(std::vector<std::pair<TimeNs, Bytes>> changes) {
-  std::sort(changes.begin(), changes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  auto earlier = [](const auto& a, const auto& b) { return a.first < b.first; };
+  if (!std::is_sorted(changes.begin(), changes.end(), earlier)) std::sort(changes.begin(), changes.end(), earlier);
   Bytes level = 0;
   for (std::size_t i = 0; i < changes.size();) {
     const TimeNs time = changes[i].first;

@@ -585,9 +585,8 @@ class Simulation {
     const auto& read_inside = source.times->member_read_inside[source.port];
     const auto members = source.subgraph->bundle_members(source.subgraph->outputs()[source.port]);
     const DeviceId device = graph_.tensor_device(bundle);
-    for (std::size_t m = 0; m < members.size(); ++m) {
-      if (read_inside[m] < 0) continue;
-      const TimeNs producer_done = source.origin + read_inside[m];
+    for (const auto& [m, read_end] : read_inside) {
+      const TimeNs producer_done = source.origin + read_end;
       const bool read = released != nullptr && (*released)[m] >= 0;
       const TimeNs reader_done = read ? reader_origin + (*released)[m] : kUnknown;
       if (read && reader_done >= producer_done) continue;

@@ -88,8 +88,11 @@ void derive_boundary_times(const Subgraph& subgraph, TemplateSchedule& schedule)
         alloc =
             schedule.member_ready[p].empty() ? schedule.op_start[made_by] : std::min(alloc, schedule.op_start[made_by]);
         ready = std::max(ready, schedule.op_end[made_by]);
+        if (const TimeNs read = last_read(member); read >= 0) {
+          const auto index = static_cast<std::uint32_t>(schedule.member_ready[p].size());
+          schedule.member_read_inside[p].emplace_back(index, read);
+        }
         schedule.member_ready[p].push_back(schedule.op_end[made_by]);
-        schedule.member_read_inside[p].push_back(last_read(member));
       }
       schedule.output_alloc.push_back(alloc);
       schedule.output_ready.push_back(ready);

@@ -38,9 +38,10 @@ struct TemplateSchedule {
   std::vector<TimeNs> input_release;       // per input port: end of its last reader inside
   std::vector<TimeNs> signal_time;         // per signal port
   // Per output port: for a bundle, when each member is produced (the bundle is ready when all are)
-  // and when its last reader inside ends (-1 without one).
+  // and, for the members read inside, (member index, when the last reader inside ends): most are
+  // not, and a reader's settling walks this list per microbatch.
   std::vector<std::vector<TimeNs>> member_ready;
-  std::vector<std::vector<TimeNs>> member_read_inside;
+  std::vector<std::vector<std::pair<std::uint32_t, TimeNs>>> member_read_inside;
   // Per input port: for a bundle, when each member's last reader inside ends (-1 without one).
   std::vector<std::vector<TimeNs>> member_release;
   std::vector<DeviceEffects> devices;  // per template device

@@ -492,7 +492,7 @@ Graph GraphBuilder::build() && {
       std::find(graph_.op_input_weak_.begin(), graph_.op_input_weak_.end(), 1) != graph_.op_input_weak_.end();
   std::vector<std::uint8_t>().swap(input_weak_);
   compute_dependency_counts();
-  check_bundles();
+  if (!bundles_checked_) check_bundles();
   check_acyclic();
   graph_.names_.freeze();
   work_index_ = {};

@@ -65,6 +65,14 @@ class GraphBuilder {
 
   Graph build() &&;
 
+  // `graph` with its ops renumbered: new op i is `sequence[i]`, `op_of` the inverse (per op of
+  // `graph`, its new id), composites numbered in their ops' new order, and `edges` (before, after;
+  // new ids) added as control edges. Each stream issues its ops in their new order. Only what a
+  // new order can break is checked again (dependency cycles, edges), not the ops themselves: the
+  // caller passes a permutation of a built graph (see reissue()).
+  static Graph renumbered(const Graph& graph, std::span<const OpId> sequence, std::span<const OpId> op_of,
+                          std::span<const std::pair<OpId, OpId>> edges);
+
  private:
   void check_op(OpId op, const char* where) const;
   void check_tensor(TensorId tensor, const char* where) const;
@@ -88,6 +96,7 @@ class GraphBuilder {
   std::vector<std::pair<OpId, TensorId>> outputs_;
   std::vector<std::pair<OpId, OpId>> control_edges_;
   std::vector<std::pair<CollectiveId, OpId>> collective_members_;
+  bool bundles_checked_ = false;  // true for a renumbered graph: its bundles passed when it was built
   std::vector<std::pair<CompositeId, std::pair<std::uint32_t, OpId>>> signal_edges_;
   WorkId composite_work_ = WorkId::none();
   // The last binding of a template's streams add_composite checked, and its template devices'
