@@ -41,12 +41,13 @@ Graph GraphBuilder::renumbered(const Graph& graph, std::span<const OpId> sequenc
       const CompositeRecord& before = graph.composites_[composite.value()];
       composite_of[composite.value()] = CompositeId(static_cast<CompositeId::value_type>(g.composites_.size()));
       const auto streams = graph.composite_streams(composite);
-      g.composites_.push_back({id, before.subgraph, static_cast<std::uint32_t>(g.composite_streams_.size()),
-                               before.binding_count});
+      g.composites_.push_back(
+          {id, before.subgraph, static_cast<std::uint32_t>(g.composite_streams_.size()), before.binding_count});
       g.composite_streams_.insert(g.composite_streams_.end(), streams.begin(), streams.end());
       g.composite_next_.insert(g.composite_next_.end(), streams.size(), OpId::none());
     }
-    if (composites) g.op_composite_.push_back(composite.valid() ? composite_of[composite.value()] : CompositeId::none());
+    if (composites)
+      g.op_composite_.push_back(composite.valid() ? composite_of[composite.value()] : CompositeId::none());
     for (StreamId stream : op_streams(g, id)) builder.issue_on_stream(id, stream);
     const auto inputs = graph.op_inputs(old);
     for (std::size_t i = 0; i < inputs.size(); ++i) {

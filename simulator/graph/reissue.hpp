@@ -28,8 +28,7 @@ struct ReissuedGraph {
 // otherwise the original one. Throws InputError when `order` does not list each stream's ops
 // once each, when a composite's places among the ops of its streams disagree, when an edge
 // names an unknown op, and when the result has a dependency cycle (the order deadlocks).
-ReissuedGraph reissue(const Graph& graph, const StreamOrder& order,
-                      std::span<const std::pair<OpId, OpId>> edges = {});
+ReissuedGraph reissue(const Graph& graph, const StreamOrder& order, std::span<const std::pair<OpId, OpId>> edges = {});
 
 // Each stream's ops in the order of `ranking` (every op of `graph` once): for turning one order
 // of all ops, a topological order say, into a StreamOrder.

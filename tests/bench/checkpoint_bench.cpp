@@ -12,7 +12,6 @@
 
 #include <benchmark/benchmark.h>
 
-#include "simulator/core/allocator_tuning.hpp"
 #include "simulator/core/json_cursor.hpp"
 #include "simulator/engine/simulation_checkpoint.hpp"
 #include "simulator/workload/training_workload.hpp"
@@ -96,12 +95,3 @@ BENCHMARK(BM_ResumeAgainstFull)->Arg(10)->Arg(1000)->Iterations(1)->Unit(benchma
 
 }  // namespace
 }  // namespace weft::bench
-
-int main(int argc, char** argv) {
-  weft::keep_freed_memory_for_reuse();  // as the weft CLI does
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}

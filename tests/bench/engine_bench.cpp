@@ -8,7 +8,6 @@
 
 #include <benchmark/benchmark.h>
 
-#include "simulator/core/allocator_tuning.hpp"
 #include "simulator/engine/engine.hpp"
 #include "tests/bench/layered_graph.hpp"
 
@@ -55,12 +54,3 @@ BENCHMARK(BM_BuildGraph)->Arg(100'000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace weft::bench
-
-int main(int argc, char** argv) {
-  weft::keep_freed_memory_for_reuse();  // as the weft CLI does
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}

@@ -7,11 +7,11 @@
 
 #include "simulator/core/input_error.hpp"
 #include "simulator/graph/subgraph.hpp"
+#include "tests/simulator/workload/training_test_support.hpp"
 #include "tests/support/random_composite_graph.hpp"
 #include "tests/support/random_ranking.hpp"
 #include "tests/support/simulation_comparison.hpp"
 #include "tests/support/unit_platform.hpp"
-#include "tests/simulator/workload/training_test_support.hpp"
 
 namespace weft {
 namespace {
@@ -79,7 +79,7 @@ TEST_CASE("a resumed simulation in a random order with random edges is the full 
     reordered += resumed.result.makespan != checkpoint.result().makespan ? 1 : 0;
   }
   WARN("cases whose makespan the new order changed: " << reordered << " of " << kCases << "; cache hits " << hits
-                                                       << ", misses " << misses << " while resuming");
+                                                      << ", misses " << misses << " while resuming");
   CHECK(reordered > kCases / 10);  // the orders do change the answer
   CHECK(hits > misses);            // and the checkpoint's schedules answer most composites
 }
@@ -101,7 +101,8 @@ TEST_CASE("resuming a training pipeline in random orders of its passes is exact"
     std::mt19937_64 rng(42);
     for (int k = 0; k < 20; ++k) {
       INFO("order " << k);
-      const auto resumed = checkpoint.resume(stream_order_of(checkpoint.graph(), test::random_ranking(checkpoint.graph(), rng)));
+      const auto resumed =
+          checkpoint.resume(stream_order_of(checkpoint.graph(), test::random_ranking(checkpoint.graph(), rng)));
       SimulationOptions full = options_with_memory();
       full.reuse = false;
       const SimulationResult expected = simulate(resumed.reissued.graph, *workload.cost_model, full);
@@ -132,8 +133,8 @@ TwoComposites two_composites() {
   inner.builder().add_output(matmul, y);
   const OpId send = inner.op("send", inner.comm(inner_gpu), 4, OpClass::send);
   inner.connect(matmul, send);
-  auto layer = std::make_shared<const Subgraph>("layer", inner.build(), std::vector<TensorId>{x},
-                                                std::vector<TensorId>{y});
+  auto layer =
+      std::make_shared<const Subgraph>("layer", inner.build(), std::vector<TensorId>{x}, std::vector<TensorId>{y});
   test::UnitPlatform p;
   const DeviceId gpu = p.add_gpu("gpu");
   const SubgraphId id = p.builder().add_subgraph(layer);
