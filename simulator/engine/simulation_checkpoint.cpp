@@ -3,11 +3,11 @@
 namespace weft {
 
 SimulationCheckpoint::SimulationCheckpoint(Graph graph, const CostModel& cost_model, SimulationOptions options)
-    : graph_(std::move(graph)),
-      cost_model_(cost_model),
-      options_(std::move(options)),
-      cache_(std::make_unique<ScheduleCache>()) {
-  options_.cache = cache_.get();
+    : graph_(std::move(graph)), cost_model_(cost_model), options_(std::move(options)) {
+  if (options_.cache == nullptr) {
+    own_cache_ = std::make_unique<ScheduleCache>();
+    options_.cache = own_cache_.get();
+  }
   result_ = simulate(graph_, cost_model_, options_);
 }
 

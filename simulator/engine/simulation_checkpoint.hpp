@@ -16,14 +16,16 @@ namespace weft {
 // composite collapsed into one node stamped from the kept schedules, wherever the new order
 // leaves its situation as one already simulated; the others are simulated once more and kept
 // too. The answer is the one simulating every op of the reordered graph gives (reuse is exact).
-// resume() may run on several threads at once.
+// The schedules are kept in `options.cache` when given (a sweep shares the process's), else in
+// a cache of the checkpoint's own, which nothing else can evict from. resume() may run on several
+// threads at once.
 class SimulationCheckpoint {
  public:
   SimulationCheckpoint(Graph graph, const CostModel& cost_model, SimulationOptions options = {});
 
   const Graph& graph() const { return graph_; }
   const SimulationResult& result() const { return result_; }  // of the graph as given
-  ScheduleCacheStats stats() const { return cache_->stats(); }
+  ScheduleCacheStats stats() const { return options_.cache->stats(); }
 
   struct Resumed {
     ReissuedGraph reissued;  // the graph simulated, and where each op of graph() went
@@ -36,7 +38,7 @@ class SimulationCheckpoint {
   Graph graph_;
   const CostModel& cost_model_;
   SimulationOptions options_;
-  std::unique_ptr<ScheduleCache> cache_;
+  std::unique_ptr<ScheduleCache> own_cache_;
   SimulationResult result_;
 };
 

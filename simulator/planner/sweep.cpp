@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 #include <tbb/blocked_range.h>
@@ -9,8 +12,10 @@
 #include <tbb/task_arena.h>
 
 #include "simulator/engine/engine.hpp"
+#include "simulator/engine/simulation_checkpoint.hpp"
 #include "simulator/planner/memory_estimate.hpp"
 #include "simulator/planner/plan_enumeration.hpp"
+#include "simulator/workload/schedule_reorder.hpp"
 
 namespace weft {
 namespace {
@@ -29,12 +34,9 @@ bool passes_memory_estimate(PlanOutcome& plan) {
   return true;
 }
 
-void simulate_plan(PlanOutcome& plan, bool reuse) {
-  const TrainingWorkload workload =
-      build_training_workload(plan.scenario, {.unfold = false, .name_ops = false, .composites = reuse});
-  SimulationOptions options;
-  options.reuse = reuse;
-  const SimulationResult result = simulate(workload.graph, *workload.cost_model, options);
+// The plan's report from its simulated iteration; a stage whose peak exceeds the capacity makes
+// the plan out of memory.
+void record_simulation(PlanOutcome& plan, const TrainingWorkload& workload, const SimulationResult& result) {
   plan.report = make_training_report(plan.scenario, workload, result);
   plan.stage_memory.clear();
   for (const StageReport& stage : plan.report->stages) {
@@ -45,6 +47,62 @@ void simulate_plan(PlanOutcome& plan, bool reuse) {
                                 static_cast<double>(stage.peak_memory) / static_cast<double>(kBytesPerGiB));
     }
   }
+}
+
+void simulate_plan(PlanOutcome& plan, bool reuse) {
+  const TrainingWorkload workload =
+      build_training_workload(plan.scenario, {.unfold = false, .name_ops = false, .composites = reuse});
+  SimulationOptions options;
+  options.reuse = reuse;
+  record_simulation(plan, workload, simulate(workload.graph, *workload.cost_model, options));
+}
+
+// `plan`, and `reordered`, the same layout in another schedule of the same passes (GPipe for a
+// 1F1B plan): one workload, simulated once and resumed from a checkpoint in the other order.
+void simulate_plan_and_reordered(PlanOutcome& plan, PlanOutcome& reordered) {
+  TrainingWorkload workload = build_training_workload(plan.scenario, {.unfold = false, .name_ops = false});
+  SimulationOptions options;
+  options.cache = &ScheduleCache::shared();
+  const SimulationCheckpoint checkpoint(workload.graph, *workload.cost_model, options);
+  record_simulation(plan, workload, checkpoint.result());
+  const ParallelPlan& layout = reordered.scenario.parallel;
+  auto resumed = checkpoint.resume(schedule_order(workload, layout.schedule, layout.pp, layout.vpp));
+  workload.graph = std::move(resumed.reissued.graph);
+  record_simulation(reordered, workload, resumed.result);
+}
+
+// What one task simulates: a plan, and with it the plan resumed from its checkpoint, if any.
+struct SimulationTask {
+  std::size_t plan = 0;
+  std::optional<std::size_t> reordered;
+};
+
+// A task per plan to simulate, except that with reuse a GPipe plan goes with the 1F1B plan of
+// the same layout when both are simulated: the same passes in another order on each stage.
+std::vector<SimulationTask> simulation_tasks(const std::vector<PlanOutcome>& plans,
+                                             const std::vector<std::size_t>& to_simulate, bool reuse) {
+  std::map<std::string, std::size_t> gpipe_by_layout;
+  if (reuse) {
+    for (std::size_t i : to_simulate) {
+      if (plans[i].scenario.parallel.schedule != PipelineSchedule::gpipe) continue;
+      TrainingScenario one_f_one_b = plans[i].scenario;
+      one_f_one_b.parallel.schedule = PipelineSchedule::one_f_one_b;
+      gpipe_by_layout.emplace(plan_label(one_f_one_b), i);
+    }
+  }
+  std::vector<SimulationTask> tasks;
+  std::vector<bool> in_task(plans.size(), false);
+  for (std::size_t i : to_simulate) {
+    if (plans[i].scenario.parallel.schedule != PipelineSchedule::one_f_one_b) continue;
+    if (auto it = gpipe_by_layout.find(plans[i].label); it != gpipe_by_layout.end()) {
+      tasks.push_back({i, it->second});
+      in_task[i] = in_task[it->second] = true;
+    }
+  }
+  for (std::size_t i : to_simulate) {
+    if (!in_task[i]) tasks.push_back({i, std::nullopt});
+  }
+  return tasks;
 }
 
 bool ranks_before(const PlanOutcome& a, const PlanOutcome& b) {
@@ -90,18 +148,25 @@ SweepResult run_sweep(const TrainingScenario& base, const SweepGrid& grid, int g
     result.plans.push_back(std::move(plan));
   }
 
+  const std::vector<SimulationTask> tasks = simulation_tasks(result.plans, to_simulate, options.reuse);
   std::atomic<std::size_t> done{0};
   tbb::task_arena arena(std::max(1, options.threads));
   arena.execute([&] {
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, to_simulate.size(), 1), [&](const auto& range) {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, tasks.size(), 1), [&](const auto& range) {
       for (std::size_t i = range.begin(); i < range.end(); ++i) {
-        simulate_plan(result.plans[to_simulate[i]], options.reuse);
-        const std::size_t finished = ++done;
+        const SimulationTask& task = tasks[i];
+        if (task.reordered) {
+          simulate_plan_and_reordered(result.plans[task.plan], result.plans[*task.reordered]);
+        } else {
+          simulate_plan(result.plans[task.plan], options.reuse);
+        }
+        const std::size_t finished = done += task.reordered ? 2 : 1;
         if (options.progress) options.progress(finished, to_simulate.size());
       }
     });
   });
   result.simulated = static_cast<std::int64_t>(to_simulate.size());
+  result.resumed = std::count_if(tasks.begin(), tasks.end(), [](const SimulationTask& t) { return t.reordered; });
 
   for (const PlanOutcome& plan : result.plans) {
     if (plan.status == PlanStatus::oom) ++result.out_of_memory;

@@ -46,6 +46,7 @@ struct SweepResult {
   std::int64_t invalid = 0;
   std::int64_t dropped_by_memory_estimate = 0;  // out of memory before simulating
   std::int64_t simulated = 0;
+  std::int64_t resumed = 0;        // of those, GPipe plans resumed from their 1F1B plan's checkpoint
   std::int64_t out_of_memory = 0;  // estimated or simulated
   std::int64_t feasible = 0;
 };

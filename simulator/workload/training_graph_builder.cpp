@@ -49,6 +49,7 @@ TrainingWorkload TrainingGraphBuilder::build() {
   workload.graph = std::move(outer_).build();
   workload.cost_model = std::move(cost_);
   workload.ranks = std::move(ranks_);
+  workload.passes = std::move(passes_);
   workload.folded = !unfold_;
   workload.microbatches = s_.microbatches();
   workload.model_flops_per_iteration = model_flops_per_iteration();

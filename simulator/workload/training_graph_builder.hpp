@@ -438,6 +438,7 @@ class TrainingGraphBuilder {
   DeviceSpecId gpu_spec_;
   DeviceSpecId link_spec_;
   std::vector<SimulatedRank> ranks_;
+  std::vector<PassOp> passes_;
   std::vector<std::vector<Peer>> stages_;
   std::vector<std::vector<Chunk>> chunks_;
   fmt::memory_buffer name_buffer_;

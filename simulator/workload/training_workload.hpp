@@ -6,6 +6,7 @@
 #include "cost_models/cluster_cost_model.hpp"
 #include "cost_models/parallel_dims.hpp"
 #include "simulator/graph/graph.hpp"
+#include "simulator/workload/pipeline_schedule.hpp"
 #include "simulator/workload/training_scenario.hpp"
 
 namespace weft {
@@ -29,6 +30,14 @@ struct SimulatedRank {
   std::int64_t parameters = 0;  // parameters it holds
 };
 
+// A pipeline pass of one microbatch as a composite op of the graph (WorkloadOptions::composites).
+struct PassOp {
+  OpId op;
+  int stage = 0;
+  PipelineAction action;
+  bool recompute = false;  // the recompute pass run just before `action`, a backward pass
+};
+
 // One training iteration as a graph, with what reports need to read it.
 struct TrainingWorkload {
   Graph graph;
@@ -37,6 +46,7 @@ struct TrainingWorkload {
   bool folded = true;
   std::int64_t microbatches = 0;
   double model_flops_per_iteration = 0.0;  // Megatron convention
+  std::vector<PassOp> passes;              // in the order they were issued (none without composites)
 };
 
 struct WorkloadOptions {

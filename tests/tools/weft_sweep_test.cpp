@@ -72,6 +72,9 @@ TEST_CASE("a sweep with --no-reuse ranks the same plans with the same numbers", 
   CHECK(read_file(dir.file("reuse.csv")) == read_file(dir.file("every-op.csv")));
   CHECK_THAT(reused.out, Contains("Subgraph reuse: ") && Contains(" hits, ") && !Contains(" 0 hits"));
   CHECK_THAT(every_op.out, Contains("Subgraph reuse: 0 hits, 0 misses") && Contains("--no-reuse"));
+  // GPipe plans came from their 1F1B plans' checkpoints with reuse, and were built anew without.
+  CHECK_THAT(reused.out, Contains("Checkpoint-restore: ") && !Contains("Checkpoint-restore: 0 "));
+  CHECK_THAT(every_op.out, Contains("Checkpoint-restore: 0 GPipe plans"));
 }
 
 TEST_CASE("a sweep where nothing fits says so and exits 0", "[cli][sweep]") {

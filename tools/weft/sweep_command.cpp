@@ -80,6 +80,9 @@ void run_sweep_command(const SweepFlags& flags) {
   fmt::print("\nSwept in {:.2f} s on {} thread(s): {} plans simulated, {:.1f} plans/s\n", seconds, options.threads,
              result.simulated, static_cast<double>(result.simulated) / seconds);
   print_reuse_stats(flags.reuse);
+  if (flags.reuse.stats) {
+    fmt::print("Checkpoint-restore: {} GPipe plans resumed from the checkpoint of their 1F1B plan\n", result.resumed);
+  }
 
   if (!flags.csv_file.empty()) {
     with_context("--csv", [&] {
