@@ -45,8 +45,6 @@ MeasurementSet merge(const std::vector<MeasurementFile>& files) {
 
 std::string dtype_name(Dtype dtype) { return std::string(kDtypeNames.name(dtype)); }
 
-double seconds(const Measurement& m) { return m.median_ns() / kNsPerSecond; }
-
 std::shared_ptr<CalibratedCostModel> fit(const MeasurementSet& set) {
   auto model = std::make_shared<CalibratedCostModel>(set.device);
   const auto peaks = best_flops(set.measurements);
@@ -60,7 +58,7 @@ std::shared_ptr<CalibratedCostModel> fit(const MeasurementSet& set) {
   std::map<CalibratedCostModel::CommunicationKey, std::vector<SizeTime>> communication;
   for (const Measurement& m : set.measurements) {
     if (m.split != MeasurementSplit::fit) continue;
-    const double t = seconds(m);
+    const double t = m.median_s();
     switch (m.op) {
       case OpClass::gemm:
         gemm[m.dtype].push_back(
@@ -121,7 +119,7 @@ std::vector<HoldoutErrors> holdout_errors(const MeasurementSet& set, const Clust
   std::map<std::string, HoldoutErrors> groups;
   for (const Measurement& m : set.measurements) {
     if (m.split != MeasurementSplit::holdout) continue;
-    const double measured = seconds(m);
+    const double measured = m.median_s();
     const double default_error = std::abs(predicted_seconds(m, default_cost) - measured) / measured;
     const double fitted_error = std::abs(predicted_seconds(m, fitted_cost) - measured) / measured;
     HoldoutErrors& group = groups[holdout_group(m)];

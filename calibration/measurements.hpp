@@ -11,6 +11,7 @@
 #include "simulator/core/dtype.hpp"
 #include "simulator/core/json_cursor.hpp"
 #include "simulator/core/op_class.hpp"
+#include "simulator/core/units.hpp"
 
 namespace weft {
 
@@ -28,6 +29,7 @@ struct Measurement {
   std::vector<double> samples_ns;
 
   double median_ns() const { return sample_stats(samples_ns).median; }
+  double median_s() const { return median_ns() / kNsPerSecond; }
   std::int64_t field(std::string_view name) const;
 };
 

@@ -9,8 +9,6 @@ namespace {
 
 bool fitted(const Measurement& m) { return m.split == MeasurementSplit::fit; }
 
-double seconds(const Measurement& m) { return m.median_ns() / kNsPerSecond; }
-
 void keep_best(std::map<Dtype, double>& best, Dtype dtype, double rate) {
   double& current = best[dtype];
   current = std::max(current, rate);
@@ -27,9 +25,9 @@ std::map<Dtype, double> best_flops(const std::vector<Measurement>& measurements)
   std::map<Dtype, double> attention;
   for (const Measurement& m : measurements) {
     if (!fitted(m)) continue;
-    if (m.op == OpClass::gemm) keep_best(gemm, m.dtype, nominal_flops(m.op, m.shape) / seconds(m));
+    if (m.op == OpClass::gemm) keep_best(gemm, m.dtype, nominal_flops(m.op, m.shape) / m.median_s());
     if (m.op == OpClass::attention_fwd || m.op == OpClass::attention_bwd) {
-      keep_best(attention, m.dtype, nominal_flops(m.op, m.shape) / seconds(m));
+      keep_best(attention, m.dtype, nominal_flops(m.op, m.shape) / m.median_s());
     }
   }
   for (const auto& [dtype, rate] : attention) gemm.try_emplace(dtype, rate);
@@ -39,7 +37,7 @@ std::map<Dtype, double> best_flops(const std::vector<Measurement>& measurements)
 std::map<Dtype, double> best_memory_bandwidth(const std::vector<Measurement>& measurements) {
   std::map<Dtype, double> best;
   for (const Measurement& m : measurements) {
-    if (fitted(m) && m.op == OpClass::elementwise) keep_best(best, m.dtype, memory_bound_bytes(m) / seconds(m));
+    if (fitted(m) && m.op == OpClass::elementwise) keep_best(best, m.dtype, memory_bound_bytes(m) / m.median_s());
   }
   return best;
 }
@@ -47,7 +45,7 @@ std::map<Dtype, double> best_memory_bandwidth(const std::vector<Measurement>& me
 std::optional<AlphaBeta> point_to_point_fit(const std::vector<Measurement>& measurements) {
   std::vector<SizeTime> points;
   for (const Measurement& m : measurements) {
-    if (fitted(m) && m.op == OpClass::send) points.push_back({static_cast<double>(m.field("bytes")), seconds(m)});
+    if (fitted(m) && m.op == OpClass::send) points.push_back({static_cast<double>(m.field("bytes")), m.median_s()});
   }
   if (points.size() < 2) return std::nullopt;
   return fit_alpha_beta(points);

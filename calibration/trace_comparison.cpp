@@ -54,7 +54,9 @@ TraceSummary summarize_trace(const JsonCursor& root) {
     if (op_class == "recv" || !ranks_per_stage.contains(stage)) continue;
     const double seconds = event.at("dur").as_nonnegative_number() * 1e-6 / ranks_per_stage[stage];
     summary.class_s[op_class][stage] += seconds;
-    if (process->second.rank && compute_thread[{pid, event.at("tid").as_int()}]) summary.compute_s[stage] += seconds;
+    if (!process->second.rank) continue;
+    const auto thread = compute_thread.find({pid, event.at("tid").as_int()});
+    if (thread != compute_thread.end() && thread->second) summary.compute_s[stage] += seconds;
   }
   return summary;
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace weft {
 
@@ -35,6 +36,14 @@ struct ParallelDims {
     c.dp = static_cast<int>(rank % dp);
     c.pp = static_cast<int>(rank / dp);
     return c;
+  }
+
+  // How traces and reports name a rank: "stage 1 / tp 0 / dp 3" ("/ cp N" when cp > 1), the
+  // same in simulated and measured traces so that they can be compared rank by rank.
+  std::string label_of(const RankCoordinates& c) const {
+    std::string label = "stage " + std::to_string(c.pp) + " / tp " + std::to_string(c.tp);
+    if (cp > 1) label += " / cp " + std::to_string(c.cp);
+    return label + " / dp " + std::to_string(c.dp);
   }
 };
 

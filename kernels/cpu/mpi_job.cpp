@@ -12,6 +12,7 @@ MpiJob::MpiJob() {
   MPI_Comm node = MPI_COMM_NULL;
   check_mpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
   MPI_Comm_size(node, &local_size_);
+  MPI_Comm_rank(node, &local_rank_);
   MPI_Comm_free(&node);
 }
 

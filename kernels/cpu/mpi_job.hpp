@@ -19,8 +19,10 @@ class MpiJob {
   Communicator& world() { return *world_; }
   int rank() const { return world_->rank(); }
   int size() const { return world_->size(); }
-  // Ranks of the job on this node.
+  // Ranks of the job on this node, and this rank's index among them (whatever the mapping of
+  // ranks to nodes: a GPU per local rank).
   int local_size() const { return local_size_; }
+  int local_rank() const { return local_rank_; }
 
   // Ends every rank of the job with `code`: what a rank does on an error the others cannot know
   // of, so that none of them waits for it forever.
@@ -29,6 +31,7 @@ class MpiJob {
  private:
   std::unique_ptr<MpiCommunicator> world_;
   int local_size_ = 1;
+  int local_rank_ = 0;
 };
 
 }  // namespace weft::cpu

@@ -90,12 +90,6 @@ std::int64_t last_launch(const ExecutionPlan& plan, const SpanIndex& index, cons
 
 }  // namespace
 
-std::string rank_label(const ParallelDims& dims, const RankCoordinates& c) {
-  std::string label = fmt::format("stage {} / tp {}", c.pp, c.tp);
-  if (dims.cp > 1) label += fmt::format(" / cp {}", c.cp);
-  return label + fmt::format(" / dp {}", c.dp);
-}
-
 nlohmann::json measured_trace_json(const ExecutionPlan& plan, const std::vector<std::vector<TimedSpan>>& spans,
                                    const MeasuredRunInfo& info) {
   SpanIndex index(spans.size());
@@ -111,7 +105,7 @@ nlohmann::json measured_trace_json(const ExecutionPlan& plan, const std::vector<
                       {"ph", "M"},
                       {"pid", pid},
                       {"tid", 0},
-                      {"args", {{"name", fmt::format("{} (rank {})", rank_label(plan.dims, c), rank)}}}});
+                      {"args", {{"name", fmt::format("{} (rank {})", plan.dims.label_of(c), rank)}}}});
     events.push_back(
         {{"name", "process_sort_index"}, {"ph", "M"}, {"pid", pid}, {"tid", 0}, {"args", {{"sort_index", rank}}}});
     const auto sources = span_sources(plan.programs[static_cast<std::size_t>(plan.program_of_rank[rank])]);

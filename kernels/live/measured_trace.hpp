@@ -29,7 +29,4 @@ struct MeasuredRunInfo {
 nlohmann::json measured_trace_json(const ExecutionPlan& plan, const std::vector<std::vector<TimedSpan>>& spans,
                                    const MeasuredRunInfo& info);
 
-// The label of rank `c` in a trace, as the simulator names its ranks.
-std::string rank_label(const ParallelDims& dims, const RankCoordinates& c);
-
 }  // namespace weft

@@ -77,10 +77,7 @@ void TrainingGraphBuilder::add_peer(const RankCoordinates& c) {
   Peer peer;
   peer.coordinates = c;
   peer.rank = dims_.rank_of(c);
-  std::string label = fmt::format("stage {} / tp {}", c.pp, c.tp);
-  if (dims_.cp > 1) label += fmt::format(" / cp {}", c.cp);
-  label += fmt::format(" / dp {}", c.dp);
-  peer.device = b_->add_device(label, gpu_spec_);
+  peer.device = b_->add_device(dims_.label_of(c), gpu_spec_);
   peer.compute = b_->add_stream(peer.device, "compute");
   peer.tensor_parallel = b_->add_stream(peer.device, "tp comm");
   peer.data_parallel = b_->add_stream(peer.device, "dp comm");

@@ -48,7 +48,7 @@ BenchPlan plan_bench(const BenchFlags& flags, const cpu::MpiJob& job) {
                                                                      : "bf16,fp16,fp32";
   plan.suite.dtypes = parse_list_flag("--dtypes", dtypes, kDtypeNames);
   if (flags.warmup < 0) throw InputError("--warmup: expected 0 or more calls");
-  if (flags.samples < 0) throw InputError("--samples: expected at least 1 sample");
+  if (flags.samples < 0) throw InputError("--samples: expected 1 or more samples (0 or none: the default)");
   plan.options.warmup = flags.warmup;
   plan.options.samples = flags.samples > 0 ? flags.samples : (flags.quick ? 3 : 5);
   plan.options.timeout = timeout(flags.rank);

@@ -47,7 +47,7 @@ BackendOptions backend_options(const RankFlags& flags, const cpu::MpiJob& job) {
   if (flags.threads < 0) throw InputError("--threads: expected at least 1 thread");
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int threads = flags.threads > 0 ? flags.threads : std::max(1, cores / job.local_size());
-  return {*kind, threads, job.rank() % job.local_size(), job.local_size()};
+  return {*kind, threads, job.local_rank(), job.local_size()};
 }
 
 std::chrono::seconds timeout(const RankFlags& flags) {
