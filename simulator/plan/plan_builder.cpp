@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <map>
 #include <stdexcept>
-#include <tuple>
 
 #include "simulator/core/input_error.hpp"
 #include "simulator/engine/expanded_ops.hpp"
@@ -39,23 +38,18 @@ struct PendingAction {
   std::vector<OpId> flat_ops;  // the ops of stages, compute and collective actions, in issue order
 };
 
-// Phase, virtual stage and microbatch of a pass composite, from its name ("chunk 2 mb5 bwd":
-// virtual stage 2, the chunk of the model that is a rank's (chunk x pp + stage)).
-std::tuple<ActionKind, int, int> parse_pass(std::string_view name) {
-  int chunk = -1;
-  int microbatch = -1;
-  char phase[16] = {};
-  const std::string text(name);
-  if (std::sscanf(text.c_str(), "chunk %d mb%d %15s", &chunk, &microbatch, phase) != 3) {
-    throw std::logic_error("execution plan: unexpected pass name '" + text + "'");
+// The plan's action for a pass of the workload.
+ActionKind action_kind(const PassOp& pass) {
+  if (pass.recompute) return ActionKind::recompute_stage;
+  switch (pass.action.kind) {
+    case PassKind::forward:
+      return ActionKind::forward_stage;
+    case PassKind::backward:
+      return ActionKind::backward_stage;
+    case PassKind::weight:
+      return ActionKind::weight_stage;
   }
-  const std::string p(phase);
-  const ActionKind kind = p == "fwd"         ? ActionKind::forward_stage
-                          : p == "bwd"       ? ActionKind::backward_stage
-                          : p == "weight"    ? ActionKind::weight_stage
-                          : p == "recompute" ? ActionKind::recompute_stage
-                                             : throw std::logic_error("execution plan: unknown pass phase '" + p + "'");
-  return {kind, chunk, microbatch};
+  throw std::logic_error("execution plan: unknown pass kind");
 }
 
 class PlanBuilder {
@@ -67,6 +61,7 @@ class PlanBuilder {
       end_.push_back(op.end);
     });
     for (std::size_t i = 0; i < workload.ranks.size(); ++i) rank_of_device_[workload.ranks[i].device] = i;
+    for (const PassOp& pass : workload.passes) pass_of_.emplace(pass.op, &pass);
     predecessors_.resize(flat_.graph.op_count());
     for (std::size_t i = 0; i < flat_.graph.op_count(); ++i) {
       const OpId op(static_cast<OpId::value_type>(i));
@@ -143,10 +138,10 @@ class PlanBuilder {
       if (inserted) {
         PendingAction pending;
         if (pass) {
-          const auto [kind, virtual_stage, microbatch] = parse_pass(workload_.graph.op_name(original));
-          pending.action.kind = kind;
-          pending.action.chunk = virtual_stage / scenario_.parallel.pp;
-          pending.action.microbatch = microbatch;
+          const PassOp& record = *pass_of_.at(original);
+          pending.action.kind = action_kind(record);
+          pending.action.chunk = record.action.chunk;
+          pending.action.microbatch = record.action.microbatch;
         } else {
           const bool collective = is_collective_class(flat_.graph.op_work(op).op_class);
           pending.action.kind = collective ? ActionKind::collective : ActionKind::compute;
@@ -247,6 +242,7 @@ class PlanBuilder {
   std::vector<TimeNs> start_;
   std::vector<TimeNs> end_;
   std::map<DeviceId, std::size_t> rank_of_device_;
+  std::map<OpId, const PassOp*> pass_of_;  // the workload's passes by their composite op
   std::vector<std::vector<OpId>> predecessors_;
   std::vector<Transfer> transfers_;
 };
