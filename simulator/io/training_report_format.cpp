@@ -54,16 +54,28 @@ std::string render_training_report(const TrainingScenario& s, const TrainingRepo
   out += fmt::format("Plan     {}\n", describe_plan(s));
   out += fmt::format("Batch    {} samples of {} tokens: {} microbatches of {} per pipeline\n", s.training.global_batch,
                      s.training.seq_len, r.microbatches, s.training.micro_batch);
-  out += fmt::format("Graph    {} simulated ranks ({}), {} ops\n\n", r.simulated_ranks,
-                     r.folded ? "folded: one per pipeline stage" : "unfolded: every rank", r.simulated_ops);
+  if (r.data) {
+    const DataSummary& d = *r.data;
+    out += fmt::format(
+        "Data     {}: {} tokens in samples, {} padded ({:.1f}% padding); {} to {} tokens per sample "
+        "in a microbatch, {} lengths\n",
+        d.dataset, d.sample_tokens, d.padded_tokens,
+        100.0 * static_cast<double>(d.padded_tokens - d.sample_tokens) / static_cast<double>(d.padded_tokens),
+        d.shortest_microbatch, d.longest_microbatch, d.distinct_lengths);
+  }
+  const char* folding = !r.folded       ? "unfolded: every rank"
+                        : r.per_replica ? "one per pipeline stage of each DP replica"
+                                        : "folded: one per pipeline stage";
+  out += fmt::format("Graph    {} simulated ranks ({}), {} ops\n\n", r.simulated_ranks, folding, r.simulated_ops);
   out += fmt::format("Iteration time   {}\n", seconds(r.iteration_time_s));
   out += fmt::format("Throughput       {:.0f} tokens/s, {:.2f} samples/s\n", r.tokens_per_s, r.samples_per_s);
   out += fmt::format("Per GPU          {:.1f} TFLOP/s, MFU {} of {:.1f} TFLOP/s {} dense peak\n", r.tflops_per_gpu,
                      format_percent(r.mfu), r.peak_tflops, kDtypeNames.name(s.training.dtype));
   out += fmt::format("Model FLOPs      {:.4g} per iteration ({})\n", r.model_flops_per_iteration, kFlopsConvention);
   out += fmt::format("Memory           {}\n\n", r.oom ? "OUT OF MEMORY on at least one stage" : "fits on every stage");
-  out += "Per pipeline stage (exposed communication is what no compute overlaps; peak memory is\n"
-         "parameters + gradients + optimizer states + activations and buffers at the peak + overhead)\n";
+  out +=
+      "Per pipeline stage (exposed communication is what no compute overlaps; peak memory is\n"
+      "parameters + gradients + optimizer states + activations and buffers at the peak + overhead)\n";
   out += render_stages(r);
   return out;
 }
@@ -91,31 +103,41 @@ nlohmann::json training_report_json(const TrainingScenario& s, const TrainingRep
                       {"oom", stage.oom}});
   }
   const ParallelPlan& p = s.parallel;
-  return {{"model", s.model.name},
-          {"cluster", s.cluster.name},
-          {"gpus", r.gpus},
-          {"parallel",
-           {{"tp", p.tp},
-            {"cp", p.cp},
-            {"pp", p.pp},
-            {"dp", p.dp},
-            {"vpp", p.vpp},
-            {"sequence_parallel", p.sequence_parallel},
-            {"zero", p.zero},
-            {"schedule", kPipelineScheduleNames.name(p.schedule)},
-            {"recompute", kRecomputePolicyNames.name(p.recompute)}}},
-          {"microbatches", r.microbatches},
-          {"iteration_time_s", r.iteration_time_s},
-          {"tokens_per_s", r.tokens_per_s},
-          {"samples_per_s", r.samples_per_s},
-          {"model_flops_per_iteration", r.model_flops_per_iteration},
-          {"flops_convention", kFlopsConvention},
-          {"tflops_per_gpu", r.tflops_per_gpu},
-          {"mfu", r.mfu},
-          {"oom", r.oom},
-          {"folded", r.folded},
-          {"simulated_ops", r.simulated_ops},
-          {"stages", std::move(stages)}};
+  nlohmann::json json = {{"model", s.model.name},
+                         {"cluster", s.cluster.name},
+                         {"gpus", r.gpus},
+                         {"parallel",
+                          {{"tp", p.tp},
+                           {"cp", p.cp},
+                           {"pp", p.pp},
+                           {"dp", p.dp},
+                           {"vpp", p.vpp},
+                           {"sequence_parallel", p.sequence_parallel},
+                           {"zero", p.zero},
+                           {"schedule", kPipelineScheduleNames.name(p.schedule)},
+                           {"recompute", kRecomputePolicyNames.name(p.recompute)}}},
+                         {"microbatches", r.microbatches},
+                         {"iteration_time_s", r.iteration_time_s},
+                         {"tokens_per_s", r.tokens_per_s},
+                         {"samples_per_s", r.samples_per_s},
+                         {"model_flops_per_iteration", r.model_flops_per_iteration},
+                         {"flops_convention", kFlopsConvention},
+                         {"tflops_per_gpu", r.tflops_per_gpu},
+                         {"mfu", r.mfu},
+                         {"oom", r.oom},
+                         {"folded", r.folded},
+                         {"per_replica", r.per_replica},
+                         {"simulated_ops", r.simulated_ops},
+                         {"stages", std::move(stages)}};
+  if (r.data) {
+    json["data"] = {{"dataset", r.data->dataset},
+                    {"sample_tokens", r.data->sample_tokens},
+                    {"padded_tokens", r.data->padded_tokens},
+                    {"shortest_microbatch_tokens", r.data->shortest_microbatch},
+                    {"longest_microbatch_tokens", r.data->longest_microbatch},
+                    {"distinct_lengths", r.data->distinct_lengths}};
+  }
+  return json;
 }
 
 }  // namespace weft

@@ -16,14 +16,17 @@ TensorId BundleMemberHandles::handle(std::uint32_t key, std::uint32_t peer) {
 }
 
 OpId PassTemplate::instantiate(GraphBuilder& outer, std::string_view name, const PassValues& values,
-                               PassValues& escaping, PassValues& bundle_tensors) const {
+                               PassValues& escaping, PassValues& bundle_tensors, const Placement& placement) const {
   std::vector<TensorId> in;
   in.reserve(inputs.size());
   for (const auto& [value, peer] : inputs) in.push_back(values[value][peer]);
   std::vector<TensorId> out;
   out.reserve(outputs.size());
-  for (const OutputShape& shape : outputs) out.push_back(outer.add_tensor({}, shape.device, shape.kind, shape.bytes));
-  const OpId op = outer.add_composite(name, subgraph, streams, in, out);
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    const DeviceId device = placement.output_devices.empty() ? outputs[k].device : placement.output_devices[k];
+    out.push_back(outer.add_tensor({}, device, outputs[k].kind, outputs[k].bytes));
+  }
+  const OpId op = outer.add_composite(name, subgraph, placement.streams, in, out);
   escaping.assign(escapes.size(), {});
   for (std::size_t v = 0; v < escapes.size(); ++v) {
     for (const Source& source : escapes[v]) {

@@ -3,6 +3,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -77,11 +78,18 @@ struct PassTemplate {
   // Signal ports by the key the pass gave them (a step), per peer.
   std::vector<std::pair<std::size_t, PerPeer<std::uint32_t>>> signals;
 
+  // Where a composite runs: the outer streams bound to the template's, and the device of each
+  // output port (none: the devices it was recorded with).
+  struct Placement {
+    std::span<const StreamId> streams;
+    std::span<const DeviceId> output_devices;
+  };
+
   // A composite of the template reading `inputs` (this microbatch's values, in the order the
   // template was recorded with); fills `escapes` with this microbatch's escaping values and
   // `bundles` with its bundles (per escaping bundle, a bundle tensor per peer).
   OpId instantiate(GraphBuilder& outer, std::string_view name, const PassValues& inputs, PassValues& escapes,
-                   PassValues& bundles) const;
+                   PassValues& bundles, const Placement& placement) const;
 };
 
 // Records a pass into a template. While recording, the pass's ops go to builder() on the

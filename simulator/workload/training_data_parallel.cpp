@@ -13,7 +13,7 @@ std::int64_t TrainingGraphBuilder::bucket_parameters() const {
 
 std::vector<TrainingGraphBuilder::Bucket> TrainingGraphBuilder::buckets(int stage) const {
   std::vector<Bucket> out(1);
-  const auto& chunks = chunks_[static_cast<std::size_t>(stage)];
+  const auto& chunks = chunks_of(stage);
   for (std::size_t c = chunks.size(); c-- > 0;) {
     for (std::size_t i = chunks[c].steps.size(); i-- > 0;) {
       if (chunks[c].steps[i].parameters == 0) continue;
@@ -34,9 +34,10 @@ void TrainingGraphBuilder::emit_gradient_reduction(int stage) {
     const Bucket& bucket = stage_buckets[k];
     const OpWork reduction =
         communication_work(sharded ? OpClass::reducescatter : OpClass::allreduce, 2 * bucket.parameters);
-    const PerPeer<OpId> ops =
-        add_ops(stage, name("grad {} bucket {}", sharded ? "reduce-scatter" : "all-reduce", k),
-                placed_work(reduction, CommGroupKind::dp, stage), CommGroupKind::dp, Lane::data_parallel);
+    const std::string_view op_name = name("grad {} bucket {}", sharded ? "reduce-scatter" : "all-reduce", k);
+    const PerPeer<OpId> ops = add_ops(stage, op_name, placed_work(reduction, CommGroupKind::dp, stage),
+                                      CommGroupKind::dp, Lane::data_parallel);
+    join_replicas("gradients", k, op_name, stage, ops);
     for (const auto& [chunk, step] : bucket.steps) {
       if (!s_.options.overlap_grad_reduce) break;
       const auto& last = last_grad_op_[chunk];
@@ -54,11 +55,25 @@ void TrainingGraphBuilder::emit_param_gather(int stage) {
   // Buckets hold parameters in backward order; the forward needs them the other way round.
   for (std::size_t k = stage_buckets.size(); k-- > 0;) {
     const OpWork gather = communication_work(OpClass::allgather, 2 * stage_buckets[k].parameters);
-    param_gathers_[k] = add_ops(stage, name("param all-gather bucket {}", k),
-                                placed_work(gather, CommGroupKind::dp, stage), CommGroupKind::dp, Lane::data_parallel);
+    const std::string_view op_name = name("param all-gather bucket {}", k);
+    param_gathers_[k] =
+        add_ops(stage, op_name, placed_work(gather, CommGroupKind::dp, stage), CommGroupKind::dp, Lane::data_parallel);
+    join_replicas("parameters", k, op_name, stage, param_gathers_[k]);
     for (const auto& [chunk, step] : stage_buckets[k].steps) param_gather_chunks_[k].push_back(chunk);
     if (!s_.options.overlap_param_gather) after(optimizer_ops_[stage], param_gathers_[k]);
   }
+}
+
+void TrainingGraphBuilder::join_replicas(std::string_view what, std::size_t index, std::string_view name, int stage,
+                                         const PerPeer<OpId>& ops) {
+  if (replicas_ == 1) return;
+  auto& [collective_name, members] = replica_collectives_[{position_of(stage), what, index}];
+  collective_name = name;
+  members.insert(members.end(), ops.begin(), ops.end());
+}
+
+void TrainingGraphBuilder::group_replica_collectives() {
+  for (const auto& [key, collective] : replica_collectives_) b_->add_collective(collective.first, collective.second);
 }
 
 void TrainingGraphBuilder::after_param_gather(int chunk, const PerPeer<OpId>& first_forward) {
@@ -75,19 +90,20 @@ void TrainingGraphBuilder::emit_tied_embedding_sync() {
   if (!s_.model.tied_embeddings || s_.parallel.pp == 1) return;
   const std::int64_t table = (s_.model.vocab + s_.parallel.tp - 1) / s_.parallel.tp * s_.model.hidden;
   const OpWork reduction = communication_work(OpClass::allreduce, 2 * table);
-  const int last = s_.parallel.pp - 1;
+  const int first = stage_at(0);
+  const int last = stage_at(s_.parallel.pp - 1);
   // One communicator: the first stage's rank and the last stage's rank with the same coordinates.
-  const WorkId work_id = placed_work(reduction, CommGroupKind::embedding, 0);
+  const WorkId work_id = placed_work(reduction, CommGroupKind::embedding, first);
   const PerPeer<OpId> first_ops =
-      add_ops(0, "embedding grad all-reduce", work_id, CommGroupKind::embedding, Lane::data_parallel);
+      add_ops(first, "embedding grad all-reduce", work_id, CommGroupKind::embedding, Lane::data_parallel);
   const PerPeer<OpId> last_ops =
       add_ops(last, "embedding grad all-reduce", work_id, CommGroupKind::embedding, Lane::data_parallel);
   for (std::size_t i = 0; i < first_ops.size(); ++i) {
     b_->add_collective("embedding grad all-reduce", std::vector<OpId>{first_ops[i], last_ops[i]});
   }
-  gradient_syncs_[0].push_back(first_ops);
+  gradient_syncs_[first].push_back(first_ops);
   gradient_syncs_[last].push_back(last_ops);
-  after(stage_last_compute_[0], first_ops);
+  after(stage_last_compute_[first], first_ops);
   after(stage_last_compute_[last], last_ops);
 }
 
@@ -105,14 +121,24 @@ void TrainingGraphBuilder::emit_optimizer(int stage) {
 }
 
 double TrainingGraphBuilder::model_flops_per_iteration() const {
-  double per_rank = 0.0;
-  for (const auto& stage_chunks : chunks_) {
-    for (const Chunk& chunk : stage_chunks) {
-      for (const Step& step : chunk.steps) per_rank += step.model_flops;
-    }
+  std::map<std::int64_t, double> microbatches_of_length;  // over every replica
+  if (lengths_) {
+    for (std::int64_t tokens : lengths_->tokens) microbatches_of_length[tokens] += 1.0;
+  } else {
+    microbatches_of_length[s_.training.seq_len] = static_cast<double>(s_.microbatches()) * dims_.dp;
   }
-  // Forward and backward (twice the forward) of every microbatch on every TP, CP and DP shard.
-  return 3.0 * per_rank * static_cast<double>(s_.microbatches()) * dims_.tp * dims_.cp * dims_.dp;
+  double total = 0.0;
+  for (const auto& [tokens, positions] : chunks_) {
+    double per_microbatch = 0.0;
+    for (const auto& position_chunks : positions) {
+      for (const Chunk& chunk : position_chunks) {
+        for (const Step& step : chunk.steps) per_microbatch += step.model_flops;
+      }
+    }
+    total += per_microbatch * microbatches_of_length.at(tokens);
+  }
+  // Forward and backward (twice the forward) on every TP and CP shard.
+  return 3.0 * total * dims_.tp * dims_.cp;
 }
 
 }  // namespace weft::training_graph

@@ -20,6 +20,8 @@ bool same_work(const Step& a, const Step& b) {
 
 TrainingGraphBuilder::TrainingGraphBuilder(const TrainingScenario& scenario, const WorkloadOptions& options)
     : s_(scenario),
+      lengths_(scenario.microbatch_lengths()),
+      replicas_(lengths_ ? scenario.parallel.dp : 1),
       unfold_(options.unfold),
       name_ops_(options.name_ops),
       composites_(options.composites),
@@ -36,21 +38,31 @@ TrainingGraphBuilder::TrainingGraphBuilder(const TrainingScenario& scenario, con
   cost_->set_ideal_network(scenario.options.ideal_network);
   cost_->force_algorithm(scenario.options.collective_algorithm);
   split_weight_grads_ = splits_weight_gradients(plan.schedule);
+  if (lengths_ && unfold_) {
+    throw InputError(
+        "--unfold: with per-sample data every DP replica is simulated already; TP and CP ranks stay "
+        "folded (simulate without --unfold)");
+  }
 }
 
 TrainingWorkload TrainingGraphBuilder::build() {
   create_ranks();
   create_chunks();
-  for (int stage = 0; stage < s_.parallel.pp; ++stage) create_static_tensors(stage);
-  for (int stage = 0; stage < s_.parallel.pp; ++stage) emit_stage(stage);
-  emit_tied_embedding_sync();
-  for (int stage = 0; stage < s_.parallel.pp; ++stage) emit_optimizer(stage);
+  for (int stage = 0; stage < stage_count(); ++stage) create_static_tensors(stage);
+  for (replica_ = 0; replica_ < replicas_; ++replica_) {
+    boundaries_.clear();
+    for (int position = 0; position < s_.parallel.pp; ++position) emit_stage(stage_at(position));
+    emit_tied_embedding_sync();
+  }
+  for (int stage = 0; stage < stage_count(); ++stage) emit_optimizer(stage);
+  group_replica_collectives();
   TrainingWorkload workload;
   workload.graph = std::move(outer_).build();
   workload.cost_model = std::move(cost_);
   workload.ranks = std::move(ranks_);
   workload.passes = std::move(passes_);
   workload.folded = !unfold_;
+  workload.per_replica = replicas_ > 1;
   workload.microbatches = s_.microbatches();
   workload.model_flops_per_iteration = model_flops_per_iteration();
   return workload;
@@ -62,18 +74,23 @@ void TrainingGraphBuilder::create_ranks() {
   link.kind = DeviceKind::link;
   gpu_spec_ = b_->add_device_spec(s_.cluster.gpu);
   link_spec_ = b_->add_device_spec(link);
-  stages_.resize(static_cast<std::size_t>(s_.parallel.pp));
-  stage_groups_.assign(static_cast<std::size_t>(s_.parallel.pp) * kCommGroupKindCount, 0);
-  for (int stage = 0; stage < s_.parallel.pp; ++stage) {
-    for (int dp = 0; dp < (unfold_ ? dims_.dp : 1); ++dp) {
-      for (int cp = 0; cp < (unfold_ ? dims_.cp : 1); ++cp) {
-        for (int tp = 0; tp < (unfold_ ? dims_.tp : 1); ++tp) add_peer({tp, cp, dp, stage});
+  stages_.resize(static_cast<std::size_t>(stage_count()));
+  stage_groups_.assign(static_cast<std::size_t>(stage_count()) * kCommGroupKindCount, 0);
+  for (replica_ = 0; replica_ < replicas_; ++replica_) {
+    for (int position = 0; position < s_.parallel.pp; ++position) {
+      const int first_dp = replicas_ > 1 ? replica_ : 0;
+      const int dp_end = replicas_ > 1 ? replica_ + 1 : unfold_ ? dims_.dp : 1;
+      for (int dp = first_dp; dp < dp_end; ++dp) {
+        for (int cp = 0; cp < (unfold_ ? dims_.cp : 1); ++cp) {
+          for (int tp = 0; tp < (unfold_ ? dims_.tp : 1); ++tp) add_peer(stage_at(position), {tp, cp, dp, position});
+        }
       }
     }
   }
+  replica_ = 0;
 }
 
-void TrainingGraphBuilder::add_peer(const RankCoordinates& c) {
+void TrainingGraphBuilder::add_peer(int stage, const RankCoordinates& c) {
   Peer peer;
   peer.coordinates = c;
   peer.rank = dims_.rank_of(c);
@@ -83,13 +100,13 @@ void TrainingGraphBuilder::add_peer(const RankCoordinates& c) {
   peer.data_parallel = b_->add_stream(peer.device, "dp comm");
   peer.context_parallel = b_->add_stream(peer.device, "cp comm");
   peer.simulated_index = ranks_.size();
-  peer.index = stages_[static_cast<std::size_t>(c.pp)].size();
+  peer.index = stages_[static_cast<std::size_t>(stage)].size();
   SimulatedRank rank;
   rank.rank = peer.rank;
   rank.coordinates = c;
   rank.device = peer.device;
   ranks_.push_back(rank);
-  stages_[static_cast<std::size_t>(c.pp)].push_back(peer);
+  stages_[static_cast<std::size_t>(stage)].push_back(peer);
 }
 
 StreamId TrainingGraphBuilder::link(const Peer& from, const Peer& to) {
@@ -259,15 +276,29 @@ void TrainingGraphBuilder::after(const PerPeer<Gate>& before, const PerPeer<OpId
 }
 
 void TrainingGraphBuilder::create_chunks() {
+  const std::vector<std::int64_t> lengths = lengths_ ? lengths_->distinct() : std::vector{s_.training.seq_len};
+  for (std::int64_t tokens : lengths) {
+    context_.seq_len = tokens;
+    create_chunks(chunks_[tokens]);
+  }
+  for (auto& [tokens, positions] : chunks_) {
+    for (auto& position_chunks : positions) {
+      for (Chunk& chunk : position_chunks) chunk.shape = shape_of(chunk);
+    }
+  }
+}
+
+void TrainingGraphBuilder::create_chunks(std::vector<std::vector<Chunk>>& chunks) {
   const std::vector<int> layers = s_.layers_per_virtual_stage();
   std::vector<int> first_layer(layers.size() + 1, 0);
   std::partial_sum(layers.begin(), layers.end(), first_layer.begin() + 1);
   const bool head_shares_embedding = s_.model.tied_embeddings && s_.parallel.pp == 1;
   const int last_group = group_count() - 1;
-  chunks_.assign(static_cast<std::size_t>(s_.parallel.pp), {});
+  chunks.assign(static_cast<std::size_t>(s_.parallel.pp), {});
   for (int group = 0; group < group_count(); ++group) {
     Chunk chunk;
     chunk.group = group;
+    chunk.tokens = context_.seq_len;
     auto append = [&](std::vector<Step> steps, int block) {
       for (Step& step : steps) {
         chunk.steps.push_back(std::move(step));
@@ -281,10 +312,7 @@ void TrainingGraphBuilder::create_chunks() {
     }
     if (group == last_group) append(model_.output_steps(context_, head_shares_embedding), s_.model.layers);
     chunk.input_bytes = group == 0 ? 0 : boundary_bytes();
-    chunks_[static_cast<std::size_t>(stage_of_group(group))].push_back(std::move(chunk));
-  }
-  for (auto& stage_chunks : chunks_) {
-    for (Chunk& chunk : stage_chunks) chunk.shape = shape_of(chunk);
+    chunks[static_cast<std::size_t>(group % s_.parallel.pp)].push_back(std::move(chunk));
   }
 }
 
@@ -311,7 +339,7 @@ std::size_t TrainingGraphBuilder::shape_of(const Chunk& chunk) {
 
 std::int64_t TrainingGraphBuilder::stage_parameters(int stage) const {
   std::int64_t total = 0;
-  for (const Chunk& chunk : chunks_[static_cast<std::size_t>(stage)]) {
+  for (const Chunk& chunk : chunks_of(stage)) {
     for (const Step& step : chunk.steps) total += step.parameters;
   }
   return total;
@@ -341,17 +369,18 @@ void TrainingGraphBuilder::create_static_tensors(int stage) {
 void TrainingGraphBuilder::emit_stage(int stage) {
   const int pp = s_.parallel.pp;
   const int microbatches = static_cast<int>(s_.microbatches());
-  auto& chunks = chunks_[static_cast<std::size_t>(stage)];
-  records_.assign(chunks.size() * static_cast<std::size_t>(microbatches), {});
+  const std::size_t chunks = chunks_of(stage).size();
+  records_.assign(chunks * static_cast<std::size_t>(microbatches), {});
   pending_.assign(records_.size(), {});
-  last_grad_op_.assign(chunks.size(), {});
-  first_forward_op_.assign(chunks.size(), {});
+  last_grad_op_.assign(chunks, {});
+  first_forward_op_.assign(chunks, {});
   if (s_.parallel.zero == 1 && s_.options.overlap_param_gather) emit_param_gather(stage);
   for (const PipelineAction& action :
-       pipeline_actions(s_.parallel.schedule, stage, pp, s_.parallel.vpp, microbatches)) {
+       pipeline_actions(s_.parallel.schedule, position_of(stage), pp, s_.parallel.vpp, microbatches)) {
     const std::size_t slot = static_cast<std::size_t>(action.chunk) * static_cast<std::size_t>(microbatches) +
                              static_cast<std::size_t>(action.microbatch);
-    Chunk& chunk = chunks[static_cast<std::size_t>(action.chunk)];
+    context_.seq_len = tokens_of(action.microbatch);
+    Chunk& chunk = chunks_of(stage, context_.seq_len)[static_cast<std::size_t>(action.chunk)];
     switch (action.kind) {
       case PassKind::forward:
         emit_forward(stage, chunk, action, records_[slot]);
@@ -405,7 +434,7 @@ void TrainingGraphBuilder::send(int stage, int to_group, const BoundaryKey& key,
   const auto& from_peers = stages_[static_cast<std::size_t>(stage)];
   const auto& to_peers = stages_[static_cast<std::size_t>(to_stage)];
   const PerPeer<TensorId> received = boundary_tensor(key, to_stage);
-  WorkId& work_id = transfer_work_[{stage, to_stage}];
+  WorkId& work_id = transfer_work_[{stage, to_stage, boundary_bytes()}];
   if (!work_id.valid()) {
     OpWork transfer;
     transfer.op_class = OpClass::send;

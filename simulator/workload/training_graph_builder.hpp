@@ -60,9 +60,11 @@ struct Gate {
   std::int32_t signal = -1;
 };
 
-// A model chunk: the steps one rank runs for one virtual pipeline stage.
+// A model chunk: the steps one rank runs for one virtual pipeline stage, for microbatches of
+// one length.
 struct Chunk {
-  int group = 0;  // virtual stage: chunk * pp + stage
+  int group = 0;            // virtual stage: chunk * pp + stage
+  std::int64_t tokens = 0;  // per sample of the microbatch
   std::vector<Step> steps;
   std::vector<int> block;  // per step: the layer (or input/output block) it belongs to
   Bytes input_bytes = 0;   // activation entering the chunk; 0 for the first
@@ -120,9 +122,15 @@ class TrainingGraphBuilder {
  private:
   // ---- ranks, streams and links -------------------------------------------------------------
 
+  // Stages are numbered replica by replica: stage `replica * pp + position`. Uniform data has
+  // one replica, so a stage is its pipeline position; per-sample data simulates each DP replica.
+  int position_of(int stage) const { return stage % s_.parallel.pp; }
+  int stage_at(int position) const { return replica_ * s_.parallel.pp + position; }
+  int stage_count() const { return replicas_ * s_.parallel.pp; }
+
   void create_ranks();
 
-  void add_peer(const RankCoordinates& c);
+  void add_peer(int stage, const RankCoordinates& c);
 
   // The link carrying point-to-point traffic from one rank to another, created on first use.
   StreamId link(const Peer& from, const Peer& to);
@@ -177,17 +185,36 @@ class TrainingGraphBuilder {
 
   // ---- the model, cut into chunks -----------------------------------------------------------
 
-  int stage_of_group(int group) const { return group % s_.parallel.pp; }
+  // The stage of the replica being emitted that holds virtual stage `group`.
+  int stage_of_group(int group) const { return stage_at(group % s_.parallel.pp); }
   int group_count() const { return s_.parallel.pp * s_.parallel.vpp; }
 
+  // Tokens per sample of a microbatch of the replica being emitted.
+  std::int64_t tokens_of(int microbatch) const {
+    return lengths_ ? lengths_->at(replica_, microbatch) : s_.training.seq_len;
+  }
+
+  // The chunks of `stage` for microbatches of `tokens` tokens per sample.
+  std::vector<Chunk>& chunks_of(int stage, std::int64_t tokens) {
+    return chunks_.at(tokens)[static_cast<std::size_t>(position_of(stage))];
+  }
+  const std::vector<Chunk>& chunks_of(int stage) const {
+    return chunks_.begin()->second[static_cast<std::size_t>(position_of(stage))];
+  }
+
+  // Chunks for every microbatch length that occurs.
   void create_chunks();
+
+  // The chunks of every pipeline position for microbatches of context_.seq_len tokens per sample.
+  void create_chunks(std::vector<std::vector<Chunk>>& chunks);
 
   // The shape of a chunk: an earlier chunk's if both do the same work in the same layers, the
   // first and last virtual stages apart (they hold the model's ends); a new one otherwise.
   // Named ops name their layers, so then every chunk has a shape of its own.
   std::size_t shape_of(const Chunk& chunk);
 
-  // The activation passed between pipeline stages: a layer's output on the rank's shard of tokens.
+  // The activation passed between pipeline stages: a layer's output on the rank's shard of the
+  // tokens of the microbatch being emitted.
   Bytes boundary_bytes() const { return context_.sharded_tokens() * s_.model.hidden * context_.element_bytes(); }
 
   std::int64_t stage_parameters(int stage) const;
@@ -199,6 +226,13 @@ class TrainingGraphBuilder {
   // ---- one stage: its schedule ----------------------------------------------------------------
 
   void emit_stage(int stage);
+
+  // A data-parallel collective of one stage of every replica, with per-sample data: its members
+  // are gathered replica by replica under (what, index) and grouped once all are emitted.
+  void join_replicas(std::string_view what, std::size_t index, std::string_view name, int stage,
+                     const PerPeer<OpId>& ops);
+
+  void group_replica_collectives();
 
   // Formats an op or tensor name into a reused buffer; the view lasts until the next call.
   template <class... Args>
@@ -239,15 +273,15 @@ class TrainingGraphBuilder {
         inputs.push_back(bundles[r]);
       }
     }
-    const PassTemplate& pass = pass_template(stage, chunk, phase, inputs, [&](std::vector<PassBundle>& leaving) {
+    const RecordedPass& pass = pass_template(stage, chunk, phase, inputs, [&](std::vector<PassBundle>& leaving) {
       for (Route route : taken) {
-        recorder_->take_bundle(bundles[static_cast<std::size_t>(route)], bundle_shape(stage, chunk, route));
+        recorder_->take_bundle(bundles[static_cast<std::size_t>(route)], bundle_shape(chunk, route));
       }
       return body(leaving);
     });
     PassValues left;
     const PerPeer<OpId> ops = instantiate(stage, chunk, pass, phase, mb, inputs, escapes, left);
-    for (std::size_t b = 0; b < pass.bundles.size(); ++b) bundles[pass.bundles[b].route] = std::move(left[b]);
+    for (std::size_t b = 0; b < pass.pass.bundles.size(); ++b) bundles[pass.pass.bundles[b].route] = std::move(left[b]);
     return ops;
   }
 
@@ -256,7 +290,7 @@ class TrainingGraphBuilder {
   static std::string_view phase_leaving(Route route);
 
   // The members of `route`'s bundles, as the pass leaving them recorded them.
-  const PassTemplate::BundleShape& bundle_shape(int stage, const Chunk& chunk, Route route) const;
+  const PassTemplate::BundleShape& bundle_shape(const Chunk& chunk, Route route) const;
 
   // Adds `value` (a tensor per peer, or nothing) to the bundle of `route` that a pass leaves, as
   // member `key`; returns the key it is a member under (an earlier one if it is already in).
@@ -273,19 +307,22 @@ class TrainingGraphBuilder {
 
   // Handles of the members of the bundles a chunk's pass leaves, by step, for the passes that
   // take them to read: (what) -> per step, a handle per peer.
-  std::vector<PerPeer<TensorId>> member_handles(int stage, const Chunk& chunk, std::string_view phase, Kept what);
+  std::vector<PerPeer<TensorId>> member_handles(const Chunk& chunk, std::string_view phase, Kept what);
+
+  // A pass template and the stage whose streams and devices it was recorded on.
+  struct RecordedPass {
+    int stage = 0;
+    PassTemplate pass;
+  };
 
   // The template of a chunk's pass, recorded on first use by running `body` (which returns the
   // escaping values and fills the bundles it leaves) with the pass's ops going into the template.
+  // Chunks of one shape share it, on any stage.
   template <class Body>
-  const PassTemplate& pass_template(int stage, const Chunk& chunk, std::string_view phase, const PassValues& inputs,
+  const RecordedPass& pass_template(int stage, const Chunk& chunk, std::string_view phase, const PassValues& inputs,
                                     Body&& body) {
-    const auto key = std::make_tuple(stage, chunk.group, phase);
+    const auto key = std::make_pair(chunk.shape, phase);
     if (auto it = pass_templates_.find(key); it != pass_templates_.end()) return it->second;
-    if (auto it = templates_by_shape_.find({chunk.shape, phase}); it != templates_by_shape_.end()) {
-      const auto& [recorded_stage, recorded] = it->second;
-      return pass_templates_.emplace(key, rebound(*recorded, recorded_stage, stage)).first->second;
-    }
     std::vector<DeviceId> devices;
     for (const Peer& peer : stages_[static_cast<std::size_t>(stage)]) devices.push_back(peer.device);
     PassRecorder recorder(fmt::format("{} chunk {}", phase, chunk.group), s_.cluster.gpu, devices, outer_,
@@ -302,18 +339,20 @@ class TrainingGraphBuilder {
     const PassValues escapes = body(leaving);
     b_ = &outer_;
     recorder_ = nullptr;
-    const PassTemplate& made =
-        pass_templates_.emplace(key, std::move(recorder).finish(outer_, inputs, escapes, leaving)).first->second;
-    templates_by_shape_.emplace(std::make_pair(chunk.shape, phase), std::make_pair(stage, &made));
-    return made;
+    RecordedPass made{stage, std::move(recorder).finish(outer_, inputs, escapes, leaving)};
+    return pass_templates_.emplace(key, std::move(made)).first->second;
   }
 
-  // A pass template recorded on stage `from`, on the streams and devices of stage `to`.
-  PassTemplate rebound(const PassTemplate& recorded, int from, int to) const;
+  // Streams and devices of stage `from` and those of stage `to` in the same place (peer, lane).
+  struct StageTranslation {
+    std::map<StreamId, StreamId> streams;
+    std::map<DeviceId, DeviceId> devices;
+  };
+  const StageTranslation& translation(int from, int to);
 
-  // A composite of `pass` for microbatch `mb`; the ops after it on the compute streams and the
-  // gradient reduction wait for it.
-  PerPeer<OpId> instantiate(int stage, const Chunk& chunk, const PassTemplate& pass, std::string_view phase, int mb,
+  // A composite of `pass` for microbatch `mb` on `stage`; the ops after it on the compute streams
+  // and the gradient reduction wait for it.
+  PerPeer<OpId> instantiate(int stage, const Chunk& chunk, const RecordedPass& pass, std::string_view phase, int mb,
                             const PassValues& inputs, PassValues& escapes, PassValues& bundles);
 
   bool is_layer(const Chunk& chunk, std::size_t step) const;
@@ -343,7 +382,7 @@ class TrainingGraphBuilder {
                                          ForwardRecord& record, std::vector<PendingWeightGrad>& pending);
 
   // What a chunk's forward pass saved and checkpointed, as handles of its bundles' members.
-  ForwardRecord forward_handles(int stage, const Chunk& chunk);
+  ForwardRecord forward_handles(const Chunk& chunk);
 
   PerPeer<TensorId> handles_of(std::uint32_t key, std::size_t peers);
 
@@ -425,6 +464,9 @@ class TrainingGraphBuilder {
   };
 
   const TrainingScenario& s_;
+  std::optional<MicrobatchLengths> lengths_;  // per-sample data
+  int replicas_ = 1;                          // DP replicas simulated one by one
+  int replica_ = 0;                           // the replica being emitted
   bool unfold_;
   bool name_ops_;
   bool composites_;
@@ -440,7 +482,8 @@ class TrainingGraphBuilder {
   std::vector<SimulatedRank> ranks_;
   std::vector<PassOp> passes_;
   std::vector<std::vector<Peer>> stages_;
-  std::vector<std::vector<Chunk>> chunks_;
+  // By tokens per sample, by pipeline position (built before shapes point into them).
+  std::map<std::int64_t, std::vector<std::vector<Chunk>>> chunks_;
   fmt::memory_buffer name_buffer_;
   std::string op_name_;
   struct WorkKeyHash {
@@ -452,22 +495,27 @@ class TrainingGraphBuilder {
   std::vector<std::uint32_t> stage_groups_;  // by stage and communicator kind; 0 until placed
   std::map<std::pair<int, CommGroupKind>, std::vector<std::vector<std::size_t>>> partitions_;
   std::map<std::pair<std::int64_t, std::int64_t>, StreamId> links_;
-  std::vector<PerPeer<TensorId>> boundaries_;  // by (virtual stage, microbatch, direction): see boundary_tensor
-  std::map<std::pair<int, int>, WorkId> transfer_work_;  // by (stage, stage it sends to)
+  std::vector<PerPeer<TensorId>> boundaries_;                    // of the replica being emitted: see boundary_tensor
+  std::map<std::tuple<int, int, Bytes>, WorkId> transfer_work_;  // by (stage, stage it sends to, bytes)
   std::map<int, StageTensors> static_tensors_;
   std::map<int, std::vector<PerPeer<OpId>>> gradient_syncs_;
   std::map<int, PerPeer<OpId>> optimizer_ops_;
   std::map<int, PerPeer<OpId>> stage_last_compute_;
   PerPeer<OpId> last_compute_ops_;  // the latest op on the compute streams of the stage being emitted
-  // Passes as templates (composites_) by (stage, virtual stage, phase; phases are string literals),
-  // and the recording under way.
-  std::map<std::tuple<int, int, std::string_view>, PassTemplate> pass_templates_;
+  // Per-sample data: the name and members of each data-parallel collective, by (position, what
+  // it moves, bucket), in emission order.
+  std::map<std::tuple<int, std::string_view, std::size_t>, std::pair<std::string, std::vector<OpId>>>
+      replica_collectives_;
+  // Passes as templates (composites_) by (chunk shape, phase; phases are string literals), and the
+  // recording under way.
+  std::map<std::pair<std::size_t, std::string_view>, RecordedPass> pass_templates_;
+  std::map<std::pair<int, int>, StageTranslation> translations_;
+  std::vector<StreamId> placed_streams_;  // scratch of instantiate
+  std::vector<DeviceId> placed_devices_;
   BundleMemberHandles member_handles_;
   // The weight gradients a backward pass leaves, as handles.
   std::map<std::size_t, std::vector<PendingWeightGrad>> weight_pass_inputs_;  // by chunk shape
   std::vector<const Chunk*> shapes_;                                          // a chunk of each shape
-  // The template recorded first for each (chunk shape, phase), and the stage it was recorded on.
-  std::map<std::pair<std::size_t, std::string_view>, std::pair<int, const PassTemplate*>> templates_by_shape_;
   PassRecorder* recorder_ = nullptr;
   int recording_stage_ = 0;
   std::vector<Peer> recording_peers_;

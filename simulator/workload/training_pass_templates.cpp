@@ -35,8 +35,8 @@ std::string_view TrainingGraphBuilder::phase_leaving(Route route) {
   return {};
 }
 
-const PassTemplate::BundleShape& TrainingGraphBuilder::bundle_shape(int stage, const Chunk& chunk, Route route) const {
-  const PassTemplate& from = pass_templates_.at(std::make_tuple(stage, chunk.group, phase_leaving(route)));
+const PassTemplate::BundleShape& TrainingGraphBuilder::bundle_shape(const Chunk& chunk, Route route) const {
+  const PassTemplate& from = pass_templates_.at(std::make_pair(chunk.shape, phase_leaving(route))).pass;
   for (const PassTemplate::BundleShape& shape : from.bundles) {
     if (shape.route == static_cast<std::uint32_t>(route)) return shape;
   }
@@ -70,12 +70,12 @@ Route TrainingGraphBuilder::route_of_checkpoint(const Chunk& chunk, std::size_t 
   return own_pass ? Route::forward_to_recompute : Route::forward_to_backward;
 }
 
-std::vector<PerPeer<TensorId>> TrainingGraphBuilder::member_handles(int stage, const Chunk& chunk,
-                                                                    std::string_view phase, Kept what) {
+std::vector<PerPeer<TensorId>> TrainingGraphBuilder::member_handles(const Chunk& chunk, std::string_view phase,
+                                                                    Kept what) {
   std::vector<PerPeer<TensorId>> handles(chunk.steps.size());
-  const auto it = pass_templates_.find(std::make_tuple(stage, chunk.group, phase));
+  const auto it = pass_templates_.find(std::make_pair(chunk.shape, phase));
   if (it == pass_templates_.end()) return handles;
-  for (const PassTemplate::BundleShape& shape : it->second.bundles) {
+  for (const PassTemplate::BundleShape& shape : it->second.pass.bundles) {
     for (std::size_t peer = 0; peer < shape.members.size(); ++peer) {
       for (const auto& [key, kind, bytes] : shape.members[peer]) {
         if (key % 4 != static_cast<std::uint32_t>(what)) continue;
@@ -86,32 +86,40 @@ std::vector<PerPeer<TensorId>> TrainingGraphBuilder::member_handles(int stage, c
   return handles;
 }
 
-PassTemplate TrainingGraphBuilder::rebound(const PassTemplate& recorded, int from, int to) const {
+const TrainingGraphBuilder::StageTranslation& TrainingGraphBuilder::translation(int from, int to) {
+  auto [it, made] = translations_.try_emplace({from, to});
+  if (!made) return it->second;
   const auto& from_peers = stages_[static_cast<std::size_t>(from)];
   const auto& to_peers = stages_[static_cast<std::size_t>(to)];
-  PassTemplate pass = recorded;
-  for (StreamId& stream : pass.streams) {
-    for (std::size_t i = 0; i < from_peers.size(); ++i) {
-      for (Lane lane : {Lane::compute, Lane::tensor_parallel, Lane::data_parallel, Lane::context_parallel}) {
-        if (outer_lane_stream(from_peers[i], lane) == stream) stream = outer_lane_stream(to_peers[i], lane);
-      }
+  for (std::size_t i = 0; i < from_peers.size(); ++i) {
+    for (Lane lane : {Lane::compute, Lane::tensor_parallel, Lane::data_parallel, Lane::context_parallel}) {
+      it->second.streams.emplace(outer_lane_stream(from_peers[i], lane), outer_lane_stream(to_peers[i], lane));
     }
+    it->second.devices.emplace(from_peers[i].device, to_peers[i].device);
   }
-  for (PassTemplate::OutputShape& output : pass.outputs) {
-    for (std::size_t i = 0; i < from_peers.size(); ++i) {
-      if (from_peers[i].device == output.device) output.device = to_peers[i].device;
-    }
-  }
-  return pass;
+  return it->second;
 }
 
-PerPeer<OpId> TrainingGraphBuilder::instantiate(int stage, const Chunk& chunk, const PassTemplate& pass,
+PerPeer<OpId> TrainingGraphBuilder::instantiate(int stage, const Chunk& chunk, const RecordedPass& recorded,
                                                 std::string_view phase, int mb, const PassValues& inputs,
                                                 PassValues& escapes, PassValues& bundles) {
-  const OpId op = pass.instantiate(outer_, name("chunk {} mb{} {}", chunk.group, mb, phase), inputs, escapes, bundles);
+  const PassTemplate& pass = recorded.pass;
+  PassTemplate::Placement placement{pass.streams, {}};
+  if (recorded.stage != stage) {
+    const StageTranslation& moved = translation(recorded.stage, stage);
+    placed_streams_.clear();
+    for (StreamId stream : pass.streams) placed_streams_.push_back(moved.streams.at(stream));
+    placed_devices_.clear();
+    for (const PassTemplate::OutputShape& output : pass.outputs)
+      placed_devices_.push_back(moved.devices.at(output.device));
+    placement = {placed_streams_, placed_devices_};
+  }
+  const OpId op =
+      pass.instantiate(outer_, name("chunk {} mb{} {}", chunk.group, mb, phase), inputs, escapes, bundles, placement);
   // The pass as a schedule names it; a recompute pass goes with the backward pass it precedes.
   const PassKind kind = phase == "fwd" ? PassKind::forward : phase == "weight" ? PassKind::weight : PassKind::backward;
-  passes_.push_back({op, stage, {kind, mb, static_cast<int>(chunk_index(chunk))}, phase == "recompute"});
+  passes_.push_back(
+      {op, position_of(stage), replica_, {kind, mb, static_cast<int>(chunk_index(chunk))}, phase == "recompute"});
   const PerPeer<OpId> ops(stages_[static_cast<std::size_t>(stage)].size(), op);
   last_compute_ops_ = ops;
   for (const auto& [step, signals] : pass.signals) {
@@ -122,10 +130,10 @@ PerPeer<OpId> TrainingGraphBuilder::instantiate(int stage, const Chunk& chunk, c
   return ops;
 }
 
-ForwardRecord TrainingGraphBuilder::forward_handles(int stage, const Chunk& chunk) {
+ForwardRecord TrainingGraphBuilder::forward_handles(const Chunk& chunk) {
   ForwardRecord handles;
-  handles.saved = member_handles(stage, chunk, "fwd", Kept::saved);
-  handles.checkpoint = member_handles(stage, chunk, "fwd", Kept::checkpoint);
+  handles.saved = member_handles(chunk, "fwd", Kept::saved);
+  handles.checkpoint = member_handles(chunk, "fwd", Kept::checkpoint);
   return handles;
 }
 

@@ -142,7 +142,7 @@ PerPeer<TensorId> TrainingGraphBuilder::emit_backward_passes(int stage, const Ch
   if (recomputes_before_gradient(chunk)) {
     emit_pass(stage, chunk, "recompute", mb, {}, escapes, record.bundles, [&](std::vector<PassBundle>& leaving) {
       std::vector<PerPeer<TensorId>> inner(chunk.steps.size());
-      recompute_layer(stage, chunk, chunk.steps.size() - 1, -1, forward_handles(stage, chunk), inner);
+      recompute_layer(stage, chunk, chunk.steps.size() - 1, -1, forward_handles(chunk), inner);
       for (std::size_t k = 0; k < inner.size(); ++k) {
         leave(leaving, route_of_saved(chunk, k, Route::recompute_to_backward), member_key(Kept::recomputed, k),
               inner[k]);
@@ -152,9 +152,8 @@ PerPeer<TensorId> TrainingGraphBuilder::emit_backward_passes(int stage, const Ch
   }
   emit_pass(stage, chunk, "bwd", mb, PassValues{dy}, escapes, record.bundles, [&](std::vector<PassBundle>& leaving) {
     std::vector<PendingWeightGrad> inner_pending;
-    PerPeer<TensorId> dx =
-        backward_body(stage, chunk, dy, forward_handles(stage, chunk),
-                      member_handles(stage, chunk, "recompute", Kept::recomputed), -1, inner_pending);
+    PerPeer<TensorId> dx = backward_body(stage, chunk, dy, forward_handles(chunk),
+                                         member_handles(chunk, "recompute", Kept::recomputed), -1, inner_pending);
     // The first chunk's input gradient goes nowhere (and may be a weight gradient's input).
     PassValues values{chunk.group > 0 ? dx : PerPeer<TensorId>{}};
     // What the weight pass reads: output gradients made here, and inputs saved by the forward

@@ -127,7 +127,20 @@ TrainingReport make_training_report(const TrainingScenario& scenario, const Trai
   report.iteration_time_s = static_cast<double>(result.makespan) / kNsPerSecond;
   const double samples = static_cast<double>(scenario.training.global_batch);
   report.samples_per_s = samples / report.iteration_time_s;
-  report.tokens_per_s = samples * static_cast<double>(scenario.training.seq_len) / report.iteration_time_s;
+  if (const auto lengths = scenario.microbatch_lengths()) {
+    DataSummary data;
+    data.dataset = scenario.data->dataset.name;
+    data.sample_tokens = lengths->sample_tokens;
+    for (std::int64_t tokens : lengths->tokens) data.padded_tokens += tokens * scenario.training.micro_batch;
+    const std::vector<std::int64_t> distinct = lengths->distinct();
+    data.shortest_microbatch = distinct.front();
+    data.longest_microbatch = distinct.back();
+    data.distinct_lengths = distinct.size();
+    report.tokens_per_s = static_cast<double>(data.sample_tokens) / report.iteration_time_s;
+    report.data = data;
+  } else {
+    report.tokens_per_s = samples * static_cast<double>(scenario.training.seq_len) / report.iteration_time_s;
+  }
   report.gpus = scenario.parallel.world_size();
   report.model_flops_per_iteration = workload.model_flops_per_iteration;
   report.tflops_per_gpu =
@@ -138,6 +151,7 @@ TrainingReport make_training_report(const TrainingScenario& scenario, const Trai
   report.microbatches = workload.microbatches;
   report.simulated_ranks = workload.ranks.size();
   report.folded = workload.folded;
+  report.per_replica = workload.per_replica;
 
   const DeviceActivity activity(workload, result);
   report.simulated_ops = activity.op_count();

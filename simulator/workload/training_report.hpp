@@ -1,6 +1,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,9 +25,19 @@ struct StageReport {
   bool oom = false;  // any simulated rank of the stage
 };
 
+// What per-sample data made of the batch.
+struct DataSummary {
+  std::string dataset;
+  std::int64_t sample_tokens = 0;        // before padding
+  std::int64_t padded_tokens = 0;        // as simulated
+  std::int64_t shortest_microbatch = 0;  // tokens per sample
+  std::int64_t longest_microbatch = 0;
+  std::size_t distinct_lengths = 0;
+};
+
 struct TrainingReport {
   double iteration_time_s = 0.0;
-  double tokens_per_s = 0.0;
+  double tokens_per_s = 0.0;  // the samples' own tokens, padding excluded
   double samples_per_s = 0.0;
   double model_flops_per_iteration = 0.0;
   double tflops_per_gpu = 0.0;
@@ -38,6 +49,8 @@ struct TrainingReport {
   std::size_t simulated_ranks = 0;
   std::size_t simulated_ops = 0;
   bool folded = true;
+  bool per_replica = false;
+  std::optional<DataSummary> data;
   bool oom = false;
   std::vector<StageReport> stages;
 };

@@ -93,7 +93,43 @@ TrainingOptions read_options(const JsonCursor& json) {
 
 std::string str(std::int64_t value) { return std::to_string(value); }
 
+// Every padded length is a multiple of pad_to up to seq_len: it splits as seq_len must.
+void validate_padding(const TrainingScenario& s) {
+  const std::int64_t pad = s.data->pad_to;
+  const ParallelPlan& p = s.parallel;
+  if (s.training.seq_len % pad != 0) {
+    reject("data.pad_to", "seq_len not a multiple of pad_to",
+           str(pad) + " does not divide training.seq_len " + str(s.training.seq_len));
+  }
+  if (p.cp > 1 && pad % (2 * p.cp) != 0) {
+    reject("data.pad_to", "pad_to not divisible by 2 x cp",
+           str(pad) + " is not divisible by 2 x cp = " + str(2 * p.cp) + " (load-balanced context parallelism)");
+  }
+  if (p.sequence_parallel && p.tp > 1 && (s.training.micro_batch * pad / p.cp) % p.tp != 0) {
+    reject("data.pad_to", "padded tokens not divisible by tp",
+           "micro_batch x pad_to / cp = " + str(s.training.micro_batch * pad / p.cp) +
+               " tokens do not split over tp = " + str(p.tp) + " (sequence parallelism)");
+  }
+}
+
+TrainingScenario load_scenario_without_plan(const JsonCursor& root) {
+  root.expect_only({"description", "model", "cluster", "parallel", "training", "options", "data"});
+  TrainingScenario scenario;
+  if (auto value = root.find("description")) scenario.description = value->as_string();
+  scenario.model = load_model_spec(root.at("model"));
+  scenario.cluster = load_cluster_spec(root.at("cluster"));
+  scenario.training = read_training(root.at("training"));
+  if (auto value = root.find("options")) scenario.options = read_options(*value);
+  return scenario;
+}
+
 }  // namespace
+
+std::optional<MicrobatchLengths> TrainingScenario::microbatch_lengths() const {
+  if (!data) return std::nullopt;
+  return draw_microbatch_lengths(*data, parallel.dp, static_cast<int>(microbatches()), training.micro_batch,
+                                 training.seq_len);
+}
 
 std::vector<int> TrainingScenario::layers_per_virtual_stage() const {
   if (!parallel.stage_layers.empty()) return parallel.stage_layers;
@@ -162,6 +198,7 @@ void validate_training_scenario(const TrainingScenario& s) {
            "the " + str(t.micro_batch * t.seq_len / p.cp) +
                " tokens of a microbatch per CP rank do not split over tp = " + str(p.tp));
   }
+  if (s.data) validate_padding(s);
   if (m.position == PositionEncoding::learned && t.seq_len > m.max_positions) {
     reject("training.seq_len", "sequence longer than the model's positions",
            str(t.seq_len) + " exceeds the model's " + str(m.max_positions) + " positions");
@@ -169,21 +206,20 @@ void validate_training_scenario(const TrainingScenario& s) {
 }
 
 TrainingScenario load_training_scenario(const JsonCursor& root) {
-  TrainingScenario scenario = load_sweep_scenario(root);
+  TrainingScenario scenario = load_scenario_without_plan(root);
   scenario.parallel = read_parallel(root.at("parallel"), scenario.cluster);
+  if (auto value = root.find("data")) scenario.data = load_data_spec(*value);
   validate_training_scenario(scenario);
   return scenario;
 }
 
 TrainingScenario load_sweep_scenario(const JsonCursor& root) {
-  root.expect_only({"description", "model", "cluster", "parallel", "training", "options"});
-  TrainingScenario scenario;
-  if (auto value = root.find("description")) scenario.description = value->as_string();
-  scenario.model = load_model_spec(root.at("model"));
-  scenario.cluster = load_cluster_spec(root.at("cluster"));
-  scenario.training = read_training(root.at("training"));
-  if (auto value = root.find("options")) scenario.options = read_options(*value);
-  return scenario;
+  if (auto value = root.find("data")) {
+    value->fail(
+        "per-sample data is not supported by sweep, which simulates uniform batches of training.seq_len "
+        "tokens; simulate the chosen plan with its data instead");
+  }
+  return load_scenario_without_plan(root);
 }
 
 }  // namespace weft

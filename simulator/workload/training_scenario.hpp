@@ -9,6 +9,7 @@
 
 #include "cost_models/cluster_spec.hpp"
 #include "cost_models/collective_model.hpp"
+#include "simulator/workload/data/data_spec.hpp"
 #include "simulator/workload/model_spec.hpp"
 #include "simulator/workload/modules/attention_core.hpp"
 
@@ -63,10 +64,13 @@ struct TrainingScenario {
   ParallelPlan parallel;
   TrainingSpec training;
   TrainingOptions options;
+  std::optional<DataSpec> data;  // per-sample data; absent: every sample has seq_len tokens
 
   std::int64_t microbatches() const { return training.global_batch / (parallel.dp * training.micro_batch); }
   // Layers of each virtual pipeline stage, in pipeline order.
   std::vector<int> layers_per_virtual_stage() const;
+  // With per-sample data, the tokens per sample of each microbatch of each DP replica.
+  std::optional<MicrobatchLengths> microbatch_lengths() const;
 };
 
 // Reads and validates a training scenario; errors name the JSON path and the reason
@@ -74,7 +78,8 @@ struct TrainingScenario {
 TrainingScenario load_training_scenario(const JsonCursor& root);
 
 // The model, cluster, training and options of a scenario, without a plan: what a sweep varies
-// the plan over. A "parallel" section, if present, is not read.
+// the plan over. A "parallel" section, if present, is not read; a "data" section is an error
+// (a sweep simulates uniform batches).
 TrainingScenario load_sweep_scenario(const JsonCursor& root);
 
 // A plan that cannot run: which rule it breaks (a short stable phrase, for counting plans by

@@ -33,7 +33,8 @@ struct SimulatedRank {
 // A pipeline pass of one microbatch as a composite op of the graph (WorkloadOptions::composites).
 struct PassOp {
   OpId op;
-  int stage = 0;
+  int stage = 0;    // pipeline position
+  int replica = 0;  // DP replica, with per-sample data
   PipelineAction action;
   bool recompute = false;  // the recompute pass run just before `action`, a backward pass
 };
@@ -42,8 +43,9 @@ struct PassOp {
 struct TrainingWorkload {
   Graph graph;
   std::unique_ptr<ClusterCostModel> cost_model;
-  std::vector<SimulatedRank> ranks;  // stage by stage; one per stage when folded
-  bool folded = true;
+  std::vector<SimulatedRank> ranks;  // stage by stage (replica by replica with per_replica)
+  bool folded = true;                // TP and CP ranks folded (DP too, unless per_replica)
+  bool per_replica = false;          // per-sample data: every DP replica simulated
   std::int64_t microbatches = 0;
   double model_flops_per_iteration = 0.0;  // Megatron convention
   std::vector<PassOp> passes;              // in the order they were issued (none without composites)

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "simulator/core/json_cursor.hpp"
+#include "simulator/workload/data/length_distribution.hpp"
+
+namespace weft {
+
+// One kind of sample in a dataset mixture (web pages, code, books, ...): how often it is drawn
+// and how many text tokens it has.
+struct SampleSource {
+  std::string name;
+  double weight = 1.0;
+  LengthDistribution text_tokens;
+};
+
+// A training dataset as a mixture of sample sources (docs/scenarios.md, "data").
+struct DatasetSpec {
+  std::string name;
+  std::string description;
+  std::vector<SampleSource> mixture;
+
+  // The source sample `random` is drawn from, by weight.
+  const SampleSource& pick(SampleRandom& random) const;
+};
+
+// A dataset by name (scenarios/datasets/<name>.json), inline, or a library one with fields
+// replaced ({"base": ..., ...}).
+DatasetSpec load_dataset_spec(const JsonCursor& json);
+
+}  // namespace weft
