@@ -129,7 +129,7 @@ TrainingReport make_training_report(const TrainingScenario& scenario, const Trai
   report.samples_per_s = samples / report.iteration_time_s;
   if (const auto lengths = scenario.microbatch_lengths()) {
     DataSummary data;
-    data.dataset = scenario.data->dataset.name;
+    data.dataset = scenario.data->dataset ? scenario.data->dataset->name : scenario.data->samples_file;
     data.sample_tokens = lengths->sample_tokens;
     for (std::int64_t tokens : lengths->tokens) data.padded_tokens += tokens * scenario.training.micro_batch;
     const std::vector<std::int64_t> distinct = lengths->distinct();

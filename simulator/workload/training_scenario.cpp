@@ -93,8 +93,15 @@ TrainingOptions read_options(const JsonCursor& json) {
 
 std::string str(std::int64_t value) { return std::to_string(value); }
 
-// Every padded length is a multiple of pad_to up to seq_len: it splits as seq_len must.
-void validate_padding(const TrainingScenario& s) {
+// A samples file holds the whole batch, and every padded length (a multiple of pad_to up to
+// seq_len) splits as seq_len must.
+void validate_data(const TrainingScenario& s) {
+  const std::int64_t samples = static_cast<std::int64_t>(s.data->samples.size());
+  if (samples > 0 && samples < s.training.global_batch) {
+    reject("data.samples", "too few samples",
+           s.data->samples_file + " holds " + str(samples) + " samples; the global batch takes " +
+               str(s.training.global_batch));
+  }
   const std::int64_t pad = s.data->pad_to;
   const ParallelPlan& p = s.parallel;
   if (s.training.seq_len % pad != 0) {
@@ -198,7 +205,7 @@ void validate_training_scenario(const TrainingScenario& s) {
            "the " + str(t.micro_batch * t.seq_len / p.cp) +
                " tokens of a microbatch per CP rank do not split over tp = " + str(p.tp));
   }
-  if (s.data) validate_padding(s);
+  if (s.data) validate_data(s);
   if (m.position == PositionEncoding::learned && t.seq_len > m.max_positions) {
     reject("training.seq_len", "sequence longer than the model's positions",
            str(t.seq_len) + " exceeds the model's " + str(m.max_positions) + " positions");

@@ -73,6 +73,48 @@ TEST_CASE("the JSON output has the documented fields, consistent with each other
   CHECK(named);
 }
 
+TEST_CASE("per-sample data simulates every DP replica and reports the batch it drew", "[cli][data]") {
+  const TempDir dir;
+  const auto scenario = dir.write("data.json", R"({
+      "model": {"base": "llama3-8b", "layers": 4},
+      "cluster": {"base": "dgx-h100", "gpus": 16},
+      "parallel": {"tp": 2, "pp": 2, "dp": 4},
+      "training": {"global_batch": 32, "seq_len": 4096},
+      "data": {"dataset": "web-text-mix", "seed": 3, "pad_to": 256}})");
+  const auto json_file = dir.file("out.json");
+  const auto run = run_weft("simulate '" + scenario.string() + "' --json '" + json_file.string() + "'");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.out, Contains("Data     web-text-mix: ") && Contains("8 simulated ranks (one per pipeline stage of "
+                                                                      "each DP replica)"));
+  const auto result = nlohmann::json::parse(read_file(json_file));
+  CHECK(result["per_replica"] == true);
+  const auto& data = result["data"];
+  CHECK(data["dataset"] == "web-text-mix");
+  CHECK(data["sample_tokens"].get<long long>() <= data["padded_tokens"].get<long long>());
+  CHECK(data["longest_microbatch_tokens"].get<long long>() <= 4096);
+  CHECK(data["shortest_microbatch_tokens"].get<long long>() % 256 == 0);
+  CHECK(result["tokens_per_s"].get<double>() ==
+        Approx(data["sample_tokens"].get<double>() / result["iteration_time_s"].get<double>()));
+  // The same seed draws the same batch and gives the same iteration.
+  const auto again = run_weft("simulate '" + scenario.string() + "'");
+  auto from_data_to_throughput = [](const std::string& out) {
+    const std::size_t from = out.find("Data");
+    return out.substr(from, out.find("Throughput") - from);
+  };
+  CHECK(from_data_to_throughput(again.out) == from_data_to_throughput(run.out));
+
+  for (const char* flag : {"--unfold", "--emit-plan plan.json"}) {
+    INFO(flag);
+    const auto refused = run_weft("simulate '" + scenario.string() + "' " + flag);
+    CHECK(refused.exit_code == 2);
+    CHECK_THAT(refused.err, Contains(std::string(flag).substr(0, std::string(flag).find(' '))));
+  }
+  const auto sweep = run_weft("sweep '" + scenario.string() + "'");
+  CHECK(sweep.exit_code == 2);
+  CHECK_THAT(sweep.err, Contains("data") && Contains("not supported by sweep"));
+}
+
 TEST_CASE("the unfold flag simulates every rank and gives the same answer", "[cli]") {
   const TempDir dir;
   const auto scenario = dir.write("small.json", R"({

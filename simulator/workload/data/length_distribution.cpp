@@ -9,7 +9,6 @@ namespace weft {
 namespace {
 
 constexpr std::uint64_t kGolden = 0x9e3779b97f4a7c15ULL;
-constexpr std::int64_t kMaxLength = std::int64_t{1} << 40;
 
 std::uint64_t mix(std::uint64_t z) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;

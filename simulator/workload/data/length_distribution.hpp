@@ -6,6 +6,9 @@
 
 namespace weft {
 
+// The most tokens (or anything) a sample may have.
+inline constexpr std::int64_t kMaxLength = std::int64_t{1} << 40;
+
 // A reproducible stream of uniform numbers for one sample: SplitMix64 seeded from the dataset's
 // seed and the sample's index, so that a sample's draws do not depend on the order samples are
 // drawn in, and the same on every platform (std:: distributions are implementation-defined).
