@@ -11,10 +11,8 @@ case "$mode" in
   "") build_dir="$WEFT_ROOT/build"; args=(-DCMAKE_BUILD_TYPE=Release) ;;
   --sanitize)
     # The CUDA backend is compiled and linked by the plain pass; sanitizers do not apply to it.
-    # Line tables only (-g1): enough for sanitizer stack traces, and much less to compile.
     build_dir="$WEFT_ROOT/build-sanitize"
-    args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" -DWEFT_SANITIZE=ON
-          -DWEFT_CUDA=OFF)
+    args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_SANITIZE=ON -DWEFT_CUDA=OFF)
     export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
     export LSAN_OPTIONS="suppressions=$WEFT_ROOT/tools/lib/lsan-suppressions.txt:print_suppressions=0"
     export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"

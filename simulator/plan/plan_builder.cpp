@@ -255,6 +255,9 @@ ExecutionPlan build_execution_plan(const TrainingScenario& scenario, const Train
     throw InputError("execution plans do not cover context parallelism yet (parallel.cp = " +
                      std::to_string(scenario.parallel.cp) + ")");
   }
+  if (workload.per_replica) {
+    throw InputError("execution plans do not cover per-sample data yet (the scenario's \"data\" section)");
+  }
   return PlanBuilder(scenario, workload, result).build();
 }
 

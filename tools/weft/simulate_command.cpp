@@ -78,9 +78,6 @@ void run_training(const SimulateFlags& flags, const JsonCursor& root, const Simu
   Stopwatch watch;
   TrainingScenario scenario = with_context(flags.scenario, [&] { return load_training_scenario(root); });
   apply_calibration(flags.calibration, scenario.cluster);
-  if (!flags.plan_file.empty() && scenario.data) {
-    throw InputError("--emit-plan: execution plans of scenarios with per-sample data are not supported yet");
-  }
   const TrainingWorkload workload =
       build_training_workload(scenario, {.unfold = flags.unfold, .composites = !flags.reuse.no_reuse});
   const double build_ms = watch.lap_ms();
