@@ -198,6 +198,7 @@ class TrainingGraphBuilder {
   std::vector<Chunk>& chunks_of(int stage, std::int64_t tokens) {
     return chunks_.at(tokens)[static_cast<std::size_t>(position_of(stage))];
   }
+  // The chunks of `stage` for some length: for what does not depend on it (steps, parameters).
   const std::vector<Chunk>& chunks_of(int stage) const {
     return chunks_.begin()->second[static_cast<std::size_t>(position_of(stage))];
   }
