@@ -19,6 +19,8 @@ class StrongId {
   constexpr explicit StrongId(value_type value) : value_(value) {}
 
   static constexpr StrongId none() { return StrongId(); }
+  // The id at index `i` of its array (an index the array is known to hold).
+  static constexpr StrongId at(std::size_t i) { return StrongId(static_cast<value_type>(i)); }
   constexpr bool valid() const { return value_ != kNoneValue; }
   constexpr value_type value() const { return value_; }
 

@@ -16,7 +16,8 @@ struct SimulationOptions {
   // (exactly: where stamping could change the answer, the graph is simulated in full instead).
   // Off: composites are expanded and every op is simulated.
   bool reuse = true;
-  // Where template schedules are kept; null means the process-wide cache.
+  // Where template schedules are kept; null means the process-wide cache (SimulationCheckpoint
+  // reads null as a cache of its own instead).
   ScheduleCache* cache = nullptr;
   // Time from which each stream may run its first op (empty: all at 0); the engine uses it to
   // simulate templates whose streams are still busy when they start.

@@ -9,11 +9,6 @@
 namespace weft {
 namespace {
 
-template <class Id>
-Id id_at(std::size_t i) {
-  return Id(static_cast<typename Id::value_type>(i));
-}
-
 std::string qualified(const std::string& prefix, std::string_view name) {
   return name.empty() ? std::string() : prefix + "/" + std::string(name);
 }
@@ -31,15 +26,15 @@ class Flattener {
   FlatGraph run() {
     copy_platform();
     for (std::size_t i = 0; i < graph_.tensor_count(); ++i) {
-      const TensorRecord& tensor = graph_.tensor(id_at<TensorId>(i));
-      builder_.add_tensor(graph_.tensor_name(id_at<TensorId>(i)), tensor.device, tensor.kind, tensor.bytes);
+      const TensorRecord& tensor = graph_.tensor(TensorId::at(i));
+      builder_.add_tensor(graph_.tensor_name(TensorId::at(i)), tensor.device, tensor.kind, tensor.bytes);
     }
     out_.flat_op.assign(graph_.op_count(), OpId::none());
     out_.expansion_of.assign(graph_.composite_count(), FlatGraph::kNoChild);
     std::vector<Node> nodes(graph_.op_count());
     const Scope outer = outer_scope();
     for (std::size_t i = 0; i < graph_.op_count(); ++i) {
-      const OpId op = id_at<OpId>(i);
+      const OpId op = OpId::at(i);
       if (const CompositeId composite = graph_.op_composite(op); composite.valid()) {
         nodes[i].expansion = out_.expansion_of[composite.value()] = expand_composite(graph_, op, outer, op);
       } else {
@@ -63,22 +58,22 @@ class Flattener {
 
   Scope outer_scope() const {
     Scope scope;
-    for (std::size_t s = 0; s < graph_.stream_count(); ++s) scope.streams.push_back(id_at<StreamId>(s));
-    for (std::size_t t = 0; t < graph_.tensor_count(); ++t) scope.tensors.push_back(id_at<TensorId>(t));
+    for (std::size_t s = 0; s < graph_.stream_count(); ++s) scope.streams.push_back(StreamId::at(s));
+    for (std::size_t t = 0; t < graph_.tensor_count(); ++t) scope.tensors.push_back(TensorId::at(t));
     scope.weak.assign(graph_.tensor_count(), 0);
     return scope;
   }
 
   void copy_platform() {
     for (std::size_t s = 0; s < graph_.device_spec_count(); ++s)
-      builder_.add_device_spec(graph_.spec(id_at<DeviceSpecId>(s)));
+      builder_.add_device_spec(graph_.spec(DeviceSpecId::at(s)));
     for (std::size_t d = 0; d < graph_.device_count(); ++d) {
-      const DeviceInfo& device = graph_.device(id_at<DeviceId>(d));
+      const DeviceInfo& device = graph_.device(DeviceId::at(d));
       const DeviceId id = builder_.add_device(device.name, device.spec);
       builder_.set_memory_capacity(id, device.memory_capacity);
     }
     for (std::size_t s = 0; s < graph_.stream_count(); ++s) {
-      const StreamInfo& stream = graph_.stream(id_at<StreamId>(s));
+      const StreamInfo& stream = graph_.stream(StreamId::at(s));
       builder_.add_stream(stream.device, stream.name, stream.policy);
     }
   }
@@ -121,15 +116,15 @@ class Flattener {
     // The device of each template device, through the streams bound to it.
     std::vector<DeviceId> devices(inner.device_count(), DeviceId::none());
     for (std::size_t s = 0; s < inner.stream_count(); ++s) {
-      devices[inner.stream(id_at<StreamId>(s)).device.value()] = device_of_stream(nested.streams[s]);
+      devices[inner.stream(StreamId::at(s)).device.value()] = device_of_stream(nested.streams[s]);
     }
     for (const auto* ports : {&subgraph.inputs(), &subgraph.outputs()}) {
       for (TensorId port : *ports) bind_members(subgraph, port, nested, devices);
     }
     for (std::size_t t = 0; t < inner.tensor_count(); ++t) {
       if (nested.tensors[t].valid()) continue;
-      const TensorRecord& tensor = inner.tensor(id_at<TensorId>(t));
-      nested.tensors[t] = builder_.add_tensor(qualified(nested.prefix, inner.tensor_name(id_at<TensorId>(t))),
+      const TensorRecord& tensor = inner.tensor(TensorId::at(t));
+      nested.tensors[t] = builder_.add_tensor(qualified(nested.prefix, inner.tensor_name(TensorId::at(t))),
                                               devices[tensor.device.value()], tensor.kind, tensor.bytes);
     }
 
@@ -139,7 +134,7 @@ class Flattener {
     std::vector<OpId> flat_ops(inner.op_count(), OpId::none());
     std::vector<std::uint32_t> children(inner.op_count(), FlatGraph::kNoChild);
     for (std::size_t i = 0; i < inner.op_count(); ++i) {
-      const OpId inner_op = id_at<OpId>(i);
+      const OpId inner_op = OpId::at(i);
       if (inner.is_composite(inner_op)) {
         nodes[i].expansion = children[i] = expand_composite(inner, inner_op, nested, original);
       } else {
@@ -172,7 +167,7 @@ class Flattener {
   // Control edges, signal edges and collectives among `nodes`, the ops of `graph`.
   void add_edges(const Graph& graph, const std::vector<Node>& nodes, const std::string& prefix) {
     for (std::size_t i = 0; i < graph.op_count(); ++i) {
-      const OpId op = id_at<OpId>(i);
+      const OpId op = OpId::at(i);
       for (OpId successor : graph.control_successors(op)) connect(nodes[i], nodes[successor.value()]);
       if (const CompositeId composite = graph.op_composite(op); composite.valid()) {
         const Subgraph& subgraph = graph.subgraph(graph.composite(composite).subgraph);
@@ -186,9 +181,9 @@ class Flattener {
     }
     for (std::size_t c = 0; c < graph.collective_count(); ++c) {
       std::vector<OpId> members;
-      for (OpId member : graph.collective_members(id_at<CollectiveId>(c)))
+      for (OpId member : graph.collective_members(CollectiveId::at(c)))
         members.push_back(nodes[member.value()].flat_op);
-      builder_.add_collective(qualified(prefix, graph.collective_name(id_at<CollectiveId>(c))), members);
+      builder_.add_collective(qualified(prefix, graph.collective_name(CollectiveId::at(c))), members);
     }
   }
 
@@ -227,7 +222,7 @@ class Flattener {
     const FlatGraph::Expansion& expansion = out_.expansions[node.expansion];
     const Graph& inner = expansion.subgraph->graph();
     for (std::size_t i = 0; i < inner.op_count(); ++i) {
-      const OpId op = id_at<OpId>(i);
+      const OpId op = OpId::at(i);
       if (!starts || inner.dependency_count(op) == 0) {
         collect_ends({expansion.flat_op[i], expansion.child[i]}, starts, found);
       }

@@ -14,4 +14,13 @@ std::size_t Graph::memory_bytes() const {
          tensor_consumers_.memory_bytes() + collective_members_.memory_bytes();
 }
 
+CompositeId Graph::append_composite(OpId op, SubgraphId subgraph, std::span<const StreamId> streams) {
+  const CompositeId composite = CompositeId::at(composites_.size());
+  composites_.push_back({op, subgraph, static_cast<std::uint32_t>(composite_streams_.size()),
+                         static_cast<std::uint32_t>(streams.size())});
+  composite_streams_.insert(composite_streams_.end(), streams.begin(), streams.end());
+  composite_next_.insert(composite_next_.end(), streams.size(), OpId::none());
+  return composite;
+}
+
 }  // namespace weft

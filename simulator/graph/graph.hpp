@@ -147,8 +147,6 @@ class Graph {
   bool is_composite(OpId op) const { return op_composite(op).valid(); }
   const CompositeRecord& composite(CompositeId composite) const { return composites_[composite.value()]; }
   const Subgraph& subgraph(SubgraphId subgraph) const { return *subgraphs_[subgraph.value()]; }
-  // The templates, by SubgraphId (for copying the graph).
-  std::span<const std::shared_ptr<const Subgraph>> subgraphs() const { return subgraphs_; }
   // The outer streams the template's streams run on; the first is the composite's own stream.
   std::span<const StreamId> composite_streams(CompositeId composite) const {
     const CompositeRecord& record = composites_[composite.value()];
@@ -189,6 +187,9 @@ class Graph {
 
  private:
   friend class GraphBuilder;
+
+  // Records op `op` as a composite of template `subgraph` bound to `streams`.
+  CompositeId append_composite(OpId op, SubgraphId subgraph, std::span<const StreamId> streams);
 
   std::vector<OpRecord> ops_;
   Csr<OpId, TensorId> op_inputs_;

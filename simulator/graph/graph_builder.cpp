@@ -182,12 +182,9 @@ OpId GraphBuilder::add_composite(std::string_view name, SubgraphId subgraph_id, 
   for (std::size_t i = 0; i < inputs.size(); ++i) check_port(subgraph.inputs()[i], inputs[i], "input");
   for (std::size_t i = 0; i < outputs.size(); ++i) check_port(subgraph.outputs()[i], outputs[i], "output");
 
-  const auto composite = next_id<CompositeId>(graph_.composites_.size());
-  const auto binding = static_cast<std::uint32_t>(graph_.composite_streams_.size());
+  next_id<CompositeId>(graph_.composites_.size());  // throws past the id space
   const auto id = next_id<OpId>(graph_.ops_.size());
-  graph_.composites_.push_back({id, subgraph_id, binding, static_cast<std::uint32_t>(streams.size())});
-  graph_.composite_streams_.insert(graph_.composite_streams_.end(), streams.begin(), streams.end());
-  graph_.composite_next_.insert(graph_.composite_next_.end(), streams.size(), OpId::none());
+  const CompositeId composite = graph_.append_composite(id, subgraph_id, streams);
 
   // A composite's own work record is never costed: the engine times it by its template.
   if (!composite_work_.valid()) {

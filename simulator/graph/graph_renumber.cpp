@@ -31,20 +31,15 @@ Graph GraphBuilder::renumbered(const Graph& graph, std::span<const OpId> sequenc
   g.ops_.reserve(sequence.size());
   if (composites) g.op_composite_.reserve(sequence.size());
   for (OpId old : sequence) {
-    const auto id = OpId(static_cast<OpId::value_type>(g.ops_.size()));
+    const OpId id = OpId::at(g.ops_.size());
     OpRecord record = graph.ops_[old.value()];
     record.next_in_stream = OpId::none();
     record.dependency_count = 0;
     g.ops_.push_back(record);
     const CompositeId composite = graph.op_composite(old);
     if (composite.valid()) {
-      const CompositeRecord& before = graph.composites_[composite.value()];
-      composite_of[composite.value()] = CompositeId(static_cast<CompositeId::value_type>(g.composites_.size()));
-      const auto streams = graph.composite_streams(composite);
-      g.composites_.push_back(
-          {id, before.subgraph, static_cast<std::uint32_t>(g.composite_streams_.size()), before.binding_count});
-      g.composite_streams_.insert(g.composite_streams_.end(), streams.begin(), streams.end());
-      g.composite_next_.insert(g.composite_next_.end(), streams.size(), OpId::none());
+      composite_of[composite.value()] =
+          g.append_composite(id, graph.composite(composite).subgraph, graph.composite_streams(composite));
     }
     if (composites)
       g.op_composite_.push_back(composite.valid() ? composite_of[composite.value()] : CompositeId::none());
@@ -58,7 +53,7 @@ Graph GraphBuilder::renumbered(const Graph& graph, std::span<const OpId> sequenc
   }
   // Edges in the order the graph was given them (by old id), then the new ones.
   for (std::size_t i = 0; i < graph.op_count(); ++i) {
-    const OpId old(static_cast<OpId::value_type>(i));
+    const OpId old = OpId::at(i);
     for (OpId successor : graph.control_successors(old)) {
       builder.control_edges_.emplace_back(op_of[i], op_of[successor.value()]);
     }
@@ -71,7 +66,7 @@ Graph GraphBuilder::renumbered(const Graph& graph, std::span<const OpId> sequenc
   }
   for (const auto& [before, after] : edges) builder.add_control_edge(before, after);
   for (std::size_t c = 0; c < graph.collective_count(); ++c) {
-    const CollectiveId collective(static_cast<CollectiveId::value_type>(c));
+    const CollectiveId collective = CollectiveId::at(c);
     for (OpId member : graph.collective_members(collective)) {
       builder.collective_members_.emplace_back(collective, op_of[member.value()]);
     }

@@ -10,19 +10,10 @@
 #include "simulator/graph/subgraph.hpp"
 
 namespace weft {
-namespace {
-
-template <class Id>
-Id id_at(std::size_t i) {
-  return Id(static_cast<typename Id::value_type>(i));
-}
-
-}  // namespace
-
 StreamOrder issue_order(const Graph& graph) {
   StreamOrder issued(graph.stream_count());
   for (std::size_t i = 0; i < graph.op_count(); ++i) {
-    const OpId op = id_at<OpId>(i);
+    const OpId op = OpId::at(i);
     for (StreamId stream : op_streams(graph, op)) {
       if (graph.stream(stream).policy == StreamPolicy::in_order) issued[stream.value()].push_back(op);
     }
@@ -48,7 +39,7 @@ StreamOrder new_issue_orders(const Graph& graph, const StreamOrder& order) {
       if (once_each) expected_on[op.value()] = UINT32_MAX;  // taken
     }
     if (!once_each) {
-      throw InputError("stream order of '" + graph.stream(id_at<StreamId>(s)).name +
+      throw InputError("stream order of '" + graph.stream(StreamId::at(s)).name +
                        "': expected each op the stream issues, once");
     }
     issued[s] = order[s];
@@ -78,7 +69,7 @@ std::vector<OpId> add_order(const Graph& graph, const StreamOrder& issue) {
   std::vector<OpId> order;
   order.reserve(graph.op_count());
   while (!ready.empty()) {
-    const OpId op = id_at<OpId>(ready.top());
+    const OpId op = OpId::at(ready.top());
     ready.pop();
     order.push_back(op);
     for (StreamId stream : op_streams(graph, op)) {
@@ -99,7 +90,7 @@ ReissuedGraph reissue(const Graph& graph, const StreamOrder& order, std::span<co
   const std::vector<OpId> sequence = add_order(graph, new_issue_orders(graph, order));
   ReissuedGraph out;
   out.op_of.assign(graph.op_count(), OpId::none());
-  for (std::size_t i = 0; i < sequence.size(); ++i) out.op_of[sequence[i].value()] = id_at<OpId>(i);
+  for (std::size_t i = 0; i < sequence.size(); ++i) out.op_of[sequence[i].value()] = OpId::at(i);
   std::vector<std::pair<OpId, OpId>> added;
   added.reserve(edges.size());
   for (const auto& [before, after] : edges) {

@@ -249,15 +249,19 @@ class PlanBuilder {
 
 }  // namespace
 
-ExecutionPlan build_execution_plan(const TrainingScenario& scenario, const TrainingWorkload& workload,
-                                   const SimulationResult& result) {
+void check_execution_plan_scope(const TrainingScenario& scenario) {
   if (scenario.parallel.cp > 1) {
     throw InputError("execution plans do not cover context parallelism yet (parallel.cp = " +
                      std::to_string(scenario.parallel.cp) + ")");
   }
-  if (workload.per_replica) {
+  if (scenario.data) {
     throw InputError("execution plans do not cover per-sample data yet (the scenario's \"data\" section)");
   }
+}
+
+ExecutionPlan build_execution_plan(const TrainingScenario& scenario, const TrainingWorkload& workload,
+                                   const SimulationResult& result) {
+  check_execution_plan_scope(scenario);
   return PlanBuilder(scenario, workload, result).build();
 }
 

@@ -6,6 +6,10 @@
 
 namespace weft {
 
+// Throws InputError if execution plans do not cover the scenario yet: context parallelism and
+// per-sample data. Check before simulating, not to learn it after.
+void check_execution_plan_scope(const TrainingScenario& scenario);
+
 // The execution plan of a simulated training iteration (docs/live.md), read off the simulated
 // graph and its timeline as PipeWeaver compiles a schedule (papers/001 §7.3): per simulated
 // rank, each pipeline pass (a composite of the workload) becomes a stage action holding the
@@ -16,7 +20,7 @@ namespace weft {
 // asynchronous, and an op waits for those it depends on. Actions are ordered by simulated time.
 //
 // `workload` must have been built with composites (WorkloadOptions::composites) and `result`
-// must be its simulation. Context parallelism is not covered (InputError).
+// must be its simulation. Throws what check_execution_plan_scope throws.
 ExecutionPlan build_execution_plan(const TrainingScenario& scenario, const TrainingWorkload& workload,
                                    const SimulationResult& result);
 

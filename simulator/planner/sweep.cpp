@@ -66,8 +66,9 @@ void simulate_plan_and_reordered(PlanOutcome& plan, PlanOutcome& reordered) {
   const SimulationCheckpoint checkpoint(workload.graph, *workload.cost_model, options);
   record_simulation(plan, workload, checkpoint.result());
   const ParallelPlan& layout = reordered.scenario.parallel;
-  auto resumed = checkpoint.resume(schedule_order(workload, layout.schedule, layout.pp, layout.vpp));
+  auto resumed = checkpoint.resume(schedule_order(workload, layout.schedule, layout.vpp));
   workload.graph = std::move(resumed.reissued.graph);
+  for (PassOp& pass : workload.passes) pass.op = resumed.reissued.op_of[pass.op.value()];
   record_simulation(reordered, workload, resumed.result);
 }
 

@@ -10,7 +10,7 @@ namespace weft {
 // it computes the weight gradients as it goes unless the schedule runs them separately as
 // weight passes (zero-bubble schedules split B from W, papers/002 §4 and Qi et al. 2024).
 enum class PassKind : std::uint8_t { forward, backward, weight };
-inline constexpr int kPassKindCount = 3;
+inline constexpr int kPassKindCount = static_cast<int>(PassKind::weight) + 1;
 
 struct PipelineAction {
   PassKind kind = PassKind::forward;

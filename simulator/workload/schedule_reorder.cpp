@@ -7,9 +7,16 @@
 
 namespace weft {
 
-StreamOrder schedule_order(const TrainingWorkload& workload, PipelineSchedule schedule, int stages, int chunks) {
+StreamOrder schedule_order(const TrainingWorkload& workload, PipelineSchedule schedule, int chunks) {
   const std::string name(kPipelineScheduleNames.name(schedule));
   if (workload.passes.empty()) throw InputError("schedule " + name + ": the workload has no passes to reorder");
+  int stages = 0;
+  std::size_t replicas = 0;
+  for (const PassOp& pass : workload.passes) {
+    stages = std::max(stages, pass.stage + 1);
+    replicas = std::max(replicas, static_cast<std::size_t>(pass.replica) + 1);
+    if (pass.action.chunk >= chunks) throw InputError("schedule " + name + " does not run every pass of the workload");
+  }
   const auto microbatches = static_cast<std::size_t>(workload.microbatches);
   const auto slots = static_cast<std::size_t>(kPassKindCount) * static_cast<std::size_t>(chunks) * microbatches;
   auto slot = [&](const PipelineAction& action) {
@@ -37,7 +44,7 @@ StreamOrder schedule_order(const TrainingWorkload& workload, PipelineSchedule sc
     rank[pass.op.value()] = pass.stage * per_stage + at * 2 + (pass.recompute ? 0 : 1);
     passes += pass.recompute ? 0 : 1;
   }
-  if (passes != actions) throw InputError("schedule " + name + " runs passes the workload does not have");
+  if (passes != actions * replicas) throw InputError("schedule " + name + " runs passes the workload does not have");
   // On every stream, the passes take the places passes had, in their new order.
   StreamOrder order = issue_order(workload.graph);
   for (auto& ops : order) {

@@ -34,10 +34,9 @@ void TrainingGraphBuilder::emit_gradient_reduction(int stage) {
     const Bucket& bucket = stage_buckets[k];
     const OpWork reduction =
         communication_work(sharded ? OpClass::reducescatter : OpClass::allreduce, 2 * bucket.parameters);
-    const std::string_view op_name = name("grad {} bucket {}", sharded ? "reduce-scatter" : "all-reduce", k);
-    const PerPeer<OpId> ops = add_ops(stage, op_name, placed_work(reduction, CommGroupKind::dp, stage),
-                                      CommGroupKind::dp, Lane::data_parallel);
-    join_replicas("gradients", k, op_name, stage, ops);
+    const PerPeer<OpId> ops =
+        add_ops(stage, name("grad {} bucket {}", sharded ? "reduce-scatter" : "all-reduce", k),
+                placed_work(reduction, CommGroupKind::dp, stage), CommGroupKind::dp, Lane::data_parallel);
     for (const auto& [chunk, step] : bucket.steps) {
       if (!s_.options.overlap_grad_reduce) break;
       const auto& last = last_grad_op_[chunk];
@@ -55,19 +54,16 @@ void TrainingGraphBuilder::emit_param_gather(int stage) {
   // Buckets hold parameters in backward order; the forward needs them the other way round.
   for (std::size_t k = stage_buckets.size(); k-- > 0;) {
     const OpWork gather = communication_work(OpClass::allgather, 2 * stage_buckets[k].parameters);
-    const std::string_view op_name = name("param all-gather bucket {}", k);
-    param_gathers_[k] =
-        add_ops(stage, op_name, placed_work(gather, CommGroupKind::dp, stage), CommGroupKind::dp, Lane::data_parallel);
-    join_replicas("parameters", k, op_name, stage, param_gathers_[k]);
+    param_gathers_[k] = add_ops(stage, name("param all-gather bucket {}", k),
+                                placed_work(gather, CommGroupKind::dp, stage), CommGroupKind::dp, Lane::data_parallel);
     for (const auto& [chunk, step] : stage_buckets[k].steps) param_gather_chunks_[k].push_back(chunk);
     if (!s_.options.overlap_param_gather) after(optimizer_ops_[stage], param_gathers_[k]);
   }
 }
 
-void TrainingGraphBuilder::join_replicas(std::string_view what, std::size_t index, std::string_view name, int stage,
-                                         const PerPeer<OpId>& ops) {
-  if (replicas_ == 1) return;
-  auto& [collective_name, members] = replica_collectives_[{position_of(stage), what, index}];
+void TrainingGraphBuilder::join_replicas(int stage, std::string_view name, const PerPeer<OpId>& ops) {
+  const std::size_t nth = replica_collectives_of_stage_[static_cast<std::size_t>(stage)]++;
+  auto& [collective_name, members] = replica_collectives_[{position_of(stage), nth}];
   collective_name = name;
   members.insert(members.end(), ops.begin(), ops.end());
 }
@@ -86,12 +82,12 @@ void TrainingGraphBuilder::after_param_gather(int chunk, const PerPeer<OpId>& fi
   }
 }
 
-void TrainingGraphBuilder::emit_tied_embedding_sync() {
+void TrainingGraphBuilder::emit_tied_embedding_sync(int replica) {
   if (!s_.model.tied_embeddings || s_.parallel.pp == 1) return;
   const std::int64_t table = (s_.model.vocab + s_.parallel.tp - 1) / s_.parallel.tp * s_.model.hidden;
   const OpWork reduction = communication_work(OpClass::allreduce, 2 * table);
-  const int first = stage_at(0);
-  const int last = stage_at(s_.parallel.pp - 1);
+  const int first = stage_of(replica, 0);
+  const int last = stage_of(replica, s_.parallel.pp - 1);
   // One communicator: the first stage's rank and the last stage's rank with the same coordinates.
   const WorkId work_id = placed_work(reduction, CommGroupKind::embedding, first);
   const PerPeer<OpId> first_ops =

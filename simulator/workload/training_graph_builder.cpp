@@ -49,10 +49,10 @@ TrainingWorkload TrainingGraphBuilder::build() {
   create_ranks();
   create_chunks();
   for (int stage = 0; stage < stage_count(); ++stage) create_static_tensors(stage);
-  for (replica_ = 0; replica_ < replicas_; ++replica_) {
+  for (int replica = 0; replica < replicas_; ++replica) {
     boundaries_.clear();
-    for (int position = 0; position < s_.parallel.pp; ++position) emit_stage(stage_at(position));
-    emit_tied_embedding_sync();
+    for (int position = 0; position < s_.parallel.pp; ++position) emit_stage(stage_of(replica, position));
+    emit_tied_embedding_sync(replica);
   }
   for (int stage = 0; stage < stage_count(); ++stage) emit_optimizer(stage);
   group_replica_collectives();
@@ -65,6 +65,7 @@ TrainingWorkload TrainingGraphBuilder::build() {
   workload.per_replica = replicas_ > 1;
   workload.microbatches = s_.microbatches();
   workload.model_flops_per_iteration = model_flops_per_iteration();
+  workload.lengths = std::move(lengths_);
   return workload;
 }
 
@@ -76,18 +77,20 @@ void TrainingGraphBuilder::create_ranks() {
   link_spec_ = b_->add_device_spec(link);
   stages_.resize(static_cast<std::size_t>(stage_count()));
   stage_groups_.assign(static_cast<std::size_t>(stage_count()) * kCommGroupKindCount, 0);
-  for (replica_ = 0; replica_ < replicas_; ++replica_) {
-    for (int position = 0; position < s_.parallel.pp; ++position) {
-      const int first_dp = replicas_ > 1 ? replica_ : 0;
-      const int dp_end = replicas_ > 1 ? replica_ + 1 : unfold_ ? dims_.dp : 1;
-      for (int dp = first_dp; dp < dp_end; ++dp) {
-        for (int cp = 0; cp < (unfold_ ? dims_.cp : 1); ++cp) {
-          for (int tp = 0; tp < (unfold_ ? dims_.tp : 1); ++tp) add_peer(stage_at(position), {tp, cp, dp, position});
-        }
+  replica_collectives_of_stage_.assign(static_cast<std::size_t>(stage_count()), 0);
+  for (int stage = 0; stage < stage_count(); ++stage) {
+    const auto [first_dp, dp_end] = dp_ranks(replica_of(stage));
+    for (int dp = first_dp; dp < dp_end; ++dp) {
+      for (int cp = 0; cp < (unfold_ ? dims_.cp : 1); ++cp) {
+        for (int tp = 0; tp < (unfold_ ? dims_.tp : 1); ++tp) add_peer(stage, {tp, cp, dp, position_of(stage)});
       }
     }
   }
-  replica_ = 0;
+}
+
+std::pair<int, int> TrainingGraphBuilder::dp_ranks(int replica) const {
+  if (replicas_ > 1) return {replica, replica + 1};
+  return {0, unfold_ ? dims_.dp : 1};
 }
 
 void TrainingGraphBuilder::add_peer(int stage, const RankCoordinates& c) {
@@ -224,6 +227,9 @@ PerPeer<OpId> TrainingGraphBuilder::add_ops(int stage, std::string_view name, Wo
   for (const Peer& peer : stage_peers) ops.push_back(b_->add_op(name_id, work_id, lane_stream(peer, lane)));
   if (lane == Lane::compute && recorder_ == nullptr) last_compute_ops_ = ops;
   // Collectives among a stage's peers; the embedding group spans stages and its caller groups it.
+  if (kind == CommGroupKind::dp && replicas_ > 1 && recorder_ == nullptr && is_collective_class(op_class)) {
+    join_replicas(stage, name, ops);
+  }
   if (kind && *kind != CommGroupKind::embedding && is_collective_class(op_class) && stage_peers.size() > 1) {
     std::vector<OpId> group;
     for (const auto& members : partition(stage, *kind)) {
@@ -298,7 +304,6 @@ void TrainingGraphBuilder::create_chunks(std::vector<std::vector<Chunk>>& chunks
   for (int group = 0; group < group_count(); ++group) {
     Chunk chunk;
     chunk.group = group;
-    chunk.tokens = context_.seq_len;
     auto append = [&](std::vector<Step> steps, int block) {
       for (Step& step : steps) {
         chunk.steps.push_back(std::move(step));
@@ -379,7 +384,7 @@ void TrainingGraphBuilder::emit_stage(int stage) {
        pipeline_actions(s_.parallel.schedule, position_of(stage), pp, s_.parallel.vpp, microbatches)) {
     const std::size_t slot = static_cast<std::size_t>(action.chunk) * static_cast<std::size_t>(microbatches) +
                              static_cast<std::size_t>(action.microbatch);
-    context_.seq_len = tokens_of(action.microbatch);
+    context_.seq_len = tokens_of(stage, action.microbatch);
     Chunk& chunk = chunks_of(stage, context_.seq_len)[static_cast<std::size_t>(action.chunk)];
     switch (action.kind) {
       case PassKind::forward:
@@ -430,7 +435,7 @@ PerPeer<TensorId> TrainingGraphBuilder::boundary_tensor(const BoundaryKey& key, 
 
 void TrainingGraphBuilder::send(int stage, int to_group, const BoundaryKey& key, const PerPeer<TensorId>& value,
                                 std::string_view what) {
-  const int to_stage = stage_of_group(to_group);
+  const int to_stage = stage_of_group(stage, to_group);
   const auto& from_peers = stages_[static_cast<std::size_t>(stage)];
   const auto& to_peers = stages_[static_cast<std::size_t>(to_stage)];
   const PerPeer<TensorId> received = boundary_tensor(key, to_stage);
@@ -443,7 +448,8 @@ void TrainingGraphBuilder::send(int stage, int to_group, const BoundaryKey& key,
     transfer.comm_group = point_to_point_group(CommGroupKind::pp, from_peers.front().rank, to_peers.front().rank);
     work_id = b_->intern_work(transfer);
   }
-  const NameId send_name = b_->intern_name(name("send {} mb{} stage {} -> {}", what, key.microbatch, stage, to_stage));
+  const NameId send_name = b_->intern_name(
+      name("send {} mb{} stage {} -> {}", what, key.microbatch, position_of(stage), position_of(to_stage)));
   for (std::size_t i = 0; i < from_peers.size(); ++i) {
     const OpId op = b_->add_op(send_name, work_id, link(from_peers[i], to_peers[i]));
     if (!value.empty()) b_->add_input(op, value[i]);

@@ -63,8 +63,7 @@ struct Gate {
 // A model chunk: the steps one rank runs for one virtual pipeline stage, for microbatches of
 // one length.
 struct Chunk {
-  int group = 0;            // virtual stage: chunk * pp + stage
-  std::int64_t tokens = 0;  // per sample of the microbatch
+  int group = 0;  // virtual stage: chunk * pp + stage
   std::vector<Step> steps;
   std::vector<int> block;  // per step: the layer (or input/output block) it belongs to
   Bytes input_bytes = 0;   // activation entering the chunk; 0 for the first
@@ -125,10 +124,14 @@ class TrainingGraphBuilder {
   // Stages are numbered replica by replica: stage `replica * pp + position`. Uniform data has
   // one replica, so a stage is its pipeline position; per-sample data simulates each DP replica.
   int position_of(int stage) const { return stage % s_.parallel.pp; }
-  int stage_at(int position) const { return replica_ * s_.parallel.pp + position; }
+  int replica_of(int stage) const { return stage / s_.parallel.pp; }
+  int stage_of(int replica, int position) const { return replica * s_.parallel.pp + position; }
   int stage_count() const { return replicas_ * s_.parallel.pp; }
 
   void create_ranks();
+
+  // The DP ranks the peers of `replica`'s stages stand for: [first, end).
+  std::pair<int, int> dp_ranks(int replica) const;
 
   void add_peer(int stage, const RankCoordinates& c);
 
@@ -185,13 +188,13 @@ class TrainingGraphBuilder {
 
   // ---- the model, cut into chunks -----------------------------------------------------------
 
-  // The stage of the replica being emitted that holds virtual stage `group`.
-  int stage_of_group(int group) const { return stage_at(group % s_.parallel.pp); }
+  // The stage of `stage`'s replica that holds virtual stage `group`.
+  int stage_of_group(int stage, int group) const { return stage_of(replica_of(stage), group % s_.parallel.pp); }
   int group_count() const { return s_.parallel.pp * s_.parallel.vpp; }
 
-  // Tokens per sample of a microbatch of the replica being emitted.
-  std::int64_t tokens_of(int microbatch) const {
-    return lengths_ ? lengths_->at(replica_, microbatch) : s_.training.seq_len;
+  // Tokens per sample of a microbatch of `stage`'s replica.
+  std::int64_t tokens_of(int stage, int microbatch) const {
+    return lengths_ ? lengths_->at(replica_of(stage), microbatch) : s_.training.seq_len;
   }
 
   // The chunks of `stage` for microbatches of `tokens` tokens per sample.
@@ -228,10 +231,10 @@ class TrainingGraphBuilder {
 
   void emit_stage(int stage);
 
-  // A data-parallel collective of one stage of every replica, with per-sample data: its members
-  // are gathered replica by replica under (what, index) and grouped once all are emitted.
-  void join_replicas(std::string_view what, std::size_t index, std::string_view name, int stage,
-                     const PerPeer<OpId>& ops);
+  // With per-sample data, a data-parallel collective spans one stage of every replica: its
+  // members are gathered replica by replica (the n-th such op of each stage of a position goes
+  // with the n-th of the others) and grouped once all are emitted.
+  void join_replicas(int stage, std::string_view name, const PerPeer<OpId>& ops);
 
   void group_replica_collectives();
 
@@ -452,7 +455,7 @@ class TrainingGraphBuilder {
 
   // Tied embeddings split over pipeline stages: the first and last stages all-reduce the
   // gradient of the shared table before the optimizer steps.
-  void emit_tied_embedding_sync();
+  void emit_tied_embedding_sync(int replica);
 
   void emit_optimizer(int stage);
 
@@ -467,7 +470,6 @@ class TrainingGraphBuilder {
   const TrainingScenario& s_;
   std::optional<MicrobatchLengths> lengths_;  // per-sample data
   int replicas_ = 1;                          // DP replicas simulated one by one
-  int replica_ = 0;                           // the replica being emitted
   bool unfold_;
   bool name_ops_;
   bool composites_;
@@ -503,10 +505,10 @@ class TrainingGraphBuilder {
   std::map<int, PerPeer<OpId>> optimizer_ops_;
   std::map<int, PerPeer<OpId>> stage_last_compute_;
   PerPeer<OpId> last_compute_ops_;  // the latest op on the compute streams of the stage being emitted
-  // Per-sample data: the name and members of each data-parallel collective, by (position, what
-  // it moves, bucket), in emission order.
-  std::map<std::tuple<int, std::string_view, std::size_t>, std::pair<std::string, std::vector<OpId>>>
-      replica_collectives_;
+  // Per-sample data: the name and members of each data-parallel collective, by (position, n-th
+  // on its stages), and how many each stage has had so far.
+  std::map<std::pair<int, std::size_t>, std::pair<std::string, std::vector<OpId>>> replica_collectives_;
+  std::vector<std::size_t> replica_collectives_of_stage_;
   // Passes as templates (composites_) by (chunk shape, phase; phases are string literals), and the
   // recording under way.
   std::map<std::pair<std::size_t, std::string_view>, RecordedPass> pass_templates_;

@@ -118,8 +118,11 @@ PerPeer<OpId> TrainingGraphBuilder::instantiate(int stage, const Chunk& chunk, c
       pass.instantiate(outer_, name("chunk {} mb{} {}", chunk.group, mb, phase), inputs, escapes, bundles, placement);
   // The pass as a schedule names it; a recompute pass goes with the backward pass it precedes.
   const PassKind kind = phase == "fwd" ? PassKind::forward : phase == "weight" ? PassKind::weight : PassKind::backward;
-  passes_.push_back(
-      {op, position_of(stage), replica_, {kind, mb, static_cast<int>(chunk_index(chunk))}, phase == "recompute"});
+  passes_.push_back({op,
+                     position_of(stage),
+                     replica_of(stage),
+                     {kind, mb, static_cast<int>(chunk_index(chunk))},
+                     phase == "recompute"});
   const PerPeer<OpId> ops(stages_[static_cast<std::size_t>(stage)].size(), op);
   last_compute_ops_ = ops;
   for (const auto& [step, signals] : pass.signals) {

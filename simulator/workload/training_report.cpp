@@ -127,7 +127,7 @@ TrainingReport make_training_report(const TrainingScenario& scenario, const Trai
   report.iteration_time_s = static_cast<double>(result.makespan) / kNsPerSecond;
   const double samples = static_cast<double>(scenario.training.global_batch);
   report.samples_per_s = samples / report.iteration_time_s;
-  if (const auto lengths = scenario.microbatch_lengths()) {
+  if (const auto& lengths = workload.lengths) {
     DataSummary data;
     data.dataset = scenario.data->dataset ? scenario.data->dataset->name : scenario.data->samples_file;
     data.sample_tokens = lengths->sample_tokens;
@@ -155,19 +155,30 @@ TrainingReport make_training_report(const TrainingScenario& scenario, const Trai
 
   const DeviceActivity activity(workload, result);
   report.simulated_ops = activity.op_count();
+  // Each stage's time split is its busiest rank's, the one with the most time in kernels (ranks
+  // differ when replicas have their own data); its peak memory the highest of its ranks'.
+  auto kernel_time = [&](const SimulatedRank& rank) {
+    const auto& busy = result.devices[rank.device.value()].busy_by_category;
+    return busy[static_cast<std::size_t>(OpCategory::compute)] + busy[static_cast<std::size_t>(OpCategory::memory)];
+  };
+  std::vector<const SimulatedRank*> busiest;
   for (const SimulatedRank& rank : workload.ranks) {
-    const int stage = rank.coordinates.pp;
+    const auto stage = static_cast<std::size_t>(rank.coordinates.pp);
+    if (stage >= busiest.size()) busiest.resize(stage + 1, nullptr);
+    if (busiest[stage] == nullptr || kernel_time(rank) > kernel_time(*busiest[stage])) busiest[stage] = &rank;
+  }
+  for (const SimulatedRank* rank : busiest) {
+    StageReport entry;
+    entry.stage = rank->coordinates.pp;
+    entry.rank_label = graph.device(rank->device).name;
+    entry.static_memory = rank->static_memory;
+    entry.memory_capacity = result.devices[rank->device.value()].memory_capacity;
+    account_time(result, activity, *rank, entry);
+    report.stages.push_back(entry);
+  }
+  for (const SimulatedRank& rank : workload.ranks) {
     const DeviceResult& device = result.devices[rank.device.value()];
-    if (stage >= static_cast<int>(report.stages.size())) {
-      StageReport entry;
-      entry.stage = stage;
-      entry.rank_label = graph.device(rank.device).name;
-      entry.static_memory = rank.static_memory;
-      entry.memory_capacity = device.memory_capacity;
-      account_time(result, activity, rank, entry);
-      report.stages.push_back(entry);
-    }
-    StageReport& entry = report.stages[static_cast<std::size_t>(stage)];
+    StageReport& entry = report.stages[static_cast<std::size_t>(rank.coordinates.pp)];
     entry.peak_memory = std::max(entry.peak_memory, device.peak_memory);
     entry.activation_peak = entry.peak_memory - entry.static_memory.total();
     entry.oom = entry.oom || device.oom;

@@ -9,7 +9,9 @@
 namespace weft::test {
 
 // A random order of all ops of `graph` that respects its data, control and signal edges but not
-// its streams' issue order, with each collective's members side by side: turned into a
+// its streams' issue order (Kahn's algorithm over collectives merged into one node, as
+// GraphBuilder's cycle check does; written again here so that tests do not lean on the code
+// they check), with each collective's members side by side: turned into a
 // StreamOrder (stream_order_of), a random schedule of the same work that cannot deadlock.
 std::vector<OpId> random_ranking(const Graph& graph, std::mt19937_64& rng);
 

@@ -40,13 +40,17 @@ void require_same_devices(const SimulationResult& a, const SimulationResult& b) 
     const DeviceResult& y = b.devices[d];
     REQUIRE(x.busy_ns == y.busy_ns);
     REQUIRE(x.busy_by_category == y.busy_by_category);
-    REQUIRE(x.peak_memory == y.peak_memory);
-    REQUIRE(x.peak_memory_time == y.peak_memory_time);
-    REQUIRE(x.memory_timeline.size() == y.memory_timeline.size());
-    for (std::size_t k = 0; k < x.memory_timeline.size(); ++k) {
-      REQUIRE(x.memory_timeline[k].time == y.memory_timeline[k].time);
-      REQUIRE(x.memory_timeline[k].bytes == y.memory_timeline[k].bytes);
-    }
+    require_same_memory(x, y);
+  }
+}
+
+void require_same_memory(const DeviceResult& a, const DeviceResult& b) {
+  REQUIRE(a.peak_memory == b.peak_memory);
+  REQUIRE(a.peak_memory_time == b.peak_memory_time);
+  REQUIRE(a.memory_timeline.size() == b.memory_timeline.size());
+  for (std::size_t k = 0; k < a.memory_timeline.size(); ++k) {
+    REQUIRE(a.memory_timeline[k].time == b.memory_timeline[k].time);
+    REQUIRE(a.memory_timeline[k].bytes == b.memory_timeline[k].bytes);
   }
 }
 

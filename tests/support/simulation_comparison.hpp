@@ -14,4 +14,7 @@ std::vector<TimeNs> all_op_times(const Graph& graph, const SimulationResult& res
 // its time and memory timeline on every device.
 void require_same_devices(const SimulationResult& a, const SimulationResult& b);
 
+// Catch2 checks that both devices have the same memory peak, its time and memory timeline.
+void require_same_memory(const DeviceResult& a, const DeviceResult& b);
+
 }  // namespace weft::test

@@ -94,8 +94,6 @@ TEST_CASE("per-sample data simulates every DP replica and reports the batch it d
   CHECK(data["sample_tokens"].get<long long>() <= data["padded_tokens"].get<long long>());
   CHECK(data["longest_microbatch_tokens"].get<long long>() <= 4096);
   CHECK(data["shortest_microbatch_tokens"].get<long long>() % 256 == 0);
-  CHECK(result["tokens_per_s"].get<double>() ==
-        Approx(data["sample_tokens"].get<double>() / result["iteration_time_s"].get<double>()));
   // The same seed draws the same batch and gives the same iteration.
   const auto again = run_weft("simulate '" + scenario.string() + "'");
   auto from_data_to_throughput = [](const std::string& out) {
@@ -103,6 +101,33 @@ TEST_CASE("per-sample data simulates every DP replica and reports the batch it d
     return out.substr(from, out.find("Throughput") - from);
   };
   CHECK(from_data_to_throughput(again.out) == from_data_to_throughput(run.out));
+
+  // Samples from a file: 32 samples, 100 + 200 + ... + 3200 tokens, padded to 256 each: the
+  // totals are known without weft.
+  std::string samples;
+  long long sample_tokens = 0;
+  long long padded_tokens = 0;
+  for (int i = 1; i <= 32; ++i) {
+    samples += "{\"text_tokens\": " + std::to_string(100 * i) + "}\n";
+    sample_tokens += 100 * i;
+    padded_tokens += (100 * i + 255) / 256 * 256;
+  }
+  const auto from_file = dir.write("from-file.json", R"({
+      "model": {"base": "llama3-8b", "layers": 4},
+      "cluster": {"base": "dgx-h100", "gpus": 16},
+      "parallel": {"tp": 2, "pp": 2, "dp": 4},
+      "training": {"global_batch": 32, "seq_len": 4096},
+      "data": {"samples": ")" + dir.write("samples.jsonl", samples).string() +
+                                                         R"(", "pad_to": 256}})");
+  const auto file_run = run_weft("simulate '" + from_file.string() + "' --json '" + json_file.string() + "'");
+  REQUIRE(file_run.exit_code == 0);
+  const auto file_result = nlohmann::json::parse(read_file(json_file));
+  CHECK(file_result["data"]["sample_tokens"].get<long long>() == sample_tokens);
+  CHECK(file_result["data"]["padded_tokens"].get<long long>() == padded_tokens);
+  CHECK(file_result["data"]["shortest_microbatch_tokens"].get<long long>() == 256);
+  CHECK(file_result["data"]["longest_microbatch_tokens"].get<long long>() == 3328);
+  CHECK(file_result["tokens_per_s"].get<double>() ==
+        Approx(static_cast<double>(sample_tokens) / file_result["iteration_time_s"].get<double>()));
 
   for (const char* flag : {"--unfold", "--emit-plan plan.json"}) {
     INFO(flag);

@@ -14,8 +14,15 @@ void run_on_ranks(const std::function<void(cpu::MpiJob&)>& prepare, const std::f
   cpu::MpiJob job;
   try {
     prepare(job);
-  } catch (const InputError&) {
-    if (job.rank() == 0) throw;
+  } catch (const InputError& error) {
+    if (job.size() == 1) throw;
+    // Every rank reached this verdict (prepare's contract). The others wait until rank 0 has
+    // said it: mpirun ends the job, unflushed output and all, when the first rank exits.
+    if (job.rank() == 0) {
+      fmt::print(stderr, "weft: error: {}\n", error.what());
+      std::fflush(stderr);
+    }
+    job.world().barrier();
     throw QuietExit{2};
   }
   try {

@@ -11,8 +11,8 @@
 
 namespace weft::cli {
 
-// Thrown on ranks other than 0 when every rank found the same bad input: rank 0 reports it,
-// the others end with its exit status and say nothing.
+// Thrown when every rank of a job found the same bad input, after rank 0 reported it: each
+// rank ends with this status and says nothing more.
 struct QuietExit {
   int code = 2;
 };

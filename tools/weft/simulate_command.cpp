@@ -78,6 +78,7 @@ void run_training(const SimulateFlags& flags, const JsonCursor& root, const Simu
   Stopwatch watch;
   TrainingScenario scenario = with_context(flags.scenario, [&] { return load_training_scenario(root); });
   apply_calibration(flags.calibration, scenario.cluster);
+  if (!flags.plan_file.empty()) with_context("--emit-plan", [&] { check_execution_plan_scope(scenario); });
   const TrainingWorkload workload =
       build_training_workload(scenario, {.unfold = flags.unfold, .composites = !flags.reuse.no_reuse});
   const double build_ms = watch.lap_ms();

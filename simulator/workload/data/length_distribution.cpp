@@ -5,16 +5,10 @@
 #include <numbers>
 #include <string>
 
+#include "simulator/core/hash_mix.hpp"
+
 namespace weft {
 namespace {
-
-constexpr std::uint64_t kGolden = 0x9e3779b97f4a7c15ULL;
-
-std::uint64_t mix(std::uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 constexpr EnumNames<LengthDistribution::Kind, 3> kKindNames({"fixed", "uniform", "lognormal"});
 
@@ -27,11 +21,12 @@ std::int64_t read_length(const JsonCursor& json, std::string_view key) {
 
 }  // namespace
 
-SampleRandom::SampleRandom(std::uint64_t seed, std::uint64_t sample) : state_(mix(seed ^ mix(sample * kGolden))) {}
+SampleRandom::SampleRandom(std::uint64_t seed, std::uint64_t sample)
+    : state_(splitmix64_finalize(seed ^ splitmix64_finalize(sample * kGoldenGamma))) {}
 
 std::uint64_t SampleRandom::next_bits() {
-  state_ += kGolden;
-  return mix(state_);
+  state_ += kGoldenGamma;
+  return splitmix64_finalize(state_);
 }
 
 double SampleRandom::uniform() { return static_cast<double>(next_bits() >> 11) * 0x1.0p-53; }

@@ -6,6 +6,7 @@
 
 #include "simulator/engine/device_memory_ledger.hpp"
 #include "simulator/engine/device_memory_tracker.hpp"
+#include "tests/support/simulation_comparison.hpp"
 
 namespace weft {
 namespace {
@@ -47,13 +48,7 @@ TEST_CASE("the ledger finds the peak and timeline the tracker finds", "[engine][
     tracker.finish(expected);
     ledger.finish(actual, record);
     INFO("trial " << trial);
-    REQUIRE(actual.peak_memory == expected.peak_memory);
-    REQUIRE(actual.peak_memory_time == expected.peak_memory_time);
-    REQUIRE(actual.memory_timeline.size() == expected.memory_timeline.size());
-    for (std::size_t i = 0; i < expected.memory_timeline.size(); ++i) {
-      REQUIRE(actual.memory_timeline[i].time == expected.memory_timeline[i].time);
-      REQUIRE(actual.memory_timeline[i].bytes == expected.memory_timeline[i].bytes);
-    }
+    test::require_same_memory(actual, expected);
   }
 }
 

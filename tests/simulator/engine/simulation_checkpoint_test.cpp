@@ -2,6 +2,8 @@
 // new edges, gives what simulating every op of the reordered graph gives.
 #include "simulator/engine/simulation_checkpoint.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 
@@ -20,6 +22,64 @@ using test::all_op_times;
 using test::require_same_devices;
 
 constexpr int kCases = 5000;
+
+// The reissued graph is the original with ops renumbered through op_of and `edges` added: each
+// op keeps its work, stream, name, tensors (and weak flags), composite binding, collective, and
+// control and signal successors. Checked against the original graph, not the rebuilt one's own
+// simulation, so that an edge lost in the rebuild cannot go unseen.
+void require_renumbered_copy(const Graph& original, const ReissuedGraph& reissued,
+                             std::span<const std::pair<OpId, OpId>> edges = {}) {
+  const Graph& copy = reissued.graph;
+  REQUIRE(copy.op_count() == original.op_count());
+  REQUIRE(copy.tensor_count() == original.tensor_count());
+  auto mapped = [&](OpId op) { return reissued.op_of[op.value()]; };
+  for (std::size_t i = 0; i < original.op_count(); ++i) {
+    const OpId old = OpId::at(i);
+    const OpId op = mapped(old);
+    REQUIRE(copy.op_work_id(op) == original.op_work_id(old));
+    REQUIRE(copy.op_stream(op) == original.op_stream(old));
+    REQUIRE(copy.op_name(op) == original.op_name(old));
+    REQUIRE(std::ranges::equal(copy.op_inputs(op), original.op_inputs(old)));
+    for (std::size_t k = 0; k < original.op_inputs(old).size(); ++k) {
+      REQUIRE(copy.input_is_weak(op, k) == original.input_is_weak(old, k));
+    }
+    REQUIRE(std::ranges::equal(copy.op_outputs(op), original.op_outputs(old)));
+    std::vector<OpId> control;
+    for (OpId successor : original.control_successors(old)) control.push_back(mapped(successor));
+    for (const auto& [before, after] : edges) {
+      if (before == old) control.push_back(mapped(after));
+    }
+    std::vector<OpId> copied(copy.control_successors(op).begin(), copy.control_successors(op).end());
+    std::ranges::sort(control);
+    std::ranges::sort(copied);
+    REQUIRE(copied == control);
+    REQUIRE(copy.is_composite(op) == original.is_composite(old));
+    if (original.is_composite(old)) {
+      const CompositeId before = original.op_composite(old);
+      const CompositeId after = copy.op_composite(op);
+      REQUIRE(copy.composite(after).subgraph == original.composite(before).subgraph);
+      REQUIRE(std::ranges::equal(copy.composite_streams(after), original.composite_streams(before)));
+      std::vector<std::pair<std::uint32_t, OpId>> signals;
+      for (const auto& [port, successor] : original.signal_successors(before))
+        signals.emplace_back(port, mapped(successor));
+      std::vector<std::pair<std::uint32_t, OpId>> copied_signals(copy.signal_successors(after).begin(),
+                                                                 copy.signal_successors(after).end());
+      std::ranges::sort(signals);
+      std::ranges::sort(copied_signals);
+      REQUIRE(copied_signals == signals);
+    }
+    REQUIRE(copy.op_collective(op).valid() == original.op_collective(old).valid());
+    if (original.op_collective(old).valid()) {
+      std::vector<OpId> members;
+      for (OpId member : original.collective_members(original.op_collective(old))) members.push_back(mapped(member));
+      std::vector<OpId> copied_members(copy.collective_members(copy.op_collective(op)).begin(),
+                                       copy.collective_members(copy.op_collective(op)).end());
+      std::ranges::sort(members);
+      std::ranges::sort(copied_members);
+      REQUIRE(copied_members == members);
+    }
+  }
+}
 
 SimulationOptions options_with_memory() {
   SimulationOptions options;
@@ -57,6 +117,7 @@ TEST_CASE("a resumed simulation in a random order with random edges is the full 
     const auto edges = test::random_edges(graph, ranking, seed % 4, rng);
     const ScheduleCacheStats before = checkpoint.stats();
     const auto resumed = checkpoint.resume(stream_order_of(graph, ranking), edges);
+    require_renumbered_copy(graph, resumed.reissued, edges);
     const ScheduleCacheStats after = checkpoint.stats();
     hits += after.hits - before.hits;
     misses += after.misses - before.misses;
@@ -103,6 +164,7 @@ TEST_CASE("resuming a training pipeline in random orders of its passes is exact"
       INFO("order " << k);
       const auto resumed =
           checkpoint.resume(stream_order_of(checkpoint.graph(), test::random_ranking(checkpoint.graph(), rng)));
+      require_renumbered_copy(checkpoint.graph(), resumed.reissued);
       SimulationOptions full = options_with_memory();
       full.reuse = false;
       const SimulationResult expected = simulate(resumed.reissued.graph, *workload.cost_model, full);

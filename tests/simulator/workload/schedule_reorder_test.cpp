@@ -25,7 +25,7 @@ TEST_CASE("a 1F1B workload resumed in GPipe order is the GPipe workload's simula
     INFO("recompute " << recompute);
     const TrainingWorkload one_f_one_b = build_training_workload(pipeline("1f1b", recompute), {.name_ops = false});
     const SimulationCheckpoint checkpoint(one_f_one_b.graph, *one_f_one_b.cost_model);
-    const auto resumed = checkpoint.resume(schedule_order(one_f_one_b, PipelineSchedule::gpipe, 4, 1));
+    const auto resumed = checkpoint.resume(schedule_order(one_f_one_b, PipelineSchedule::gpipe, 1));
     // Built directly as GPipe, every op simulated.
     const auto gpipe = test::run_training(pipeline("gpipe", recompute), {.composites = false}, false);
     CHECK(resumed.result.makespan == gpipe.result.makespan);
@@ -38,22 +38,22 @@ TEST_CASE("a 1F1B workload resumed in GPipe order is the GPipe workload's simula
             gpipe.result.devices[gpipe.workload.ranks[stage].device.value()].peak_memory);
     }
     // Resumed in its own order, it is itself.
-    const auto same = checkpoint.resume(schedule_order(one_f_one_b, PipelineSchedule::one_f_one_b, 4, 1));
+    const auto same = checkpoint.resume(schedule_order(one_f_one_b, PipelineSchedule::one_f_one_b, 1));
     CHECK(same.result.makespan == checkpoint.result().makespan);
   }
 }
 
 TEST_CASE("a schedule must run exactly the workload's passes", "[workload][checkpoint][errors]") {
   const TrainingWorkload workload = build_training_workload(pipeline("1f1b", "none"), {.name_ops = false});
-  CHECK_THROWS_WITH(schedule_order(workload, PipelineSchedule::zb_h1, 4, 1),
+  CHECK_THROWS_WITH(schedule_order(workload, PipelineSchedule::zb_h1, 1),
                     Contains("zb-h1 runs passes the workload does not have"));
-  CHECK_THROWS_WITH(schedule_order(workload, PipelineSchedule::interleaved, 4, 2),
+  CHECK_THROWS_WITH(schedule_order(workload, PipelineSchedule::interleaved, 2),
                     Contains("interleaved runs passes the workload does not have"));
   const TrainingWorkload split = build_training_workload(pipeline("zb-h1", "none"), {.name_ops = false});
-  CHECK_THROWS_WITH(schedule_order(split, PipelineSchedule::gpipe, 4, 1),
+  CHECK_THROWS_WITH(schedule_order(split, PipelineSchedule::gpipe, 1),
                     Contains("gpipe does not run every pass of the workload"));
   const TrainingWorkload flat = build_training_workload(pipeline("1f1b", "none"), {.composites = false});
-  CHECK_THROWS_WITH(schedule_order(flat, PipelineSchedule::gpipe, 4, 1), Contains("no passes to reorder"));
+  CHECK_THROWS_WITH(schedule_order(flat, PipelineSchedule::gpipe, 1), Contains("no passes to reorder"));
 }
 
 }  // namespace
