@@ -33,7 +33,7 @@ TimeShares time_shares(const TrainingReport& report) {
 std::string render_sweep_report(const TrainingScenario& base, int gpus, const SweepResult& r, std::size_t top) {
   std::string out =
       fmt::format("Model    {}, {} layers\nCluster  {}: {} GPUs ({})\nBatch    {} samples of {} tokens\n\n",
-                  base.model.name, base.model.layers, base.cluster.name, gpus, base.cluster.gpu.name,
+                  base.model.name, base.model.layers(), base.cluster.name, gpus, base.cluster.gpu.name,
                   base.training.global_batch, base.training.seq_len);
   out += fmt::format(
       "Plans    {} considered: {} invalid, {} out of memory by estimate, {} simulated; {} out of memory "

@@ -1,6 +1,7 @@
 #include "simulator/io/training_report_format.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "simulator/io/format_units.hpp"
 #include "simulator/io/text_table.hpp"
@@ -43,17 +44,44 @@ std::string render_stages(const TrainingReport& report) {
   return table.render("  ");
 }
 
+std::string billions(std::int64_t parameters) { return fmt::format("{:.2f} B", static_cast<double>(parameters) / 1e9); }
+
+// "llama3-8b: 8.03 B parameters, 32 layers, hidden 4096", or for several modules their layers
+// and which are frozen.
+std::string describe_model(const MultimodalSpec& model, const TrainingReport& r) {
+  if (!model.multimodal()) {
+    return fmt::format("{}: {} parameters, {} layers, hidden {}", model.name, billions(r.parameters),
+                       model.single().layers, model.single().hidden);
+  }
+  std::vector<std::string> modules;
+  for (const ModuleSpec& module : model.modules) {
+    std::string text = module.name;
+    if (!module.projector) text += fmt::format(" ({} x {})", module.model.name, module.model.layers);
+    if (module.frozen) text += " frozen";
+    modules.push_back(std::move(text));
+  }
+  return fmt::format("{}: {} parameters ({} trainable), {} layers: {}", model.name, billions(r.parameters),
+                     billions(r.trainable_parameters), model.layers(), fmt::join(modules, ", "));
+}
+
+// "8192 tokens", "8192 tokens and 8 images", ...
+std::string describe_sample(const TrainingSpec& t) {
+  std::string text = fmt::format("{} tokens", t.seq_len);
+  if (t.images > 0) text += fmt::format(" and {} images", t.images);
+  if (t.video_seconds > 0.0) text += fmt::format(" and {:g} s of video", t.video_seconds);
+  return text;
+}
+
 }  // namespace
 
 std::string render_training_report(const TrainingScenario& s, const TrainingReport& r) {
   std::string out;
-  out += fmt::format("Model    {}: {:.2f} B parameters, {} layers, hidden {}\n", s.model.name,
-                     static_cast<double>(r.parameters) / 1e9, s.model.layers, s.model.hidden);
+  out += "Model    " + describe_model(s.model, r) + "\n";
   out += fmt::format("Cluster  {}: {} GPUs ({}), {} per node\n", s.cluster.name, r.gpus, s.cluster.gpu.name,
                      s.cluster.gpus_per_node);
   out += fmt::format("Plan     {}\n", describe_plan(s));
-  out += fmt::format("Batch    {} samples of {} tokens: {} microbatches of {} per pipeline\n", s.training.global_batch,
-                     s.training.seq_len, r.microbatches, s.training.micro_batch);
+  out += fmt::format("Batch    {} samples of {}: {} microbatches of {} per pipeline\n", s.training.global_batch,
+                     describe_sample(s.training), r.microbatches, s.training.micro_batch);
   if (r.data) {
     const DataSummary& d = *r.data;
     out += fmt::format(
@@ -104,6 +132,8 @@ nlohmann::json training_report_json(const TrainingScenario& s, const TrainingRep
   }
   const ParallelPlan& p = s.parallel;
   nlohmann::json json = {{"model", s.model.name},
+                         {"parameters", r.parameters},
+                         {"trainable_parameters", r.trainable_parameters},
                          {"cluster", s.cluster.name},
                          {"gpus", r.gpus},
                          {"parallel",
@@ -129,6 +159,16 @@ nlohmann::json training_report_json(const TrainingScenario& s, const TrainingRep
                          {"per_replica", r.per_replica},
                          {"simulated_ops", r.simulated_ops},
                          {"stages", std::move(stages)}};
+  if (s.model.multimodal()) {
+    nlohmann::json modules = nlohmann::json::array();
+    for (const ModuleSpec& module : s.model.modules) {
+      modules.push_back({{"name", module.name},
+                         {"model", module.projector ? "projector" : module.model.name},
+                         {"layers", module.layers()},
+                         {"frozen", module.frozen}});
+    }
+    json["modules"] = std::move(modules);
+  }
   if (r.data) {
     json["data"] = {{"dataset", r.data->dataset},
                     {"sample_tokens", r.data->sample_tokens},

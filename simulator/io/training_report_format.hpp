@@ -18,7 +18,8 @@ nlohmann::json training_report_json(const TrainingScenario& scenario, const Trai
 
 // How weft counts model FLOPs; printed with every MFU.
 inline constexpr const char* kFlopsConvention =
-    "Megatron-LM convention: matrix multiplications only, backward = 2x forward, attention over the full "
-    "s x s (causal masking not halved), recomputation not counted";
+    "Megatron-LM convention: matrix multiplications only, backward = 2x forward (frozen modules: 1x when "
+    "a trainable module lies upstream, else 0), attention over the full s x s (causal masking not halved), "
+    "recomputation not counted";
 
 }  // namespace weft

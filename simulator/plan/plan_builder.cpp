@@ -257,6 +257,10 @@ void check_execution_plan_scope(const TrainingScenario& scenario) {
   if (scenario.data) {
     throw InputError("execution plans do not cover per-sample data yet (the scenario's \"data\" section)");
   }
+  if (scenario.model.multimodal()) {
+    throw InputError("execution plans do not cover models of several modules yet (model '" + scenario.model.name +
+                     "')");
+  }
 }
 
 ExecutionPlan build_execution_plan(const TrainingScenario& scenario, const TrainingWorkload& workload,

@@ -33,13 +33,15 @@ std::vector<Bytes> estimate_stage_memory(const TrainingScenario& s) {
   context.micro_batch = s.training.micro_batch;
   context.seq_len = s.training.seq_len;
   context.dtype = s.training.dtype;
-  const Model model(s.model, p.cp_algorithm);
+  // Sweeps take models of one module (load_sweep_scenario).
+  const ModelSpec& spec = s.model.single();
+  const Model model(spec, p.cp_algorithm);
   const Footprint layer = footprint(model.layer_steps(context, 0), p.recompute);
   const Footprint input = footprint(model.input_steps(context), p.recompute);
-  const Footprint output = footprint(model.output_steps(context, s.model.tied_embeddings && p.pp == 1), p.recompute);
+  const Footprint output = footprint(model.output_steps(context, spec.tied_embeddings && p.pp == 1), p.recompute);
   // Under full recompute a layer keeps only its input until its backward.
   const Bytes layer_saved = p.recompute == RecomputePolicy::full
-                                ? context.sharded_tokens() * s.model.hidden * context.element_bytes()
+                                ? context.sharded_tokens() * spec.hidden * context.element_bytes()
                                 : layer.saved;
   const std::vector<int> layers = s.layers_per_virtual_stage();
   const int groups = static_cast<int>(layers.size());

@@ -66,12 +66,12 @@ PlanEnumeration enumerate_plans(const TrainingScenario& base, const SweepGrid& g
                     }
                     p.dp = static_cast<int>(gpus / model_parallel);
                     const int groups = pp * vpp;
-                    if (groups > base.model.layers) {
+                    if (groups > base.model.layers()) {
                       add(std::move(plan), "more pipeline chunks than layers");
                       continue;
                     }
-                    if (base.model.layers % groups != 0) {
-                      p.stage_layers = balanced_stage_layers(base.model.layers, groups);
+                    if (base.model.layers() % groups != 0) {
+                      p.stage_layers = balanced_stage_layers(base.model.layers(), groups);
                     }
                     std::string rule;
                     try {

@@ -89,7 +89,7 @@ std::size_t SweepGrid::combinations() const {
 SweepGrid default_grid(const TrainingScenario& scenario, int gpus) {
   SweepGrid grid;
   grid.tp = powers_of_two_up_to(std::min(scenario.cluster.gpus_per_node, gpus));
-  for (int pp = 1; pp <= std::min(scenario.model.layers, gpus); ++pp) {
+  for (int pp = 1; pp <= std::min(scenario.model.layers(), gpus); ++pp) {
     if (gpus % pp == 0) grid.pp.push_back(pp);
   }
   grid.cp = {1};
@@ -97,7 +97,8 @@ SweepGrid default_grid(const TrainingScenario& scenario, int gpus) {
   grid.vpp = {1, 2, 4, 8};
   grid.micro_batch = {1, 2, 4, 8};
   grid.recompute = {RecomputePolicy::none, RecomputePolicy::full};
-  if (scenario.model.attention == AttentionKernel::unfused) grid.recompute.push_back(RecomputePolicy::selective);
+  if (scenario.model.single().attention == AttentionKernel::unfused)
+    grid.recompute.push_back(RecomputePolicy::selective);
   grid.zero = {0, 1};
   grid.schedule = {PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved,
                    PipelineSchedule::zb_h1};

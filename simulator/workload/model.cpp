@@ -2,6 +2,7 @@
 
 #include "simulator/workload/modules/embedding.hpp"
 #include "simulator/workload/modules/linear.hpp"
+#include "simulator/workload/modules/norm.hpp"
 #include "simulator/workload/modules/output_head.hpp"
 #include "simulator/workload/modules/transformer_layer.hpp"
 
@@ -14,42 +15,46 @@ std::vector<Step> emit(const Module& module, const ShardContext& context, const 
   return steps;
 }
 
-std::int64_t parameters(const std::vector<Step>& steps) {
-  std::int64_t total = 0;
-  for (const Step& step : steps) total += step.parameters;
-  return total;
-}
-
 }  // namespace
 
-Model::Model(ModelSpec spec, ContextParallelAlgorithm cp_algorithm) : spec_(std::move(spec)) {
+Model::Model(ModelSpec spec, ContextParallelAlgorithm cp_algorithm, ModelHead head, std::string prefix)
+    : spec_(std::move(spec)), prefix_(std::move(prefix)) {
+  const bool loss = head == ModelHead::loss;
   if (spec_.kind == ModelKind::decoder) {
     input_ = std::make_unique<TokenEmbedding>("embedding", spec_);
-    output_ = std::make_unique<LanguageModelHead>("head", spec_, false);
-    output_sharing_embedding_ = std::make_unique<LanguageModelHead>("head", spec_, spec_.tied_embeddings);
+    if (loss) {
+      output_ = std::make_unique<LanguageModelHead>("head", spec_, false);
+      output_sharing_embedding_ = std::make_unique<LanguageModelHead>("head", spec_, spec_.tied_embeddings);
+    } else {
+      auto features = std::make_unique<Sequential>("head");
+      features->add<Norm>("final_norm", spec_.hidden, spec_.norm);
+      output_ = std::move(features);
+    }
   } else {
     input_ = std::make_unique<Linear>("patch_embedding", spec_.patch_input, spec_.hidden, true, TpSplit::none,
                                       Rows::sharded_tokens);
-    output_ = std::make_unique<RegressionHead>("head", spec_);
+    output_ = std::make_unique<RegressionHead>("head", spec_, loss);
   }
   layer_ = std::make_unique<TransformerLayer>("", spec_, cp_algorithm);
 }
 
-std::vector<Step> Model::input_steps(const ShardContext& context) const { return emit(*input_, context, "input."); }
+std::vector<Step> Model::input_steps(const ShardContext& context) const {
+  return emit(*input_, context, prefix_ + "input.");
+}
 
 std::vector<Step> Model::layer_steps(const ShardContext& context, int layer) const {
-  return emit(*layer_, context, "L" + std::to_string(layer) + ".");
+  return emit(*layer_, context, prefix_ + "L" + std::to_string(layer) + ".");
 }
 
 std::vector<Step> Model::output_steps(const ShardContext& context, bool shares_embedding) const {
   const Module& head = shares_embedding && output_sharing_embedding_ ? *output_sharing_embedding_ : *output_;
-  return emit(head, context, "output.");
+  return emit(head, context, prefix_ + "output.");
 }
 
 std::int64_t Model::parameter_count() const {
   const ShardContext whole;  // no parallelism: every parameter once
-  return parameters(input_steps(whole)) + std::int64_t{spec_.layers} * parameters(layer_steps(whole, 0)) +
-         parameters(output_steps(whole, true));
+  return parameters_of(input_steps(whole)) + std::int64_t{spec_.layers} * parameters_of(layer_steps(whole, 0)) +
+         parameters_of(output_steps(whole, true));
 }
 
 }  // namespace weft

@@ -9,16 +9,23 @@
 
 namespace weft {
 
-// A model as the pipeline sees it: an input block (token or patch embedding), `layers` identical
-// transformer layers, and an output block (final norm, head, loss).
+// What a network's output block ends with: the loss, or (a module feeding others) its final
+// norm and output projection only.
+enum class ModelHead : std::uint8_t { loss, features };
+
+// One transformer network as the pipeline sees it: an input block (token or patch embedding),
+// `layers` identical transformer layers, and an output block (final norm, head, loss).
 class Model {
  public:
-  Model(ModelSpec spec, ContextParallelAlgorithm cp_algorithm = ContextParallelAlgorithm::ring);
+  // Step names start with `prefix` (a module's name and a dot in a multimodal model).
+  Model(ModelSpec spec, ContextParallelAlgorithm cp_algorithm = ContextParallelAlgorithm::ring,
+        ModelHead head = ModelHead::loss, std::string prefix = "");
 
   const ModelSpec& spec() const { return spec_; }
   int layer_count() const { return spec_.layers; }
 
-  // Steps of one microbatch on one rank, named "input.", "L<i>." and "output." + module path.
+  // Steps of one microbatch on one rank, named "input.", "L<i>." and "output." + module path
+  // (after the prefix).
   std::vector<Step> input_steps(const ShardContext& context) const;
   std::vector<Step> layer_steps(const ShardContext& context, int layer) const;
   // `shares_embedding`: tied embeddings with the input block on the same rank, so the head's
@@ -30,6 +37,7 @@ class Model {
 
  private:
   ModelSpec spec_;
+  std::string prefix_;
   std::unique_ptr<Module> input_;
   std::unique_ptr<Module> layer_;
   std::unique_ptr<Module> output_;

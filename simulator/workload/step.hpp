@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "cost_models/comm_group.hpp"
@@ -40,12 +41,23 @@ struct Step {
   std::optional<CommGroupKind> comm;  // communicator of this step's collectives
   Bytes output_bytes = 0;             // the forward output, and the gradient flowing back
   Bytes saved_bytes = 0;              // kept from the forward to the backward pass
+  Bytes weight_grad_saved_bytes = 0;  // part of saved_bytes only weight_grad reads (a linear's input)
   Bytes recomputable_bytes = 0;       // part of saved_bytes dropped by selective recompute
   double model_flops = 0.0;           // forward FLOPs by Megatron's convention (no causal halving)
-  std::int64_t parameters = 0;        // parameters held on this rank
-  bool attention_core = false;        // the region selective recompute recomputes
-  int context_parallel_chunks = 1;    // >1: ring attention over this many KV chunks
-  Bytes context_parallel_bytes = 0;   // KV bytes passed to the next CP rank per ring step
+  // Model FLOPs of a training step per forward FLOP: 3 (forward, input and weight gradients), 2
+  // in a frozen module that passes gradients on, 1 in one that needs none (papers/004 §4.2).
+  double training_flops_factor = 3.0;
+  std::int64_t parameters = 0;       // parameters held on this rank
+  bool trainable = true;             // false: its parameters are frozen (no gradients, no optimizer)
+  bool attention_core = false;       // the region selective recompute recomputes
+  int context_parallel_chunks = 1;   // >1: ring attention over this many KV chunks
+  Bytes context_parallel_bytes = 0;  // KV bytes passed to the next CP rank per ring step
 };
+
+inline std::int64_t parameters_of(std::span<const Step> steps) {
+  std::int64_t total = 0;
+  for (const Step& step : steps) total += step.parameters;
+  return total;
+}
 
 }  // namespace weft

@@ -16,9 +16,10 @@ std::vector<TrainingGraphBuilder::Bucket> TrainingGraphBuilder::buckets(int stag
   const auto& chunks = chunks_of(stage);
   for (std::size_t c = chunks.size(); c-- > 0;) {
     for (std::size_t i = chunks[c].steps.size(); i-- > 0;) {
-      if (chunks[c].steps[i].parameters == 0) continue;
+      const Step& step = chunks[c].steps[i];
+      if (step.parameters == 0 || !step.trainable) continue;
       if (out.back().parameters >= bucket_parameters()) out.emplace_back();
-      out.back().parameters += chunks[c].steps[i].parameters;
+      out.back().parameters += step.parameters;
       out.back().steps.emplace_back(c, i);
     }
   }
@@ -83,8 +84,9 @@ void TrainingGraphBuilder::after_param_gather(int chunk, const PerPeer<OpId>& fi
 }
 
 void TrainingGraphBuilder::emit_tied_embedding_sync(int replica) {
-  if (!s_.model.tied_embeddings || s_.parallel.pp == 1) return;
-  const std::int64_t table = (s_.model.vocab + s_.parallel.tp - 1) / s_.parallel.tp * s_.model.hidden;
+  if (!s_.model.tied_embeddings() || s_.parallel.pp == 1) return;
+  const ModelSpec& model = s_.model.single();
+  const std::int64_t table = (model.vocab + s_.parallel.tp - 1) / s_.parallel.tp * model.hidden;
   const OpWork reduction = communication_work(OpClass::allreduce, 2 * table);
   const int first = stage_of(replica, 0);
   const int last = stage_of(replica, s_.parallel.pp - 1);
@@ -104,7 +106,8 @@ void TrainingGraphBuilder::emit_tied_embedding_sync(int replica) {
 }
 
 void TrainingGraphBuilder::emit_optimizer(int stage) {
-  const std::int64_t parameters = stage_parameters(stage) / optimizer_shards();
+  const std::int64_t parameters = stage_parameters(stage, true) / optimizer_shards();
+  if (parameters == 0) return;  // every module on the stage is frozen
   const OpWork step = memory_bound_work(OpClass::optimizer, kOptimizerTrafficBytes * parameters,
                                         10.0 * static_cast<double>(parameters), Dtype::fp32, {parameters});
   const PerPeer<OpId> ops = add_ops(stage, "optimizer step", b_->intern_work(step), std::nullopt);
@@ -128,13 +131,13 @@ double TrainingGraphBuilder::model_flops_per_iteration() const {
     double per_microbatch = 0.0;
     for (const auto& position_chunks : positions) {
       for (const Chunk& chunk : position_chunks) {
-        for (const Step& step : chunk.steps) per_microbatch += step.model_flops;
+        for (const Step& step : chunk.steps) per_microbatch += step.model_flops * step.training_flops_factor;
       }
     }
     total += per_microbatch * microbatches_of_length.at(tokens);
   }
-  // Forward and backward (twice the forward) on every TP and CP shard.
-  return 3.0 * total * dims_.tp * dims_.cp;
+  // On every TP and CP shard.
+  return total * dims_.tp * dims_.cp;
 }
 
 }  // namespace weft::training_graph

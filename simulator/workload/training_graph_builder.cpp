@@ -11,8 +11,10 @@ namespace {
 bool same_work(const Step& a, const Step& b) {
   return a.forward == b.forward && a.backward == b.backward && a.weight_grad == b.weight_grad &&
          a.regather == b.regather && a.comm == b.comm && a.output_bytes == b.output_bytes &&
-         a.saved_bytes == b.saved_bytes && a.recomputable_bytes == b.recomputable_bytes &&
-         a.model_flops == b.model_flops && a.parameters == b.parameters && a.attention_core == b.attention_core &&
+         a.saved_bytes == b.saved_bytes && a.weight_grad_saved_bytes == b.weight_grad_saved_bytes &&
+         a.recomputable_bytes == b.recomputable_bytes && a.model_flops == b.model_flops &&
+         a.training_flops_factor == b.training_flops_factor && a.parameters == b.parameters &&
+         a.trainable == b.trainable && a.attention_core == b.attention_core &&
          a.context_parallel_chunks == b.context_parallel_chunks && a.context_parallel_bytes == b.context_parallel_bytes;
 }
 
@@ -298,26 +300,23 @@ void TrainingGraphBuilder::create_chunks(std::vector<std::vector<Chunk>>& chunks
   const std::vector<int> layers = s_.layers_per_virtual_stage();
   std::vector<int> first_layer(layers.size() + 1, 0);
   std::partial_sum(layers.begin(), layers.end(), first_layer.begin() + 1);
-  const bool head_shares_embedding = s_.model.tied_embeddings && s_.parallel.pp == 1;
-  const int last_group = group_count() - 1;
+  const bool head_shares_embedding = s_.model.tied_embeddings() && s_.parallel.pp == 1;
+  const SampleShape sample{context_.seq_len, s_.training.images, s_.training.video_seconds};
   chunks.assign(static_cast<std::size_t>(s_.parallel.pp), {});
   for (int group = 0; group < group_count(); ++group) {
     Chunk chunk;
     chunk.group = group;
-    auto append = [&](std::vector<Step> steps, int block) {
-      for (Step& step : steps) {
-        chunk.steps.push_back(std::move(step));
-        chunk.block.push_back(block);
-      }
-    };
-    if (group == 0) append(model_.input_steps(context_), -1);
-    for (int layer = first_layer[static_cast<std::size_t>(group)];
-         layer < first_layer[static_cast<std::size_t>(group) + 1]; ++layer) {
-      append(model_.layer_steps(context_, layer), layer);
+    const auto g = static_cast<std::size_t>(group);
+    model_.append_steps(context_, sample, {first_layer[g], first_layer[g + 1], group == 0, group + 1 == group_count()},
+                        head_shares_embedding, chunk.steps, chunk.block);
+    chunk.has_backward = std::any_of(chunk.steps.begin(), chunk.steps.end(),
+                                     [](const Step& step) { return step.backward || step.weight_grad; });
+    if (group > 0) {
+      const Chunk& previous = chunks[(g - 1) % chunks.size()].back();
+      chunk.input_bytes = previous.steps.back().output_bytes;
+      chunk.sends_gradient = previous.has_backward;
     }
-    if (group == last_group) append(model_.output_steps(context_, head_shares_embedding), s_.model.layers);
-    chunk.input_bytes = group == 0 ? 0 : boundary_bytes();
-    chunks[static_cast<std::size_t>(group % s_.parallel.pp)].push_back(std::move(chunk));
+    chunks[g % chunks.size()].push_back(std::move(chunk));
   }
 }
 
@@ -342,20 +341,21 @@ std::size_t TrainingGraphBuilder::shape_of(const Chunk& chunk) {
   return shapes_.size() - 1;
 }
 
-std::int64_t TrainingGraphBuilder::stage_parameters(int stage) const {
+std::int64_t TrainingGraphBuilder::stage_parameters(int stage, bool trainable_only) const {
   std::int64_t total = 0;
   for (const Chunk& chunk : chunks_of(stage)) {
-    for (const Step& step : chunk.steps) total += step.parameters;
+    for (const Step& step : chunk.steps) total += step.trainable || !trainable_only ? step.parameters : 0;
   }
   return total;
 }
 
 void TrainingGraphBuilder::create_static_tensors(int stage) {
-  const std::int64_t parameters = stage_parameters(stage);
+  const std::int64_t parameters = stage_parameters(stage, false);
+  const std::int64_t trained = stage_parameters(stage, true);
   StaticMemory memory;
   memory.parameters = 2 * parameters;
-  memory.gradients = 2 * parameters;
-  memory.optimizer_states = kOptimizerStateBytes * parameters / optimizer_shards();
+  memory.gradients = 2 * trained;
+  memory.optimizer_states = kOptimizerStateBytes * trained / optimizer_shards();
   memory.framework_overhead = s_.options.framework_overhead;
   auto& tensors = static_tensors_[stage];
   tensors.parameters = add_tensors(stage, memory.parameters, TensorKind::parameter, "parameters");
@@ -419,9 +419,7 @@ std::string TrainingGraphBuilder::mb_suffix(int microbatch) const {
   return microbatch < 0 || !name_ops_ ? std::string() : fmt::format(" mb{}", microbatch);
 }
 
-bool TrainingGraphBuilder::is_layer(const Chunk& chunk, std::size_t step) const {
-  return chunk.block[step] >= 0 && chunk.block[step] < s_.model.layers;
-}
+bool TrainingGraphBuilder::is_layer(const Chunk& chunk, std::size_t step) const { return chunk.block[step] >= 0; }
 
 PerPeer<TensorId> TrainingGraphBuilder::boundary_tensor(const BoundaryKey& key, int receiving_stage) {
   if (boundaries_.empty()) boundaries_.resize(static_cast<std::size_t>(group_count()) * s_.microbatches() * 2);
@@ -429,7 +427,7 @@ PerPeer<TensorId> TrainingGraphBuilder::boundary_tensor(const BoundaryKey& key, 
       boundaries_[(static_cast<std::size_t>(key.group) * s_.microbatches() + static_cast<std::size_t>(key.microbatch)) *
                       2 +
                   (key.backward ? 1 : 0)];
-  if (tensors.empty()) tensors = add_tensors(receiving_stage, boundary_bytes(), TensorKind::activation);
+  if (tensors.empty()) tensors = add_tensors(receiving_stage, boundary_bytes(key.group), TensorKind::activation);
   return tensors;
 }
 
@@ -439,11 +437,12 @@ void TrainingGraphBuilder::send(int stage, int to_group, const BoundaryKey& key,
   const auto& from_peers = stages_[static_cast<std::size_t>(stage)];
   const auto& to_peers = stages_[static_cast<std::size_t>(to_stage)];
   const PerPeer<TensorId> received = boundary_tensor(key, to_stage);
-  WorkId& work_id = transfer_work_[{stage, to_stage, boundary_bytes()}];
+  const Bytes bytes = boundary_bytes(key.group);
+  WorkId& work_id = transfer_work_[{stage, to_stage, bytes}];
   if (!work_id.valid()) {
     OpWork transfer;
     transfer.op_class = OpClass::send;
-    transfer.network_bytes = boundary_bytes();
+    transfer.network_bytes = bytes;
     transfer.shape = {transfer.network_bytes};
     transfer.comm_group = point_to_point_group(CommGroupKind::pp, from_peers.front().rank, to_peers.front().rank);
     work_id = b_->intern_work(transfer);

@@ -19,7 +19,7 @@
 #include <fmt/format.h>
 
 #include "simulator/graph/graph_builder.hpp"
-#include "simulator/workload/model.hpp"
+#include "simulator/workload/multimodal_model.hpp"
 #include "simulator/workload/pass_template.hpp"
 #include "simulator/workload/per_peer.hpp"
 #include "simulator/workload/pipeline_schedule.hpp"
@@ -67,6 +67,10 @@ struct Chunk {
   std::vector<Step> steps;
   std::vector<int> block;  // per step: the layer (or input/output block) it belongs to
   Bytes input_bytes = 0;   // activation entering the chunk; 0 for the first
+  // Whether its backward pass does anything, and whether it hands a gradient to the chunk
+  // before it: not where frozen modules with nothing trainable upstream end (frozen_rule.hpp).
+  bool has_backward = true;
+  bool sends_gradient = false;
   // Chunks of one shape (on any stage) do the same work and share the templates of their passes.
   std::size_t shape = 0;
 };
@@ -97,6 +101,7 @@ struct ForwardRecord {
   PerPeer<TensorId> output;                   // the loss, on the last chunk
   BundleSet bundles;                          // with passes as composites, instead of the above
   PerPeer<TensorId> output_grad;              // with passes as composites: the backward's incoming gradient
+  PerPeer<TensorId> sent_gradient;            // and its outgoing one, where a weight gradient reads it too
 };
 
 // A weight-gradient op waiting for its weight pass (zero-bubble schedules).
@@ -104,6 +109,9 @@ struct PendingWeightGrad {
   std::size_t step = 0;
   PerPeer<TensorId> output_grad;
   PerPeer<TensorId> input;
+  // With passes as composites: its output gradient is the one the backward pass hands to the
+  // chunk before (a step without an input-gradient op passes it through).
+  bool reads_sent_gradient = false;
 };
 
 struct BoundaryKey {
@@ -217,11 +225,21 @@ class TrainingGraphBuilder {
   // Named ops name their layers, so then every chunk has a shape of its own.
   std::size_t shape_of(const Chunk& chunk);
 
-  // The activation passed between pipeline stages: a layer's output on the rank's shard of the
-  // tokens of the microbatch being emitted.
-  Bytes boundary_bytes() const { return context_.sharded_tokens() * s_.model.hidden * context_.element_bytes(); }
+  // The activation virtual stage `group` passes to the next (and the gradient coming back), for
+  // the microbatch being emitted: its last step's output on the rank's shard of the tokens.
+  Bytes boundary_bytes(int group) {
+    const int pp = s_.parallel.pp;
+    return chunks_.at(context_.seq_len)[static_cast<std::size_t>(group % pp)][static_cast<std::size_t>(group / pp)]
+        .steps.back()
+        .output_bytes;
+  }
+  // The activation entering step `i` of `chunk`.
+  static Bytes input_bytes(const Chunk& chunk, std::size_t i) {
+    return i == 0 ? chunk.input_bytes : chunk.steps[i - 1].output_bytes;
+  }
 
-  std::int64_t stage_parameters(int stage) const;
+  // The parameters a stage holds, and those of them it trains.
+  std::int64_t stage_parameters(int stage, bool trainable_only) const;
 
   int optimizer_shards() const { return s_.parallel.zero == 1 ? s_.parallel.dp * s_.parallel.cp : 1; }
 
@@ -360,6 +378,9 @@ class TrainingGraphBuilder {
                             const PassValues& inputs, PassValues& escapes, PassValues& bundles);
 
   bool is_layer(const Chunk& chunk, std::size_t step) const;
+  // Whether the block (layer) of step `step` has backward work (not in a frozen module with
+  // nothing trainable upstream): full recompute checkpoints only such layers.
+  static bool layer_has_backward(const Chunk& chunk, std::size_t step);
 
   // Ring attention: the chunk's attention in `context_parallel_chunks` parts, each after the keys
   // and values of the next CP rank arrive over the CP stream. Returns the ops whose end is the
@@ -475,7 +496,7 @@ class TrainingGraphBuilder {
   bool composites_;
   ParallelDims dims_;
   ShardContext context_;
-  Model model_;
+  MultimodalModel model_;
   std::unique_ptr<ClusterCostModel> cost_;
   GraphBuilder outer_;
   GraphBuilder* b_ = &outer_;  // the template's while a pass is recorded

@@ -47,7 +47,8 @@ PerPeer<OpId> TrainingGraphBuilder::forward_body(int stage, const Chunk& chunk, 
   for (std::size_t i = 0; i < chunk.steps.size(); ++i) {
     const Step& step = chunk.steps[i];
     if (!step.forward) continue;
-    const bool layer_start = full_recompute && is_layer(chunk, i) && (i == 0 || chunk.block[i - 1] != chunk.block[i]);
+    const bool layer_start = full_recompute && is_layer(chunk, i) && (i == 0 || chunk.block[i - 1] != chunk.block[i]) &&
+                             layer_has_backward(chunk, i);
     PerPeer<OpId> ops;
     PerPeer<TensorId> out = add_tensors(stage, step.output_bytes, TensorKind::activation);
     if (step.context_parallel_chunks > 1) {
@@ -64,7 +65,7 @@ PerPeer<OpId> TrainingGraphBuilder::forward_body(int stage, const Chunk& chunk, 
       produce(ops, record.saved[i]);
     }
     if (layer_start) {
-      record.checkpoint[i] = add_tensors(stage, boundary_bytes(), TensorKind::activation);
+      record.checkpoint[i] = add_tensors(stage, input_bytes(chunk, i), TensorKind::activation);
       produce(ops, record.checkpoint[i]);
     }
     if (first_op.empty()) first_op = ops;
@@ -118,6 +119,7 @@ PerPeer<OpId> TrainingGraphBuilder::emit_ring_attention(int stage, const Step& s
 
 void TrainingGraphBuilder::emit_backward(int stage, Chunk& chunk, const PipelineAction& action, ForwardRecord& record,
                                          std::vector<PendingWeightGrad>& pending) {
+  if (!chunk.has_backward) return;
   const int mb = action.microbatch;
   const PerPeer<TensorId> dy =
       chunk.group + 1 < group_count() ? boundary_tensor({chunk.group, mb, true}, stage) : record.output;
@@ -132,12 +134,24 @@ void TrainingGraphBuilder::emit_backward(int stage, Chunk& chunk, const Pipeline
       recompute_layer(stage, chunk, chunk.steps.size() - 1, mb, record, recomputed);
     dx = backward_body(stage, chunk, dy, record, std::move(recomputed), mb, pending);
   }
-  if (chunk.group > 0) send(stage, chunk.group - 1, {chunk.group - 1, mb, true}, dx, "gradient");
+  if (chunk.sends_gradient) send(stage, chunk.group - 1, {chunk.group - 1, mb, true}, dx, "gradient");
 }
 
 PerPeer<TensorId> TrainingGraphBuilder::emit_backward_passes(int stage, const Chunk& chunk, int mb,
                                                              const PerPeer<TensorId>& dy, ForwardRecord& record,
                                                              std::vector<PendingWeightGrad>& pending) {
+  const bool input_gradients =
+      std::any_of(chunk.steps.begin(), chunk.steps.end(), [](const Step& step) { return step.backward.has_value(); });
+  if (split_weight_grads_ && !input_gradients) {
+    // Nothing upstream trains (frozen_rule.hpp), so the backward pass has no op: only weight
+    // gradients wait for their pass, reading the incoming gradient and what the forward saved.
+    const ForwardRecord saved = forward_handles(chunk);
+    for (std::size_t k = chunk.steps.size(); k-- > 0;) {
+      if (chunk.steps[k].weight_grad) pending.push_back({k, dy, saved.saved[k]});
+    }
+    record.output_grad = dy;
+    return dy;
+  }
   PassValues escapes;
   if (recomputes_before_gradient(chunk)) {
     emit_pass(stage, chunk, "recompute", mb, {}, escapes, record.bundles, [&](std::vector<PassBundle>& leaving) {
@@ -155,14 +169,17 @@ PerPeer<TensorId> TrainingGraphBuilder::emit_backward_passes(int stage, const Ch
     PerPeer<TensorId> dx = backward_body(stage, chunk, dy, forward_handles(chunk),
                                          member_handles(chunk, "recompute", Kept::recomputed), -1, inner_pending);
     // The first chunk's input gradient goes nowhere (and may be a weight gradient's input).
-    PassValues values{chunk.group > 0 ? dx : PerPeer<TensorId>{}};
+    PassValues values{chunk.sends_gradient ? dx : PerPeer<TensorId>{}};
     // What the weight pass reads: output gradients made here, and inputs saved by the forward
     // or the recompute pass (handles already) or recomputed here.
     std::vector<PendingWeightGrad>& handles = weight_pass_inputs_[chunk.shape];
     for (const PendingWeightGrad& weight : inner_pending) {
       PendingWeightGrad& handle = handles.emplace_back(PendingWeightGrad{weight.step, {}, weight.input});
-      // The incoming gradient itself (left empty here) is the weight pass's own input.
-      if (PassRecorder::is_tagged(weight.output_grad.front())) {
+      // The incoming gradient itself (left empty here) is the weight pass's own input, and so
+      // is the outgoing one (an escaping value cannot be a bundle member too).
+      if (chunk.sends_gradient && weight.output_grad == dx) {
+        handle.reads_sent_gradient = true;
+      } else if (PassRecorder::is_tagged(weight.output_grad.front())) {
         const std::uint32_t gradient =
             leave(leaving, Route::backward_to_weight, member_key(Kept::output_grad, weight.step), weight.output_grad);
         handle.output_grad = handles_of(gradient, weight.output_grad.size());
@@ -177,13 +194,26 @@ PerPeer<TensorId> TrainingGraphBuilder::emit_backward_passes(int stage, const Ch
   });
   if (auto it = weight_pass_inputs_.find(chunk.shape); it != weight_pass_inputs_.end()) pending = it->second;
   for (PendingWeightGrad& weight : pending) {
-    if (weight.output_grad.empty()) weight.output_grad = record.output_grad = dy;
+    if (weight.reads_sent_gradient) {
+      weight.output_grad = record.sent_gradient = escapes[0];
+    } else if (weight.output_grad.empty()) {
+      weight.output_grad = record.output_grad = dy;
+    }
   }
   return escapes[0];
 }
 
 bool TrainingGraphBuilder::recomputes_before_gradient(const Chunk& chunk) const {
-  return s_.parallel.recompute == RecomputePolicy::full && is_layer(chunk, chunk.steps.size() - 1);
+  const std::size_t last = chunk.steps.size() - 1;
+  return s_.parallel.recompute == RecomputePolicy::full && is_layer(chunk, last) && layer_has_backward(chunk, last);
+}
+
+bool TrainingGraphBuilder::layer_has_backward(const Chunk& chunk, std::size_t step) {
+  for (std::size_t i = 0; i < chunk.steps.size(); ++i) {
+    const Step& other = chunk.steps[i];
+    if (chunk.block[i] == chunk.block[step] && (other.backward || other.weight_grad)) return true;
+  }
+  return false;
 }
 
 PerPeer<TensorId> TrainingGraphBuilder::backward_body(int stage, const Chunk& chunk, PerPeer<TensorId> dy,
@@ -194,7 +224,8 @@ PerPeer<TensorId> TrainingGraphBuilder::backward_body(int stage, const Chunk& ch
   for (std::size_t k = chunk.steps.size(); k-- > 0;) {
     const Step& step = chunk.steps[k];
     const bool layer_end = k + 1 < chunk.steps.size() && chunk.block[k + 1] != chunk.block[k];
-    if (s_.parallel.recompute == RecomputePolicy::full && is_layer(chunk, k) && layer_end) {
+    if (s_.parallel.recompute == RecomputePolicy::full && is_layer(chunk, k) && layer_end &&
+        layer_has_backward(chunk, k)) {
       recompute_layer(stage, chunk, k, mb, record, recomputed);
     }
     PerPeer<TensorId> saved = recomputed[k].empty() ? record.saved[k] : recomputed[k];
@@ -206,9 +237,8 @@ PerPeer<TensorId> TrainingGraphBuilder::backward_body(int stage, const Chunk& ch
       rematerialized = add_tensors(stage, step.recomputable_bytes, TensorKind::activation);
       produce(ops, rematerialized);
     }
-    const bool first_of_model = chunk.group == 0 && k == 0;
     PerPeer<TensorId> dx = dy;
-    if (step.backward && !first_of_model) {
+    if (step.backward) {
       PerPeer<OpId> ops;
       dx = add_tensors(stage, k == 0 ? chunk.input_bytes : chunk.steps[k - 1].output_bytes, TensorKind::activation);
       if (step.context_parallel_chunks > 1) {
@@ -293,10 +323,10 @@ void TrainingGraphBuilder::emit_weight_pass(int stage, const Chunk& chunk, const
   if (pending.empty()) return;
   if (composites_) {
     // It reads bundles (what the forward, recompute and backward passes left for it) and maybe
-    // the backward's incoming gradient.
+    // the backward's incoming and outgoing gradients.
     PassValues escapes;
-    emit_pass(stage, chunk, "weight", action.microbatch, {record.output_grad}, escapes, record.bundles,
-              [&](std::vector<PassBundle>&) {
+    emit_pass(stage, chunk, "weight", action.microbatch, {record.output_grad, record.sent_gradient}, escapes,
+              record.bundles, [&](std::vector<PassBundle>&) {
                 weight_pass_body(stage, chunk, pending, -1);
                 return PassValues{};
               });
@@ -320,7 +350,7 @@ void TrainingGraphBuilder::weight_pass_body(int stage, const Chunk& chunk,
 }
 
 void TrainingGraphBuilder::record_grad_op(const Chunk& chunk, std::size_t step, const PerPeer<OpId>& ops) {
-  if (chunk.steps[step].parameters == 0) return;
+  if (chunk.steps[step].parameters == 0 || !chunk.steps[step].trainable) return;
   if (recorder_ != nullptr) {
     for (std::size_t i = 0; i < ops.size(); ++i) recorder_->add_signal(step, i, ops[i]);
     return;

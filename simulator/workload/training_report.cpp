@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "simulator/engine/expanded_ops.hpp"
-#include "simulator/workload/model.hpp"
+#include "simulator/workload/multimodal_model.hpp"
 #include "simulator/workload/rank_time_accounting.hpp"
 
 namespace weft {
@@ -139,7 +139,11 @@ TrainingReport make_training_report(const TrainingScenario& scenario, const Trai
     report.tokens_per_s = static_cast<double>(data.sample_tokens) / report.iteration_time_s;
     report.data = data;
   } else {
-    report.tokens_per_s = samples * static_cast<double>(scenario.training.seq_len) / report.iteration_time_s;
+    // The tokens of the module with the loss (the backbone): a VLM's sequence, a T2V model's video.
+    const TrainingSpec& t = scenario.training;
+    const ShardContext per_sample =
+        module_context(scenario.model.modules.back(), ShardContext{}, {t.seq_len, t.images, t.video_seconds});
+    report.tokens_per_s = samples * static_cast<double>(per_sample.tokens()) / report.iteration_time_s;
   }
   report.gpus = scenario.parallel.world_size();
   report.model_flops_per_iteration = workload.model_flops_per_iteration;
@@ -147,7 +151,9 @@ TrainingReport make_training_report(const TrainingScenario& scenario, const Trai
       report.model_flops_per_iteration / report.iteration_time_s / static_cast<double>(report.gpus) / 1e12;
   report.peak_tflops = scenario.cluster.gpu.peak(scenario.training.dtype) / 1e12;
   report.mfu = report.tflops_per_gpu / report.peak_tflops;
-  report.parameters = Model(scenario.model).parameter_count();
+  const MultimodalModel model(scenario.model);
+  report.parameters = model.parameter_count();
+  report.trainable_parameters = model.trainable_parameter_count();
   report.microbatches = workload.microbatches;
   report.simulated_ranks = workload.ranks.size();
   report.folded = workload.folded;

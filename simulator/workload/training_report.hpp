@@ -45,6 +45,7 @@ struct TrainingReport {
   double peak_tflops = 0.0;
   std::int64_t gpus = 0;
   std::int64_t parameters = 0;
+  std::int64_t trainable_parameters = 0;
   std::int64_t microbatches = 0;
   std::size_t simulated_ranks = 0;
   std::size_t simulated_ops = 0;

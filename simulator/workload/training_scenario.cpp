@@ -1,5 +1,6 @@
 #include "simulator/workload/training_scenario.hpp"
 
+#include <algorithm>
 #include <numeric>
 
 #include "simulator/core/input_error.hpp"
@@ -52,12 +53,20 @@ ParallelPlan read_parallel(const JsonCursor& json, const ClusterSpec& cluster) {
 }
 
 TrainingSpec read_training(const JsonCursor& json) {
-  json.expect_only({"global_batch", "micro_batch", "seq_len", "dtype", "optimizer"});
+  json.expect_only({"global_batch", "micro_batch", "seq_len", "images", "video_seconds", "dtype", "optimizer"});
   TrainingSpec training;
   training.global_batch = json.at("global_batch").as_positive_int();
   training.micro_batch = json.find("micro_batch") ? json.at("micro_batch").as_positive_int() : 1;
   training.seq_len = json.at("seq_len").as_positive_int();
   if (training.seq_len > (1LL << 24)) json.at("seq_len").fail("expected at most 16777216 tokens");
+  if (auto value = json.find("images")) {
+    training.images = value->as_nonnegative_int();
+    if (training.images > 4096) value->fail("expected at most 4096 images per sample");
+  }
+  if (auto value = json.find("video_seconds")) {
+    training.video_seconds = value->as_nonnegative_number();
+    if (training.video_seconds > 3600.0) value->fail("expected at most 3600 seconds per sample");
+  }
   if (auto value = json.find("dtype")) {
     training.dtype = value->as_enum(kDtypeNames);
     if (training.dtype != Dtype::bf16 && training.dtype != Dtype::fp16) {
@@ -123,11 +132,74 @@ TrainingScenario load_scenario_without_plan(const JsonCursor& root) {
   root.expect_only({"description", "model", "cluster", "parallel", "training", "options", "data"});
   TrainingScenario scenario;
   if (auto value = root.find("description")) scenario.description = value->as_string();
-  scenario.model = load_model_spec(root.at("model"));
+  scenario.model = load_multimodal_spec(root.at("model"));
   scenario.cluster = load_cluster_spec(root.at("cluster"));
   scenario.training = read_training(root.at("training"));
   if (auto value = root.find("options")) scenario.options = read_options(*value);
   return scenario;
+}
+
+// A module's shapes against the plan and the samples it sees; messages name the module of a
+// multimodal model.
+void validate_module(const TrainingScenario& s, const ModuleSpec& module) {
+  const ParallelPlan& p = s.parallel;
+  const TrainingSpec& t = s.training;
+  const std::string who = s.model.multimodal() ? "module '" + module.name + "': " : "";
+  if (module.projector) {
+    if (module.projector->ffn_hidden % p.tp != 0)
+      reject("parallel.tp", "tp does not divide ffn_hidden",
+             who + str(p.tp) + " does not divide ffn_hidden " + str(module.projector->ffn_hidden));
+  } else {
+    const ModelSpec& m = module.model;
+    if (m.heads % p.tp != 0)
+      reject("parallel.tp", "tp does not divide attention heads",
+             who + str(p.tp) + " does not divide attention heads " + str(m.heads));
+    if (m.kv_heads % p.tp != 0)
+      reject("parallel.tp", "tp does not divide KV heads",
+             who + str(p.tp) + " does not divide KV groups " + str(m.kv_heads));
+    if (m.ffn_hidden % p.tp != 0)
+      reject("parallel.tp", "tp does not divide ffn_hidden",
+             who + str(p.tp) + " does not divide ffn_hidden " + str(m.ffn_hidden));
+  }
+  if (module.tokens == TokenSource::images && t.images == 0)
+    reject("training.images", "no images", who + "its tokens are images; give images per sample");
+  if (module.tokens == TokenSource::video && t.video_seconds <= 0.0)
+    reject("training.video_seconds", "no video", who + "its tokens are video; give seconds of video per sample");
+  ShardContext base;
+  base.cp = p.cp;
+  base.micro_batch = t.micro_batch;
+  const ShardContext context = module_context(module, base, {t.seq_len, t.images, t.video_seconds});
+  if (context.tokens() == 0) reject("training.video_seconds", "no tokens", who + "a sample gives it no tokens");
+  if (p.sequence_parallel && context.tokens() % p.tp != 0) {
+    reject("parallel.sequence_parallel", "sequence-parallel tokens not divisible by tp",
+           who + "the " + str(context.tokens()) +
+               " tokens of a microbatch per CP rank do not split over tp = " + str(p.tp));
+  }
+  if (!module.projector && module.model.position == PositionEncoding::learned &&
+      context.seq_len > module.model.max_positions) {
+    reject("training.seq_len", "sequence longer than the model's positions",
+           who + str(context.seq_len) + " exceeds the model's " + str(module.model.max_positions) + " positions");
+  }
+}
+
+// What this version simulates of a model of several modules.
+void validate_multimodal(const TrainingScenario& s) {
+  const auto& modules = s.model.modules;
+  if (std::all_of(modules.begin(), modules.end(), [](const ModuleSpec& m) { return m.frozen; }))
+    reject("model.modules", "every module frozen", "every module is frozen: nothing to train");
+  if (!s.model.multimodal()) return;
+  if (s.parallel.cp > 1)
+    reject("parallel.cp", "context parallelism with several modules",
+           "context parallelism over a model of several modules is not supported; use cp = 1");
+  if (s.data)
+    reject("data", "per-sample data with several modules",
+           "per-sample data for a model of several modules is not supported yet; give training.seq_len, "
+           "images and video_seconds");
+  for (const ModuleSpec& module : modules) {
+    if (!module.projector && module.model.tied_embeddings)
+      reject("model.modules", "tied embeddings with several modules",
+             "module '" + module.name + "': tied embeddings are supported in a model of one module only");
+  }
 }
 
 }  // namespace
@@ -141,25 +213,19 @@ std::optional<MicrobatchLengths> TrainingScenario::microbatch_lengths() const {
 std::vector<int> TrainingScenario::layers_per_virtual_stage() const {
   if (!parallel.stage_layers.empty()) return parallel.stage_layers;
   const int groups = parallel.pp * parallel.vpp;
-  return std::vector<int>(static_cast<std::size_t>(groups), model.layers / groups);
+  return std::vector<int>(static_cast<std::size_t>(groups), model.layers() / groups);
 }
 
 void validate_training_scenario(const TrainingScenario& s) {
   const ParallelPlan& p = s.parallel;
-  const ModelSpec& m = s.model;
-  if (m.heads % p.tp != 0)
-    reject("parallel.tp", "tp does not divide attention heads",
-           str(p.tp) + " does not divide attention heads " + str(m.heads));
-  if (m.kv_heads % p.tp != 0)
-    reject("parallel.tp", "tp does not divide KV heads", str(p.tp) + " does not divide KV groups " + str(m.kv_heads));
-  if (m.ffn_hidden % p.tp != 0)
-    reject("parallel.tp", "tp does not divide ffn_hidden",
-           str(p.tp) + " does not divide ffn_hidden " + str(m.ffn_hidden));
+  validate_multimodal(s);
+  for (const ModuleSpec& module : s.model.modules) validate_module(s, module);
+  const std::int64_t layers = s.model.layers();
   const std::int64_t groups = std::int64_t{p.pp} * p.vpp;
   if (p.stage_layers.empty()) {
-    if (m.layers % groups != 0) {
+    if (layers % groups != 0) {
       reject("parallel.pp", "pp x vpp does not divide the layers",
-             "pp x vpp = " + str(groups) + " does not divide " + str(m.layers) +
+             "pp x vpp = " + str(groups) + " does not divide " + str(layers) +
                  " layers (give parallel.stage_layers for an uneven split)");
     }
   } else {
@@ -169,9 +235,9 @@ void validate_training_scenario(const TrainingScenario& s) {
                  str(static_cast<std::int64_t>(p.stage_layers.size())));
     }
     const std::int64_t total = std::accumulate(p.stage_layers.begin(), p.stage_layers.end(), std::int64_t{0});
-    if (total != m.layers) {
+    if (total != layers) {
       reject("parallel.stage_layers", "stage_layers does not add up to the layers",
-             "the entries add up to " + str(total) + " layers, the model has " + str(m.layers));
+             "the entries add up to " + str(total) + " layers, the model has " + str(layers));
     }
   }
   if (p.world_size() != s.cluster.gpus) {
@@ -200,16 +266,7 @@ void validate_training_scenario(const TrainingScenario& s) {
     reject("training.seq_len", "sequence not divisible by 2 x cp",
            str(t.seq_len) + " is not divisible by 2 x cp = " + str(2 * p.cp) + " (load-balanced context parallelism)");
   }
-  if (p.sequence_parallel && (t.micro_batch * t.seq_len / p.cp) % p.tp != 0) {
-    reject("parallel.sequence_parallel", "sequence-parallel tokens not divisible by tp",
-           "the " + str(t.micro_batch * t.seq_len / p.cp) +
-               " tokens of a microbatch per CP rank do not split over tp = " + str(p.tp));
-  }
   if (s.data) validate_data(s);
-  if (m.position == PositionEncoding::learned && t.seq_len > m.max_positions) {
-    reject("training.seq_len", "sequence longer than the model's positions",
-           str(t.seq_len) + " exceeds the model's " + str(m.max_positions) + " positions");
-  }
 }
 
 TrainingScenario load_training_scenario(const JsonCursor& root) {
@@ -226,7 +283,11 @@ TrainingScenario load_sweep_scenario(const JsonCursor& root) {
         "per-sample data is not supported by sweep, which simulates uniform batches of training.seq_len "
         "tokens; simulate the chosen plan with its data instead");
   }
-  return load_scenario_without_plan(root);
+  TrainingScenario scenario = load_scenario_without_plan(root);
+  if (scenario.model.multimodal()) {
+    root.at("model").fail("sweep takes a model of one module; simulate each plan of a model of several modules");
+  }
+  return scenario;
 }
 
 }  // namespace weft

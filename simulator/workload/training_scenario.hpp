@@ -10,8 +10,8 @@
 #include "cost_models/cluster_spec.hpp"
 #include "cost_models/collective_model.hpp"
 #include "simulator/workload/data/data_spec.hpp"
-#include "simulator/workload/model_spec.hpp"
 #include "simulator/workload/modules/attention_core.hpp"
+#include "simulator/workload/multimodal_spec.hpp"
 
 namespace weft {
 
@@ -42,7 +42,9 @@ struct ParallelPlan {
 struct TrainingSpec {
   std::int64_t global_batch = 0;  // samples per iteration
   std::int64_t micro_batch = 1;   // samples per microbatch
-  std::int64_t seq_len = 0;       // tokens per sample
+  std::int64_t seq_len = 0;       // tokens per sample (text; a VLM's whole sequence)
+  std::int64_t images = 0;        // images per sample, for modules of image tokens
+  double video_seconds = 0.0;     // seconds of video per sample, for modules of video tokens
   Dtype dtype = Dtype::bf16;
 };
 
@@ -59,7 +61,7 @@ struct TrainingOptions {
 // options, validated as a whole.
 struct TrainingScenario {
   std::string description;
-  ModelSpec model;
+  MultimodalSpec model;
   ClusterSpec cluster;
   ParallelPlan parallel;
   TrainingSpec training;

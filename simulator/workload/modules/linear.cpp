@@ -15,9 +15,9 @@ void Linear::emit(const ShardContext& context, const std::string& prefix, std::v
 
   Step step;
   step.name = step_name(prefix, "");
-  step.forward = gemm_work(rows, out, in, context.dtype);       // [rows, in] x [in, out]
-  step.backward = gemm_work(rows, in, out, context.dtype);      // dX = dY W^T
-  step.weight_grad = gemm_work(in, out, rows, context.dtype);   // dW = X^T dY
+  step.forward = gemm_work(rows, out, in, context.dtype);      // [rows, in] x [in, out]
+  step.backward = gemm_work(rows, in, out, context.dtype);     // dX = dY W^T
+  step.weight_grad = gemm_work(in, out, rows, context.dtype);  // dW = X^T dY
   // Rows every TP (and CP) rank computes alike count once in the model's FLOPs.
   const bool replicated = split_ == TpSplit::none && !(rows_ == Rows::sharded_tokens && context.sequence_parallel);
   const double copies = replicated ? static_cast<double>(context.tp) * (rows_ == Rows::samples ? context.cp : 1) : 1.0;
@@ -31,6 +31,7 @@ void Linear::emit(const ShardContext& context, const std::string& prefix, std::v
     step.regather = communication_work(OpClass::allgather, rows * in * element);
     step.comm = CommGroupKind::tp;
   }
+  step.weight_grad_saved_bytes = step.saved_bytes;  // dX = dY W^T needs only the weight
   steps.push_back(std::move(step));
 }
 

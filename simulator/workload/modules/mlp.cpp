@@ -6,12 +6,15 @@
 
 namespace weft {
 
-Mlp::Mlp(std::string name, const ModelSpec& model) : Sequential(std::move(name)) {
-  const std::int64_t h = model.hidden;
-  const std::int64_t f = model.ffn_hidden;
-  const bool gated = model.activation == Activation::swiglu;
-  add<TensorParallelEnter>("tp_enter", h);
-  add<Linear>("fc1", h, gated ? 2 * f : f, model.linear_bias, TpSplit::column);
+Mlp::Mlp(std::string name, const ModelSpec& model)
+    : Mlp(std::move(name), model.hidden, model.ffn_hidden, model.hidden, model.activation, model.linear_bias) {}
+
+Mlp::Mlp(std::string name, std::int64_t in, std::int64_t ffn, std::int64_t out, Activation nonlinearity, bool bias)
+    : Sequential(std::move(name)) {
+  const std::int64_t f = ffn;
+  const bool gated = nonlinearity == Activation::swiglu;
+  add<TensorParallelEnter>("tp_enter", in);
+  add<Linear>("fc1", in, gated ? 2 * f : f, bias, TpSplit::column);
   ElementwiseShape activation;
   activation.rows = Rows::tokens;
   activation.input_width = gated ? 2 * f : f;
@@ -19,8 +22,8 @@ Mlp::Mlp(std::string name, const ModelSpec& model) : Sequential(std::move(name))
   activation.saved_width = activation.input_width;  // the activation's input, for its derivative
   activation.tp_split = true;
   add<Elementwise>(gated ? "swiglu" : "gelu", activation);
-  add<Linear>("fc2", f, h, model.linear_bias, TpSplit::row);
-  add<TensorParallelExit>("tp_exit", h);
+  add<Linear>("fc2", f, out, bias, TpSplit::row);
+  add<TensorParallelExit>("tp_exit", out);
 }
 
 }  // namespace weft

@@ -10,6 +10,8 @@ namespace weft {
 class Mlp : public Sequential {
  public:
   Mlp(std::string name, const ModelSpec& model);
+  // From `in` to `out` features through `ffn` (a projector between two modules).
+  Mlp(std::string name, std::int64_t in, std::int64_t ffn, std::int64_t out, Activation nonlinearity, bool bias);
 };
 
 }  // namespace weft

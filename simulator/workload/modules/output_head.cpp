@@ -41,7 +41,7 @@ LanguageModelHead::LanguageModelHead(std::string name, const ModelSpec& model, b
   add<CrossEntropy>("cross_entropy", model.vocab);
 }
 
-RegressionHead::RegressionHead(std::string name, const ModelSpec& model) : Sequential(std::move(name)) {
+RegressionHead::RegressionHead(std::string name, const ModelSpec& model, bool loss) : Sequential(std::move(name)) {
   add<Norm>("final_norm", model.hidden, model.norm);
   if (model.kind == ModelKind::dit) {
     add<Linear>("final_adaln", model.hidden, 2 * model.hidden, true, TpSplit::none, Rows::samples);
@@ -56,6 +56,7 @@ RegressionHead::RegressionHead(std::string name, const ModelSpec& model) : Seque
     add<Linear>("output", model.hidden, model.output_width, true, TpSplit::none, Rows::sharded_tokens);
     width = model.output_width;
   }
+  if (!loss) return;
   ElementwiseShape mse;
   mse.input_width = 2 * width;  // prediction and target
   mse.output_width = width;

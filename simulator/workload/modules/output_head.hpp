@@ -24,10 +24,10 @@ class LanguageModelHead : public Sequential {
 };
 
 // Encoder or DiT output: final norm (and adaLN modulation for DiT), a projection to the output
-// width, and a mean-squared-error loss against the target.
+// width, and (`loss`) a mean-squared-error loss against the target.
 class RegressionHead : public Sequential {
  public:
-  RegressionHead(std::string name, const ModelSpec& model);
+  RegressionHead(std::string name, const ModelSpec& model, bool loss = true);
 };
 
 }  // namespace weft

@@ -1,0 +1,104 @@
+#include "simulator/workload/multimodal_model.hpp"
+
+#include "simulator/workload/modules/linear.hpp"
+#include "simulator/workload/modules/mlp.hpp"
+
+namespace weft {
+namespace {
+
+int input_block(std::size_t module) { return -3 * static_cast<int>(module) - 1; }
+int output_block(std::size_t module) { return -3 * static_cast<int>(module) - 2; }
+int projector_block(std::size_t module) { return -3 * static_cast<int>(module) - 3; }
+
+}  // namespace
+
+MultimodalModel::MultimodalModel(MultimodalSpec spec, ContextParallelAlgorithm cp_algorithm) : spec_(std::move(spec)) {
+  const bool single = !spec_.multimodal();
+  int last_transformer_layer = -1;
+  for (std::size_t m = 0; m < spec_.modules.size(); ++m) {
+    const ModuleSpec& module = spec_.modules[m];
+    Part part;
+    part.first_layer = spec_.first_layer(m);
+    part.training = {module.frozen, spec_.trainable_upstream(m)};
+    if (module.projector) {
+      const ProjectorSpec& p = *module.projector;
+      // A single linear layer, or LLaVA's two with GeLU between.
+      if (p.ffn_hidden == 0) {
+        auto linear = std::make_unique<Sequential>(module.name);
+        linear->add<Linear>("linear", p.input_width, p.output_width, true, TpSplit::none, Rows::sharded_tokens);
+        part.projector = std::move(linear);
+      } else {
+        part.projector =
+            std::make_unique<Mlp>(module.name, p.input_width, p.ffn_hidden, p.output_width, Activation::gelu, true);
+      }
+      part.anchor = last_transformer_layer;
+    } else {
+      const ModelHead head = m + 1 == spec_.modules.size() ? ModelHead::loss : ModelHead::features;
+      part.network = std::make_unique<Model>(module.model, cp_algorithm, head, single ? "" : module.name + ".");
+      last_transformer_layer = part.first_layer + module.layers() - 1;
+    }
+    parts_.push_back(std::move(part));
+  }
+}
+
+void MultimodalModel::append_steps(const ShardContext& base, const SampleShape& sample, const Layers& layers,
+                                   bool head_shares_embedding, std::vector<Step>& steps,
+                                   std::vector<int>& blocks) const {
+  auto in_range = [&](int layer) { return layer >= layers.first && layer < layers.end; };
+  for (std::size_t m = 0; m < parts_.size(); ++m) {
+    const Part& part = parts_[m];
+    const ShardContext context = module_context(spec_.modules[m], base, sample);
+    // Every block after a module's first (its embedding or first projector layer, which has
+    // parameters) has a step of the module upstream.
+    const bool upstream = part.training.trainable_upstream;
+    const bool inside = upstream || !part.training.frozen;
+    auto append = [&](std::vector<Step> block_steps, int block, bool trainable_before) {
+      apply_frozen_rule(block_steps, part.training, trainable_before);
+      for (Step& step : block_steps) {
+        steps.push_back(std::move(step));
+        blocks.push_back(block);
+      }
+    };
+    if (part.projector) {
+      if (!in_range(part.anchor)) continue;
+      std::vector<Step> block_steps;
+      part.projector->emit(context, "", block_steps);
+      append(std::move(block_steps), projector_block(m), upstream);
+      continue;
+    }
+    const Model& network = *part.network;
+    const int last = part.first_layer + network.layer_count() - 1;
+    const bool first_module = m == 0;
+    const bool last_module = m + 1 == parts_.size();
+    if (first_module ? layers.first_stage : in_range(part.first_layer)) {
+      append(network.input_steps(context), input_block(m), upstream);
+    }
+    for (int layer = std::max(layers.first, part.first_layer); layer < std::min(layers.end, last + 1); ++layer) {
+      append(network.layer_steps(context, layer - part.first_layer), layer, inside);
+    }
+    if (last_module ? layers.last_stage : in_range(last)) {
+      append(network.output_steps(context, head_shares_embedding && last_module), output_block(m), inside);
+    }
+  }
+}
+
+std::int64_t MultimodalModel::part_parameters(const Part& part) const {
+  if (part.network) return part.network->parameter_count();
+  std::vector<Step> steps;
+  part.projector->emit(ShardContext{}, "", steps);
+  return parameters_of(steps);
+}
+
+std::int64_t MultimodalModel::parameter_count() const {
+  std::int64_t total = 0;
+  for (const Part& part : parts_) total += part_parameters(part);
+  return total;
+}
+
+std::int64_t MultimodalModel::trainable_parameter_count() const {
+  std::int64_t total = 0;
+  for (const Part& part : parts_) total += part.training.frozen ? 0 : part_parameters(part);
+  return total;
+}
+
+}  // namespace weft

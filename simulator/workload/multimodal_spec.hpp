@@ -1,0 +1,74 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "simulator/workload/model_spec.hpp"
+#include "simulator/workload/step.hpp"
+
+namespace weft {
+
+// What a module's tokens are, per sample: the text sequence (for a VLM's language model, the
+// whole sequence with its image tokens), the patch tokens of each image (attention within one
+// image), or the latent tokens of the sample's video.
+enum class TokenSource : std::uint8_t { text, images, video };
+inline constexpr EnumNames<TokenSource, 3> kTokenSourceNames({"text", "images", "video"});
+
+// An adapter between two modules: fc1, GeLU, fc2 from the width of what it reads to the next
+// module's hidden size (LLaVA's MLP projector); a single linear layer when ffn_hidden is 0.
+struct ProjectorSpec {
+  std::int64_t input_width = 0;
+  std::int64_t ffn_hidden = 0;
+  std::int64_t output_width = 0;
+};
+
+// One modality module: a transformer (encoder, LLM backbone, DiT) or a projector.
+struct ModuleSpec {
+  std::string name;
+  ModelSpec model;                         // unused for a projector
+  std::optional<ProjectorSpec> projector;  // set: the module is a projector
+  bool frozen = false;                     // no weight gradients (papers/004 §4.2)
+  std::vector<std::size_t> inputs;         // the earlier modules it reads; empty: the sample's data
+  TokenSource tokens = TokenSource::text;  // a projector's are those of the module it reads
+  std::int64_t tokens_per_image = 0;       // images: patch tokens per image
+  std::int64_t tokens_per_second = 0;      // video: latent tokens per second of video
+
+  int layers() const { return projector ? 0 : model.layers; }
+  // The width of what the module hands on: its hidden size, or its head's output projection.
+  std::int64_t output_width() const;
+};
+
+// A model as a DAG of modality modules (DESIGN.md, workloads), listed in the order the pipeline
+// runs them: every module reads only modules before it. A plain LLM is one module, named "".
+struct MultimodalSpec {
+  std::string name;
+  std::vector<ModuleSpec> modules;
+
+  bool multimodal() const { return modules.size() > 1; }
+  // The model of a one-module spec.
+  const ModelSpec& single() const { return modules.front().model; }
+  int layers() const;
+  bool tied_embeddings() const { return !multimodal() && single().tied_embeddings; }
+  // The first pipeline layer (layers numbered over all modules in order) of `module`.
+  int first_layer(std::size_t module) const;
+  // Whether a trainable module lies upstream of `module` (through its inputs, transitively).
+  bool trainable_upstream(std::size_t module) const;
+};
+
+// What each sample of a microbatch holds, as its modules see it.
+struct SampleShape {
+  std::int64_t seq_len = 0;    // text tokens (a VLM's whole sequence, image tokens included)
+  std::int64_t images = 0;     // images per sample
+  double video_seconds = 0.0;  // seconds of video per sample
+};
+
+// How `module` shards one microbatch of `sample`s: `base` with the module's sequences and tokens.
+ShardContext module_context(const ModuleSpec& module, const ShardContext& base, const SampleShape& sample);
+
+// A model spec as a scenario gives it: one model (a name, inline, or with changes; see
+// load_model_spec), or {"name": ..., "modules": [...]} (docs/scenarios.md).
+MultimodalSpec load_multimodal_spec(const JsonCursor& json);
+
+}  // namespace weft

@@ -1,0 +1,99 @@
+// Models of several modality modules: how a scenario gives them, and what is refused.
+#include "simulator/workload/multimodal_spec.hpp"
+
+#include <catch2/catch.hpp>
+
+namespace weft {
+namespace {
+
+using Catch::Matchers::Contains;
+
+MultimodalSpec parse(const std::string& text) {
+  const JsonDocument document = JsonDocument::parse_text(text, "model.json");
+  return load_multimodal_spec(JsonCursor(document.root().json(), "model"));
+}
+
+std::string with_modules(const std::string& modules) { return R"({"name": "m", "modules": [)" + modules + "]}"; }
+
+const std::string kVision = R"({"name": "vision", "model": "vit-5b", "tokens": "images", "tokens_per_image": 169})";
+const std::string kLanguage = R"({"name": "language", "model": "llama3-8b"})";
+
+TEST_CASE("a model name gives one module; a VLM chains vision, projector and language", "[workload][multimodal]") {
+  const MultimodalSpec single = parse(R"("llama3-8b")");
+  REQUIRE(single.modules.size() == 1);
+  CHECK_FALSE(single.multimodal());
+  CHECK(single.name == "llama3-8b");
+  CHECK(single.layers() == 32);
+
+  const MultimodalSpec vlm = parse(R"("vlm-s")");
+  REQUIRE(vlm.modules.size() == 3);
+  CHECK(vlm.multimodal());
+  CHECK(vlm.layers() == 63 + 32);
+  CHECK(vlm.first_layer(2) == 63);
+  const ModuleSpec& projector = vlm.modules[1];
+  REQUIRE(projector.projector);
+  CHECK(projector.inputs == std::vector<std::size_t>{0});
+  CHECK(projector.projector->input_width == 1792);   // ViT 5B's hidden size
+  CHECK(projector.projector->output_width == 4096);  // Llama 3 8B's
+  CHECK(projector.tokens == TokenSource::images);
+  CHECK(projector.tokens_per_image == 169);
+  CHECK(vlm.modules[2].inputs == std::vector<std::size_t>{1});
+  CHECK(vlm.modules[2].tokens == TokenSource::text);
+}
+
+TEST_CASE("trainable upstream follows the inputs, not the order of the list", "[workload][multimodal]") {
+  const MultimodalSpec spec = parse(with_modules(
+      kVision + R"(, {"name": "audio", "model": "vit-5b", "tokens": "images", "tokens_per_image": 64, "frozen": true,
+                     "inputs": []},
+                  {"name": "vision_proj", "projector": {}, "inputs": ["vision"]},
+                  {"name": "audio_proj", "projector": {}, "inputs": ["audio"], "frozen": true},
+                  {"name": "language", "model": "llama3-8b", "inputs": ["vision_proj", "audio_proj"],
+                   "frozen": true})"));
+  CHECK_FALSE(spec.trainable_upstream(0));
+  CHECK_FALSE(spec.trainable_upstream(1));  // the vision encoder comes first but does not feed it
+  CHECK(spec.trainable_upstream(2));
+  CHECK_FALSE(spec.trainable_upstream(3));
+  CHECK(spec.trainable_upstream(4));
+}
+
+TEST_CASE("module video tokens come from seconds of video", "[workload][multimodal]") {
+  const MultimodalSpec t2v = parse(R"("t2v-s")");
+  ShardContext base;
+  base.micro_batch = 2;
+  const SampleShape sample{256, 0, 8.0};
+  const ShardContext text = module_context(t2v.modules[0], base, sample);
+  const ShardContext video = module_context(t2v.modules[1], base, sample);
+  CHECK(text.tokens() == 2 * 256);
+  CHECK(video.tokens() == 2 * 8 * 4608);
+  const ShardContext images = module_context(parse(R"("vlm-s")").modules[0], base, {8192, 8, 0.0});
+  CHECK(images.micro_batch == 16);  // attention within each image
+  CHECK(images.seq_len == 169);
+}
+
+TEST_CASE("bad module graphs are refused with the JSON path", "[workload][multimodal]") {
+  auto refused = [](const std::string& text, const std::string& message) {
+    INFO(text);
+    CHECK_THROWS_WITH(parse(text), Contains(message));
+  };
+  refused(with_modules(kVision + R"(, {"name": "language", "model": "llama3-8b", "inputs": ["audio"]})"),
+          "model.modules[1].inputs[0]: 'audio' is not a module listed before this one");
+  refused(with_modules(R"({"name": "p", "projector": {}}, )" + kLanguage), "a projector reads exactly one module");
+  refused(with_modules(kVision + R"(, {"name": "p", "projector": {}})"), "cannot be a projector");
+  refused(with_modules(kVision + ", " + kVision), "'vision' names two modules");
+  refused(with_modules(kVision + R"(, {"name": "x", "model": "vit-5b", "tokens": "images", "tokens_per_image": 4,
+                                      "inputs": []}, )" +
+                       kLanguage),
+          "model.modules[0]: module 'vision' is read by no later module");
+  refused(with_modules(R"({"name": "vision", "model": "vit-5b", "tokens": "images"}, )" + kLanguage),
+          "model.modules[0]: missing required field 'tokens_per_image'");
+  refused(with_modules(kVision + R"(, {"name": "p", "projector": {}, "model": "vit-5b"}, )" + kLanguage),
+          "expected exactly one of 'model' (a transformer) and 'projector'");
+  refused(with_modules(kVision + R"(, {"name": "p", "projector": {}, "tokens": "text"}, )" + kLanguage),
+          "a projector has the tokens of the module it reads");
+  refused(with_modules(kVision + R"(, {"name": "p", "projector": {}}, {"name": "q", "projector": {}}, )" + kLanguage),
+          "a projector cannot read another projector");
+  refused(with_modules(kLanguage), "expected at least two modules");
+}
+
+}  // namespace
+}  // namespace weft

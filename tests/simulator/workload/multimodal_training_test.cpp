@@ -1,0 +1,190 @@
+// Training iterations of models of several modules: the chain of modules through the pipeline,
+// the frozen rule, and what a scenario may not combine with them.
+#include <fmt/format.h>
+#include <catch2/catch.hpp>
+
+#include "simulator/workload/training_workload.hpp"
+#include "tests/simulator/workload/training_test_support.hpp"
+
+namespace weft {
+namespace {
+
+using Catch::Matchers::Contains;
+using test::run_training;
+using test::scenario_from;
+
+// A small VLM: 4 vision layers of hidden 256 on images of 16 tokens, a projector through 512 to
+// hidden 512, 4 language layers.
+constexpr std::int64_t kImageTokens = 16;
+constexpr std::int64_t kVisionHidden = 256, kProjectorFfn = 512, kLanguageHidden = 512;
+const std::string kVisionSpec =
+    R"({"base": "vit-5b", "layers": 4, "hidden": 256, "ffn_hidden": 1024, "heads": 4, "patch_input": 48})";
+const std::string kLanguageSpec =
+    R"({"base": "llama3-8b", "layers": 4, "hidden": 512, "ffn_hidden": 1024, "heads": 8, "kv_heads": 4,
+        "vocab": 1000})";
+
+std::string vlm_model(bool vision_frozen, bool language_frozen) {
+  return fmt::format(
+      R"({{"name": "vlm", "modules": [
+            {{"name": "vision", "model": {}, "tokens": "images", "tokens_per_image": {}, "frozen": {}}},
+            {{"name": "projector", "projector": {{"ffn_hidden": {}}}}},
+            {{"name": "language", "model": {}, "frozen": {}}}]}})",
+      kVisionSpec, kImageTokens, vision_frozen, kProjectorFfn, kLanguageSpec, language_frozen);
+}
+
+std::string scenario_text(const std::string& model, const std::string& parallel, const std::string& training) {
+  return fmt::format(R"({{"model": {}, "cluster": {{"base": "dgx-h100", "gpus": 8}}, "parallel": {},
+                         "training": {}}})",
+                     model, parallel, training);
+}
+
+const std::string kTraining = R"({"global_batch": 8, "seq_len": 256, "images": 2})";
+// Stage 0: vision layers 0-1; stage 1: vision layers 2-3 and the projector; stages 2-3: language.
+const std::string kFourStages = R"({"tp": 2, "pp": 4, "dp": 1, "stage_layers": [2, 2, 2, 2]})";
+
+TrainingScenario vlm(bool vision_frozen, bool language_frozen, const std::string& parallel = kFourStages) {
+  return scenario_from(scenario_text(vlm_model(vision_frozen, language_frozen), parallel, kTraining));
+}
+
+// Ops of the expanded graph whose names contain every one of `parts`.
+std::size_t ops_named(const Graph& graph, std::initializer_list<std::string_view> parts) {
+  std::size_t count = 0;
+  for (std::uint32_t i = 0; i < graph.op_count(); ++i) {
+    const std::string_view name = graph.op_name(OpId(i));
+    bool all = true;
+    for (std::string_view part : parts) all = all && name.find(part) != std::string_view::npos;
+    count += all ? 1 : 0;
+  }
+  return count;
+}
+
+TEST_CASE("a VLM's model FLOPs are its modules' own, by the frozen rule", "[workload][multimodal]") {
+  // Oracles: the language model alone on the same sequences, the vision encoder alone on the
+  // images (one sample per image), and the projector's two GEMMs by hand.
+  const TrainingScenario language = scenario_from(
+      scenario_text(kLanguageSpec, R"({"tp": 2, "pp": 2, "dp": 2})", R"({"global_batch": 8, "seq_len": 256})"));
+  const TrainingScenario vision =
+      scenario_from(scenario_text(kVisionSpec, R"({"tp": 2, "pp": 2, "dp": 2})",
+                                  fmt::format(R"({{"global_batch": 16, "seq_len": {}}})", kImageTokens)));
+  const double language_flops = run_training(language).report.model_flops_per_iteration;
+  const double vision_flops = run_training(vision).report.model_flops_per_iteration;
+  const double image_tokens = 8.0 * 2 * kImageTokens;
+  const double projector_forward =
+      2.0 * image_tokens * (kVisionHidden * kProjectorFfn + kProjectorFfn * kLanguageHidden);
+
+  CHECK(run_training(vlm(false, false)).report.model_flops_per_iteration ==
+        Approx(language_flops + vision_flops + 3 * projector_forward).epsilon(1e-12));
+  // Frozen vision with nothing upstream: forward only. Frozen language after the trainable
+  // projector: forward and input gradients (papers/004 §4.2).
+  CHECK(run_training(vlm(true, true)).report.model_flops_per_iteration ==
+        Approx(vision_flops / 3 + 2 * language_flops / 3 + 3 * projector_forward).epsilon(1e-12));
+}
+
+TEST_CASE("frozen modules compute only the gradients the frozen rule asks for", "[workload][multimodal]") {
+  const auto run = run_training(vlm(true, true), {.composites = false});
+  const Graph& graph = run.workload.graph;
+  CHECK(ops_named(graph, {"vision.", " fwd"}) > 0);
+  CHECK(ops_named(graph, {"vision.", " bwd"}) == 0);
+  CHECK(ops_named(graph, {"vision.", " wgrad"}) == 0);
+  // The projector trains: weight gradients for both layers, no input gradient for its first.
+  CHECK(ops_named(graph, {"projector.fc1 wgrad"}) == 8);
+  CHECK(ops_named(graph, {"projector.fc2 wgrad"}) == 8);
+  CHECK(ops_named(graph, {"projector.fc1 bwd"}) == 0);
+  CHECK(ops_named(graph, {"projector.fc2 bwd"}) == 8);
+  // The language model passes gradients back to it but computes none for its weights.
+  CHECK(ops_named(graph, {"language.L0.", " bwd"}) > 0);
+  CHECK(ops_named(graph, {"language.", " wgrad"}) == 0);
+  // No gradient goes back to the stage of frozen vision layers alone.
+  CHECK(ops_named(graph, {"send gradient", "stage 2 -> 1"}) == 8);
+  CHECK(ops_named(graph, {"send gradient", "stage 1 -> 0"}) == 0);
+
+  const auto trainable = run_training(vlm(false, false), {.composites = false});
+  CHECK(ops_named(trainable.workload.graph, {"vision.", " wgrad"}) > 0);
+  CHECK(ops_named(trainable.workload.graph, {"send gradient", "stage 1 -> 0"}) == 8);
+}
+
+TEST_CASE("frozen parameters hold no gradients or optimizer states", "[workload][multimodal]") {
+  const auto run = run_training(vlm(true, true));
+  REQUIRE(run.report.stages.size() == 4);
+  // Per TP rank (tp 2): fc1 splits its columns (and bias), fc2 its rows (its bias is whole).
+  const std::int64_t projector =
+      kVisionHidden * (kProjectorFfn / 2) + kProjectorFfn / 2 + (kProjectorFfn / 2) * kLanguageHidden + kLanguageHidden;
+  for (std::size_t s = 0; s < 4; ++s) {
+    INFO("stage " << s);
+    const StaticMemory& memory = run.report.stages[s].static_memory;
+    CHECK(memory.parameters > 0);
+    CHECK(memory.gradients == (s == 1 ? 2 * projector : 0));
+    CHECK(memory.optimizer_states == (s == 1 ? 12 * projector : 0));  // fp32 master weights, Adam moments
+  }
+  CHECK(run.report.trainable_parameters ==
+        kVisionHidden * kProjectorFfn + kProjectorFfn + kProjectorFfn * kLanguageHidden + kLanguageHidden);
+}
+
+TEST_CASE("the activation handed between modules is the projector's output", "[workload][multimodal]") {
+  const auto run = run_training(vlm(false, false), {.composites = false});
+  const Graph& graph = run.workload.graph;
+  // Stage 1 -> 2 carries each microbatch's image tokens at the language model's width (bf16).
+  for (std::uint32_t i = 0; i < graph.op_count(); ++i) {
+    const std::string_view name = graph.op_name(OpId(i));
+    if (name.find("send activation") == std::string_view::npos) continue;
+    INFO(name);
+    const Bytes bytes = graph.work(graph.op_work_id(OpId(i))).network_bytes;
+    if (name.find("stage 1 -> 2") != std::string_view::npos) CHECK(bytes == 2 * kImageTokens * kLanguageHidden * 2);
+    if (name.find("stage 0 -> 1") != std::string_view::npos) CHECK(bytes == 2 * kImageTokens * kVisionHidden * 2);
+    if (name.find("stage 2 -> 3") != std::string_view::npos) CHECK(bytes == 256 * kLanguageHidden * 2);
+  }
+}
+
+TEST_CASE("passes as composites give every op's answer with frozen modules", "[workload][multimodal]") {
+  const std::vector<std::string> plans = {
+      kFourStages,
+      R"({"tp": 2, "pp": 4, "dp": 1, "stage_layers": [2, 2, 2, 2], "schedule": "zb-h1"})",
+      R"({"tp": 2, "pp": 4, "dp": 1, "stage_layers": [4, 1, 1, 2], "schedule": "gpipe", "recompute": "full"})",
+      R"({"tp": 2, "pp": 2, "dp": 2, "vpp": 2, "schedule": "interleaved", "sequence_parallel": true, "zero": 1,
+          "stage_layers": [3, 2, 1, 2]})",
+      R"({"tp": 2, "pp": 2, "dp": 2, "recompute": "selective", "stage_layers": [4, 4]})",
+  };
+  for (const std::string& parallel : plans) {
+    for (const auto& [vision_frozen, language_frozen] : {std::pair{true, true}, {true, false}, {false, true}}) {
+      INFO(parallel << " vision frozen " << vision_frozen << " language frozen " << language_frozen);
+      const TrainingScenario scenario = vlm(vision_frozen, language_frozen, parallel);
+      const auto composites = run_training(scenario);
+      const auto every_op = run_training(scenario, {.composites = false});
+      CHECK(composites.result.makespan == every_op.result.makespan);
+      REQUIRE(composites.report.stages.size() == every_op.report.stages.size());
+      for (std::size_t s = 0; s < every_op.report.stages.size(); ++s) {
+        CHECK(composites.report.stages[s].peak_memory == every_op.report.stages[s].peak_memory);
+      }
+    }
+  }
+}
+
+TEST_CASE("what models of several modules cannot be combined with is refused", "[workload][multimodal]") {
+  auto refused = [](const std::string& text, const std::string& message) {
+    INFO(text);
+    CHECK_THROWS_WITH(scenario_from(text), Contains(message));
+  };
+  refused(scenario_text(vlm_model(false, false), kFourStages, R"({"global_batch": 8, "seq_len": 256})"),
+          "training.images: module 'vision': its tokens are images");
+  refused(
+      scenario_text(vlm_model(false, false), R"({"tp": 1, "cp": 2, "pp": 4, "stage_layers": [2, 2, 2, 2]})", kTraining),
+      "parallel.cp: context parallelism over a model of several modules is not supported");
+  refused(scenario_text(vlm_model(false, false), R"({"tp": 8, "pp": 1, "stage_layers": [8]})", kTraining),
+          "parallel.tp: module 'vision': 8 does not divide attention heads 4");
+  refused(scenario_text(R"({"name": "all frozen", "modules": [
+                            {"name": "vision", "model": "vit-5b", "tokens": "images", "tokens_per_image": 16,
+                             "frozen": true},
+                            {"name": "language", "model": "llama3-8b", "frozen": true}]})",
+                        R"({"tp": 8, "pp": 1})", kTraining),
+          "every module is frozen: nothing to train");
+  const std::string with_data = R"({"model": )" + vlm_model(false, false) +
+                                R"(, "cluster": {"base": "dgx-h100", "gpus": 8}, "parallel": )" + kFourStages +
+                                R"(, "training": )" + kTraining + R"(, "data": {"dataset": "web-text-mix"}})";
+  refused(with_data, "data: per-sample data for a model of several modules is not supported yet");
+  const JsonDocument sweep =
+      JsonDocument::parse_text(scenario_text(vlm_model(false, false), kFourStages, kTraining), "sweep.json");
+  CHECK_THROWS_WITH(load_sweep_scenario(sweep.root()), Contains("model: sweep takes a model of one module"));
+}
+
+}  // namespace
+}  // namespace weft
