@@ -20,6 +20,10 @@ std::string describe_plan(const TrainingScenario& s) {
   plan += fmt::format(", schedule {}, recompute {}", kPipelineScheduleNames.name(p.schedule),
                       kRecomputePolicyNames.name(p.recompute));
   if (p.cp > 1) plan += fmt::format(", cp {}", kContextParallelAlgorithmNames.name(p.cp_algorithm));
+  if (!p.stage_layers.empty()) {
+    plan += fmt::format(", stage layers {}{}", fmt::join(p.stage_layers, "/"),
+                        p.stage_layers_by_parameters ? " (balanced parameters)" : "");
+  }
   return plan;
 }
 
@@ -145,7 +149,8 @@ nlohmann::json training_report_json(const TrainingScenario& s, const TrainingRep
                            {"sequence_parallel", p.sequence_parallel},
                            {"zero", p.zero},
                            {"schedule", kPipelineScheduleNames.name(p.schedule)},
-                           {"recompute", kRecomputePolicyNames.name(p.recompute)}}},
+                           {"recompute", kRecomputePolicyNames.name(p.recompute)},
+                           {"stage_layers", s.layers_per_virtual_stage()}}},
                          {"microbatches", r.microbatches},
                          {"iteration_time_s", r.iteration_time_s},
                          {"tokens_per_s", r.tokens_per_s},

@@ -50,7 +50,8 @@ struct MultimodalSpec {
   // The model of a one-module spec.
   const ModelSpec& single() const { return modules.front().model; }
   int layers() const;
-  bool tied_embeddings() const { return !multimodal() && single().tied_embeddings; }
+  // Whether the last module (the one with the loss) ties its LM head to its embedding table.
+  bool tied_embeddings() const { return !modules.back().projector && modules.back().model.tied_embeddings; }
   // The first pipeline layer (layers numbered over all modules in order) of `module`.
   int first_layer(std::size_t module) const;
   // Whether a trainable module lies upstream of `module` (through its inputs, transitively).

@@ -84,11 +84,12 @@ void TrainingGraphBuilder::after_param_gather(int chunk, const PerPeer<OpId>& fi
 }
 
 void TrainingGraphBuilder::emit_tied_embedding_sync(int replica) {
-  if (!s_.model.tied_embeddings() || s_.parallel.pp == 1) return;
-  const ModelSpec& model = s_.model.single();
+  // Nothing to synchronize where the head shares the table on one stage.
+  if (!s_.model.tied_embeddings() || embedding_position_ == s_.parallel.pp - 1) return;
+  const ModelSpec& model = s_.model.modules.back().model;
   const std::int64_t table = (model.vocab + s_.parallel.tp - 1) / s_.parallel.tp * model.hidden;
   const OpWork reduction = communication_work(OpClass::allreduce, 2 * table);
-  const int first = stage_of(replica, 0);
+  const int first = stage_of(replica, embedding_position_);
   const int last = stage_of(replica, s_.parallel.pp - 1);
   // One communicator: the first stage's rank and the last stage's rank with the same coordinates.
   const WorkId work_id = placed_work(reduction, CommGroupKind::embedding, first);

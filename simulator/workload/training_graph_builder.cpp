@@ -300,7 +300,15 @@ void TrainingGraphBuilder::create_chunks(std::vector<std::vector<Chunk>>& chunks
   const std::vector<int> layers = s_.layers_per_virtual_stage();
   std::vector<int> first_layer(layers.size() + 1, 0);
   std::partial_sum(layers.begin(), layers.end(), first_layer.begin() + 1);
-  const bool head_shares_embedding = s_.model.tied_embeddings() && s_.parallel.pp == 1;
+  // The last module's embedding sits with its first layer (on the first stage in a model of one
+  // module).
+  int embedding_group = 0;
+  if (s_.model.multimodal()) {
+    const int embedding_layer = s_.model.first_layer(s_.model.modules.size() - 1);
+    while (first_layer[static_cast<std::size_t>(embedding_group) + 1] <= embedding_layer) ++embedding_group;
+  }
+  embedding_position_ = embedding_group % s_.parallel.pp;
+  const bool head_shares_embedding = s_.model.tied_embeddings() && embedding_position_ == s_.parallel.pp - 1;
   const SampleShape sample{context_.seq_len, s_.training.images, s_.training.video_seconds};
   chunks.assign(static_cast<std::size_t>(s_.parallel.pp), {});
   for (int group = 0; group < group_count(); ++group) {

@@ -474,8 +474,9 @@ class TrainingGraphBuilder {
 
   void after_param_gather(int chunk, const PerPeer<OpId>& first_forward);
 
-  // Tied embeddings split over pipeline stages: the first and last stages all-reduce the
-  // gradient of the shared table before the optimizer steps.
+  // Tied embeddings split over pipeline stages: the stage with the embedding (the first, in a
+  // model of one module) and the last stage all-reduce the gradient of the shared table before
+  // the optimizer steps.
   void emit_tied_embedding_sync(int replica);
 
   void emit_optimizer(int stage);
@@ -497,6 +498,7 @@ class TrainingGraphBuilder {
   ParallelDims dims_;
   ShardContext context_;
   MultimodalModel model_;
+  int embedding_position_ = 0;  // the pipeline position holding the embedding table of the last module
   std::unique_ptr<ClusterCostModel> cost_;
   GraphBuilder outer_;
   GraphBuilder* b_ = &outer_;  // the template's while a pass is recorded

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "simulator/core/input_error.hpp"
+#include "simulator/workload/stage_partition.hpp"
 
 namespace weft {
 namespace {
@@ -42,7 +43,10 @@ ParallelPlan read_parallel(const JsonCursor& json, const ClusterSpec& cluster) {
   if (auto value = json.find("schedule")) plan.schedule = value->as_enum(kPipelineScheduleNames);
   if (auto value = json.find("recompute")) plan.recompute = value->as_enum(kRecomputePolicyNames);
   if (auto value = json.find("cp_algorithm")) plan.cp_algorithm = value->as_enum(kContextParallelAlgorithmNames);
-  if (auto value = json.find("stage_layers")) {
+  if (auto value = json.find("stage_layers"); value && value->is_string()) {
+    if (value->as_string() != "parameters") value->fail("expected a list of layers per stage, or \"parameters\"");
+    plan.stage_layers_by_parameters = true;
+  } else if (value) {
     for (const JsonCursor& layers : value->elements()) {
       const std::int64_t count = layers.as_nonnegative_int();
       if (count > 100'000) layers.fail("expected at most 100000");
@@ -195,11 +199,6 @@ void validate_multimodal(const TrainingScenario& s) {
     reject("data", "per-sample data with several modules",
            "per-sample data for a model of several modules is not supported yet; give training.seq_len, "
            "images and video_seconds");
-  for (const ModuleSpec& module : modules) {
-    if (!module.projector && module.model.tied_embeddings)
-      reject("model.modules", "tied embeddings with several modules",
-             "module '" + module.name + "': tied embeddings are supported in a model of one module only");
-  }
 }
 
 }  // namespace
@@ -273,6 +272,16 @@ TrainingScenario load_training_scenario(const JsonCursor& root) {
   TrainingScenario scenario = load_scenario_without_plan(root);
   scenario.parallel = read_parallel(root.at("parallel"), scenario.cluster);
   if (auto value = root.find("data")) scenario.data = load_data_spec(*value);
+  ParallelPlan& plan = scenario.parallel;
+  if (plan.stage_layers_by_parameters) {
+    const int groups = plan.pp * plan.vpp;
+    if (groups > scenario.model.layers()) {
+      reject("parallel.stage_layers", "more stages than layers",
+             "pp x vpp = " + str(groups) + " stages for " + str(scenario.model.layers()) + " layers");
+    }
+    plan.stage_layers =
+        partition_by_parameters(pipeline_layer_parameters(MultimodalModel(scenario.model, plan.cp_algorithm)), groups);
+  }
   validate_training_scenario(scenario);
   return scenario;
 }

@@ -35,6 +35,7 @@ struct ParallelPlan {
   // Layers of each virtual pipeline stage, pp * vpp entries in pipeline order (stage s, chunk c
   // is entry c * pp + s); empty for an even split.
   std::vector<int> stage_layers;
+  bool stage_layers_by_parameters = false;  // stage_layers balance the stages' parameters
 
   std::int64_t world_size() const { return std::int64_t{tp} * cp * pp * dp; }
 };

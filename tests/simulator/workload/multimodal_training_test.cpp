@@ -159,6 +159,45 @@ TEST_CASE("passes as composites give every op's answer with frozen modules", "[w
   }
 }
 
+TEST_CASE("stages balanced by parameters hold the projector with the vision layers", "[workload][multimodal]") {
+  const TrainingScenario scenario = scenario_from(
+      scenario_text(vlm_model(false, false), R"({"tp": 2, "pp": 4, "stage_layers": "parameters"})", kTraining));
+  CHECK(scenario.parallel.stage_layers_by_parameters);
+  // Vision layers are light (hidden 256): all four and the projector (3.6 M parameters) fit
+  // under the budget of two language layers (4.7 M), which the embedding or the head make too
+  // heavy to pair.
+  CHECK(scenario.parallel.stage_layers == std::vector<int>{4, 1, 2, 1});
+  CHECK_THROWS_WITH(scenario_from(scenario_text(vlm_model(false, false),
+                                                R"({"tp": 1, "pp": 8, "vpp": 2, "schedule": "interleaved",
+                                                    "stage_layers": "parameters"})",
+                                                R"({"global_batch": 8, "seq_len": 256, "images": 2})")),
+                    Contains("parallel.stage_layers: pp x vpp = 16 stages for 8 layers"));
+  CHECK_THROWS_WITH(
+      scenario_from(scenario_text(vlm_model(false, false), R"({"tp": 2, "pp": 4, "stage_layers": "even"})", kTraining)),
+      Contains("parallel.stage_layers: expected a list of layers per stage, or \"parameters\""));
+}
+
+TEST_CASE("a tied LM head after other modules syncs with the stage of its embedding", "[workload][multimodal]") {
+  const std::string model = fmt::format(
+      R"({{"name": "vlm", "modules": [
+            {{"name": "vision", "model": {}, "tokens": "images", "tokens_per_image": {}}},
+            {{"name": "projector", "projector": {{}}}},
+            {{"name": "language", "model": {}}}]}})",
+      kVisionSpec, kImageTokens, kLanguageSpec.substr(0, kLanguageSpec.rfind('}')) + R"(, "tied_embeddings": true})");
+  const TrainingScenario scenario = scenario_from(scenario_text(model, kFourStages, kTraining));
+  const auto every_op = run_training(scenario, {.composites = false});
+  const Graph& graph = every_op.workload.graph;
+  // The language embedding is on stage 2 (with language layer 0), the head on stage 3.
+  std::vector<DeviceId> devices;
+  for (std::uint32_t i = 0; i < graph.op_count(); ++i) {
+    if (graph.op_name(OpId(i)) == "embedding grad all-reduce") devices.push_back(graph.op_device(OpId(i)));
+  }
+  REQUIRE(devices.size() == 2);
+  CHECK(devices[0] == every_op.workload.ranks[2].device);
+  CHECK(devices[1] == every_op.workload.ranks[3].device);
+  CHECK(run_training(scenario).result.makespan == every_op.result.makespan);
+}
+
 TEST_CASE("what models of several modules cannot be combined with is refused", "[workload][multimodal]") {
   auto refused = [](const std::string& text, const std::string& message) {
     INFO(text);

@@ -1,0 +1,63 @@
+#include "simulator/workload/stage_partition.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace weft {
+namespace {
+
+// Greedy layers per group under `cap`, leaving at least one layer for every later group; empty
+// if `groups` groups cannot hold every layer under it.
+std::vector<int> pack(std::span<const std::int64_t> weights, int groups, std::int64_t cap) {
+  std::vector<int> layers;
+  std::int64_t load = 0;
+  int in_group = 0;
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    const auto remaining = static_cast<std::int64_t>(weights.size() - i);
+    const auto groups_after = static_cast<std::int64_t>(groups) - static_cast<std::int64_t>(layers.size()) - 1;
+    const bool must_close = remaining == groups_after;  // one layer for each group still to fill
+    if (in_group > 0 && (load + weights[i] > cap || must_close)) {
+      layers.push_back(in_group);
+      load = 0;
+      in_group = 0;
+    }
+    if (weights[i] > cap) return {};
+    load += weights[i];
+    ++in_group;
+  }
+  layers.push_back(in_group);
+  if (static_cast<int>(layers.size()) != groups) return {};
+  return layers;
+}
+
+}  // namespace
+
+std::vector<std::int64_t> pipeline_layer_parameters(const MultimodalModel& model) {
+  const int layers = model.layer_count();
+  std::vector<std::int64_t> parameters;
+  for (int layer = 0; layer < layers; ++layer) {
+    std::vector<Step> steps;
+    std::vector<int> blocks;
+    model.append_steps(ShardContext{}, SampleShape{1, 1, 1.0}, {layer, layer + 1, layer == 0, layer + 1 == layers},
+                       false, steps, blocks);
+    parameters.push_back(parameters_of(steps));
+  }
+  return parameters;
+}
+
+std::vector<int> partition_by_parameters(std::span<const std::int64_t> layer_parameters, int groups) {
+  // The smallest cap under which the layers pack into the groups; packing is monotone in it.
+  std::int64_t low = *std::max_element(layer_parameters.begin(), layer_parameters.end());
+  std::int64_t high = std::accumulate(layer_parameters.begin(), layer_parameters.end(), std::int64_t{0});
+  while (low < high) {
+    const std::int64_t mid = low + (high - low) / 2;
+    if (pack(layer_parameters, groups, mid).empty()) {
+      low = mid + 1;
+    } else {
+      high = mid;
+    }
+  }
+  return pack(layer_parameters, groups, low);
+}
+
+}  // namespace weft

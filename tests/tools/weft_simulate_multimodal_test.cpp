@@ -1,0 +1,85 @@
+// `weft simulate` on models of several modality modules, through the real binary.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/cli_expectations.hpp"
+#include "tests/support/run_command.hpp"
+
+namespace weft {
+namespace {
+
+using Catch::Matchers::Contains;
+using test::read_file;
+using test::run_weft;
+using test::TempDir;
+
+std::string experiment(const std::string& name) {
+  return std::string(WEFT_SOURCE_DIR) + "/scenarios/experiments/" + name + ".json";
+}
+
+TEST_CASE("the bundled multimodal experiments simulate and report their modules", "[cli][experiments][multimodal]") {
+  struct Expected {
+    const char* name;
+    double samples;
+    double tokens_per_sample;  // of the module with the loss
+    std::size_t modules;
+  };
+  // VLMs: 8192-token sequences; T2V: 8 s of video at 4608 latent tokens per second.
+  for (const Expected& e : {Expected{"vlm-s-16xh800", 256, 8192, 3}, Expected{"vlm-m-32xh800", 256, 8192, 3},
+                            Expected{"vlm-l-64xh800", 256, 8192, 3}, Expected{"vlm-xl-8192xh100", 2048, 8192, 3},
+                            Expected{"t2v-s-16xh800", 64, 8 * 4608, 2}, Expected{"t2v-l-64xh800", 64, 8 * 4608, 2},
+                            Expected{"t2v-xl-3072xh100", 768, 8 * 4608, 2}}) {
+    INFO(e.name);
+    const TempDir dir;
+    const auto run = run_weft("simulate '" + experiment(e.name) + "' --json '" + dir.file("out.json").string() + "'");
+    REQUIRE(run.exit_code == 0);
+    CHECK_THAT(run.out, Contains("trainable), ") && Contains("(balanced parameters)"));
+    const auto result = nlohmann::json::parse(read_file(dir.file("out.json")));
+    CHECK(result["oom"] == false);
+    CHECK(result["mfu"].get<double>() > 0.05);
+    CHECK(result["mfu"].get<double>() < 0.65);
+    REQUIRE(result["modules"].size() == e.modules);
+    const double time = result["iteration_time_s"];
+    CHECK(result["tokens_per_s"].get<double>() == Approx(e.samples * e.tokens_per_sample / time));
+    CHECK(result["trainable_parameters"].get<double>() <= result["parameters"].get<double>());
+  }
+}
+
+TEST_CASE("a frozen text encoder shows no gradients or optimizer states", "[cli][multimodal]") {
+  const TempDir dir;
+  const auto run =
+      run_weft("simulate '" + experiment("t2v-s-16xh800") + "' --json '" + dir.file("out.json").string() + "'");
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.out, Contains("text (llama3-8b x 32) frozen, video (dit-5b x 28)"));
+  const auto result = nlohmann::json::parse(read_file(dir.file("out.json")));
+  CHECK(result["modules"][0]["frozen"] == true);
+  // Stage 0 holds text-encoder layers only (13 of its 32).
+  CHECK(result["parallel"]["stage_layers"][0] == 13);
+  CHECK(result["stages"][0]["memory_breakdown_bytes"]["gradients"] == 0);
+  CHECK(result["stages"][0]["memory_breakdown_bytes"]["optimizer_states"] == 0);
+  CHECK(result["stages"][3]["memory_breakdown_bytes"]["gradients"].get<double>() > 0);
+}
+
+TEST_CASE("bad multimodal scenarios exit 2 with the JSON path and the reason", "[cli][errors][multimodal]") {
+  const std::string rest = R"("cluster": {"base": "h800-testbed", "gpus": 16},
+                              "parallel": {"tp": 4, "pp": 4, "stage_layers": "parameters"},
+                              "training": {"global_batch": 16, "seq_len": 8192, "images": 8})";
+  test::expect_simulate_rejects(R"({"model": {"name": "v", "modules": [
+                                      {"name": "vision", "model": "vit-5b", "tokens": "images", "tokens_per_image": 169},
+                                      {"name": "language", "model": "llama3-8b", "inputs": ["audio"]}]}, )" +
+                                    rest + "}",
+                                "model.modules[1].inputs[0]: 'audio' is not a module listed before this one");
+  test::expect_simulate_rejects(R"({"model": "vlm-s", "cluster": {"base": "h800-testbed", "gpus": 16},
+                                    "parallel": {"tp": 4, "pp": 4, "stage_layers": "parameters"},
+                                    "training": {"global_batch": 16, "seq_len": 8192}})",
+                                "training.images: module 'vision': its tokens are images; give images per sample");
+  test::expect_simulate_rejects(R"({"model": "vlm-s", )" + rest + "}", "execution plans do not cover models of several",
+                                "--emit-plan plan.json");
+  const TempDir dir;
+  const auto sweep = run_weft("sweep '" + experiment("vlm-s-16xh800") + "'");
+  CHECK(sweep.exit_code == 2);
+  CHECK_THAT(sweep.err, Contains("model: sweep takes a model of one module"));
+}
+
+}  // namespace
+}  // namespace weft
