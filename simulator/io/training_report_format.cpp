@@ -84,16 +84,21 @@ std::string render_training_report(const TrainingScenario& s, const TrainingRepo
   out += fmt::format("Cluster  {}: {} GPUs ({}), {} per node\n", s.cluster.name, r.gpus, s.cluster.gpu.name,
                      s.cluster.gpus_per_node);
   out += fmt::format("Plan     {}\n", describe_plan(s));
-  out += fmt::format("Batch    {} samples of {}: {} microbatches of {} per pipeline\n", s.training.global_batch,
-                     describe_sample(s.training), r.microbatches, s.training.micro_batch);
+  const bool packed = s.data && s.data->pack;
+  out += fmt::format("Batch    {} {} of {}{}: {} microbatches of {} per pipeline\n", s.training.global_batch,
+                     packed ? "packed sequences" : "samples", s.data ? "up to " : "", describe_sample(s.training),
+                     r.microbatches, s.training.micro_batch);
   if (r.data) {
     const DataSummary& d = *r.data;
+    std::string media;
+    if (d.images > 0) media += fmt::format(", {} images", d.images);
+    if (d.video_seconds > 0.0) media += fmt::format(", {:g} s of video", d.video_seconds);
     out += fmt::format(
-        "Data     {}: {} tokens in samples, {} padded ({:.1f}% padding); {} to {} tokens per sample "
-        "in a microbatch, {} lengths\n",
-        d.dataset, d.sample_tokens, d.padded_tokens,
+        "Data     {}{}: {} samples{}, {} tokens in samples, {} padded ({:.1f}% padding); {} to {} tokens per {} "
+        "in a microbatch, {} microbatch shapes\n",
+        d.dataset, d.packed ? " (packed)" : "", d.samples, media, d.sample_tokens, d.padded_tokens,
         100.0 * static_cast<double>(d.padded_tokens - d.sample_tokens) / static_cast<double>(d.padded_tokens),
-        d.shortest_microbatch, d.longest_microbatch, d.distinct_lengths);
+        d.shortest_microbatch, d.longest_microbatch, d.packed ? "sequence" : "sample", d.distinct_shapes);
   }
   const char* folding = !r.folded       ? "unfolded: every rank"
                         : r.per_replica ? "one per pipeline stage of each DP replica"
@@ -176,11 +181,15 @@ nlohmann::json training_report_json(const TrainingScenario& s, const TrainingRep
   }
   if (r.data) {
     json["data"] = {{"dataset", r.data->dataset},
+                    {"packed", r.data->packed},
+                    {"samples", r.data->samples},
+                    {"images", r.data->images},
+                    {"video_seconds", r.data->video_seconds},
                     {"sample_tokens", r.data->sample_tokens},
                     {"padded_tokens", r.data->padded_tokens},
                     {"shortest_microbatch_tokens", r.data->shortest_microbatch},
                     {"longest_microbatch_tokens", r.data->longest_microbatch},
-                    {"distinct_lengths", r.data->distinct_lengths}};
+                    {"distinct_shapes", r.data->distinct_shapes}};
   }
   return json;
 }

@@ -1,5 +1,7 @@
 #include "simulator/workload/multimodal_model.hpp"
 
+#include <optional>
+
 #include "simulator/workload/modules/linear.hpp"
 #include "simulator/workload/modules/mlp.hpp"
 
@@ -9,6 +11,27 @@ namespace {
 int input_block(std::size_t module) { return -3 * static_cast<int>(module) - 1; }
 int output_block(std::size_t module) { return -3 * static_cast<int>(module) - 2; }
 int projector_block(std::size_t module) { return -3 * static_cast<int>(module) - 3; }
+
+void clear(std::optional<OpWork>& work) {
+  if (!work) return;
+  work->flops = 0.0;
+  work->memory_bytes = 0;
+  work->network_bytes = 0;
+}
+
+// A module with no tokens in a microbatch (no images in it, say) still launches its kernels, on
+// empty tensors: its steps keep their ops and parameters but do no work and keep nothing.
+void make_empty(std::vector<Step>& steps) {
+  for (Step& step : steps) {
+    clear(step.forward);
+    clear(step.backward);
+    clear(step.weight_grad);
+    clear(step.regather);
+    step.output_bytes = step.saved_bytes = step.weight_grad_saved_bytes = step.recomputable_bytes = 0;
+    step.context_parallel_bytes = 0;
+    step.model_flops = 0.0;
+  }
+}
 
 }  // namespace
 
@@ -47,12 +70,15 @@ void MultimodalModel::append_steps(const ShardContext& base, const SampleShape& 
   auto in_range = [&](int layer) { return layer >= layers.first && layer < layers.end; };
   for (std::size_t m = 0; m < parts_.size(); ++m) {
     const Part& part = parts_[m];
-    const ShardContext context = module_context(spec_.modules[m], base, sample);
+    const bool empty = module_tokens(spec_.modules[m], sample) == 0;
+    // An empty module's steps are those of a minimal sample, emptied.
+    const ShardContext context = module_context(spec_.modules[m], base, empty ? SampleShape{1, 1, 1.0} : sample);
     // Every block after a module's first (its embedding or first projector layer, which has
     // parameters) has a step of the module upstream.
     const bool upstream = part.training.trainable_upstream;
     const bool inside = upstream || !part.training.frozen;
     auto append = [&](std::vector<Step> block_steps, int block, bool trainable_before) {
+      if (empty) make_empty(block_steps);
       apply_frozen_rule(block_steps, part.training, trainable_before);
       for (Step& step : block_steps) {
         steps.push_back(std::move(step));

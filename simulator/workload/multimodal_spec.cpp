@@ -127,6 +127,14 @@ int MultimodalSpec::first_layer(std::size_t module) const {
   return first;
 }
 
+std::int64_t MultimodalSpec::sequence_tokens_per_image() const {
+  if (modules.back().tokens != TokenSource::text) return 0;
+  for (std::size_t input : modules.back().inputs) {
+    if (modules[input].tokens == TokenSource::images) return modules[input].tokens_per_image;
+  }
+  return 0;
+}
+
 bool MultimodalSpec::trainable_upstream(std::size_t module) const {
   const std::function<bool(std::size_t)> any_trainable = [&](std::size_t m) {
     for (std::size_t input : modules[m].inputs) {
@@ -135,6 +143,18 @@ bool MultimodalSpec::trainable_upstream(std::size_t module) const {
     return false;
   };
   return any_trainable(module);
+}
+
+std::int64_t module_tokens(const ModuleSpec& module, const SampleShape& sample) {
+  switch (module.tokens) {
+    case TokenSource::images:
+      return sample.images * module.tokens_per_image;
+    case TokenSource::video:
+      return std::llround(sample.video_seconds * static_cast<double>(module.tokens_per_second));
+    case TokenSource::text:
+      break;
+  }
+  return sample.seq_len;
 }
 
 ShardContext module_context(const ModuleSpec& module, const ShardContext& base, const SampleShape& sample) {
@@ -148,7 +168,7 @@ ShardContext module_context(const ModuleSpec& module, const ShardContext& base, 
       context.seq_len = module.tokens_per_image;
       break;
     case TokenSource::video:
-      context.seq_len = std::llround(sample.video_seconds * static_cast<double>(module.tokens_per_second));
+      context.seq_len = module_tokens(module, sample);
       break;
   }
   return context;

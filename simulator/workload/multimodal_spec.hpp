@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "simulator/workload/data/sample_shape.hpp"
 #include "simulator/workload/model_spec.hpp"
 #include "simulator/workload/step.hpp"
 
@@ -51,6 +52,9 @@ struct MultimodalSpec {
   const ModelSpec& single() const { return modules.front().model; }
   int layers() const;
   // Whether the last module (the one with the loss) ties its LM head to its embedding table.
+  // The tokens each image adds to the text sequence: those of the image module feeding the last
+  // module (through projectors), or 0.
+  std::int64_t sequence_tokens_per_image() const;
   bool tied_embeddings() const { return !modules.back().projector && modules.back().model.tied_embeddings; }
   // The first pipeline layer (layers numbered over all modules in order) of `module`.
   int first_layer(std::size_t module) const;
@@ -58,12 +62,8 @@ struct MultimodalSpec {
   bool trainable_upstream(std::size_t module) const;
 };
 
-// What each sample of a microbatch holds, as its modules see it.
-struct SampleShape {
-  std::int64_t seq_len = 0;    // text tokens (a VLM's whole sequence, image tokens included)
-  std::int64_t images = 0;     // images per sample
-  double video_seconds = 0.0;  // seconds of video per sample
-};
+// The tokens `module` sees in `sample` (for microbatch totals, in the whole microbatch).
+std::int64_t module_tokens(const ModuleSpec& module, const SampleShape& sample);
 
 // How `module` shards one microbatch of `sample`s: `base` with the module's sequences and tokens.
 ShardContext module_context(const ModuleSpec& module, const ShardContext& base, const SampleShape& sample);

@@ -186,8 +186,9 @@ PassTemplate PassRecorder::finish(GraphBuilder& outer, const PassValues& values,
   std::vector<OpId> signal_ops;
   for (const auto& [key, entry] : signals_) {
     const auto& [peer, op] = entry;
-    auto group =
-        std::find_if(result.signals.begin(), result.signals.end(), [&](const auto& g) { return g.first == key; });
+    const std::size_t signal_key = key;  // structured bindings are not captured by clang 14's lambdas
+    auto group = std::find_if(result.signals.begin(), result.signals.end(),
+                              [&](const auto& g) { return g.first == signal_key; });
     if (group == result.signals.end()) group = result.signals.insert(result.signals.end(), {key, {}});
     if (group->second.size() <= peer) group->second.resize(peer + 1);
     group->second[peer] = static_cast<std::uint32_t>(signal_ops.size());

@@ -121,21 +121,21 @@ void TrainingGraphBuilder::emit_optimizer(int stage) {
 }
 
 double TrainingGraphBuilder::model_flops_per_iteration() const {
-  std::map<std::int64_t, double> microbatches_of_length;  // over every replica
-  if (lengths_) {
-    for (std::int64_t tokens : lengths_->tokens) microbatches_of_length[tokens] += 1.0;
+  std::map<SampleShape, double> microbatches_of_shape;  // over every replica
+  if (microbatch_shapes_) {
+    for (const SampleShape& shape : microbatch_shapes_->shapes) microbatches_of_shape[shape] += 1.0;
   } else {
-    microbatches_of_length[s_.training.seq_len] = static_cast<double>(s_.microbatches()) * dims_.dp;
+    microbatches_of_shape[uniform_sample()] = static_cast<double>(s_.microbatches()) * dims_.dp;
   }
   double total = 0.0;
-  for (const auto& [tokens, positions] : chunks_) {
+  for (const auto& [shape, positions] : chunks_) {
     double per_microbatch = 0.0;
     for (const auto& position_chunks : positions) {
       for (const Chunk& chunk : position_chunks) {
         for (const Step& step : chunk.steps) per_microbatch += step.model_flops * step.training_flops_factor;
       }
     }
-    total += per_microbatch * microbatches_of_length.at(tokens);
+    total += per_microbatch * microbatches_of_shape.at(shape);
   }
   // On every TP and CP shard.
   return total * dims_.tp * dims_.cp;

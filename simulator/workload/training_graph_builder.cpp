@@ -22,8 +22,8 @@ bool same_work(const Step& a, const Step& b) {
 
 TrainingGraphBuilder::TrainingGraphBuilder(const TrainingScenario& scenario, const WorkloadOptions& options)
     : s_(scenario),
-      lengths_(scenario.microbatch_lengths()),
-      replicas_(lengths_ ? scenario.parallel.dp : 1),
+      microbatch_shapes_(scenario.microbatch_shapes()),
+      replicas_(microbatch_shapes_ ? scenario.parallel.dp : 1),
       unfold_(options.unfold),
       name_ops_(options.name_ops),
       composites_(options.composites),
@@ -35,12 +35,11 @@ TrainingGraphBuilder::TrainingGraphBuilder(const TrainingScenario& scenario, con
   context_.cp = plan.cp;
   context_.sequence_parallel = plan.sequence_parallel && plan.tp > 1;
   context_.micro_batch = scenario.training.micro_batch;
-  context_.seq_len = scenario.training.seq_len;
   context_.dtype = scenario.training.dtype;
   cost_->set_ideal_network(scenario.options.ideal_network);
   cost_->force_algorithm(scenario.options.collective_algorithm);
   split_weight_grads_ = splits_weight_gradients(plan.schedule);
-  if (lengths_ && unfold_) {
+  if (microbatch_shapes_ && unfold_) {
     throw InputError(
         "--unfold: with per-sample data every DP replica is simulated already; TP and CP ranks stay "
         "folded (simulate without --unfold)");
@@ -67,7 +66,7 @@ TrainingWorkload TrainingGraphBuilder::build() {
   workload.per_replica = replicas_ > 1;
   workload.microbatches = s_.microbatches();
   workload.model_flops_per_iteration = model_flops_per_iteration();
-  workload.lengths = std::move(lengths_);
+  workload.shapes = std::move(microbatch_shapes_);
   return workload;
 }
 
@@ -284,12 +283,13 @@ void TrainingGraphBuilder::after(const PerPeer<Gate>& before, const PerPeer<OpId
 }
 
 void TrainingGraphBuilder::create_chunks() {
-  const std::vector<std::int64_t> lengths = lengths_ ? lengths_->distinct() : std::vector{s_.training.seq_len};
-  for (std::int64_t tokens : lengths) {
-    context_.seq_len = tokens;
-    create_chunks(chunks_[tokens]);
+  const std::vector<SampleShape> shapes =
+      microbatch_shapes_ ? microbatch_shapes_->distinct() : std::vector{uniform_sample()};
+  for (const SampleShape& shape : shapes) {
+    sample_ = shape;
+    create_chunks(chunks_[shape]);
   }
-  for (auto& [tokens, positions] : chunks_) {
+  for (auto& [shape, positions] : chunks_) {
     for (auto& position_chunks : positions) {
       for (Chunk& chunk : position_chunks) chunk.shape = shape_of(chunk);
     }
@@ -309,13 +309,12 @@ void TrainingGraphBuilder::create_chunks(std::vector<std::vector<Chunk>>& chunks
   }
   embedding_position_ = embedding_group % s_.parallel.pp;
   const bool head_shares_embedding = s_.model.tied_embeddings() && embedding_position_ == s_.parallel.pp - 1;
-  const SampleShape sample{context_.seq_len, s_.training.images, s_.training.video_seconds};
   chunks.assign(static_cast<std::size_t>(s_.parallel.pp), {});
   for (int group = 0; group < group_count(); ++group) {
     Chunk chunk;
     chunk.group = group;
     const auto g = static_cast<std::size_t>(group);
-    model_.append_steps(context_, sample, {first_layer[g], first_layer[g + 1], group == 0, group + 1 == group_count()},
+    model_.append_steps(context_, sample_, {first_layer[g], first_layer[g + 1], group == 0, group + 1 == group_count()},
                         head_shares_embedding, chunk.steps, chunk.block);
     chunk.has_backward = std::any_of(chunk.steps.begin(), chunk.steps.end(),
                                      [](const Step& step) { return step.backward || step.weight_grad; });
@@ -392,8 +391,8 @@ void TrainingGraphBuilder::emit_stage(int stage) {
        pipeline_actions(s_.parallel.schedule, position_of(stage), pp, s_.parallel.vpp, microbatches)) {
     const std::size_t slot = static_cast<std::size_t>(action.chunk) * static_cast<std::size_t>(microbatches) +
                              static_cast<std::size_t>(action.microbatch);
-    context_.seq_len = tokens_of(stage, action.microbatch);
-    Chunk& chunk = chunks_of(stage, context_.seq_len)[static_cast<std::size_t>(action.chunk)];
+    sample_ = sample_of(stage, action.microbatch);
+    Chunk& chunk = chunks_of(stage, sample_)[static_cast<std::size_t>(action.chunk)];
     switch (action.kind) {
       case PassKind::forward:
         emit_forward(stage, chunk, action, records_[slot]);

@@ -200,24 +200,25 @@ class TrainingGraphBuilder {
   int stage_of_group(int stage, int group) const { return stage_of(replica_of(stage), group % s_.parallel.pp); }
   int group_count() const { return s_.parallel.pp * s_.parallel.vpp; }
 
-  // Tokens per sample of a microbatch of `stage`'s replica.
-  std::int64_t tokens_of(int stage, int microbatch) const {
-    return lengths_ ? lengths_->at(replica_of(stage), microbatch) : s_.training.seq_len;
+  // What each sample of a microbatch of `stage`'s replica holds.
+  SampleShape sample_of(int stage, int microbatch) const {
+    return microbatch_shapes_ ? microbatch_shapes_->at(replica_of(stage), microbatch) : uniform_sample();
   }
+  SampleShape uniform_sample() const { return {s_.training.seq_len, s_.training.images, s_.training.video_seconds}; }
 
-  // The chunks of `stage` for microbatches of `tokens` tokens per sample.
-  std::vector<Chunk>& chunks_of(int stage, std::int64_t tokens) {
-    return chunks_.at(tokens)[static_cast<std::size_t>(position_of(stage))];
+  // The chunks of `stage` for microbatches of `sample`s.
+  std::vector<Chunk>& chunks_of(int stage, const SampleShape& sample) {
+    return chunks_.at(sample)[static_cast<std::size_t>(position_of(stage))];
   }
-  // The chunks of `stage` for some length: for what does not depend on it (steps, parameters).
+  // The chunks of `stage` for some shape: for what does not depend on it (steps, parameters).
   const std::vector<Chunk>& chunks_of(int stage) const {
     return chunks_.begin()->second[static_cast<std::size_t>(position_of(stage))];
   }
 
-  // Chunks for every microbatch length that occurs.
+  // Chunks for every microbatch shape that occurs.
   void create_chunks();
 
-  // The chunks of every pipeline position for microbatches of context_.seq_len tokens per sample.
+  // The chunks of every pipeline position for microbatches of sample_.
   void create_chunks(std::vector<std::vector<Chunk>>& chunks);
 
   // The shape of a chunk: an earlier chunk's if both do the same work in the same layers, the
@@ -229,7 +230,7 @@ class TrainingGraphBuilder {
   // the microbatch being emitted: its last step's output on the rank's shard of the tokens.
   Bytes boundary_bytes(int group) {
     const int pp = s_.parallel.pp;
-    return chunks_.at(context_.seq_len)[static_cast<std::size_t>(group % pp)][static_cast<std::size_t>(group / pp)]
+    return chunks_.at(sample_)[static_cast<std::size_t>(group % pp)][static_cast<std::size_t>(group / pp)]
         .steps.back()
         .output_bytes;
   }
@@ -490,13 +491,14 @@ class TrainingGraphBuilder {
   };
 
   const TrainingScenario& s_;
-  std::optional<MicrobatchLengths> lengths_;  // per-sample data
-  int replicas_ = 1;                          // DP replicas simulated one by one
+  std::optional<MicrobatchShapes> microbatch_shapes_;  // per-sample data
+  int replicas_ = 1;                                   // DP replicas simulated one by one
   bool unfold_;
   bool name_ops_;
   bool composites_;
   ParallelDims dims_;
   ShardContext context_;
+  SampleShape sample_;  // of the microbatch being emitted
   MultimodalModel model_;
   int embedding_position_ = 0;  // the pipeline position holding the embedding table of the last module
   std::unique_ptr<ClusterCostModel> cost_;
@@ -509,7 +511,7 @@ class TrainingGraphBuilder {
   std::vector<PassOp> passes_;
   std::vector<std::vector<Peer>> stages_;
   // By tokens per sample, by pipeline position (built before shapes point into them).
-  std::map<std::int64_t, std::vector<std::vector<Chunk>>> chunks_;
+  std::map<SampleShape, std::vector<std::vector<Chunk>>> chunks_;
   fmt::memory_buffer name_buffer_;
   std::string op_name_;
   struct WorkKeyHash {

@@ -125,25 +125,35 @@ TrainingReport make_training_report(const TrainingScenario& scenario, const Trai
   TrainingReport report;
   const Graph& graph = workload.graph;
   report.iteration_time_s = static_cast<double>(result.makespan) / kNsPerSecond;
-  const double samples = static_cast<double>(scenario.training.global_batch);
-  report.samples_per_s = samples / report.iteration_time_s;
-  if (const auto& lengths = workload.lengths) {
+  const TrainingSpec& t = scenario.training;
+  // Tokens count those of the module with the loss (the backbone): a VLM's sequence, a T2V
+  // model's video; with per-sample data, before padding.
+  const ModuleSpec& loss_module = scenario.model.modules.back();
+  if (const auto& shapes = workload.shapes) {
     DataSummary data;
     data.dataset = scenario.data->dataset ? scenario.data->dataset->name : scenario.data->samples_file;
-    data.sample_tokens = lengths->sample_tokens;
-    for (std::int64_t tokens : lengths->tokens) data.padded_tokens += tokens * scenario.training.micro_batch;
-    const std::vector<std::int64_t> distinct = lengths->distinct();
-    data.shortest_microbatch = distinct.front();
-    data.longest_microbatch = distinct.back();
-    data.distinct_lengths = distinct.size();
-    report.tokens_per_s = static_cast<double>(data.sample_tokens) / report.iteration_time_s;
+    data.packed = scenario.data->pack;
+    data.samples = shapes->samples;
+    data.sample_tokens = shapes->sample_tokens;
+    data.images = shapes->images;
+    data.video_seconds = shapes->video_seconds;
+    for (const SampleShape& shape : shapes->shapes) data.padded_tokens += shape.seq_len * t.micro_batch;
+    data.shortest_microbatch = data.longest_microbatch = shapes->shapes.front().seq_len;
+    for (const SampleShape& shape : shapes->shapes) {
+      data.shortest_microbatch = std::min(data.shortest_microbatch, shape.seq_len);
+      data.longest_microbatch = std::max(data.longest_microbatch, shape.seq_len);
+    }
+    data.distinct_shapes = shapes->distinct().size();
+    double tokens = 0.0;
+    for (const SampleShape& own : shapes->own) tokens += static_cast<double>(module_tokens(loss_module, own));
+    report.tokens_per_s = tokens / report.iteration_time_s;
+    report.samples_per_s = static_cast<double>(data.samples) / report.iteration_time_s;
     report.data = data;
   } else {
-    // The tokens of the module with the loss (the backbone): a VLM's sequence, a T2V model's video.
-    const TrainingSpec& t = scenario.training;
-    const ShardContext per_sample =
-        module_context(scenario.model.modules.back(), ShardContext{}, {t.seq_len, t.images, t.video_seconds});
-    report.tokens_per_s = samples * static_cast<double>(per_sample.tokens()) / report.iteration_time_s;
+    const double samples = static_cast<double>(t.global_batch);
+    const SampleShape sample{t.seq_len, t.images, t.video_seconds};
+    report.tokens_per_s = samples * static_cast<double>(module_tokens(loss_module, sample)) / report.iteration_time_s;
+    report.samples_per_s = samples / report.iteration_time_s;
   }
   report.gpus = scenario.parallel.world_size();
   report.model_flops_per_iteration = workload.model_flops_per_iteration;

@@ -28,11 +28,15 @@ struct StageReport {
 // What per-sample data made of the batch.
 struct DataSummary {
   std::string dataset;
-  std::int64_t sample_tokens = 0;        // before padding
+  bool packed = false;
+  std::int64_t samples = 0;              // taken this iteration (several per packed sequence)
+  std::int64_t sample_tokens = 0;        // sequence tokens before padding
   std::int64_t padded_tokens = 0;        // as simulated
-  std::int64_t shortest_microbatch = 0;  // tokens per sample
+  std::int64_t shortest_microbatch = 0;  // sequence tokens per sample (or packed sequence)
   std::int64_t longest_microbatch = 0;
-  std::size_t distinct_lengths = 0;
+  std::int64_t images = 0;
+  double video_seconds = 0.0;
+  std::size_t distinct_shapes = 0;  // microbatch shapes: sequence length, images, video
 };
 
 struct TrainingReport {

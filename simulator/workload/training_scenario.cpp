@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include <fmt/format.h>
+
 #include "simulator/core/input_error.hpp"
 #include "simulator/workload/stage_partition.hpp"
 
@@ -106,11 +108,22 @@ TrainingOptions read_options(const JsonCursor& json) {
 
 std::string str(std::int64_t value) { return std::to_string(value); }
 
+// Images and video vary per sample: such a microbatch is one sample or one packed sequence.
+bool has_media_modules(const MultimodalSpec& model) {
+  return std::any_of(model.modules.begin(), model.modules.end(),
+                     [](const ModuleSpec& m) { return m.tokens != TokenSource::text; });
+}
+
 // A samples file holds the whole batch, and every padded length (a multiple of pad_to up to
 // seq_len) splits as seq_len must.
 void validate_data(const TrainingScenario& s) {
   const std::int64_t samples = static_cast<std::int64_t>(s.data->samples.size());
-  if (samples > 0 && samples < s.training.global_batch) {
+  if ((s.data->pack || has_media_modules(s.model)) && s.training.micro_batch != 1) {
+    reject("training.micro_batch", "per-sample media or packing with micro_batch > 1",
+           "with packing, or samples of images or video, a microbatch is one sample or one packed sequence: "
+           "set micro_batch to 1");
+  }
+  if (samples > 0 && !s.data->pack && samples < s.training.global_batch) {
     reject("data.samples", "too few samples",
            s.data->samples_file + " holds " + str(samples) + " samples; the global batch takes " +
                str(s.training.global_batch));
@@ -165,6 +178,8 @@ void validate_module(const TrainingScenario& s, const ModuleSpec& module) {
       reject("parallel.tp", "tp does not divide ffn_hidden",
              who + str(p.tp) + " does not divide ffn_hidden " + str(m.ffn_hidden));
   }
+  // With per-sample data, the samples give image and video modules their tokens (checked as drawn).
+  if (s.data && module.tokens != TokenSource::text) return;
   if (module.tokens == TokenSource::images && t.images == 0)
     reject("training.images", "no images", who + "its tokens are images; give images per sample");
   if (module.tokens == TokenSource::video && t.video_seconds <= 0.0)
@@ -195,18 +210,37 @@ void validate_multimodal(const TrainingScenario& s) {
   if (s.parallel.cp > 1)
     reject("parallel.cp", "context parallelism with several modules",
            "context parallelism over a model of several modules is not supported; use cp = 1");
-  if (s.data)
-    reject("data", "per-sample data with several modules",
-           "per-sample data for a model of several modules is not supported yet; give training.seq_len, "
-           "images and video_seconds");
+}
+
+// Each drawn microbatch's image and video tokens split over the TP group with sequence parallelism.
+void check_microbatch_shapes(const TrainingScenario& s, const MicrobatchShapes& shapes) {
+  const ParallelPlan& p = s.parallel;
+  if (!p.sequence_parallel || p.tp == 1) return;
+  ShardContext base;
+  base.micro_batch = s.training.micro_batch;
+  for (const SampleShape& shape : shapes.distinct()) {
+    for (const ModuleSpec& module : s.model.modules) {
+      if (module.tokens == TokenSource::text) continue;
+      const std::int64_t tokens = module_context(module, base, shape).tokens();
+      if (tokens % p.tp != 0) {
+        throw InputError(fmt::format(
+            "data: a microbatch of {} images and {:g} s of video gives module '{}' {} tokens, which do not split over "
+            "tp = {} (sequence parallelism; pad tokens_per_image or turn it off)",
+            shape.images, shape.video_seconds, module.name, tokens, p.tp));
+      }
+    }
+  }
 }
 
 }  // namespace
 
-std::optional<MicrobatchLengths> TrainingScenario::microbatch_lengths() const {
+std::optional<MicrobatchShapes> TrainingScenario::microbatch_shapes() const {
   if (!data) return std::nullopt;
-  return draw_microbatch_lengths(*data, parallel.dp, static_cast<int>(microbatches()), training.micro_batch,
-                                 training.seq_len);
+  MicrobatchShapes shapes =
+      draw_microbatch_shapes(*data, parallel.dp, static_cast<int>(microbatches()), training.micro_batch,
+                             training.seq_len, model.sequence_tokens_per_image());
+  check_microbatch_shapes(*this, shapes);
+  return shapes;
 }
 
 std::vector<int> TrainingScenario::layers_per_virtual_stage() const {

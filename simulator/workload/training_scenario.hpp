@@ -72,8 +72,9 @@ struct TrainingScenario {
   std::int64_t microbatches() const { return training.global_batch / (parallel.dp * training.micro_batch); }
   // Layers of each virtual pipeline stage, in pipeline order.
   std::vector<int> layers_per_virtual_stage() const;
-  // With per-sample data, the tokens per sample of each microbatch of each DP replica.
-  std::optional<MicrobatchLengths> microbatch_lengths() const;
+  // With per-sample data, the shape of each microbatch of each DP replica (InputError if a
+  // drawn microbatch cannot be split as the plan splits it).
+  std::optional<MicrobatchShapes> microbatch_shapes() const;
 };
 
 // Reads and validates a training scenario; errors name the JSON path and the reason

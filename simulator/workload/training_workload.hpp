@@ -43,10 +43,10 @@ struct PassOp {
 struct TrainingWorkload {
   Graph graph;
   std::unique_ptr<ClusterCostModel> cost_model;
-  std::vector<SimulatedRank> ranks;          // stage by stage (replica by replica with per_replica)
-  bool folded = true;                        // TP and CP ranks folded (DP too, unless per_replica)
-  bool per_replica = false;                  // per-sample data: every DP replica simulated
-  std::optional<MicrobatchLengths> lengths;  // per-sample data: tokens per sample of each microbatch
+  std::vector<SimulatedRank> ranks;        // stage by stage (replica by replica with per_replica)
+  bool folded = true;                      // TP and CP ranks folded (DP too, unless per_replica)
+  bool per_replica = false;                // per-sample data: every DP replica simulated
+  std::optional<MicrobatchShapes> shapes;  // per-sample data: what each microbatch holds
   std::int64_t microbatches = 0;
   double model_flops_per_iteration = 0.0;  // Megatron convention
   std::vector<PassOp> passes;              // in the order they were issued (none without composites)

@@ -2,23 +2,44 @@
 
 #include <algorithm>
 #include <fstream>
-#include <stdexcept>
+#include <optional>
 #include <string>
+#include <utility>
 
 namespace weft {
 namespace {
 
-// The text tokens of sample `index` of an iteration.
-std::int64_t sample_tokens(const DataSpec& data, std::uint64_t index) {
-  if (!data.samples.empty()) return data.samples[index];
+// Sample `index` of an iteration.
+SampleContents sample_contents(const DataSpec& data, std::uint64_t index) {
+  if (!data.samples.empty()) {
+    if (index >= data.samples.size()) {
+      throw InputError("data.samples: " + data.samples_file + " holds " + std::to_string(data.samples.size()) +
+                       " samples; the iteration takes more");
+    }
+    return data.samples[index];
+  }
   SampleRandom random(data.seed, index);
-  return data.dataset->pick(random).text_tokens.draw(random);
+  const SampleSource& source = data.dataset->pick(random);
+  SampleContents sample;
+  sample.text_tokens = source.text_tokens.draw(random);
+  if (source.images) sample.images = source.images->draw(random);
+  if (source.video_seconds) sample.video_seconds = static_cast<double>(source.video_seconds->draw(random));
+  return sample;
+}
+
+// A sample as the sequence sees it within the context: as many whole images as fit, then text.
+SampleShape truncated(const SampleContents& sample, std::int64_t context, std::int64_t tokens_per_image) {
+  SampleShape shape;
+  shape.images = tokens_per_image > 0 ? std::min(sample.images, context / tokens_per_image) : sample.images;
+  shape.seq_len = std::min(sample.text_tokens + shape.images * tokens_per_image, context);
+  shape.video_seconds = sample.video_seconds;
+  return shape;
 }
 
 }  // namespace
 
 DataSpec load_data_spec(const JsonCursor& json) {
-  json.expect_only({"dataset", "samples", "seed", "pad_to"});
+  json.expect_only({"dataset", "samples", "seed", "pad_to", "pack"});
   DataSpec data;
   const auto dataset = json.find("dataset");
   const auto samples = json.find("samples");
@@ -38,23 +59,35 @@ DataSpec load_data_spec(const JsonCursor& json) {
     data.pad_to = value->as_positive_int();
     if (data.pad_to > (std::int64_t{1} << 24)) value->fail("expected at most 16777216 tokens");
   }
+  if (auto value = json.find("pack")) data.pack = value->as_bool();
   return data;
 }
 
-std::vector<std::int64_t> read_samples_file(const std::string& file) {
+std::vector<SampleContents> read_samples_file(const std::string& file) {
   std::ifstream in(file);
   if (!in) throw InputError(file + ": cannot open file");
-  std::vector<std::int64_t> samples;
+  std::vector<SampleContents> samples;
   std::string line;
   for (std::size_t number = 1; std::getline(in, line); ++number) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const std::string origin = file + ":" + std::to_string(number);
     try {
-      const JsonDocument sample = JsonDocument::parse_text(line, origin);
-      sample.root().expect_only({"text_tokens"});
-      const JsonCursor tokens = sample.root().at("text_tokens");
-      samples.push_back(tokens.as_positive_int());
-      if (samples.back() > kMaxLength) tokens.fail("expected at most " + std::to_string(kMaxLength));
+      const JsonDocument document = JsonDocument::parse_text(line, origin);
+      const JsonCursor root = document.root();
+      root.expect_only({"text_tokens", "images", "video_seconds"});
+      SampleContents sample;
+      const JsonCursor tokens = root.at("text_tokens");
+      sample.text_tokens = tokens.as_positive_int();
+      if (sample.text_tokens > kMaxLength) tokens.fail("expected at most " + std::to_string(kMaxLength));
+      if (auto images = root.find("images")) {
+        sample.images = images->as_nonnegative_int();
+        if (sample.images > kMaxLength) images->fail("expected at most " + std::to_string(kMaxLength));
+      }
+      if (auto video = root.find("video_seconds")) {
+        sample.video_seconds = video->as_nonnegative_number();
+        if (sample.video_seconds > 3600.0) video->fail("expected at most 3600 seconds");
+      }
+      samples.push_back(sample);
     } catch (const InputError& error) {
       const std::string message = error.what();
       throw InputError(message.starts_with(origin) ? message : origin + ": " + message);
@@ -64,36 +97,56 @@ std::vector<std::int64_t> read_samples_file(const std::string& file) {
   return samples;
 }
 
-std::vector<std::int64_t> MicrobatchLengths::distinct() const {
-  std::vector<std::int64_t> lengths = tokens;
-  std::sort(lengths.begin(), lengths.end());
-  lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
-  return lengths;
+std::vector<SampleShape> MicrobatchShapes::distinct() const {
+  std::vector<SampleShape> sorted = shapes;
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  return sorted;
 }
 
-MicrobatchLengths draw_microbatch_lengths(const DataSpec& data, int replicas, int microbatches,
-                                          std::int64_t micro_batch, std::int64_t context) {
-  MicrobatchLengths lengths;
-  lengths.replicas = replicas;
-  lengths.microbatches = microbatches;
-  lengths.tokens.reserve(static_cast<std::size_t>(replicas) * static_cast<std::size_t>(microbatches));
-  if (!data.samples.empty() &&
-      static_cast<std::int64_t>(data.samples.size()) < std::int64_t{replicas} * microbatches * micro_batch) {
-    throw std::invalid_argument("draw_microbatch_lengths: fewer samples than the iteration takes");
-  }
-  std::uint64_t sample = 0;
-  for (int replica = 0; replica < replicas; ++replica) {
-    for (int mb = 0; mb < microbatches; ++mb) {
-      std::int64_t longest = 0;
-      for (std::int64_t k = 0; k < micro_batch; ++k, ++sample) {
-        const std::int64_t tokens = std::min(sample_tokens(data, sample), context);
-        lengths.sample_tokens += tokens;
-        longest = std::max(longest, tokens);
+MicrobatchShapes draw_microbatch_shapes(const DataSpec& data, int replicas, int microbatches, std::int64_t micro_batch,
+                                        std::int64_t context, std::int64_t tokens_per_image) {
+  MicrobatchShapes out;
+  out.replicas = replicas;
+  out.microbatches = microbatches;
+  const auto count = static_cast<std::size_t>(replicas) * static_cast<std::size_t>(microbatches);
+  out.shapes.reserve(count);
+  out.own.reserve(count);
+  std::uint64_t next = 0;
+  // Only a packed microbatch looks at the sample after its last one; it starts the next.
+  std::optional<SampleShape> waiting;
+  auto take = [&] {
+    if (waiting) return *std::exchange(waiting, std::nullopt);
+    return truncated(sample_contents(data, next++), context, tokens_per_image);
+  };
+  for (std::size_t m = 0; m < count; ++m) {
+    SampleShape own;
+    std::int64_t longest = 0;
+    for (std::int64_t k = 0; data.pack || k < micro_batch; ++k) {
+      const bool file_ended = !data.samples.empty() && next >= data.samples.size() && !waiting;
+      if (data.pack && k > 0 && file_ended) break;  // the last sequence ends with the file
+      const SampleShape sample = take();
+      if (data.pack && k > 0 && own.seq_len + sample.seq_len > context) {
+        waiting = sample;
+        break;
       }
-      lengths.tokens.push_back((longest + data.pad_to - 1) / data.pad_to * data.pad_to);
+      ++out.samples;
+      own.seq_len += sample.seq_len;
+      own.images += sample.images;
+      own.video_seconds += sample.video_seconds;
+      longest = std::max(longest, sample.seq_len);
+      if (data.pack && own.seq_len == context) break;
     }
+    out.sample_tokens += own.seq_len;
+    out.images += own.images;
+    out.video_seconds += own.video_seconds;
+    SampleShape padded = own;
+    const std::int64_t sequence = data.pack ? own.seq_len : longest;
+    padded.seq_len = (sequence + data.pad_to - 1) / data.pad_to * data.pad_to;
+    out.shapes.push_back(padded);
+    out.own.push_back(own);
   }
-  return lengths;
+  return out;
 }
 
 }  // namespace weft

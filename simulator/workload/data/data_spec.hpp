@@ -6,47 +6,61 @@
 #include <vector>
 
 #include "simulator/workload/data/dataset_spec.hpp"
+#include "simulator/workload/data/sample_shape.hpp"
 
 namespace weft {
 
 // Where an iteration's samples come from (a scenario's "data" section): each DP replica draws
 // its own samples, so replicas differ and are simulated one by one.
 struct DataSpec {
-  std::optional<DatasetSpec> dataset;  // samples drawn from a mixture, or
-  std::string samples_file;            // samples read from a JSON Lines file:
-  std::vector<std::int64_t> samples;   // its samples' text tokens, in order
+  std::optional<DatasetSpec> dataset;   // samples drawn from a mixture, or
+  std::string samples_file;             // samples read from a JSON Lines file:
+  std::vector<SampleContents> samples;  // its samples, in order
   std::uint64_t seed = 0;
   // A microbatch is padded to its longest sample rounded up to a multiple of this, as
   // dynamic padding does (kernels tile sequences; tensor and context parallelism split them).
   std::int64_t pad_to = 128;
+  // Samples are packed, in order, into sequences of at most the context length; a microbatch is
+  // one such sequence.
+  bool pack = false;
 };
 
-// {"dataset": <name or object>, "seed": 7, "pad_to": 128}, or {"samples": "file.jsonl", ...}
-// where each line of the file is a sample: {"text_tokens": 1234}.
+// {"dataset": <name or object>, "seed": 7, "pad_to": 128, "pack": false}, or
+// {"samples": "file.jsonl", ...} where each line of the file is a sample:
+// {"text_tokens": 1234, "images": 2, "video_seconds": 4.5} (images and video optional).
 DataSpec load_data_spec(const JsonCursor& json);
 
 // The samples of a JSON Lines file; errors name the file and line.
-std::vector<std::int64_t> read_samples_file(const std::string& file);
+std::vector<SampleContents> read_samples_file(const std::string& file);
 
-// Tokens per sample of every microbatch of every DP replica, as simulated.
-struct MicrobatchLengths {
+// The shape of every microbatch of every DP replica, as simulated, and what they hold.
+struct MicrobatchShapes {
   int replicas = 0;
   int microbatches = 0;
-  std::vector<std::int64_t> tokens;  // replica-major
-  std::int64_t sample_tokens = 0;    // every sample's tokens before padding, summed
+  std::vector<SampleShape> shapes;  // replica-major; the sequence padded
+  std::vector<SampleShape> own;     // the same, unpadded
+  std::int64_t samples = 0;         // samples taken (several per microbatch when packing)
+  std::int64_t sample_tokens = 0;   // sequence tokens before padding, summed
+  std::int64_t images = 0;
+  double video_seconds = 0.0;
 
-  std::int64_t at(int replica, int microbatch) const {
-    return tokens[static_cast<std::size_t>(replica) * static_cast<std::size_t>(microbatches) +
+  const SampleShape& at(int replica, int microbatch) const {
+    return shapes[static_cast<std::size_t>(replica) * static_cast<std::size_t>(microbatches) +
                   static_cast<std::size_t>(microbatch)];
   }
-  // The lengths that occur, ascending.
-  std::vector<std::int64_t> distinct() const;
+  // The shapes that occur, ascending.
+  std::vector<SampleShape> distinct() const;
 };
 
-// Takes `micro_batch` samples for each microbatch of each replica (sample i of the iteration is
-// the file's sample i, or drawn from its own random stream), truncates each to the context length `context` and pads
-// the microbatch (the context must be a multiple of pad_to). Deterministic for a seed.
-MicrobatchLengths draw_microbatch_lengths(const DataSpec& data, int replicas, int microbatches,
-                                          std::int64_t micro_batch, std::int64_t context);
+// Takes the samples of each microbatch of each replica in order (sample i of the iteration is
+// the file's sample i, or drawn from its own random stream): `micro_batch` samples, or with
+// packing as many as fit in the context (the last sequence also ends with a samples file). A
+// sample's sequence is its text tokens and `tokens_per_image` per image, truncated to the context
+// length `context` (as many whole images as fit, then text); the microbatch's sequence is padded (the context must be a
+// multiple of pad_to). Per microbatch, images and video add up over its samples (a microbatch of images or video holds
+// one sample or one packed sequence). Deterministic for a seed; a samples file too short for the
+// iteration is an InputError.
+MicrobatchShapes draw_microbatch_shapes(const DataSpec& data, int replicas, int microbatches, std::int64_t micro_batch,
+                                        std::int64_t context, std::int64_t tokens_per_image);
 
 }  // namespace weft

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -8,12 +9,14 @@
 
 namespace weft {
 
-// One kind of sample in a dataset mixture (web pages, code, books, ...): how often it is drawn
-// and how many text tokens it has.
+// One kind of sample in a dataset mixture (web pages, image-caption pairs, video clips, ...): how
+// often it is drawn, how many text tokens it has, and how many images and seconds of video.
 struct SampleSource {
   std::string name;
   double weight = 1.0;
   LengthDistribution text_tokens;
+  std::optional<LengthDistribution> images;         // none: no images
+  std::optional<LengthDistribution> video_seconds;  // whole seconds; none: no video
 };
 
 // A training dataset as a mixture of sample sources (docs/scenarios.md, "data").

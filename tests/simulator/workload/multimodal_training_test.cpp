@@ -5,6 +5,7 @@
 
 #include "simulator/workload/training_workload.hpp"
 #include "tests/simulator/workload/training_test_support.hpp"
+#include "tests/support/run_command.hpp"
 
 namespace weft {
 namespace {
@@ -218,11 +219,89 @@ TEST_CASE("what models of several modules cannot be combined with is refused", "
           "every module is frozen: nothing to train");
   const std::string with_data = R"({"model": )" + vlm_model(false, false) +
                                 R"(, "cluster": {"base": "dgx-h100", "gpus": 8}, "parallel": )" + kFourStages +
-                                R"(, "training": )" + kTraining + R"(, "data": {"dataset": "web-text-mix"}})";
-  refused(with_data, "data: per-sample data for a model of several modules is not supported yet");
+                                R"(, "training": {"global_batch": 8, "micro_batch": 2, "seq_len": 256},
+                        "data": {"dataset": "web-text-mix"}})";
+  refused(with_data, "training.micro_batch: with packing, or samples of images or video, a microbatch is one sample");
   const JsonDocument sweep =
       JsonDocument::parse_text(scenario_text(vlm_model(false, false), kFourStages, kTraining), "sweep.json");
   CHECK_THROWS_WITH(load_sweep_scenario(sweep.root()), Contains("model: sweep takes a model of one module"));
+}
+
+// A VLM scenario whose samples come from a JSON Lines file of (text tokens, images) pairs.
+TrainingScenario vlm_with_samples(const test::TempDir& dir, const std::vector<std::pair<int, int>>& samples,
+                                  bool pack = false) {
+  std::string lines;
+  for (const auto& [text, images] : samples)
+    lines += fmt::format("{{\"text_tokens\": {}, \"images\": {}}}\n", text, images);
+  const std::string file = dir.write("samples.jsonl", lines).string();
+  return scenario_from(fmt::format(R"({{"model": {}, "cluster": {{"base": "dgx-h100", "gpus": 8}}, "parallel": {},
+                                       "training": {{"global_batch": {}, "seq_len": 256}},
+                                       "data": {{"samples": "{}", "pad_to": 32, "pack": {}}}}})",
+                                   vlm_model(false, false), kFourStages, pack ? 4 : samples.size(), file, pack));
+}
+
+TEST_CASE("samples that all hold the uniform batch's images give the uniform iteration", "[workload][multimodal]") {
+  // 256-token sequences with 2 images of 16 tokens: 224 text tokens each.
+  const test::TempDir dir;
+  const TrainingScenario data = vlm_with_samples(dir, std::vector<std::pair<int, int>>(8, {224, 2}));
+  const auto uniform = run_training(vlm(false, false));
+  const auto drawn = run_training(data);
+  CHECK(drawn.result.makespan == uniform.result.makespan);
+  CHECK(drawn.report.model_flops_per_iteration == Approx(uniform.report.model_flops_per_iteration).epsilon(1e-12));
+  REQUIRE(drawn.report.stages.size() == uniform.report.stages.size());
+  for (std::size_t s = 0; s < uniform.report.stages.size(); ++s) {
+    CHECK(drawn.report.stages[s].peak_memory == uniform.report.stages[s].peak_memory);
+  }
+}
+
+TEST_CASE("a microbatch without images costs the vision layers nothing", "[workload][multimodal]") {
+  // Alternating samples: 256 text tokens and no image, or 224 text tokens and 2 images.
+  const test::TempDir dir;
+  std::vector<std::pair<int, int>> samples;
+  for (int i = 0; i < 8; ++i) samples.push_back(i % 2 == 0 ? std::pair{256, 0} : std::pair{224, 2});
+  const auto drawn = run_training(vlm_with_samples(dir, samples));
+  // Oracles: the uniform VLM (every microbatch with 2 images) and the language model alone.
+  const double with_images = run_training(vlm(false, false)).report.model_flops_per_iteration;
+  const TrainingScenario language = scenario_from(
+      scenario_text(kLanguageSpec, R"({"tp": 2, "pp": 2, "dp": 2})", R"({"global_batch": 8, "seq_len": 256})"));
+  const double text_only = run_training(language).report.model_flops_per_iteration;
+  CHECK(drawn.report.model_flops_per_iteration == Approx(with_images / 2 + text_only / 2).epsilon(1e-12));
+  REQUIRE(drawn.report.data);
+  CHECK(drawn.report.data->images == 8);
+  CHECK(drawn.report.data->distinct_shapes == 2);
+  CHECK(run_training(vlm_with_samples(dir, samples), {.composites = false}).result.makespan == drawn.result.makespan);
+}
+
+TEST_CASE("packed VLM sequences hold their samples' images", "[workload][multimodal]") {
+  // Sequences of at most 256 tokens: [100 + 1 image, 80 + 2 images] = 100+16+80+32 = 228,
+  // then [200 + 3 images] = 248, [50, 60, 70] = 180, [240 + 1 image] = 256.
+  const test::TempDir dir;
+  const TrainingScenario scenario =
+      vlm_with_samples(dir, {{100, 1}, {80, 2}, {200, 3}, {50, 0}, {60, 0}, {70, 0}, {240, 1}}, true);
+  const auto run = run_training(scenario);
+  REQUIRE(run.workload.shapes);
+  std::vector<SampleShape> expected = {{256, 3, 0.0}, {256, 3, 0.0}, {192, 0, 0.0}, {256, 1, 0.0}};
+  CHECK(run.workload.shapes->shapes == expected);
+  CHECK(run.report.data->samples == 7);
+  CHECK(run.report.data->sample_tokens == 228 + 248 + 180 + 256);
+  CHECK(run.report.samples_per_s == Approx(7 / run.report.iteration_time_s));
+}
+
+TEST_CASE("drawn image tokens that do not split over the TP group are refused", "[workload][multimodal]") {
+  const test::TempDir dir;
+  const std::string file = dir.write("samples.jsonl", "{\"text_tokens\": 10, \"images\": 1}\n").string();
+  // 16-token images over tp 2 split; 9-token ones do not.
+  const std::string model = vlm_model(false, false);
+  const std::string odd = model.substr(0, model.find("\"tokens_per_image\": 16")) + "\"tokens_per_image\": 9" +
+                          model.substr(model.find("\"tokens_per_image\": 16") + 22);
+  const TrainingScenario scenario = scenario_from(fmt::format(
+      R"({{"model": {}, "cluster": {{"base": "dgx-h100", "gpus": 8}},
+          "parallel": {{"tp": 2, "pp": 4, "stage_layers": [2, 2, 2, 2], "sequence_parallel": true}},
+          "training": {{"global_batch": 1, "seq_len": 256}}, "data": {{"samples": "{}", "pad_to": 32}}}})",
+      odd, file));
+  CHECK_THROWS_WITH(scenario.microbatch_shapes(),
+                    Contains("data: a microbatch of 1 images and 0 s of video gives module 'vision' 9 tokens, which "
+                             "do not split over tp = 2"));
 }
 
 }  // namespace

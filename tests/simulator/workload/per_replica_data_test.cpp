@@ -96,7 +96,7 @@ TEST_CASE("per-replica passes as composites give the answer of every op in the g
   for (const std::string& parallel : kPlans) {
     INFO(parallel);
     const TrainingScenario scenario = scenario_from(plan_with_data(parallel, 16, 4096, drawn));
-    REQUIRE(scenario.microbatch_lengths()->distinct().size() > 2);
+    REQUIRE(scenario.microbatch_shapes()->distinct().size() > 2);
     const auto composed = run_training(scenario, {.composites = true});
     const auto expanded = run_training(scenario, {.composites = false});
     CHECK(composed.result.reused_subgraphs);

@@ -15,6 +15,23 @@ DataSpec data_from(const std::string& text) {
   return load_data_spec(document.root());
 }
 
+// The padded sequence length of every microbatch, and the lengths that occur.
+std::vector<std::int64_t> lengths_of(const MicrobatchShapes& shapes) {
+  std::vector<std::int64_t> out;
+  for (const SampleShape& shape : shapes.shapes) out.push_back(shape.seq_len);
+  return out;
+}
+std::vector<std::int64_t> distinct_lengths(const MicrobatchShapes& shapes) {
+  std::vector<std::int64_t> out;
+  for (const SampleShape& shape : shapes.distinct()) out.push_back(shape.seq_len);
+  return out;
+}
+
+MicrobatchShapes draw(const DataSpec& data, int replicas, int microbatches, std::int64_t micro_batch,
+                      std::int64_t context, std::int64_t tokens_per_image = 0) {
+  return draw_microbatch_shapes(data, replicas, microbatches, micro_batch, context, tokens_per_image);
+}
+
 // Two sources of fixed lengths, drawn with the given weights.
 std::string two_sources(double short_weight, double long_weight) {
   return fmt::format(R"({{"dataset": {{"mixture": [
@@ -26,38 +43,39 @@ std::string two_sources(double short_weight, double long_weight) {
 TEST_CASE("microbatches are padded to their longest sample, rounded up to pad_to", "[data]") {
   const DataSpec data = data_from(two_sources(1, 1));
   // One sample per microbatch: 100 -> 128, 5000 -> 5120, each half the time.
-  const MicrobatchLengths single = draw_microbatch_lengths(data, 4, 5'000, 1, 8192);
-  CHECK(single.distinct() == std::vector<std::int64_t>{128, 5120});
-  const auto longs = std::count(single.tokens.begin(), single.tokens.end(), 5120);
+  const std::vector<std::int64_t> single = lengths_of(draw(data, 4, 5'000, 1, 8192));
+  CHECK(distinct_lengths(draw(data, 4, 5'000, 1, 8192)) == std::vector<std::int64_t>{128, 5120});
+  const auto longs = std::count(single.begin(), single.end(), 5120);
   CHECK(std::abs(static_cast<double>(longs) / 20'000 - 0.5) < 0.02);
   // Two samples: the microbatch is short only if both are (probability 1/4).
-  const MicrobatchLengths pairs = draw_microbatch_lengths(data, 4, 5'000, 2, 8192);
-  const auto shorts = std::count(pairs.tokens.begin(), pairs.tokens.end(), 128);
+  const std::vector<std::int64_t> pairs = lengths_of(draw(data, 4, 5'000, 2, 8192));
+  const auto shorts = std::count(pairs.begin(), pairs.end(), 128);
   CHECK(std::abs(static_cast<double>(shorts) / 20'000 - 0.25) < 0.02);
   // Truncated to the context: 5000 tokens in a 4096-token context.
-  CHECK(draw_microbatch_lengths(data, 1, 1'000, 1, 4096).distinct() == std::vector<std::int64_t>{128, 4096});
+  CHECK(distinct_lengths(draw(data, 1, 1'000, 1, 4096)) == std::vector<std::int64_t>{128, 4096});
 }
 
 TEST_CASE("mixture weights set how often each source is drawn", "[data]") {
-  const MicrobatchLengths lengths = draw_microbatch_lengths(data_from(two_sources(3, 1)), 1, 40'000, 1, 8192);
-  const auto longs = std::count(lengths.tokens.begin(), lengths.tokens.end(), 5120);
+  const MicrobatchShapes shapes = draw(data_from(two_sources(3, 1)), 1, 40'000, 1, 8192);
+  const std::vector<std::int64_t> lengths = lengths_of(shapes);
+  const auto longs = std::count(lengths.begin(), lengths.end(), 5120);
   CHECK(std::abs(static_cast<double>(longs) / 40'000 - 0.25) < 0.01);
   // Tokens before padding: 100 per short sample, 5000 per long one.
-  CHECK(lengths.sample_tokens == (40'000 - longs) * 100 + longs * 5000);
+  CHECK(shapes.sample_tokens == (40'000 - longs) * 100 + longs * 5000);
+  CHECK(shapes.samples == 40'000);
 }
 
 TEST_CASE("draws are reproducible for a seed and differ between seeds and replicas", "[data]") {
   const DataSpec data = data_from(R"({"dataset": "web-text-mix", "seed": 1})");
-  const MicrobatchLengths a = draw_microbatch_lengths(data, 8, 64, 1, 8192);
-  const MicrobatchLengths b = draw_microbatch_lengths(data, 8, 64, 1, 8192);
-  CHECK(a.tokens == b.tokens);
+  const std::vector<std::int64_t> a = lengths_of(draw(data, 8, 64, 1, 8192));
+  CHECK(lengths_of(draw(data, 8, 64, 1, 8192)) == a);
   DataSpec reseeded = data;
   reseeded.seed = 2;
-  CHECK(draw_microbatch_lengths(reseeded, 8, 64, 1, 8192).tokens != a.tokens);
-  const std::vector<std::int64_t> first(a.tokens.begin(), a.tokens.begin() + 64);
-  const std::vector<std::int64_t> second(a.tokens.begin() + 64, a.tokens.begin() + 128);
+  CHECK(lengths_of(draw(reseeded, 8, 64, 1, 8192)) != a);
+  const std::vector<std::int64_t> first(a.begin(), a.begin() + 64);
+  const std::vector<std::int64_t> second(a.begin() + 64, a.begin() + 128);
   CHECK(first != second);
-  for (std::int64_t tokens : a.tokens) {
+  for (std::int64_t tokens : a) {
     CHECK(tokens % 128 == 0);
     CHECK(tokens >= 128);
     CHECK(tokens <= 8192);
@@ -70,10 +88,74 @@ TEST_CASE("samples can be read from a JSON Lines file, in order", "[data]") {
                               "{\"text_tokens\": 300}\n\n{\"text_tokens\": 1000}\n"
                               "{\"text_tokens\": 20}\n{\"text_tokens\": 9000}\n");
   const DataSpec data = data_from(fmt::format(R"({{"samples": "{}", "pad_to": 256}})", file.string()));
-  CHECK(data.samples == std::vector<std::int64_t>{300, 1000, 20, 9000});
-  const MicrobatchLengths lengths = draw_microbatch_lengths(data, 2, 1, 2, 8192);
-  CHECK(lengths.tokens == std::vector<std::int64_t>{1024, 8192});
-  CHECK(lengths.sample_tokens == 300 + 1000 + 20 + 8192);
+  REQUIRE(data.samples.size() == 4);
+  CHECK(data.samples[3].text_tokens == 9000);
+  const MicrobatchShapes shapes = draw(data, 2, 1, 2, 8192);
+  CHECK(lengths_of(shapes) == std::vector<std::int64_t>{1024, 8192});
+  CHECK(shapes.sample_tokens == 300 + 1000 + 20 + 8192);
+}
+
+TEST_CASE("images add their tokens to the sequence, whole, within the context", "[data]") {
+  const test::TempDir dir;
+  const auto file = dir.write("samples.jsonl",
+                              "{\"text_tokens\": 100, \"images\": 2}\n"
+                              "{\"text_tokens\": 50, \"images\": 30}\n"
+                              "{\"text_tokens\": 40, \"video_seconds\": 2.5}\n");
+  const DataSpec data = data_from(fmt::format(R"({{"samples": "{}", "pad_to": 64}})", file.string()));
+  const MicrobatchShapes shapes = draw(data, 1, 3, 1, 1024, 100);
+  // 100 + 2 x 100 = 300 tokens, padded to 320; 30 images do not fit in 1024 tokens: 10 whole
+  // images and 24 of the text tokens; no images in the third.
+  REQUIRE(shapes.shapes.size() == 3);
+  CHECK(shapes.shapes[0] == SampleShape{320, 2, 0.0});
+  CHECK(shapes.shapes[1] == SampleShape{1024, 10, 0.0});
+  CHECK(shapes.shapes[2] == SampleShape{64, 0, 2.5});
+  CHECK(shapes.own[0].seq_len == 300);
+  CHECK(shapes.images == 12);
+  CHECK(shapes.video_seconds == 2.5);
+  CHECK(shapes.sample_tokens == 300 + 1024 + 40);
+}
+
+TEST_CASE("packing fills each sequence with the samples that fit, in order", "[data]") {
+  const test::TempDir dir;
+  // Sequences of at most 1000 tokens: [300, 500] (the next, 400, does not fit), [400, 100, 200,
+  // 300] exactly full, [700] (the next does not fit), [1000 of a 1200-token sample], then [5] as
+  // the file ends.
+  std::string lines;
+  for (int tokens : {300, 500, 400, 100, 200, 300, 700, 1200, 5})
+    lines += fmt::format("{{\"text_tokens\": {}}}\n", tokens);
+  const auto file = dir.write("samples.jsonl", lines);
+  const DataSpec data = data_from(fmt::format(R"({{"samples": "{}", "pad_to": 100, "pack": true}})", file.string()));
+  const MicrobatchShapes shapes = draw(data, 2, 2, 1, 1000);
+  CHECK(lengths_of(shapes) == std::vector<std::int64_t>{800, 1000, 700, 1000});
+  CHECK(shapes.samples == 8);
+  CHECK(shapes.sample_tokens == 800 + 1000 + 700 + 1000);
+  CHECK(lengths_of(draw(data, 1, 5, 1, 1000)).back() == 100);
+  // A sixth sequence needs more samples than the file holds.
+  CHECK_THROWS_WITH(draw(data, 2, 3, 1, 1000), Contains("holds 9 samples; the iteration takes more"));
+}
+
+TEST_CASE("datasets draw images and seconds of video per source", "[data]") {
+  const DataSpec data = data_from(R"({"dataset": {"mixture": [
+      {"name": "captions", "text_tokens": {"distribution": "fixed", "value": 30},
+       "images": {"distribution": "fixed", "value": 1}},
+      {"name": "clips", "text_tokens": {"distribution": "fixed", "value": 80},
+       "video_seconds": {"distribution": "uniform", "min": 2, "max": 16}}]}, "seed": 3})");
+  const MicrobatchShapes shapes = draw(data, 1, 4'000, 1, 4096, 169);
+  std::int64_t captions = 0;
+  for (const SampleShape& own : shapes.own) {
+    if (own.images == 1) {
+      ++captions;
+      CHECK(own.seq_len == 30 + 169);
+      CHECK(own.video_seconds == 0.0);
+    } else {
+      CHECK(own.seq_len == 80);
+      CHECK(own.video_seconds >= 2.0);
+      CHECK(own.video_seconds <= 16.0);
+    }
+  }
+  CHECK(std::abs(static_cast<double>(captions) / 4'000 - 0.5) < 0.03);
+  // Uniform whole seconds in [2, 16]: mean 9.
+  CHECK(shapes.video_seconds / static_cast<double>(4'000 - captions) == Approx(9.0).epsilon(0.03));
 }
 
 TEST_CASE("bad data sections and sample files are clear errors", "[data][errors]") {
