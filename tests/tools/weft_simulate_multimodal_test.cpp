@@ -45,6 +45,32 @@ TEST_CASE("the bundled multimodal experiments simulate and report their modules"
   }
 }
 
+TEST_CASE("the multimodal experiments with per-sample data report what their batches held", "[cli][multimodal]") {
+  const TempDir dir;
+  const auto vlm = run_weft("simulate '" + experiment("vlm-s-16xh800-image-text") + "' --json '" +
+                            dir.file("vlm.json").string() + "'");
+  REQUIRE(vlm.exit_code == 0);
+  CHECK_THAT(vlm.out, Contains("Batch    256 packed sequences of up to 8192 tokens") &&
+                          Contains("Data     image-text-mix (packed): "));
+  const auto packed = nlohmann::json::parse(read_file(dir.file("vlm.json")));
+  CHECK(packed["data"]["packed"] == true);
+  CHECK(packed["data"]["samples"].get<int>() > 256);  // several samples per sequence
+  CHECK(packed["data"]["images"].get<int>() > 0);
+  CHECK(packed["data"]["longest_microbatch_tokens"] == 8192);
+  CHECK(packed["samples_per_s"].get<double>() ==
+        Approx(packed["data"]["samples"].get<double>() / packed["iteration_time_s"].get<double>()));
+
+  const auto t2v = run_weft("simulate '" + experiment("t2v-s-16xh800-video-clips") + "' --json '" +
+                            dir.file("t2v.json").string() + "'");
+  REQUIRE(t2v.exit_code == 0);
+  const auto clips = nlohmann::json::parse(read_file(dir.file("t2v.json")));
+  const double seconds = clips["data"]["video_seconds"];
+  CHECK(seconds >= 64 * 2);
+  CHECK(seconds <= 64 * 16);
+  // Tokens are the DiT's: 4608 per second of video.
+  CHECK(clips["tokens_per_s"].get<double>() == Approx(seconds * 4608 / clips["iteration_time_s"].get<double>()));
+}
+
 TEST_CASE("a frozen text encoder shows no gradients or optimizer states", "[cli][multimodal]") {
   const TempDir dir;
   const auto run =
