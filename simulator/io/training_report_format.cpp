@@ -21,8 +21,10 @@ std::string describe_plan(const TrainingScenario& s) {
                       kRecomputePolicyNames.name(p.recompute));
   if (p.cp > 1) plan += fmt::format(", cp {}", kContextParallelAlgorithmNames.name(p.cp_algorithm));
   if (!p.stage_layers.empty()) {
-    plan += fmt::format(", stage layers {}{}", fmt::join(p.stage_layers, "/"),
-                        p.stage_layers_by_parameters ? " (balanced parameters)" : "");
+    const char* rule = p.partition == ParallelPlan::Partition::parameters ? " (balanced parameters)"
+                       : p.partition == ParallelPlan::Partition::modules  ? " (balanced parameters per chunk)"
+                                                                          : "";
+    plan += fmt::format(", stage layers {}{}", fmt::join(p.stage_layers, "/"), rule);
   }
   return plan;
 }

@@ -53,6 +53,7 @@ std::vector<Bytes> estimate_stage_memory(const TrainingScenario& s) {
     std::int64_t parameters = 0;
     Bytes smallest_chunk = -1;
     Bytes all_chunks = 0;
+    std::vector<Bytes> chunk_saved;
     for (int chunk = 0; chunk < p.vpp; ++chunk) {
       const int group = chunk * p.pp + stage;
       Bytes saved = layers[static_cast<std::size_t>(group)] * layer_saved;
@@ -60,6 +61,7 @@ std::vector<Bytes> estimate_stage_memory(const TrainingScenario& s) {
       if (group == 0) saved += input.saved, parameters += input.parameters;
       if (group == groups - 1) saved += output.saved, parameters += output.parameters;
       smallest_chunk = smallest_chunk < 0 ? saved : std::min(smallest_chunk, saved);
+      chunk_saved.push_back(saved);
       all_chunks += saved;
     }
     Bytes activations = 0;
@@ -77,6 +79,10 @@ std::vector<Bytes> estimate_stage_memory(const TrainingScenario& s) {
         activations = std::min<std::int64_t>(warmup + 1, microbatches * p.vpp) * smallest_chunk;
         break;
       }
+      case PipelineSchedule::encoder_first:  // every microbatch's chunk 0, then 1F1B over chunk 1
+        activations = microbatches * chunk_saved.front() +
+                      std::min<std::int64_t>(microbatches, p.pp - stage) * chunk_saved.back();
+        break;
     }
     const Bytes fixed = 2 * parameters + 2 * parameters + 12 * parameters / shards + s.options.framework_overhead;
     estimates.push_back(fixed + activations);

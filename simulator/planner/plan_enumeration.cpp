@@ -40,7 +40,10 @@ PlanEnumeration enumerate_plans(const TrainingScenario& base, const SweepGrid& g
         for (int cp : grid.cp) {
           for (PipelineSchedule schedule : grid.schedule) {
             for (int vpp : grid.vpp) {
-              if ((schedule == PipelineSchedule::interleaved) != (vpp > 1)) continue;
+              const bool chunks_fit = schedule == PipelineSchedule::interleaved     ? vpp > 1
+                                      : schedule == PipelineSchedule::encoder_first ? vpp == 2
+                                                                                    : vpp == 1;
+              if (!chunks_fit) continue;
               for (std::int64_t mb : grid.micro_batch) {
                 for (RecomputePolicy recompute : grid.recompute) {
                   for (int zero : grid.zero) {

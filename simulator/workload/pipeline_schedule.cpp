@@ -58,6 +58,19 @@ std::vector<PipelineAction> interleaved(int stage, int stages, int chunks, int m
   return actions;
 }
 
+// Optimus-style coarse grain over two chunks: every chunk-0 (encoder) forward, 1F1B over chunk 1
+// (the backbone), then every chunk-0 backward.
+std::vector<PipelineAction> encoder_first(int stage, int stages, int microbatches) {
+  std::vector<PipelineAction> actions;
+  for (int mb = 0; mb < microbatches; ++mb) actions.push_back({PassKind::forward, mb, 0});
+  for (PipelineAction action : one_f_one_b(stage, stages, microbatches)) {
+    action.chunk = 1;
+    actions.push_back(action);
+  }
+  for (int mb = 0; mb < microbatches; ++mb) actions.push_back({PassKind::backward, mb, 0});
+  return actions;
+}
+
 }  // namespace
 
 bool splits_weight_gradients(PipelineSchedule schedule) { return schedule == PipelineSchedule::zb_h1; }
@@ -73,6 +86,8 @@ std::vector<PipelineAction> pipeline_actions(PipelineSchedule schedule, int stag
       return interleaved(stage, stages, chunks, microbatches);
     case PipelineSchedule::zb_h1:
       return zb_h1(stage, stages, microbatches);
+    case PipelineSchedule::encoder_first:
+      return encoder_first(stage, stages, microbatches);
   }
   return {};
 }

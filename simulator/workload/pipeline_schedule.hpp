@@ -30,6 +30,9 @@ bool splits_weight_gradients(PipelineSchedule schedule);
 //                k - s after the backward of microbatch k, so that every stage keeps at most
 //                `stages` microbatches in flight (the first stage's 1F1B peak), and the
 //                postponed weight passes fill the pipeline's drain
+//   encoder-first  two chunks per stage, Optimus's coarse grain: every forward of chunk 0 (the
+//                encoders, spread over the stages), 1F1B over chunk 1 (the backbone), then every
+//                backward of chunk 0
 std::vector<PipelineAction> pipeline_actions(PipelineSchedule schedule, int stage, int stages, int chunks,
                                              int microbatches);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -46,8 +47,10 @@ ParallelPlan read_parallel(const JsonCursor& json, const ClusterSpec& cluster) {
   if (auto value = json.find("recompute")) plan.recompute = value->as_enum(kRecomputePolicyNames);
   if (auto value = json.find("cp_algorithm")) plan.cp_algorithm = value->as_enum(kContextParallelAlgorithmNames);
   if (auto value = json.find("stage_layers"); value && value->is_string()) {
-    if (value->as_string() != "parameters") value->fail("expected a list of layers per stage, or \"parameters\"");
-    plan.stage_layers_by_parameters = true;
+    const std::string rule = value->as_string();
+    if (rule != "parameters" && rule != "modules")
+      value->fail("expected a list of layers per stage, \"parameters\" or \"modules\"");
+    plan.partition = rule == "parameters" ? ParallelPlan::Partition::parameters : ParallelPlan::Partition::modules;
   } else if (value) {
     for (const JsonCursor& layers : value->elements()) {
       const std::int64_t count = layers.as_nonnegative_int();
@@ -232,6 +235,35 @@ void check_microbatch_shapes(const TrainingScenario& s, const MicrobatchShapes& 
   }
 }
 
+// stage_layers by the plan's partition rule, balancing parameters.
+void derive_stage_layers(TrainingScenario& scenario) {
+  ParallelPlan& plan = scenario.parallel;
+  if (plan.partition == ParallelPlan::Partition::given) return;
+  const std::vector<std::int64_t> parameters =
+      pipeline_layer_parameters(MultimodalModel(scenario.model, plan.cp_algorithm));
+  const std::span<const std::int64_t> layers(parameters);
+  auto split = [](std::span<const std::int64_t> part, int groups, const std::string& stages, const std::string& what) {
+    if (static_cast<std::size_t>(groups) > part.size()) {
+      reject("parallel.stage_layers", "more stages than layers",
+             stages + " = " + str(groups) + " stages for " + str(static_cast<std::int64_t>(part.size())) + " " + what);
+    }
+    return partition_by_parameters(part, groups);
+  };
+  if (plan.partition == ParallelPlan::Partition::parameters) {
+    plan.stage_layers = split(layers, plan.pp * plan.vpp, "pp x vpp", "layers");
+    return;
+  }
+  if (plan.vpp != 2 || !scenario.model.multimodal()) {
+    reject("parallel.stage_layers", "modules partition needs two chunks and several modules",
+           "\"modules\" puts every module but the last on the first chunk of each stage and the last module on the "
+           "second: it needs vpp = 2 and a model of several modules");
+  }
+  const auto backbone = static_cast<std::size_t>(scenario.model.first_layer(scenario.model.modules.size() - 1));
+  plan.stage_layers = split(layers.first(backbone), plan.pp, "pp", "layers before the last module");
+  const std::vector<int> last = split(layers.subspan(backbone), plan.pp, "pp", "layers of the last module");
+  plan.stage_layers.insert(plan.stage_layers.end(), last.begin(), last.end());
+}
+
 }  // namespace
 
 std::optional<MicrobatchShapes> TrainingScenario::microbatch_shapes() const {
@@ -291,9 +323,14 @@ void validate_training_scenario(const TrainingScenario& s) {
              "the interleaved schedule needs the " + str(s.microbatches()) +
                  " microbatches to be a multiple of pp = " + str(p.pp));
     }
+  } else if (p.schedule == PipelineSchedule::encoder_first) {
+    if (p.vpp != 2) {
+      reject("parallel.vpp", "encoder-first needs vpp = 2",
+             "the encoder-first schedule runs two chunks per stage (encoders, then the backbone): set vpp = 2");
+    }
   } else if (p.vpp != 1) {
     reject("parallel.vpp", "vpp > 1 needs the interleaved schedule",
-           "vpp = " + str(p.vpp) + " needs schedule 'interleaved'");
+           "vpp = " + str(p.vpp) + " needs schedule 'interleaved' or 'encoder-first'");
   }
   if (p.cp > 1 && t.seq_len % (2 * p.cp) != 0) {
     reject("training.seq_len", "sequence not divisible by 2 x cp",
@@ -306,16 +343,7 @@ TrainingScenario load_training_scenario(const JsonCursor& root) {
   TrainingScenario scenario = load_scenario_without_plan(root);
   scenario.parallel = read_parallel(root.at("parallel"), scenario.cluster);
   if (auto value = root.find("data")) scenario.data = load_data_spec(*value);
-  ParallelPlan& plan = scenario.parallel;
-  if (plan.stage_layers_by_parameters) {
-    const int groups = plan.pp * plan.vpp;
-    if (groups > scenario.model.layers()) {
-      reject("parallel.stage_layers", "more stages than layers",
-             "pp x vpp = " + str(groups) + " stages for " + str(scenario.model.layers()) + " layers");
-    }
-    plan.stage_layers =
-        partition_by_parameters(pipeline_layer_parameters(MultimodalModel(scenario.model, plan.cp_algorithm)), groups);
-  }
+  derive_stage_layers(scenario);
   validate_training_scenario(scenario);
   return scenario;
 }

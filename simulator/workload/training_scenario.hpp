@@ -15,10 +15,11 @@
 
 namespace weft {
 
-enum class PipelineSchedule : std::uint8_t { gpipe, one_f_one_b, interleaved, zb_h1 };
+enum class PipelineSchedule : std::uint8_t { gpipe, one_f_one_b, interleaved, zb_h1, encoder_first };
 enum class RecomputePolicy : std::uint8_t { none, selective, full };
 
-inline constexpr EnumNames<PipelineSchedule, 4> kPipelineScheduleNames({"gpipe", "1f1b", "interleaved", "zb-h1"});
+inline constexpr EnumNames<PipelineSchedule, 5> kPipelineScheduleNames({"gpipe", "1f1b", "interleaved", "zb-h1",
+                                                                        "encoder-first"});
 inline constexpr EnumNames<RecomputePolicy, 3> kRecomputePolicyNames({"none", "selective", "full"});
 
 struct ParallelPlan {
@@ -35,7 +36,11 @@ struct ParallelPlan {
   // Layers of each virtual pipeline stage, pp * vpp entries in pipeline order (stage s, chunk c
   // is entry c * pp + s); empty for an even split.
   std::vector<int> stage_layers;
-  bool stage_layers_by_parameters = false;  // stage_layers balance the stages' parameters
+  // How stage_layers were derived: as given, balancing the stages' parameters, or balancing them
+  // within the first pp stages (every module but the last) and within the last pp (the last
+  // module), for the encoder-first schedule.
+  enum class Partition : std::uint8_t { given, parameters, modules };
+  Partition partition = Partition::given;
 
   std::int64_t world_size() const { return std::int64_t{tp} * cp * pp * dp; }
 };

@@ -99,7 +99,8 @@ TEST_CASE("bad sweep input exits 2 with a clear message and no files", "[cli][sw
   };
   rejected("--grid 'tp=1,2 pq=4'", "--grid: unknown axis 'pq'");
   rejected("--grid 'tp=a'", "--grid: 'tp=a': expected non-negative integers");
-  rejected("--grid 'schedule=fast'", "--grid: 'schedule=fast': expected gpipe, 1f1b, interleaved or zb-h1");
+  rejected("--grid 'schedule=fast'",
+           "--grid: 'schedule=fast': expected gpipe, 1f1b, interleaved, zb-h1 or encoder-first");
   rejected("--top 0", "--top: expected at least 1");
   rejected("--html /nonexistent/dir/r.html", "--html: cannot write");
 }

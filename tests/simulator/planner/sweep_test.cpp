@@ -54,7 +54,8 @@ TEST_CASE("grid specs narrow axes and bad ones are explained", "[sweep][errors]"
   CHECK_THROWS_WITH(apply_grid_spec(grid, "tp="), Contains("expected axis=values"));
   CHECK_THROWS_WITH(apply_grid_spec(grid, "pp=4..2"), Contains("expected a range a..b with a <= b"));
   CHECK_THROWS_WITH(apply_grid_spec(grid, "pp=x"), Contains("expected non-negative integers or ranges a..b"));
-  CHECK_THROWS_WITH(apply_grid_spec(grid, "schedule=1f2b"), Contains("expected gpipe, 1f1b, interleaved or zb-h1"));
+  CHECK_THROWS_WITH(apply_grid_spec(grid, "schedule=1f2b"),
+                    Contains("expected gpipe, 1f1b, interleaved, zb-h1 or encoder-first"));
   CHECK_THROWS_WITH(apply_grid_spec(grid, "zero=2"), Contains("expected 0 or 1"));
 }
 

@@ -163,7 +163,7 @@ TEST_CASE("passes as composites give every op's answer with frozen modules", "[w
 TEST_CASE("stages balanced by parameters hold the projector with the vision layers", "[workload][multimodal]") {
   const TrainingScenario scenario = scenario_from(
       scenario_text(vlm_model(false, false), R"({"tp": 2, "pp": 4, "stage_layers": "parameters"})", kTraining));
-  CHECK(scenario.parallel.stage_layers_by_parameters);
+  CHECK(scenario.parallel.partition == ParallelPlan::Partition::parameters);
   // Vision layers are light (hidden 256): all four and the projector (3.6 M parameters) fit
   // under the budget of two language layers (4.7 M), which the embedding or the head make too
   // heavy to pair.
@@ -175,7 +175,37 @@ TEST_CASE("stages balanced by parameters hold the projector with the vision laye
                     Contains("parallel.stage_layers: pp x vpp = 16 stages for 8 layers"));
   CHECK_THROWS_WITH(
       scenario_from(scenario_text(vlm_model(false, false), R"({"tp": 2, "pp": 4, "stage_layers": "even"})", kTraining)),
-      Contains("parallel.stage_layers: expected a list of layers per stage, or \"parameters\""));
+      Contains("parallel.stage_layers: expected a list of layers per stage, \"parameters\" or "));
+}
+
+TEST_CASE("encoder-first places the encoders on every stage's first chunk and runs them first",
+          "[workload][multimodal]") {
+  const std::string plan = R"({"tp": 2, "pp": 2, "dp": 2, "vpp": 2, "schedule": "encoder-first",
+                               "stage_layers": "modules"})";
+  const TrainingScenario scenario = scenario_from(scenario_text(vlm_model(false, false), plan, kTraining));
+  // Vision layers over the first chunks of both stages, language layers over the second chunks.
+  CHECK(scenario.parallel.stage_layers == std::vector<int>{2, 2, 2, 2});
+  const auto composites = run_training(scenario);
+  const auto every_op = run_training(scenario, {.composites = false});
+  CHECK(composites.result.makespan == every_op.result.makespan);
+  // Stage 0 keeps the vision activations of every microbatch (4 per replica) until the backbone
+  // is done, more than interleaved 1F1B over the same chunks keeps in flight (papers/001 §8.4:
+  // Optimus's memory grows with the encoder work it runs ahead).
+  const auto interleaved = run_training(scenario_from(scenario_text(
+      vlm_model(false, false),
+      R"({"tp": 2, "pp": 2, "dp": 2, "vpp": 2, "schedule": "interleaved", "stage_layers": [2, 2, 2, 2]})", kTraining)));
+  CHECK(composites.report.stages[0].activation_peak > interleaved.report.stages[0].activation_peak);
+  CHECK_THROWS_WITH(scenario_from(scenario_text(vlm_model(false, false),
+                                                R"({"tp": 2, "pp": 4, "schedule": "encoder-first"})", kTraining)),
+                    Contains("parallel.vpp: the encoder-first schedule runs two chunks per stage"));
+  CHECK_THROWS_WITH(scenario_from(scenario_text(vlm_model(false, false),
+                                                R"({"tp": 2, "pp": 4, "stage_layers": "modules"})", kTraining)),
+                    Contains("parallel.stage_layers: \"modules\" puts every module but the last"));
+  CHECK_THROWS_WITH(
+      scenario_from(scenario_text(
+          vlm_model(false, false),
+          R"({"tp": 1, "pp": 8, "vpp": 2, "schedule": "encoder-first", "stage_layers": "modules"})", kTraining)),
+      Contains("parallel.stage_layers: pp = 8 stages for 4 layers before the last module"));
 }
 
 TEST_CASE("a tied LM head after other modules syncs with the stage of its embedding", "[workload][multimodal]") {

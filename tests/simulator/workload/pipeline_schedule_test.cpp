@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include "tests/simulator/workload/training_test_support.hpp"
 
@@ -20,16 +20,28 @@ int count(const std::vector<PipelineAction>& actions, PassKind kind) {
 TEST_CASE("1F1B warms up with p - s - 1 forwards, then alternates", "[schedule]") {
   const auto actions = pipeline_actions(PipelineSchedule::one_f_one_b, 1, 4, 1, 6);
   const std::vector<PipelineAction> expected = {
-      {PassKind::forward, 0, 0}, {PassKind::forward, 1, 0},  {PassKind::forward, 2, 0}, {PassKind::backward, 0, 0},
-      {PassKind::forward, 3, 0}, {PassKind::backward, 1, 0}, {PassKind::forward, 4, 0}, {PassKind::backward, 2, 0},
+      {PassKind::forward, 0, 0}, {PassKind::forward, 1, 0},  {PassKind::forward, 2, 0},  {PassKind::backward, 0, 0},
+      {PassKind::forward, 3, 0}, {PassKind::backward, 1, 0}, {PassKind::forward, 4, 0},  {PassKind::backward, 2, 0},
       {PassKind::forward, 5, 0}, {PassKind::backward, 3, 0}, {PassKind::backward, 4, 0}, {PassKind::backward, 5, 0}};
   CHECK(actions == expected);
 }
 
+TEST_CASE("encoder-first runs every chunk-0 forward, 1F1B over chunk 1, then every chunk-0 backward", "[schedule]") {
+  const auto actions = pipeline_actions(PipelineSchedule::encoder_first, 0, 2, 2, 3);
+  const std::vector<PipelineAction> expected = {
+      {PassKind::forward, 0, 0},  {PassKind::forward, 1, 0},  {PassKind::forward, 2, 0},  {PassKind::forward, 0, 1},
+      {PassKind::forward, 1, 1},  {PassKind::backward, 0, 1}, {PassKind::forward, 2, 1},  {PassKind::backward, 1, 1},
+      {PassKind::backward, 2, 1}, {PassKind::backward, 0, 0}, {PassKind::backward, 1, 0}, {PassKind::backward, 2, 0}};
+  CHECK(actions == expected);
+}
+
 TEST_CASE("every schedule runs each pass of each microbatch exactly once", "[schedule]") {
-  for (PipelineSchedule schedule : {PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b,
-                                    PipelineSchedule::interleaved, PipelineSchedule::zb_h1}) {
-    const int chunks = schedule == PipelineSchedule::interleaved ? 3 : 1;
+  for (PipelineSchedule schedule :
+       {PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved, PipelineSchedule::zb_h1,
+        PipelineSchedule::encoder_first}) {
+    const int chunks = schedule == PipelineSchedule::interleaved     ? 3
+                       : schedule == PipelineSchedule::encoder_first ? 2
+                                                                     : 1;
     for (int stage = 0; stage < 4; ++stage) {
       const auto actions = pipeline_actions(schedule, stage, 4, chunks, 8);
       INFO(kPipelineScheduleNames.name(schedule) << " stage " << stage);
