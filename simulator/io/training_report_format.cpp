@@ -22,6 +22,7 @@ std::string describe_plan(const TrainingScenario& s) {
   if (p.cp > 1) plan += fmt::format(", cp {}", kContextParallelAlgorithmNames.name(p.cp_algorithm));
   if (!p.stage_layers.empty()) {
     const char* rule = p.partition == ParallelPlan::Partition::parameters ? " (balanced parameters)"
+                       : p.partition == ParallelPlan::Partition::time     ? " (balanced compute time)"
                        : p.partition == ParallelPlan::Partition::modules  ? " (balanced parameters per chunk)"
                                                                           : "";
     plan += fmt::format(", stage layers {}{}", fmt::join(p.stage_layers, "/"), rule);

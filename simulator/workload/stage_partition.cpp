@@ -45,19 +45,39 @@ std::vector<std::int64_t> pipeline_layer_parameters(const MultimodalModel& model
   return parameters;
 }
 
-std::vector<int> partition_by_parameters(std::span<const std::int64_t> layer_parameters, int groups) {
+std::vector<std::int64_t> pipeline_layer_times(const MultimodalModel& model, const ShardContext& base,
+                                               const SampleShape& sample, const ClusterCostModel& cost) {
+  const DeviceSpec& gpu = cost.cluster().gpu;
+  auto time = [&](const std::optional<OpWork>& work) {
+    const bool computes = work && category_of(work->op_class) != OpCategory::communication;
+    return computes ? cost.duration(*work, gpu) : TimeNs{0};
+  };
+  const int layers = model.layer_count();
+  std::vector<std::int64_t> times;
+  for (int layer = 0; layer < layers; ++layer) {
+    std::vector<Step> steps;
+    std::vector<int> blocks;
+    model.append_steps(base, sample, {layer, layer + 1, layer == 0, layer + 1 == layers}, false, steps, blocks);
+    std::int64_t total = 0;
+    for (const Step& step : steps) total += time(step.forward) + time(step.backward) + time(step.weight_grad);
+    times.push_back(total);
+  }
+  return times;
+}
+
+std::vector<int> partition_balanced(std::span<const std::int64_t> layer_weights, int groups) {
   // The smallest cap under which the layers pack into the groups; packing is monotone in it.
-  std::int64_t low = *std::max_element(layer_parameters.begin(), layer_parameters.end());
-  std::int64_t high = std::accumulate(layer_parameters.begin(), layer_parameters.end(), std::int64_t{0});
+  std::int64_t low = *std::max_element(layer_weights.begin(), layer_weights.end());
+  std::int64_t high = std::accumulate(layer_weights.begin(), layer_weights.end(), std::int64_t{0});
   while (low < high) {
     const std::int64_t mid = low + (high - low) / 2;
-    if (pack(layer_parameters, groups, mid).empty()) {
+    if (pack(layer_weights, groups, mid).empty()) {
       low = mid + 1;
     } else {
       high = mid;
     }
   }
-  return pack(layer_parameters, groups, low);
+  return pack(layer_weights, groups, low);
 }
 
 }  // namespace weft

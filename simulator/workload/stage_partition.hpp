@@ -4,6 +4,7 @@
 #include <span>
 #include <vector>
 
+#include "cost_models/cluster_cost_model.hpp"
 #include "simulator/workload/multimodal_model.hpp"
 
 namespace weft {
@@ -12,9 +13,15 @@ namespace weft {
 // anchored to it (embeddings, heads, projectors; multimodal_model.hpp).
 std::vector<std::int64_t> pipeline_layer_parameters(const MultimodalModel& model);
 
-// Layers per virtual stage, contiguous and at least one each, such that the stage holding the
-// most parameters holds as few as possible: Megatron's balanced partitioning of the concatenated
-// modules. Needs 1 <= groups <= layers.
-std::vector<int> partition_by_parameters(std::span<const std::int64_t> layer_parameters, int groups);
+// The compute time (ns) each pipeline layer costs one microbatch of `sample`s on one rank, with
+// the blocks anchored to it: forward, input and weight gradients as the frozen rule leaves them,
+// communication aside. What Cornstarch balances (papers/004 §4.2): one forward and one backward.
+std::vector<std::int64_t> pipeline_layer_times(const MultimodalModel& model, const ShardContext& base,
+                                               const SampleShape& sample, const ClusterCostModel& cost);
+
+// Layers per virtual stage, contiguous and at least one each, such that the heaviest stage (by
+// the layers' weights: parameters for Megatron's balanced partitioning of concatenated modules,
+// or times) is as light as possible. Needs 1 <= groups <= layers.
+std::vector<int> partition_balanced(std::span<const std::int64_t> layer_weights, int groups);
 
 }  // namespace weft

@@ -48,9 +48,15 @@ ParallelPlan read_parallel(const JsonCursor& json, const ClusterSpec& cluster) {
   if (auto value = json.find("cp_algorithm")) plan.cp_algorithm = value->as_enum(kContextParallelAlgorithmNames);
   if (auto value = json.find("stage_layers"); value && value->is_string()) {
     const std::string rule = value->as_string();
-    if (rule != "parameters" && rule != "modules")
-      value->fail("expected a list of layers per stage, \"parameters\" or \"modules\"");
-    plan.partition = rule == "parameters" ? ParallelPlan::Partition::parameters : ParallelPlan::Partition::modules;
+    if (rule == "parameters") {
+      plan.partition = ParallelPlan::Partition::parameters;
+    } else if (rule == "time") {
+      plan.partition = ParallelPlan::Partition::time;
+    } else if (rule == "modules") {
+      plan.partition = ParallelPlan::Partition::modules;
+    } else {
+      value->fail("expected a list of layers per stage, \"parameters\", \"time\" or \"modules\"");
+    }
   } else if (value) {
     for (const JsonCursor& layers : value->elements()) {
       const std::int64_t count = layers.as_nonnegative_int();
@@ -235,21 +241,34 @@ void check_microbatch_shapes(const TrainingScenario& s, const MicrobatchShapes& 
   }
 }
 
-// stage_layers by the plan's partition rule, balancing parameters.
+// stage_layers by the plan's partition rule, balancing parameters or compute time.
 void derive_stage_layers(TrainingScenario& scenario) {
   ParallelPlan& plan = scenario.parallel;
   if (plan.partition == ParallelPlan::Partition::given) return;
-  const std::vector<std::int64_t> parameters =
-      pipeline_layer_parameters(MultimodalModel(scenario.model, plan.cp_algorithm));
-  const std::span<const std::int64_t> layers(parameters);
+  const MultimodalModel model(scenario.model, plan.cp_algorithm);
+  std::vector<std::int64_t> weights;
+  if (plan.partition == ParallelPlan::Partition::time) {
+    const TrainingSpec& t = scenario.training;
+    ShardContext base;
+    base.tp = plan.tp;
+    base.cp = plan.cp;
+    base.sequence_parallel = plan.sequence_parallel && plan.tp > 1;
+    base.micro_batch = t.micro_batch;
+    base.dtype = t.dtype;
+    weights =
+        pipeline_layer_times(model, base, {t.seq_len, t.images, t.video_seconds}, ClusterCostModel(scenario.cluster));
+  } else {
+    weights = pipeline_layer_parameters(model);
+  }
+  const std::span<const std::int64_t> layers(weights);
   auto split = [](std::span<const std::int64_t> part, int groups, const std::string& stages, const std::string& what) {
     if (static_cast<std::size_t>(groups) > part.size()) {
       reject("parallel.stage_layers", "more stages than layers",
              stages + " = " + str(groups) + " stages for " + str(static_cast<std::int64_t>(part.size())) + " " + what);
     }
-    return partition_by_parameters(part, groups);
+    return partition_balanced(part, groups);
   };
-  if (plan.partition == ParallelPlan::Partition::parameters) {
+  if (plan.partition != ParallelPlan::Partition::modules) {
     plan.stage_layers = split(layers, plan.pp * plan.vpp, "pp x vpp", "layers");
     return;
   }

@@ -36,10 +36,10 @@ struct ParallelPlan {
   // Layers of each virtual pipeline stage, pp * vpp entries in pipeline order (stage s, chunk c
   // is entry c * pp + s); empty for an even split.
   std::vector<int> stage_layers;
-  // How stage_layers were derived: as given, balancing the stages' parameters, or balancing them
-  // within the first pp stages (every module but the last) and within the last pp (the last
-  // module), for the encoder-first schedule.
-  enum class Partition : std::uint8_t { given, parameters, modules };
+  // How stage_layers were derived: as given, balancing the stages' parameters, balancing their
+  // compute time per microbatch, or balancing parameters within the first pp stages (every
+  // module but the last) and within the last pp (the last module), for the encoder-first schedule.
+  enum class Partition : std::uint8_t { given, parameters, time, modules };
   Partition partition = Partition::given;
 
   std::int64_t world_size() const { return std::int64_t{tp} * cp * pp * dp; }

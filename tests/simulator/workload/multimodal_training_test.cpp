@@ -175,7 +175,23 @@ TEST_CASE("stages balanced by parameters hold the projector with the vision laye
                     Contains("parallel.stage_layers: pp x vpp = 16 stages for 8 layers"));
   CHECK_THROWS_WITH(
       scenario_from(scenario_text(vlm_model(false, false), R"({"tp": 2, "pp": 4, "stage_layers": "even"})", kTraining)),
-      Contains("parallel.stage_layers: expected a list of layers per stage, \"parameters\" or "));
+      Contains("parallel.stage_layers: expected a list of layers per stage, \"parameters\", \"time\" or "));
+}
+
+TEST_CASE("stages balanced by compute time give frozen vision layers more of them", "[workload][multimodal]") {
+  // Papers/004 §4.2: the frozen encoder has no backward, so balancing one forward and one
+  // backward gives its stages more layers than balancing parameters, and runs faster.
+  auto frozen_vlm_s = [](const char* partition) {
+    return scenario_from(fmt::format(R"({{"model": "vlm-s-frozen", "cluster": {{"base": "h800-testbed", "gpus": 16}},
+                                           "parallel": {{"tp": 4, "pp": 4, "stage_layers": "{}"}},
+                                           "training": {{"global_batch": 8, "seq_len": 8192, "images": 8}}}})",
+                                     partition));
+  };
+  const TrainingScenario by_parameters = frozen_vlm_s("parameters");
+  const TrainingScenario by_time = frozen_vlm_s("time");
+  CHECK(by_time.parallel.partition == ParallelPlan::Partition::time);
+  CHECK(by_time.parallel.stage_layers[0] > by_parameters.parallel.stage_layers[0]);
+  CHECK(run_training(by_time).result.makespan < run_training(by_parameters).result.makespan);
 }
 
 TEST_CASE("encoder-first places the encoders on every stage's first chunk and runs them first",

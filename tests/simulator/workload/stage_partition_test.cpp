@@ -1,6 +1,7 @@
 // Balanced parameter partitioning of concatenated modules, against exhaustive search.
 #include "simulator/workload/stage_partition.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <functional>
@@ -52,7 +53,7 @@ TEST_CASE("partitioning by parameters finds the exhaustive search's heaviest sta
     std::vector<std::int64_t> weights;
     for (int i = 0; i < layers; ++i) weights.push_back(1 + static_cast<std::int64_t>(random() % 100));
     INFO("trial " << trial << ": " << layers << " layers in " << groups << " stages");
-    const std::vector<int> split = partition_by_parameters(weights, groups);
+    const std::vector<int> split = partition_balanced(weights, groups);
     REQUIRE(static_cast<int>(split.size()) == groups);
     CHECK(std::all_of(split.begin(), split.end(), [](int count) { return count >= 1; }));
     CHECK(std::accumulate(split.begin(), split.end(), 0) == layers);
@@ -69,6 +70,41 @@ TEST_CASE("the layers' parameters add up to the model's", "[workload][partition]
     CHECK(static_cast<int>(parameters.size()) == model.layer_count());
     CHECK(std::accumulate(parameters.begin(), parameters.end(), std::int64_t{0}) == model.parameter_count());
   }
+}
+
+TEST_CASE("a layer's time is its forward, plus its gradients where the frozen rule keeps them",
+          "[workload][partition]") {
+  const JsonDocument cluster_json = JsonDocument::parse_text(R"({"base": "dgx-h100", "gpus": 8})", "cluster.json");
+  const ClusterCostModel cost(load_cluster_spec(cluster_json.root()));
+  ShardContext base;
+  base.tp = 2;
+  const SampleShape sample{512, 4, 0.0};
+  auto vlm = [](bool vision_frozen) {
+    const JsonDocument document = JsonDocument::parse_text(fmt::format(R"({{"name": "vlm", "modules": [
+              {{"name": "vision", "model": "vit-5b", "tokens": "images", "tokens_per_image": 64, "frozen": {}}},
+              {{"name": "projector", "projector": {{}}}},
+              {{"name": "language", "model": "llama3-8b"}}]}})",
+                                                                       vision_frozen),
+                                                           "model.json");
+    return MultimodalModel(load_multimodal_spec(document.root()));
+  };
+  // Independently: the vision layer's own steps, timed op by op.
+  const JsonDocument vit = JsonDocument::parse_text(R"("vit-5b")", "model.json");
+  ShardContext images = base;
+  images.micro_batch = 4;
+  images.seq_len = 64;
+  auto time = [&](const std::optional<OpWork>& work) {
+    return work && category_of(work->op_class) != OpCategory::communication ? cost.duration(*work, cost.cluster().gpu)
+                                                                            : TimeNs{0};
+  };
+  std::int64_t forward = 0, all = 0;
+  for (const Step& step : Model(load_model_spec(vit.root())).layer_steps(images, 5)) {
+    forward += time(step.forward);
+    all += time(step.forward) + time(step.backward) + time(step.weight_grad);
+  }
+  CHECK(pipeline_layer_times(vlm(true), base, sample, cost)[5] == forward);
+  CHECK(pipeline_layer_times(vlm(false), base, sample, cost)[5] == all);
+  CHECK(all > 2 * forward);
 }
 
 }  // namespace
