@@ -52,7 +52,8 @@ void run_sweep_command(const SweepFlags& flags) {
                                                                            {"--html", &flags.html_file},
                                                                            {"--trace-best", &flags.trace_best_file}};
   for (const auto& [flag, file] : outputs) {
-    if (!file->empty()) with_context(flag, [&] { check_output_path(*file); });
+    const std::string& path = *file;  // structured bindings are not captured by clang 14's lambdas
+    if (!path.empty()) with_context(flag, [&] { check_output_path(path); });
   }
   if (flags.top == 0) throw InputError("--top: expected at least 1");
   if (flags.threads < 0) throw InputError("--threads: expected at least 1");
