@@ -9,13 +9,10 @@ namespace weft {
 namespace {
 
 using Catch::Matchers::Contains;
+using test::experiment;
 using test::read_file;
 using test::run_weft;
 using test::TempDir;
-
-std::string experiment(const std::string& name) {
-  return std::string(WEFT_SOURCE_DIR) + "/scenarios/experiments/" + name + ".json";
-}
 
 TEST_CASE("the bundled multimodal experiments simulate and report their modules", "[cli][experiments][multimodal]") {
   struct Expected {

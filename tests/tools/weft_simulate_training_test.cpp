@@ -9,13 +9,10 @@ namespace weft {
 namespace {
 
 using Catch::Matchers::Contains;
+using test::experiment;
 using test::read_file;
 using test::run_weft;
 using test::TempDir;
-
-std::string experiment(const std::string& name) {
-  return std::string(WEFT_SOURCE_DIR) + "/scenarios/experiments/" + name + ".json";
-}
 
 TEST_CASE("the bundled experiments simulate with a plausible MFU", "[cli][experiments]") {
   for (const char* name : {"gpt3-175b-1024xa100", "llama3-70b-512xh100", "llama3-405b-16384xh100"}) {
