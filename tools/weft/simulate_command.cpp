@@ -132,8 +132,9 @@ void add_simulate_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "simulate",
       "Simulate one training iteration and report iteration time, throughput, MFU, time per pipeline stage and "
-      "memory per GPU.\nSCENARIO is a training scenario (model, cluster, parallel plan, training, and "
-      "optionally per-sample data; docs/scenarios.md) or a graph scenario (devices, tensors, ops; "
+      "memory per GPU.\nSCENARIO is a training scenario (a model, or a multimodal model of encoders, "
+      "projectors and a backbone, some frozen; cluster, parallel plan, training, and optionally per-sample "
+      "data with images and video; docs/scenarios.md) or a graph scenario (devices, tensors, ops; "
       "docs/graph-scenarios.md).");
   command->add_option("SCENARIO", flags->scenario, "Scenario JSON file")->required();
   command->add_option("--trace", flags->trace_file, "Write the timeline as Chrome Trace Event JSON to FILE")
