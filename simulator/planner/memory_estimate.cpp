@@ -51,7 +51,6 @@ std::vector<Bytes> estimate_stage_memory(const TrainingScenario& s) {
   std::vector<Bytes> estimates;
   for (int stage = 0; stage < p.pp; ++stage) {
     std::int64_t parameters = 0;
-    Bytes smallest_chunk = -1;
     Bytes all_chunks = 0;
     std::vector<Bytes> chunk_saved;
     for (int chunk = 0; chunk < p.vpp; ++chunk) {
@@ -60,7 +59,6 @@ std::vector<Bytes> estimate_stage_memory(const TrainingScenario& s) {
       parameters += layers[static_cast<std::size_t>(group)] * layer.parameters;
       if (group == 0) saved += input.saved, parameters += input.parameters;
       if (group == groups - 1) saved += output.saved, parameters += output.parameters;
-      smallest_chunk = smallest_chunk < 0 ? saved : std::min(smallest_chunk, saved);
       chunk_saved.push_back(saved);
       all_chunks += saved;
     }
@@ -76,7 +74,8 @@ std::vector<Bytes> estimate_stage_memory(const TrainingScenario& s) {
       case PipelineSchedule::interleaved: {
         const std::int64_t warmup =
             std::min<std::int64_t>((p.pp - stage - 1) * 2 + (p.vpp - 1) * p.pp, microbatches * p.vpp);
-        activations = std::min<std::int64_t>(warmup + 1, microbatches * p.vpp) * smallest_chunk;
+        activations = std::min<std::int64_t>(warmup + 1, microbatches * p.vpp) *
+                      *std::min_element(chunk_saved.begin(), chunk_saved.end());
         break;
       }
       case PipelineSchedule::encoder_first:  // every microbatch's chunk 0, then 1F1B over chunk 1

@@ -4,7 +4,7 @@
 
 namespace weft {
 
-bool apply_frozen_rule(std::span<Step> steps, const ModuleTraining& module, bool trainable_before) {
+void apply_frozen_rule(std::span<Step> steps, const ModuleTraining& module, bool trainable_before) {
   const double flops_factor = module.frozen ? (module.trainable_upstream ? 2.0 : 1.0) : 3.0;
   for (Step& step : steps) {
     step.trainable = !module.frozen;
@@ -22,7 +22,6 @@ bool apply_frozen_rule(std::span<Step> steps, const ModuleTraining& module, bool
     step.recomputable_bytes = std::min(step.recomputable_bytes, step.saved_bytes);
     if (!module.frozen && step.parameters > 0) trainable_before = true;
   }
-  return trainable_before;
 }
 
 }  // namespace weft

@@ -16,7 +16,7 @@ struct ModuleTraining {
 };
 
 // Applies the rule to `steps`, consecutive steps of one module. `trainable_before`: whether a
-// trainable step lies upstream of the first of them; returns the same for the step after the last.
-bool apply_frozen_rule(std::span<Step> steps, const ModuleTraining& module, bool trainable_before);
+// trainable step lies upstream of the first of them.
+void apply_frozen_rule(std::span<Step> steps, const ModuleTraining& module, bool trainable_before);
 
 }  // namespace weft

@@ -9,10 +9,11 @@
 namespace weft {
 namespace {
 
-std::size_t module_index(const std::vector<ModuleSpec>& modules, const JsonCursor& name_json, std::size_t before) {
+// The module listed (before the one being read) under the name `name_json` gives.
+std::size_t module_index(const std::vector<ModuleSpec>& earlier, const JsonCursor& name_json) {
   const std::string name = name_json.as_string();
-  for (std::size_t i = 0; i < before; ++i) {
-    if (modules[i].name == name) return i;
+  for (std::size_t i = 0; i < earlier.size(); ++i) {
+    if (earlier[i].name == name) return i;
   }
   name_json.fail("'" + name + "' is not a module listed before this one");
 }
@@ -29,7 +30,7 @@ ModuleSpec read_module(const JsonCursor& json, const std::vector<ModuleSpec>& ea
   if (auto value = json.find("frozen")) module.frozen = value->as_bool();
   if (auto value = json.find("inputs")) {
     for (const JsonCursor& input : value->elements()) {
-      const std::size_t index = module_index(earlier, input, earlier.size());
+      const std::size_t index = module_index(earlier, input);
       if (std::find(module.inputs.begin(), module.inputs.end(), index) != module.inputs.end())
         input.fail("'" + earlier[index].name + "' is listed twice");
       module.inputs.push_back(index);

@@ -51,10 +51,10 @@ struct MultimodalSpec {
   // The model of a one-module spec.
   const ModelSpec& single() const { return modules.front().model; }
   int layers() const;
-  // Whether the last module (the one with the loss) ties its LM head to its embedding table.
   // The tokens each image adds to the text sequence: those of the image module feeding the last
   // module (through projectors), or 0.
   std::int64_t sequence_tokens_per_image() const;
+  // Whether the last module (the one with the loss) ties its LM head to its embedding table.
   bool tied_embeddings() const { return !modules.back().projector && modules.back().model.tied_embeddings; }
   // The first pipeline layer (layers numbered over all modules in order) of `module`.
   int first_layer(std::size_t module) const;

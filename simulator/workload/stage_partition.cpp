@@ -30,19 +30,25 @@ std::vector<int> pack(std::span<const std::int64_t> weights, int groups, std::in
   return layers;
 }
 
-}  // namespace
-
-std::vector<std::int64_t> pipeline_layer_parameters(const MultimodalModel& model) {
+// `weigh` of each pipeline layer's steps, with the blocks anchored to it.
+template <class Weigh>
+std::vector<std::int64_t> per_layer(const MultimodalModel& model, const ShardContext& base, const SampleShape& sample,
+                                    Weigh&& weigh) {
   const int layers = model.layer_count();
-  std::vector<std::int64_t> parameters;
+  std::vector<std::int64_t> weights;
   for (int layer = 0; layer < layers; ++layer) {
     std::vector<Step> steps;
     std::vector<int> blocks;
-    model.append_steps(ShardContext{}, SampleShape{1, 1, 1.0}, {layer, layer + 1, layer == 0, layer + 1 == layers},
-                       false, steps, blocks);
-    parameters.push_back(parameters_of(steps));
+    model.append_steps(base, sample, {layer, layer + 1, layer == 0, layer + 1 == layers}, false, steps, blocks);
+    weights.push_back(weigh(std::span<const Step>(steps)));
   }
-  return parameters;
+  return weights;
+}
+
+}  // namespace
+
+std::vector<std::int64_t> pipeline_layer_parameters(const MultimodalModel& model) {
+  return per_layer(model, ShardContext{}, SampleShape{1, 1, 1.0}, parameters_of);
 }
 
 std::vector<std::int64_t> pipeline_layer_times(const MultimodalModel& model, const ShardContext& base,
@@ -52,17 +58,11 @@ std::vector<std::int64_t> pipeline_layer_times(const MultimodalModel& model, con
     const bool computes = work && category_of(work->op_class) != OpCategory::communication;
     return computes ? cost.duration(*work, gpu) : TimeNs{0};
   };
-  const int layers = model.layer_count();
-  std::vector<std::int64_t> times;
-  for (int layer = 0; layer < layers; ++layer) {
-    std::vector<Step> steps;
-    std::vector<int> blocks;
-    model.append_steps(base, sample, {layer, layer + 1, layer == 0, layer + 1 == layers}, false, steps, blocks);
+  return per_layer(model, base, sample, [&](std::span<const Step> steps) {
     std::int64_t total = 0;
     for (const Step& step : steps) total += time(step.forward) + time(step.backward) + time(step.weight_grad);
-    times.push_back(total);
-  }
-  return times;
+    return total;
+  });
 }
 
 std::vector<int> partition_balanced(std::span<const std::int64_t> layer_weights, int groups) {

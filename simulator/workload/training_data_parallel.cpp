@@ -84,8 +84,9 @@ void TrainingGraphBuilder::after_param_gather(int chunk, const PerPeer<OpId>& fi
 }
 
 void TrainingGraphBuilder::emit_tied_embedding_sync(int replica) {
-  // Nothing to synchronize where the head shares the table on one stage.
-  if (!s_.model.tied_embeddings() || embedding_position_ == s_.parallel.pp - 1) return;
+  // Nothing to synchronize where the head shares the table on one stage, or the table is frozen.
+  if (!s_.model.tied_embeddings() || s_.model.modules.back().frozen || embedding_position_ == s_.parallel.pp - 1)
+    return;
   const ModelSpec& model = s_.model.modules.back().model;
   const std::int64_t table = (model.vocab + s_.parallel.tp - 1) / s_.parallel.tp * model.hidden;
   const OpWork reduction = communication_work(OpClass::allreduce, 2 * table);

@@ -310,19 +310,25 @@ void TrainingGraphBuilder::create_chunks(std::vector<std::vector<Chunk>>& chunks
   embedding_position_ = embedding_group % s_.parallel.pp;
   const bool head_shares_embedding = s_.model.tied_embeddings() && embedding_position_ == s_.parallel.pp - 1;
   chunks.assign(static_cast<std::size_t>(s_.parallel.pp), {});
+  bool backward_before = false;  // some chunk before this one has backward work
   for (int group = 0; group < group_count(); ++group) {
     Chunk chunk;
     chunk.group = group;
     const auto g = static_cast<std::size_t>(group);
     model_.append_steps(context_, sample_, {first_layer[g], first_layer[g + 1], group == 0, group + 1 == group_count()},
                         head_shares_embedding, chunk.steps, chunk.block);
-    chunk.has_backward = std::any_of(chunk.steps.begin(), chunk.steps.end(),
-                                     [](const Step& step) { return step.backward || step.weight_grad; });
-    if (group > 0) {
-      const Chunk& previous = chunks[(g - 1) % chunks.size()].back();
-      chunk.input_bytes = previous.steps.back().output_bytes;
-      chunk.sends_gradient = previous.has_backward;
+    chunk.block_has_backward.assign(chunk.steps.size(), 0);
+    for (std::size_t i = 0; i < chunk.steps.size(); ++i) {
+      if (!chunk.steps[i].backward && !chunk.steps[i].weight_grad) continue;
+      for (std::size_t j = 0; j < chunk.steps.size(); ++j) {
+        if (chunk.block[j] == chunk.block[i]) chunk.block_has_backward[j] = 1;
+      }
     }
+    chunk.has_backward = std::find(chunk.block_has_backward.begin(), chunk.block_has_backward.end(), 1) !=
+                         chunk.block_has_backward.end();
+    chunk.sends_gradient = backward_before;
+    backward_before = backward_before || chunk.has_backward;
+    if (group > 0) chunk.input_bytes = chunks[(g - 1) % chunks.size()].back().steps.back().output_bytes;
     chunks[g % chunks.size()].push_back(std::move(chunk));
   }
 }
@@ -332,7 +338,8 @@ std::size_t TrainingGraphBuilder::shape_of(const Chunk& chunk) {
   auto same = [&](const Chunk* other) {
     const bool ends_match = (other->group == 0) == (chunk.group == 0) &&
                             (other->group == group_count() - 1) == (chunk.group == group_count() - 1);
-    if (!ends_match || other->steps.size() != chunk.steps.size() || other->input_bytes != chunk.input_bytes)
+    if (!ends_match || other->steps.size() != chunk.steps.size() || other->input_bytes != chunk.input_bytes ||
+        other->sends_gradient != chunk.sends_gradient)
       return false;
     for (std::size_t i = 0; i < chunk.steps.size(); ++i) {
       if (!same_work(other->steps[i], chunk.steps[i]) || block_kind(*other, i) != block_kind(chunk, i)) return false;

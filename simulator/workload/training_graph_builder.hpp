@@ -67,10 +67,12 @@ struct Chunk {
   std::vector<Step> steps;
   std::vector<int> block;  // per step: the layer (or input/output block) it belongs to
   Bytes input_bytes = 0;   // activation entering the chunk; 0 for the first
-  // Whether its backward pass does anything, and whether it hands a gradient to the chunk
-  // before it: not where frozen modules with nothing trainable upstream end (frozen_rule.hpp).
+  // Whether its backward pass does anything, and whether it hands a gradient to the chunk before
+  // it: only if some chunk before it has backward work (frozen_rule.hpp). A chunk with none of
+  // its own between such chunks relays the gradient.
   bool has_backward = true;
   bool sends_gradient = false;
+  std::vector<std::uint8_t> block_has_backward;  // per step: whether its block (layer) has backward work
   // Chunks of one shape (on any stage) do the same work and share the templates of their passes.
   std::size_t shape = 0;
 };
@@ -227,7 +229,8 @@ class TrainingGraphBuilder {
   std::size_t shape_of(const Chunk& chunk);
 
   // The activation virtual stage `group` passes to the next (and the gradient coming back), for
-  // the microbatch being emitted: its last step's output on the rank's shard of the tokens.
+  // the microbatch being emitted: its last step's output on the rank's shard of the tokens (every
+  // virtual stage has steps: validate_training_scenario gives each one a layer or a model end).
   Bytes boundary_bytes(int group) {
     const int pp = s_.parallel.pp;
     return chunks_.at(sample_)[static_cast<std::size_t>(group % pp)][static_cast<std::size_t>(group / pp)]
@@ -379,9 +382,6 @@ class TrainingGraphBuilder {
                             const PassValues& inputs, PassValues& escapes, PassValues& bundles);
 
   bool is_layer(const Chunk& chunk, std::size_t step) const;
-  // Whether the block (layer) of step `step` has backward work (not in a frozen module with
-  // nothing trainable upstream): full recompute checkpoints only such layers.
-  static bool layer_has_backward(const Chunk& chunk, std::size_t step);
 
   // Ring attention: the chunk's attention in `context_parallel_chunks` parts, each after the keys
   // and values of the next CP rank arrive over the CP stream. Returns the ops whose end is the
@@ -510,7 +510,7 @@ class TrainingGraphBuilder {
   std::vector<SimulatedRank> ranks_;
   std::vector<PassOp> passes_;
   std::vector<std::vector<Peer>> stages_;
-  // By tokens per sample, by pipeline position (built before shapes point into them).
+  // By microbatch shape, by pipeline position (built before shapes point into them).
   std::map<SampleShape, std::vector<std::vector<Chunk>>> chunks_;
   fmt::memory_buffer name_buffer_;
   std::string op_name_;

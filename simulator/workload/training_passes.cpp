@@ -48,7 +48,7 @@ PerPeer<OpId> TrainingGraphBuilder::forward_body(int stage, const Chunk& chunk, 
     const Step& step = chunk.steps[i];
     if (!step.forward) continue;
     const bool layer_start = full_recompute && is_layer(chunk, i) && (i == 0 || chunk.block[i - 1] != chunk.block[i]) &&
-                             layer_has_backward(chunk, i);
+                             chunk.block_has_backward[i];
     PerPeer<OpId> ops;
     PerPeer<TensorId> out = add_tensors(stage, step.output_bytes, TensorKind::activation);
     if (step.context_parallel_chunks > 1) {
@@ -119,12 +119,14 @@ PerPeer<OpId> TrainingGraphBuilder::emit_ring_attention(int stage, const Step& s
 
 void TrainingGraphBuilder::emit_backward(int stage, Chunk& chunk, const PipelineAction& action, ForwardRecord& record,
                                          std::vector<PendingWeightGrad>& pending) {
-  if (!chunk.has_backward) return;
+  if (!chunk.has_backward && !chunk.sends_gradient) return;
   const int mb = action.microbatch;
   const PerPeer<TensorId> dy =
       chunk.group + 1 < group_count() ? boundary_tensor({chunk.group, mb, true}, stage) : record.output;
   PerPeer<TensorId> dx;
-  if (composites_) {
+  if (!chunk.has_backward) {
+    dx = dy;  // nothing to compute here: relay the gradient to the trainable chunks before
+  } else if (composites_) {
     dx = emit_backward_passes(stage, chunk, mb, dy, record, pending);
   } else {
     std::vector<PerPeer<TensorId>> recomputed(chunk.steps.size());
@@ -145,6 +147,8 @@ PerPeer<TensorId> TrainingGraphBuilder::emit_backward_passes(int stage, const Ch
   if (split_weight_grads_ && !input_gradients) {
     // Nothing upstream trains (frozen_rule.hpp), so the backward pass has no op: only weight
     // gradients wait for their pass, reading the incoming gradient and what the forward saved.
+    // No layer here recomputes: a layer with weight gradients has input-gradient ops too (its
+    // first parameter step lies upstream of the rest), so only non-layer blocks come this way.
     const ForwardRecord saved = forward_handles(chunk);
     for (std::size_t k = chunk.steps.size(); k-- > 0;) {
       if (chunk.steps[k].weight_grad) pending.push_back({k, dy, saved.saved[k]});
@@ -205,15 +209,7 @@ PerPeer<TensorId> TrainingGraphBuilder::emit_backward_passes(int stage, const Ch
 
 bool TrainingGraphBuilder::recomputes_before_gradient(const Chunk& chunk) const {
   const std::size_t last = chunk.steps.size() - 1;
-  return s_.parallel.recompute == RecomputePolicy::full && is_layer(chunk, last) && layer_has_backward(chunk, last);
-}
-
-bool TrainingGraphBuilder::layer_has_backward(const Chunk& chunk, std::size_t step) {
-  for (std::size_t i = 0; i < chunk.steps.size(); ++i) {
-    const Step& other = chunk.steps[i];
-    if (chunk.block[i] == chunk.block[step] && (other.backward || other.weight_grad)) return true;
-  }
-  return false;
+  return s_.parallel.recompute == RecomputePolicy::full && is_layer(chunk, last) && chunk.block_has_backward[last];
 }
 
 PerPeer<TensorId> TrainingGraphBuilder::backward_body(int stage, const Chunk& chunk, PerPeer<TensorId> dy,
@@ -225,7 +221,7 @@ PerPeer<TensorId> TrainingGraphBuilder::backward_body(int stage, const Chunk& ch
     const Step& step = chunk.steps[k];
     const bool layer_end = k + 1 < chunk.steps.size() && chunk.block[k + 1] != chunk.block[k];
     if (s_.parallel.recompute == RecomputePolicy::full && is_layer(chunk, k) && layer_end &&
-        layer_has_backward(chunk, k)) {
+        chunk.block_has_backward[k]) {
       recompute_layer(stage, chunk, k, mb, record, recomputed);
     }
     PerPeer<TensorId> saved = recomputed[k].empty() ? record.saved[k] : recomputed[k];
@@ -240,7 +236,7 @@ PerPeer<TensorId> TrainingGraphBuilder::backward_body(int stage, const Chunk& ch
     PerPeer<TensorId> dx = dy;
     if (step.backward) {
       PerPeer<OpId> ops;
-      dx = add_tensors(stage, k == 0 ? chunk.input_bytes : chunk.steps[k - 1].output_bytes, TensorKind::activation);
+      dx = add_tensors(stage, input_bytes(chunk, k), TensorKind::activation);
       if (step.context_parallel_chunks > 1) {
         ops = emit_ring_attention(stage, step, *step.backward, "bwd", mb, dy, 2);
       } else {

@@ -165,6 +165,35 @@ TrainingScenario load_scenario_without_plan(const JsonCursor& root) {
   return scenario;
 }
 
+// The tokens `module` sees in a microbatch of `sample`s against the plan: few enough, split over
+// tp with sequence parallelism, within learned positions. `drawn` describes a microbatch drawn from
+// per-sample data (empty for the training section's sample).
+void check_module_tokens(const TrainingScenario& s, const ModuleSpec& module, const SampleShape& sample,
+                         const std::string& drawn) {
+  const ParallelPlan& p = s.parallel;
+  const std::string who =
+      (drawn.empty() ? "" : drawn + " gives ") + (s.model.multimodal() ? "module '" + module.name + "': " : "");
+  ShardContext base;
+  base.cp = p.cp;
+  base.micro_batch = s.training.micro_batch;
+  const ShardContext context = module_context(module, base, sample);
+  if (context.micro_batch * context.seq_len > kMaxMicrobatchTokens) {
+    reject(drawn.empty() ? "training" : "data", "too many tokens in a microbatch",
+           who + str(context.micro_batch * context.seq_len) + " tokens in a microbatch, more than " +
+               str(kMaxMicrobatchTokens));
+  }
+  if (p.sequence_parallel && context.tokens() % p.tp != 0) {
+    reject(drawn.empty() ? "parallel.sequence_parallel" : "data", "sequence-parallel tokens not divisible by tp",
+           who + "the " + str(context.tokens()) +
+               " tokens of a microbatch per CP rank do not split over tp = " + str(p.tp) + " (sequence parallelism)");
+  }
+  if (!module.projector && module.model.position == PositionEncoding::learned &&
+      context.seq_len > module.model.max_positions) {
+    reject(drawn.empty() ? "training.seq_len" : "data", "sequence longer than the model's positions",
+           who + str(context.seq_len) + " exceeds the model's " + str(module.model.max_positions) + " positions");
+  }
+}
+
 // A module's shapes against the plan and the samples it sees; messages name the module of a
 // multimodal model.
 void validate_module(const TrainingScenario& s, const ModuleSpec& module) {
@@ -193,21 +222,10 @@ void validate_module(const TrainingScenario& s, const ModuleSpec& module) {
     reject("training.images", "no images", who + "its tokens are images; give images per sample");
   if (module.tokens == TokenSource::video && t.video_seconds <= 0.0)
     reject("training.video_seconds", "no video", who + "its tokens are video; give seconds of video per sample");
-  ShardContext base;
-  base.cp = p.cp;
-  base.micro_batch = t.micro_batch;
-  const ShardContext context = module_context(module, base, {t.seq_len, t.images, t.video_seconds});
-  if (context.tokens() == 0) reject("training.video_seconds", "no tokens", who + "a sample gives it no tokens");
-  if (p.sequence_parallel && context.tokens() % p.tp != 0) {
-    reject("parallel.sequence_parallel", "sequence-parallel tokens not divisible by tp",
-           who + "the " + str(context.tokens()) +
-               " tokens of a microbatch per CP rank do not split over tp = " + str(p.tp));
-  }
-  if (!module.projector && module.model.position == PositionEncoding::learned &&
-      context.seq_len > module.model.max_positions) {
-    reject("training.seq_len", "sequence longer than the model's positions",
-           who + str(context.seq_len) + " exceeds the model's " + str(module.model.max_positions) + " positions");
-  }
+  const SampleShape sample{t.seq_len, t.images, t.video_seconds};
+  if (module_tokens(module, sample) == 0)
+    reject("training.video_seconds", "no tokens", who + "a sample gives it no tokens");
+  check_module_tokens(s, module, sample, "");
 }
 
 // What this version simulates of a model of several modules.
@@ -219,24 +237,24 @@ void validate_multimodal(const TrainingScenario& s) {
   if (s.parallel.cp > 1)
     reject("parallel.cp", "context parallelism with several modules",
            "context parallelism over a model of several modules is not supported; use cp = 1");
+  const TrainingSpec& t = s.training;
+  const std::int64_t image_tokens = t.images * s.model.sequence_tokens_per_image();
+  if (!s.data && image_tokens > t.seq_len) {
+    reject("training.seq_len", "images longer than the sequence",
+           str(t.images) + " images of " + str(s.model.sequence_tokens_per_image()) + " tokens do not fit in " +
+               str(t.seq_len) + " tokens (the sequence holds the image tokens)");
+  }
 }
 
-// Each drawn microbatch's image and video tokens split over the TP group with sequence parallelism.
+// Each drawn microbatch's image and video tokens against the plan (the text modules' sequences
+// are checked against the context the samples are padded within).
 void check_microbatch_shapes(const TrainingScenario& s, const MicrobatchShapes& shapes) {
-  const ParallelPlan& p = s.parallel;
-  if (!p.sequence_parallel || p.tp == 1) return;
-  ShardContext base;
-  base.micro_batch = s.training.micro_batch;
   for (const SampleShape& shape : shapes.distinct()) {
     for (const ModuleSpec& module : s.model.modules) {
       if (module.tokens == TokenSource::text) continue;
-      const std::int64_t tokens = module_context(module, base, shape).tokens();
-      if (tokens % p.tp != 0) {
-        throw InputError(fmt::format(
-            "data: a microbatch of {} images and {:g} s of video gives module '{}' {} tokens, which do not split over "
-            "tp = {} (sequence parallelism; pad tokens_per_image or turn it off)",
-            shape.images, shape.video_seconds, module.name, tokens, p.tp));
-      }
+      check_module_tokens(
+          s, module, shape,
+          fmt::format("a microbatch of {} images and {:g} s of video", shape.images, shape.video_seconds));
     }
   }
 }
@@ -249,6 +267,13 @@ void derive_stage_layers(TrainingScenario& scenario) {
   std::vector<std::int64_t> weights;
   if (plan.partition == ParallelPlan::Partition::time) {
     const TrainingSpec& t = scenario.training;
+    for (const ModuleSpec& module : scenario.model.modules) {
+      if (module_tokens(module, {t.seq_len, t.images, t.video_seconds}) == 0) {
+        reject("parallel.stage_layers", "time partition of an empty module",
+               "\"time\" balances a sample as the training section gives it, and it gives module '" + module.name +
+                   "' no tokens: give training.images or video_seconds for a typical sample");
+      }
+    }
     ShardContext base;
     base.tp = plan.tp;
     base.cp = plan.cp;
@@ -317,6 +342,14 @@ void validate_training_scenario(const TrainingScenario& s) {
       reject("parallel.stage_layers", "stage_layers has the wrong length",
              "expected pp x vpp = " + str(groups) + " entries, got " +
                  str(static_cast<std::int64_t>(p.stage_layers.size())));
+    }
+    for (std::size_t g = 1; g + 1 < p.stage_layers.size(); ++g) {
+      if (p.stage_layers[g] == 0) {
+        reject("parallel.stage_layers", "a middle stage without layers",
+               "entry " + str(static_cast<std::int64_t>(g)) +
+                   " is 0: only the first and the last virtual stage may have no layers (they hold the model's "
+                   "ends)");
+      }
     }
     const std::int64_t total = std::accumulate(p.stage_layers.begin(), p.stage_layers.end(), std::int64_t{0});
     if (total != layers) {

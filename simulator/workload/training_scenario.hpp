@@ -45,6 +45,9 @@ struct ParallelPlan {
   std::int64_t world_size() const { return std::int64_t{tp} * cp * pp * dp; }
 };
 
+// The most tokens a module may see in one microbatch (and a sequence may have).
+inline constexpr std::int64_t kMaxMicrobatchTokens = std::int64_t{1} << 24;
+
 struct TrainingSpec {
   std::int64_t global_batch = 0;  // samples per iteration
   std::int64_t micro_batch = 1;   // samples per microbatch

@@ -38,9 +38,11 @@ struct MicrobatchShapes {
   int replicas = 0;
   int microbatches = 0;
   std::vector<SampleShape> shapes;  // replica-major; the sequence padded
-  std::vector<SampleShape> own;     // the same, unpadded
-  std::int64_t samples = 0;         // samples taken (several per microbatch when packing)
-  std::int64_t sample_tokens = 0;   // sequence tokens before padding, summed
+  // Per microbatch, what its samples hold before padding: their sequence tokens summed (not per
+  // sample, as in `shapes`), images and video.
+  std::vector<SampleShape> own;
+  std::int64_t samples = 0;        // samples taken (several per microbatch when packing)
+  std::int64_t sample_tokens = 0;  // sequence tokens before padding, summed
   std::int64_t images = 0;
   double video_seconds = 0.0;
 

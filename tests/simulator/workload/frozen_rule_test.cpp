@@ -40,7 +40,7 @@ Step attention() {
 
 TEST_CASE("a trainable module's first parameter step computes no input gradient", "[workload][frozen]") {
   std::vector<Step> steps = {linear(), norm(), attention()};
-  CHECK(apply_frozen_rule(steps, {.frozen = false, .trainable_upstream = false}, false));
+  apply_frozen_rule(steps, {.frozen = false, .trainable_upstream = false}, false);
   CHECK_FALSE(steps[0].backward);
   CHECK(steps[0].weight_grad);
   CHECK(steps[0].saved_bytes == 100);
@@ -55,7 +55,7 @@ TEST_CASE("a trainable module's first parameter step computes no input gradient"
 
 TEST_CASE("a trainable norm keeps its backward op for its parameter gradients", "[workload][frozen]") {
   std::vector<Step> steps = {norm(), linear()};
-  CHECK(apply_frozen_rule(steps, {.frozen = false, .trainable_upstream = false}, false));
+  apply_frozen_rule(steps, {.frozen = false, .trainable_upstream = false}, false);
   CHECK(steps[0].backward);
   CHECK(steps[0].saved_bytes == 50);
   CHECK(steps[1].backward);  // the norm's parameters lie upstream
@@ -63,7 +63,7 @@ TEST_CASE("a trainable norm keeps its backward op for its parameter gradients", 
 
 TEST_CASE("a frozen module with nothing trainable upstream does no backward work", "[workload][frozen]") {
   std::vector<Step> steps = {linear(), norm(), attention()};
-  CHECK_FALSE(apply_frozen_rule(steps, {.frozen = true, .trainable_upstream = false}, false));
+  apply_frozen_rule(steps, {.frozen = true, .trainable_upstream = false}, false);
   for (const Step& step : steps) {
     CHECK_FALSE(step.backward);
     CHECK_FALSE(step.weight_grad);
@@ -76,7 +76,7 @@ TEST_CASE("a frozen module with nothing trainable upstream does no backward work
 
 TEST_CASE("a frozen module after a trainable one passes input gradients on", "[workload][frozen]") {
   std::vector<Step> steps = {linear(), norm(), attention()};
-  CHECK(apply_frozen_rule(steps, {.frozen = true, .trainable_upstream = true}, true));
+  apply_frozen_rule(steps, {.frozen = true, .trainable_upstream = true}, true);
   for (const Step& step : steps) {
     CHECK(step.backward);
     CHECK_FALSE(step.weight_grad);

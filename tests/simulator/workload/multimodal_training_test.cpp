@@ -346,8 +346,38 @@ TEST_CASE("drawn image tokens that do not split over the TP group are refused", 
           "training": {{"global_batch": 1, "seq_len": 256}}, "data": {{"samples": "{}", "pad_to": 32}}}})",
       odd, file));
   CHECK_THROWS_WITH(scenario.microbatch_shapes(),
-                    Contains("data: a microbatch of 1 images and 0 s of video gives module 'vision' 9 tokens, which "
-                             "do not split over tp = 2"));
+                    Contains("data: a microbatch of 1 images and 0 s of video gives module 'vision': the 9 tokens of "
+                             "a microbatch per CP rank do not split over tp = 2 (sequence parallelism)"));
+}
+
+TEST_CASE("a gradient passes through a frozen module's chunk to the trainable one before it",
+          "[workload][multimodal]") {
+  // A second encoder that reads the data (not the vision encoder) sits, frozen, between the
+  // trainable vision stages and the language model: its stage computes nothing backward but
+  // relays the language model's gradient to the projector's stage.
+  const std::string model = fmt::format(
+      R"({{"name": "two encoders", "modules": [
+            {{"name": "vision", "model": {}, "tokens": "images", "tokens_per_image": {}}},
+            {{"name": "projector", "projector": {{}}}},
+            {{"name": "text", "model": {}, "frozen": true, "inputs": []}},
+            {{"name": "language", "model": {}, "inputs": ["projector", "text"]}}]}})",
+      kVisionSpec, kImageTokens, kVisionSpec, kLanguageSpec);
+  const TrainingScenario scenario =
+      scenario_from(scenario_text(model, R"({"tp": 2, "pp": 4, "stage_layers": [4, 4, 2, 2]})", kTraining));
+  const auto every_op = run_training(scenario, {.composites = false});
+  const Graph& graph = every_op.workload.graph;
+  CHECK(ops_named(graph, {"text.", " bwd"}) == 0);
+  CHECK(ops_named(graph, {"send gradient", "stage 2 -> 1"}) == 8);
+  CHECK(ops_named(graph, {"send gradient", "stage 1 -> 0"}) == 8);
+  CHECK(ops_named(graph, {"projector.linear wgrad"}) == 8);
+  // The relayed gradient reaches the vision stage only after the language model's backward.
+  CHECK(run_training(scenario).result.makespan == every_op.result.makespan);
+  CHECK_THROWS_WITH(scenario_from(scenario_text(vlm_model(false, false),
+                                                R"({"tp": 2, "pp": 4, "stage_layers": [4, 0, 2, 2]})", kTraining)),
+                    Contains("parallel.stage_layers: entry 1 is 0: only the first and the last virtual stage"));
+  CHECK_THROWS_WITH(scenario_from(scenario_text(vlm_model(false, false), kFourStages,
+                                                R"({"global_batch": 8, "seq_len": 16, "images": 2})")),
+                    Contains("training.seq_len: 2 images of 16 tokens do not fit in 16 tokens"));
 }
 
 }  // namespace
