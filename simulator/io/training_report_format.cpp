@@ -1,5 +1,8 @@
 #include "simulator/io/training_report_format.hpp"
 
+#include <algorithm>
+#include <numeric>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -30,11 +33,37 @@ std::string describe_plan(const TrainingScenario& s) {
   return plan;
 }
 
-std::string render_stages(const TrainingReport& report) {
+// Which modules' layers pipeline position `position` holds, chunk by chunk: "vision 0-45" or
+// "vision 46-62, language 0-5" (layers numbered within each module), chunks apart by " | ".
+std::string stage_modules(const TrainingScenario& s, int position) {
+  const std::vector<int> layers = s.layers_per_virtual_stage();
+  std::vector<std::string> chunks;
+  for (int chunk = 0; chunk < s.parallel.vpp; ++chunk) {
+    const int group = chunk * s.parallel.pp + position;
+    const int first = std::accumulate(layers.begin(), layers.begin() + group, 0);
+    const int end = first + layers[static_cast<std::size_t>(group)];
+    std::vector<std::string> parts;
+    for (std::size_t m = 0; m < s.model.modules.size(); ++m) {
+      const int begin = s.model.first_layer(m);
+      const int from = std::max(first, begin);
+      const int to = std::min(end, begin + s.model.modules[m].layers());
+      if (from + 1 == to) parts.push_back(fmt::format("{} {}", s.model.modules[m].name, from - begin));
+      if (from + 1 < to)
+        parts.push_back(fmt::format("{} {}-{}", s.model.modules[m].name, from - begin, to - 1 - begin));
+    }
+    chunks.push_back(parts.empty() ? "-" : fmt::format("{}", fmt::join(parts, ", ")));
+  }
+  return fmt::format("{}", fmt::join(chunks, " | "));
+}
+
+std::string render_stages(const TrainingScenario& s, const TrainingReport& report) {
   TextTable table;
-  for (const char* header : {"stage", "compute", "tp comm", "cp comm", "pp comm", "dp comm", "bubble", "peak memory",
-                             "params", "grads", "optimizer", "activations", "overhead", "oom"}) {
-    const bool left = std::string_view(header) == "stage" || std::string_view(header) == "oom";
+  const bool modules = s.model.multimodal();
+  for (const char* header : {"stage", "holds", "compute", "tp comm", "cp comm", "pp comm", "dp comm", "bubble",
+                             "peak memory", "params", "grads", "optimizer", "activations", "overhead", "oom"}) {
+    const std::string_view name = header;
+    if (name == "holds" && !modules) continue;
+    const bool left = name == "stage" || name == "holds" || name == "oom";
     table.add_column(header, left ? TextTable::Align::left : TextTable::Align::right);
   }
   for (const StageReport& stage : report.stages) {
@@ -42,11 +71,22 @@ std::string render_stages(const TrainingReport& report) {
     std::string pp = comm(CommGroupKind::pp);
     const double embedding = stage.exposed_comm_s[static_cast<std::size_t>(CommGroupKind::embedding)];
     std::string dp = seconds(stage.exposed_comm_s[static_cast<std::size_t>(CommGroupKind::dp)] + embedding);
-    table.add_row({std::to_string(stage.stage), seconds(stage.compute_s), comm(CommGroupKind::tp),
-                   comm(CommGroupKind::cp), pp, dp, seconds(stage.bubble_s), format_bytes(stage.peak_memory),
-                   format_bytes(stage.static_memory.parameters), format_bytes(stage.static_memory.gradients),
-                   format_bytes(stage.static_memory.optimizer_states), format_bytes(stage.activation_peak),
-                   format_bytes(stage.static_memory.framework_overhead), stage.oom ? "OOM" : "no"});
+    std::vector<std::string> row = {std::to_string(stage.stage),
+                                    seconds(stage.compute_s),
+                                    comm(CommGroupKind::tp),
+                                    comm(CommGroupKind::cp),
+                                    pp,
+                                    dp,
+                                    seconds(stage.bubble_s),
+                                    format_bytes(stage.peak_memory),
+                                    format_bytes(stage.static_memory.parameters),
+                                    format_bytes(stage.static_memory.gradients),
+                                    format_bytes(stage.static_memory.optimizer_states),
+                                    format_bytes(stage.activation_peak),
+                                    format_bytes(stage.static_memory.framework_overhead),
+                                    stage.oom ? "OOM" : "no"};
+    if (modules) row.insert(row.begin() + 1, stage_modules(s, stage.stage));
+    table.add_row(row);
   }
   return table.render("  ");
 }
@@ -116,7 +156,7 @@ std::string render_training_report(const TrainingScenario& s, const TrainingRepo
   out +=
       "Per pipeline stage (exposed communication is what no compute overlaps; peak memory is\n"
       "parameters + gradients + optimizer states + activations and buffers at the peak + overhead)\n";
-  out += render_stages(r);
+  out += render_stages(s, r);
   return out;
 }
 

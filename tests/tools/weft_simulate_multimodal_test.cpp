@@ -74,6 +74,9 @@ TEST_CASE("a frozen text encoder shows no gradients or optimizer states", "[cli]
       run_weft("simulate '" + experiment("t2v-s-16xh800") + "' --json '" + dir.file("out.json").string() + "'");
   REQUIRE(run.exit_code == 0);
   CHECK_THAT(run.out, Contains("text (llama3-8b x 32) frozen, video (dit-5b x 28)"));
+  // The stage table says which layers of which module each stage holds (13/15/16/16).
+  CHECK_THAT(run.out, Contains("  0      text 0-12  ") && Contains("  2      text 28-31, video 0-11  ") &&
+                          Contains("  3      video 12-27  "));
   const auto result = nlohmann::json::parse(read_file(dir.file("out.json")));
   CHECK(result["modules"][0]["frozen"] == true);
   // Stage 0 holds text-encoder layers only (13 of its 32).
