@@ -116,6 +116,7 @@ std::string describe_sample(const TrainingSpec& t) {
   std::string text = fmt::format("{} tokens", t.seq_len);
   if (t.images > 0) text += fmt::format(" and {} images", t.images);
   if (t.video_seconds > 0.0) text += fmt::format(" and {:g} s of video", t.video_seconds);
+  if (t.audio_seconds > 0.0) text += fmt::format(" and {:g} s of audio", t.audio_seconds);
   return text;
 }
 
@@ -136,6 +137,7 @@ std::string render_training_report(const TrainingScenario& s, const TrainingRepo
     std::string media;
     if (d.images > 0) media += fmt::format(", {} images", d.images);
     if (d.video_seconds > 0.0) media += fmt::format(", {:g} s of video", d.video_seconds);
+    if (d.audio_seconds > 0.0) media += fmt::format(", {:g} s of audio", d.audio_seconds);
     out += fmt::format(
         "Data     {}{}: {} samples{}, {} tokens in samples, {} padded ({:.1f}% padding); {} to {} tokens per {} "
         "in a microbatch, {} microbatch shapes\n",
@@ -228,6 +230,7 @@ nlohmann::json training_report_json(const TrainingScenario& s, const TrainingRep
                     {"samples", r.data->samples},
                     {"images", r.data->images},
                     {"video_seconds", r.data->video_seconds},
+                    {"audio_seconds", r.data->audio_seconds},
                     {"sample_tokens", r.data->sample_tokens},
                     {"padded_tokens", r.data->padded_tokens},
                     {"shortest_microbatch_tokens", r.data->shortest_microbatch},

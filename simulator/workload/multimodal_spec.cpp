@@ -60,11 +60,12 @@ ModuleSpec read_module(const JsonCursor& json, const std::vector<ModuleSpec>& ea
   module.model = load_model_spec(json.at("model"));
   if (auto value = json.find("tokens")) module.tokens = value->as_enum(kTokenSourceNames);
   const bool images = module.tokens == TokenSource::images;
-  const bool video = module.tokens == TokenSource::video;
+  const bool timed = module.tokens == TokenSource::video || module.tokens == TokenSource::audio;
   if (images) module.tokens_per_image = json.at("tokens_per_image").as_positive_int();
-  if (video) module.tokens_per_second = json.at("tokens_per_second").as_positive_int();
+  if (timed) module.tokens_per_second = json.at("tokens_per_second").as_positive_int();
   if (!images && json.find("tokens_per_image")) json.at("tokens_per_image").fail("only image tokens have it");
-  if (!video && json.find("tokens_per_second")) json.at("tokens_per_second").fail("only video tokens have it");
+  if (!timed && json.find("tokens_per_second"))
+    json.at("tokens_per_second").fail("only video and audio tokens have it");
   return module;
 }
 
@@ -152,6 +153,8 @@ std::int64_t module_tokens(const ModuleSpec& module, const SampleShape& sample) 
       return sample.images * module.tokens_per_image;
     case TokenSource::video:
       return std::llround(sample.video_seconds * static_cast<double>(module.tokens_per_second));
+    case TokenSource::audio:
+      return std::llround(sample.audio_seconds * static_cast<double>(module.tokens_per_second));
     case TokenSource::text:
       break;
   }
@@ -169,6 +172,7 @@ ShardContext module_context(const ModuleSpec& module, const ShardContext& base, 
       context.seq_len = module.tokens_per_image;
       break;
     case TokenSource::video:
+    case TokenSource::audio:
       context.seq_len = module_tokens(module, sample);
       break;
   }

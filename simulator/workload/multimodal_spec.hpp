@@ -13,9 +13,9 @@ namespace weft {
 
 // What a module's tokens are, per sample: the text sequence (for a VLM's language model, the
 // whole sequence with its image tokens), the patch tokens of each image (attention within one
-// image), or the latent tokens of the sample's video.
-enum class TokenSource : std::uint8_t { text, images, video };
-inline constexpr EnumNames<TokenSource, 3> kTokenSourceNames({"text", "images", "video"});
+// image), the latent tokens of the sample's video, or the frames of its audio.
+enum class TokenSource : std::uint8_t { text, images, video, audio };
+inline constexpr EnumNames<TokenSource, 4> kTokenSourceNames({"text", "images", "video", "audio"});
 
 // An adapter between two modules: fc1, GeLU, fc2 from the width of what it reads to the next
 // module's hidden size (LLaVA's MLP projector); a single linear layer when ffn_hidden is 0.
@@ -34,7 +34,7 @@ struct ModuleSpec {
   std::vector<std::size_t> inputs;         // the earlier modules it reads; empty: the sample's data
   TokenSource tokens = TokenSource::text;  // a projector's are those of the module it reads
   std::int64_t tokens_per_image = 0;       // images: patch tokens per image
-  std::int64_t tokens_per_second = 0;      // video: latent tokens per second of video
+  std::int64_t tokens_per_second = 0;      // video and audio: tokens per second of it
 
   int layers() const { return projector ? 0 : model.layers; }
   // The width of what the module hands on: its hidden size, or its head's output projection.

@@ -206,7 +206,7 @@ class TrainingGraphBuilder {
   SampleShape sample_of(int stage, int microbatch) const {
     return microbatch_shapes_ ? microbatch_shapes_->at(replica_of(stage), microbatch) : uniform_sample();
   }
-  SampleShape uniform_sample() const { return {s_.training.seq_len, s_.training.images, s_.training.video_seconds}; }
+  SampleShape uniform_sample() const { return s_.training.sample(); }
 
   // The chunks of `stage` for microbatches of `sample`s.
   std::vector<Chunk>& chunks_of(int stage, const SampleShape& sample) {

@@ -137,6 +137,7 @@ TrainingReport make_training_report(const TrainingScenario& scenario, const Trai
     data.sample_tokens = shapes->sample_tokens;
     data.images = shapes->images;
     data.video_seconds = shapes->video_seconds;
+    data.audio_seconds = shapes->audio_seconds;
     for (const SampleShape& shape : shapes->shapes) data.padded_tokens += shape.seq_len * t.micro_batch;
     data.shortest_microbatch = data.longest_microbatch = shapes->shapes.front().seq_len;
     for (const SampleShape& shape : shapes->shapes) {
@@ -151,8 +152,8 @@ TrainingReport make_training_report(const TrainingScenario& scenario, const Trai
     report.data = data;
   } else {
     const double samples = static_cast<double>(t.global_batch);
-    const SampleShape sample{t.seq_len, t.images, t.video_seconds};
-    report.tokens_per_s = samples * static_cast<double>(module_tokens(loss_module, sample)) / report.iteration_time_s;
+    report.tokens_per_s =
+        samples * static_cast<double>(module_tokens(loss_module, t.sample())) / report.iteration_time_s;
     report.samples_per_s = samples / report.iteration_time_s;
   }
   report.gpus = scenario.parallel.world_size();

@@ -36,7 +36,8 @@ struct DataSummary {
   std::int64_t longest_microbatch = 0;
   std::int64_t images = 0;
   double video_seconds = 0.0;
-  std::size_t distinct_shapes = 0;  // microbatch shapes: sequence length, images, video
+  double audio_seconds = 0.0;
+  std::size_t distinct_shapes = 0;  // microbatch shapes: sequence length, images, video, audio
 };
 
 struct TrainingReport {

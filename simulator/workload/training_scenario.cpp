@@ -68,7 +68,8 @@ ParallelPlan read_parallel(const JsonCursor& json, const ClusterSpec& cluster) {
 }
 
 TrainingSpec read_training(const JsonCursor& json) {
-  json.expect_only({"global_batch", "micro_batch", "seq_len", "images", "video_seconds", "dtype", "optimizer"});
+  json.expect_only(
+      {"global_batch", "micro_batch", "seq_len", "images", "video_seconds", "audio_seconds", "dtype", "optimizer"});
   TrainingSpec training;
   training.global_batch = json.at("global_batch").as_positive_int();
   training.micro_batch = json.find("micro_batch") ? json.at("micro_batch").as_positive_int() : 1;
@@ -78,9 +79,12 @@ TrainingSpec read_training(const JsonCursor& json) {
     training.images = value->as_nonnegative_int();
     if (training.images > 4096) value->fail("expected at most 4096 images per sample");
   }
-  if (auto value = json.find("video_seconds")) {
-    training.video_seconds = value->as_nonnegative_number();
-    if (training.video_seconds > 3600.0) value->fail("expected at most 3600 seconds per sample");
+  for (auto [key, seconds] :
+       {std::pair{"video_seconds", &training.video_seconds}, std::pair{"audio_seconds", &training.audio_seconds}}) {
+    if (auto value = json.find(key)) {
+      *seconds = value->as_nonnegative_number();
+      if (*seconds > 3600.0) value->fail("expected at most 3600 seconds per sample");
+    }
   }
   if (auto value = json.find("dtype")) {
     training.dtype = value->as_enum(kDtypeNames);
@@ -117,7 +121,7 @@ TrainingOptions read_options(const JsonCursor& json) {
 
 std::string str(std::int64_t value) { return std::to_string(value); }
 
-// Images and video vary per sample: such a microbatch is one sample or one packed sequence.
+// Images, video and audio vary per sample: such a microbatch is one sample or one packed sequence.
 bool has_media_modules(const MultimodalSpec& model) {
   return std::any_of(model.modules.begin(), model.modules.end(),
                      [](const ModuleSpec& m) { return m.tokens != TokenSource::text; });
@@ -129,7 +133,7 @@ void validate_data(const TrainingScenario& s) {
   const std::int64_t samples = static_cast<std::int64_t>(s.data->samples.size());
   if ((s.data->pack || has_media_modules(s.model)) && s.training.micro_batch != 1) {
     reject("training.micro_batch", "per-sample media or packing with micro_batch > 1",
-           "with packing, or samples of images or video, a microbatch is one sample or one packed sequence: "
+           "with packing, or samples of images, video or audio, a microbatch is one sample or one packed sequence: "
            "set micro_batch to 1");
   }
   if (samples > 0 && !s.data->pack && samples < s.training.global_batch) {
@@ -216,13 +220,16 @@ void validate_module(const TrainingScenario& s, const ModuleSpec& module) {
       reject("parallel.tp", "tp does not divide ffn_hidden",
              who + str(p.tp) + " does not divide ffn_hidden " + str(m.ffn_hidden));
   }
-  // With per-sample data, the samples give image and video modules their tokens (checked as drawn).
+  // With per-sample data, the samples give image, video and audio modules their tokens (checked as
+  // drawn).
   if (s.data && module.tokens != TokenSource::text) return;
   if (module.tokens == TokenSource::images && t.images == 0)
     reject("training.images", "no images", who + "its tokens are images; give images per sample");
   if (module.tokens == TokenSource::video && t.video_seconds <= 0.0)
     reject("training.video_seconds", "no video", who + "its tokens are video; give seconds of video per sample");
-  const SampleShape sample{t.seq_len, t.images, t.video_seconds};
+  if (module.tokens == TokenSource::audio && t.audio_seconds <= 0.0)
+    reject("training.audio_seconds", "no audio", who + "its tokens are audio; give seconds of audio per sample");
+  const SampleShape sample = t.sample();
   if (module_tokens(module, sample) == 0)
     reject("training.video_seconds", "no tokens", who + "a sample gives it no tokens");
   check_module_tokens(s, module, sample, "");
@@ -252,9 +259,9 @@ void check_microbatch_shapes(const TrainingScenario& s, const MicrobatchShapes& 
   for (const SampleShape& shape : shapes.distinct()) {
     for (const ModuleSpec& module : s.model.modules) {
       if (module.tokens == TokenSource::text) continue;
-      check_module_tokens(
-          s, module, shape,
-          fmt::format("a microbatch of {} images and {:g} s of video", shape.images, shape.video_seconds));
+      check_module_tokens(s, module, shape,
+                          fmt::format("a microbatch of {} images, {:g} s of video and {:g} s of audio", shape.images,
+                                      shape.video_seconds, shape.audio_seconds));
     }
   }
 }
@@ -268,10 +275,10 @@ void derive_stage_layers(TrainingScenario& scenario) {
   if (plan.partition == ParallelPlan::Partition::time) {
     const TrainingSpec& t = scenario.training;
     for (const ModuleSpec& module : scenario.model.modules) {
-      if (module_tokens(module, {t.seq_len, t.images, t.video_seconds}) == 0) {
+      if (module_tokens(module, t.sample()) == 0) {
         reject("parallel.stage_layers", "time partition of an empty module",
                "\"time\" balances a sample as the training section gives it, and it gives module '" + module.name +
-                   "' no tokens: give training.images or video_seconds for a typical sample");
+                   "' no tokens: give training.images, video_seconds or audio_seconds for a typical sample");
       }
     }
     ShardContext base;
@@ -280,8 +287,7 @@ void derive_stage_layers(TrainingScenario& scenario) {
     base.sequence_parallel = plan.sequence_parallel && plan.tp > 1;
     base.micro_batch = t.micro_batch;
     base.dtype = t.dtype;
-    weights =
-        pipeline_layer_times(model, base, {t.seq_len, t.images, t.video_seconds}, ClusterCostModel(scenario.cluster));
+    weights = pipeline_layer_times(model, base, t.sample(), ClusterCostModel(scenario.cluster));
   } else {
     weights = pipeline_layer_parameters(model);
   }

@@ -54,7 +54,11 @@ struct TrainingSpec {
   std::int64_t seq_len = 0;       // tokens per sample (text; a VLM's whole sequence)
   std::int64_t images = 0;        // images per sample, for modules of image tokens
   double video_seconds = 0.0;     // seconds of video per sample, for modules of video tokens
+  double audio_seconds = 0.0;     // seconds of audio per sample, for modules of audio tokens
   Dtype dtype = Dtype::bf16;
+
+  // What each sample holds, as the modules see it.
+  SampleShape sample() const { return {seq_len, images, video_seconds, audio_seconds}; }
 };
 
 struct TrainingOptions {

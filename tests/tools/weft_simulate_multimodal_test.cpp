@@ -25,12 +25,12 @@ TEST_CASE("the bundled multimodal experiments simulate and report their modules"
   for (const Expected& e : {Expected{"vlm-s-16xh800", 256, 8192, 3}, Expected{"vlm-m-32xh800", 256, 8192, 3},
                             Expected{"vlm-l-64xh800", 256, 8192, 3}, Expected{"vlm-xl-8192xh100", 2048, 8192, 3},
                             Expected{"t2v-s-16xh800", 64, 8 * 4608, 2}, Expected{"t2v-l-64xh800", 64, 8 * 4608, 2},
-                            Expected{"t2v-xl-3072xh100", 768, 8 * 4608, 2}}) {
+                            Expected{"t2v-xl-3072xh100", 768, 8 * 4608, 2}, Expected{"alm-s-16xh800", 256, 4096, 3}}) {
     INFO(e.name);
     const TempDir dir;
     const auto run = run_weft("simulate '" + experiment(e.name) + "' --json '" + dir.file("out.json").string() + "'");
     REQUIRE(run.exit_code == 0);
-    CHECK_THAT(run.out, Contains("trainable), ") && Contains("(balanced parameters)"));
+    CHECK_THAT(run.out, Contains("trainable), ") && Contains("(balanced "));
     const auto result = nlohmann::json::parse(read_file(dir.file("out.json")));
     CHECK(result["oom"] == false);
     CHECK(result["mfu"].get<double>() > 0.05);
@@ -99,6 +99,10 @@ TEST_CASE("bad multimodal scenarios exit 2 with the JSON path and the reason", "
                                     "parallel": {"tp": 4, "pp": 4, "stage_layers": "parameters"},
                                     "training": {"global_batch": 16, "seq_len": 8192}})",
                                 "training.images: module 'vision': its tokens are images; give images per sample");
+  test::expect_simulate_rejects(R"({"model": "alm-s", "cluster": {"base": "h800-testbed", "gpus": 16},
+                                    "parallel": {"tp": 4, "pp": 4, "stage_layers": "parameters"},
+                                    "training": {"global_batch": 16, "seq_len": 4096}})",
+                                "training.audio_seconds: module 'audio': its tokens are audio");
   test::expect_simulate_rejects(R"({"model": "vlm-s", )" + rest + "}", "execution plans do not cover models of several",
                                 "--emit-plan plan.json");
   const TempDir dir;

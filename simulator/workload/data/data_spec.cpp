@@ -24,6 +24,7 @@ SampleContents sample_contents(const DataSpec& data, std::uint64_t index) {
   sample.text_tokens = source.text_tokens.draw(random);
   if (source.images) sample.images = source.images->draw(random);
   if (source.video_seconds) sample.video_seconds = static_cast<double>(source.video_seconds->draw(random));
+  if (source.audio_seconds) sample.audio_seconds = static_cast<double>(source.audio_seconds->draw(random));
   return sample;
 }
 
@@ -33,6 +34,7 @@ SampleShape truncated(const SampleContents& sample, std::int64_t context, std::i
   shape.images = tokens_per_image > 0 ? std::min(sample.images, context / tokens_per_image) : sample.images;
   shape.seq_len = std::min(sample.text_tokens + shape.images * tokens_per_image, context);
   shape.video_seconds = sample.video_seconds;
+  shape.audio_seconds = sample.audio_seconds;
   return shape;
 }
 
@@ -74,7 +76,7 @@ std::vector<SampleContents> read_samples_file(const std::string& file) {
     try {
       const JsonDocument document = JsonDocument::parse_text(line, origin);
       const JsonCursor root = document.root();
-      root.expect_only({"text_tokens", "images", "video_seconds"});
+      root.expect_only({"text_tokens", "images", "video_seconds", "audio_seconds"});
       SampleContents sample;
       const JsonCursor tokens = root.at("text_tokens");
       sample.text_tokens = tokens.as_positive_int();
@@ -83,9 +85,12 @@ std::vector<SampleContents> read_samples_file(const std::string& file) {
         sample.images = images->as_nonnegative_int();
         if (sample.images > kMaxLength) images->fail("expected at most " + std::to_string(kMaxLength));
       }
-      if (auto video = root.find("video_seconds")) {
-        sample.video_seconds = video->as_nonnegative_number();
-        if (sample.video_seconds > 3600.0) video->fail("expected at most 3600 seconds");
+      for (auto [key, seconds] :
+           {std::pair{"video_seconds", &sample.video_seconds}, std::pair{"audio_seconds", &sample.audio_seconds}}) {
+        if (auto value = root.find(key)) {
+          *seconds = value->as_nonnegative_number();
+          if (*seconds > 3600.0) value->fail("expected at most 3600 seconds");
+        }
       }
       samples.push_back(sample);
     } catch (const InputError& error) {
@@ -134,12 +139,14 @@ MicrobatchShapes draw_microbatch_shapes(const DataSpec& data, int replicas, int 
       own.seq_len += sample.seq_len;
       own.images += sample.images;
       own.video_seconds += sample.video_seconds;
+      own.audio_seconds += sample.audio_seconds;
       longest = std::max(longest, sample.seq_len);
       if (data.pack && own.seq_len == context) break;
     }
     out.sample_tokens += own.seq_len;
     out.images += own.images;
     out.video_seconds += own.video_seconds;
+    out.audio_seconds += own.audio_seconds;
     SampleShape padded = own;
     const std::int64_t sequence = data.pack ? own.seq_len : longest;
     padded.seq_len = (sequence + data.pad_to - 1) / data.pad_to * data.pad_to;

@@ -27,7 +27,8 @@ struct DataSpec {
 
 // {"dataset": <name or object>, "seed": 7, "pad_to": 128, "pack": false}, or
 // {"samples": "file.jsonl", ...} where each line of the file is a sample:
-// {"text_tokens": 1234, "images": 2, "video_seconds": 4.5} (images and video optional).
+// {"text_tokens": 1234, "images": 2, "video_seconds": 4.5, "audio_seconds": 30} (all but the
+// text optional).
 DataSpec load_data_spec(const JsonCursor& json);
 
 // The samples of a JSON Lines file; errors name the file and line.
@@ -39,12 +40,13 @@ struct MicrobatchShapes {
   int microbatches = 0;
   std::vector<SampleShape> shapes;  // replica-major; the sequence padded
   // Per microbatch, what its samples hold before padding: their sequence tokens summed (not per
-  // sample, as in `shapes`), images and video.
+  // sample, as in `shapes`), images, video and audio.
   std::vector<SampleShape> own;
   std::int64_t samples = 0;        // samples taken (several per microbatch when packing)
   std::int64_t sample_tokens = 0;  // sequence tokens before padding, summed
   std::int64_t images = 0;
   double video_seconds = 0.0;
+  double audio_seconds = 0.0;
 
   const SampleShape& at(int replica, int microbatch) const {
     return shapes[static_cast<std::size_t>(replica) * static_cast<std::size_t>(microbatches) +
@@ -59,7 +61,7 @@ struct MicrobatchShapes {
 // packing as many as fit in the context (the last sequence also ends with a samples file). A
 // sample's sequence is its text tokens and `tokens_per_image` per image, truncated to the context
 // length `context` (as many whole images as fit, then text); the microbatch's sequence is padded (the context must be a
-// multiple of pad_to). Per microbatch, images and video add up over its samples (a microbatch of images or video holds
+// multiple of pad_to). Per microbatch, images, video and audio add up over its samples (a microbatch of media holds
 // one sample or one packed sequence). Deterministic for a seed; a samples file too short for the
 // iteration is an InputError.
 MicrobatchShapes draw_microbatch_shapes(const DataSpec& data, int replicas, int microbatches, std::int64_t micro_batch,

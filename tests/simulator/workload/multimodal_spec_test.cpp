@@ -65,6 +65,8 @@ TEST_CASE("module video tokens come from seconds of video", "[workload][multimod
   const ShardContext video = module_context(t2v.modules[1], base, sample);
   CHECK(text.tokens() == 2 * 256);
   CHECK(video.tokens() == 2 * 8 * 4608);
+  // Audio: 50 frames per second of Whisper's encoder.
+  CHECK(module_context(parse(R"("alm-s")").modules[0], base, {2048, 0, 0.0, 30.0}).tokens() == 2 * 30 * 50);
   const ShardContext images = module_context(parse(R"("vlm-s")").modules[0], base, {8192, 8, 0.0});
   CHECK(images.micro_batch == 16);  // attention within each image
   CHECK(images.seq_len == 169);
@@ -92,6 +94,8 @@ TEST_CASE("bad module graphs are refused with the JSON path", "[workload][multim
           "a projector has the tokens of the module it reads");
   refused(with_modules(kVision + R"(, {"name": "p", "projector": {}}, {"name": "q", "projector": {}}, )" + kLanguage),
           "a projector cannot read another projector");
+  refused(with_modules(kVision + R"(, {"name": "language", "model": "llama3-8b", "tokens_per_second": 5})"),
+          "model.modules[1].tokens_per_second: only video and audio tokens have it");
   refused(with_modules(kLanguage), "expected at least two modules");
 }
 

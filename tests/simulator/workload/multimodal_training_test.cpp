@@ -267,7 +267,8 @@ TEST_CASE("what models of several modules cannot be combined with is refused", "
                                 R"(, "cluster": {"base": "dgx-h100", "gpus": 8}, "parallel": )" + kFourStages +
                                 R"(, "training": {"global_batch": 8, "micro_batch": 2, "seq_len": 256},
                         "data": {"dataset": "web-text-mix"}})";
-  refused(with_data, "training.micro_batch: with packing, or samples of images or video, a microbatch is one sample");
+  refused(with_data,
+          "training.micro_batch: with packing, or samples of images, video or audio, a microbatch is one sample");
   const JsonDocument sweep =
       JsonDocument::parse_text(scenario_text(vlm_model(false, false), kFourStages, kTraining), "sweep.json");
   CHECK_THROWS_WITH(load_sweep_scenario(sweep.root()), Contains("model: sweep takes a model of one module"));
@@ -345,9 +346,10 @@ TEST_CASE("drawn image tokens that do not split over the TP group are refused", 
           "parallel": {{"tp": 2, "pp": 4, "stage_layers": [2, 2, 2, 2], "sequence_parallel": true}},
           "training": {{"global_batch": 1, "seq_len": 256}}, "data": {{"samples": "{}", "pad_to": 32}}}})",
       odd, file));
-  CHECK_THROWS_WITH(scenario.microbatch_shapes(),
-                    Contains("data: a microbatch of 1 images and 0 s of video gives module 'vision': the 9 tokens of "
-                             "a microbatch per CP rank do not split over tp = 2 (sequence parallelism)"));
+  CHECK_THROWS_WITH(
+      scenario.microbatch_shapes(),
+      Contains("data: a microbatch of 1 images, 0 s of video and 0 s of audio gives module 'vision': the 9 tokens of "
+               "a microbatch per CP rank do not split over tp = 2 (sequence parallelism)"));
 }
 
 TEST_CASE("a gradient passes through a frozen module's chunk to the trainable one before it",

@@ -100,19 +100,22 @@ TEST_CASE("images add their tokens to the sequence, whole, within the context", 
   const auto file = dir.write("samples.jsonl",
                               "{\"text_tokens\": 100, \"images\": 2}\n"
                               "{\"text_tokens\": 50, \"images\": 30}\n"
-                              "{\"text_tokens\": 40, \"video_seconds\": 2.5}\n");
+                              "{\"text_tokens\": 40, \"video_seconds\": 2.5}\n"
+                              "{\"text_tokens\": 30, \"audio_seconds\": 12}\n");
   const DataSpec data = data_from(fmt::format(R"({{"samples": "{}", "pad_to": 64}})", file.string()));
-  const MicrobatchShapes shapes = draw(data, 1, 3, 1, 1024, 100);
+  const MicrobatchShapes shapes = draw(data, 1, 4, 1, 1024, 100);
   // 100 + 2 x 100 = 300 tokens, padded to 320; 30 images do not fit in 1024 tokens: 10 whole
   // images and 24 of the text tokens; no images in the third.
-  REQUIRE(shapes.shapes.size() == 3);
+  REQUIRE(shapes.shapes.size() == 4);
   CHECK(shapes.shapes[0] == SampleShape{320, 2, 0.0});
   CHECK(shapes.shapes[1] == SampleShape{1024, 10, 0.0});
   CHECK(shapes.shapes[2] == SampleShape{64, 0, 2.5});
+  CHECK(shapes.shapes[3] == SampleShape{64, 0, 0.0, 12.0});
+  CHECK(shapes.audio_seconds == 12.0);
   CHECK(shapes.own[0].seq_len == 300);
   CHECK(shapes.images == 12);
   CHECK(shapes.video_seconds == 2.5);
-  CHECK(shapes.sample_tokens == 300 + 1024 + 40);
+  CHECK(shapes.sample_tokens == 300 + 1024 + 40 + 30);
 }
 
 TEST_CASE("packing fills each sequence with the samples that fit, in order", "[data]") {
