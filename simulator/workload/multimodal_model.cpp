@@ -72,7 +72,7 @@ void MultimodalModel::append_steps(const ShardContext& base, const SampleShape& 
     const Part& part = parts_[m];
     const bool empty = module_tokens(spec_.modules[m], sample) == 0;
     // An empty module's steps are those of a minimal sample, emptied.
-    const ShardContext context = module_context(spec_.modules[m], base, empty ? SampleShape{1, 1, 1.0} : sample);
+    const ShardContext context = module_context(spec_.modules[m], base, empty ? kOneOfEach : sample);
     // Every block after a module's first (its embedding or first projector layer, which has
     // parameters) has a step of the module upstream.
     const bool upstream = part.training.trainable_upstream;

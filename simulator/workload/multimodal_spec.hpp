@@ -65,6 +65,10 @@ struct MultimodalSpec {
 // The tokens `module` sees in `sample` (for microbatch totals, in the whole microbatch).
 std::int64_t module_tokens(const ModuleSpec& module, const SampleShape& sample);
 
+// A sample with one of each medium, for steps whose sizes do not matter (parameters, the ops of
+// a module a microbatch leaves empty).
+inline constexpr SampleShape kOneOfEach{1, 1, 1.0, 1.0};
+
 // How `module` shards one microbatch of `sample`s: `base` with the module's sequences and tokens.
 ShardContext module_context(const ModuleSpec& module, const ShardContext& base, const SampleShape& sample);
 

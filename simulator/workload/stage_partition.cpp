@@ -48,7 +48,7 @@ std::vector<std::int64_t> per_layer(const MultimodalModel& model, const ShardCon
 }  // namespace
 
 std::vector<std::int64_t> pipeline_layer_parameters(const MultimodalModel& model) {
-  return per_layer(model, ShardContext{}, SampleShape{1, 1, 1.0}, parameters_of);
+  return per_layer(model, ShardContext{}, kOneOfEach, parameters_of);
 }
 
 std::vector<std::int64_t> pipeline_layer_times(const MultimodalModel& model, const ShardContext& base,

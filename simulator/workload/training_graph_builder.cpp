@@ -317,15 +317,18 @@ void TrainingGraphBuilder::create_chunks(std::vector<std::vector<Chunk>>& chunks
     const auto g = static_cast<std::size_t>(group);
     model_.append_steps(context_, sample_, {first_layer[g], first_layer[g + 1], group == 0, group + 1 == group_count()},
                         head_shares_embedding, chunk.steps, chunk.block);
+    // A block's steps are consecutive: one pass over each run of them.
     chunk.block_has_backward.assign(chunk.steps.size(), 0);
-    for (std::size_t i = 0; i < chunk.steps.size(); ++i) {
-      if (!chunk.steps[i].backward && !chunk.steps[i].weight_grad) continue;
-      for (std::size_t j = 0; j < chunk.steps.size(); ++j) {
-        if (chunk.block[j] == chunk.block[i]) chunk.block_has_backward[j] = 1;
+    chunk.has_backward = false;
+    for (std::size_t begin = 0, end = 0; begin < chunk.steps.size(); begin = end) {
+      bool backward = false;
+      for (end = begin; end < chunk.steps.size() && chunk.block[end] == chunk.block[begin]; ++end) {
+        backward = backward || chunk.steps[end].backward || chunk.steps[end].weight_grad;
       }
+      std::fill(chunk.block_has_backward.begin() + static_cast<std::ptrdiff_t>(begin),
+                chunk.block_has_backward.begin() + static_cast<std::ptrdiff_t>(end), backward ? 1 : 0);
+      chunk.has_backward = chunk.has_backward || backward;
     }
-    chunk.has_backward = std::find(chunk.block_has_backward.begin(), chunk.block_has_backward.end(), 1) !=
-                         chunk.block_has_backward.end();
     chunk.sends_gradient = backward_before;
     backward_before = backward_before || chunk.has_backward;
     if (group > 0) chunk.input_bytes = chunks[(g - 1) % chunks.size()].back().steps.back().output_bytes;

@@ -139,12 +139,10 @@ TrainingReport make_training_report(const TrainingScenario& scenario, const Trai
     data.video_seconds = shapes->video_seconds;
     data.audio_seconds = shapes->audio_seconds;
     for (const SampleShape& shape : shapes->shapes) data.padded_tokens += shape.seq_len * t.micro_batch;
-    data.shortest_microbatch = data.longest_microbatch = shapes->shapes.front().seq_len;
-    for (const SampleShape& shape : shapes->shapes) {
-      data.shortest_microbatch = std::min(data.shortest_microbatch, shape.seq_len);
-      data.longest_microbatch = std::max(data.longest_microbatch, shape.seq_len);
-    }
-    data.distinct_shapes = shapes->distinct().size();
+    const std::vector<SampleShape> distinct = shapes->distinct();  // ordered by sequence length first
+    data.shortest_microbatch = distinct.front().seq_len;
+    data.longest_microbatch = distinct.back().seq_len;
+    data.distinct_shapes = distinct.size();
     double tokens = 0.0;
     for (const SampleShape& own : shapes->own) tokens += static_cast<double>(module_tokens(loss_module, own));
     report.tokens_per_s = tokens / report.iteration_time_s;

@@ -38,7 +38,6 @@ TEST_CASE("the bundled multimodal experiments simulate and report their modules"
     REQUIRE(result["modules"].size() == e.modules);
     const double time = result["iteration_time_s"];
     CHECK(result["tokens_per_s"].get<double>() == Approx(e.samples * e.tokens_per_sample / time));
-    CHECK(result["trainable_parameters"].get<double>() <= result["parameters"].get<double>());
   }
 }
 
@@ -54,8 +53,6 @@ TEST_CASE("the multimodal experiments with per-sample data report what their bat
   CHECK(packed["data"]["samples"].get<int>() > 256);  // several samples per sequence
   CHECK(packed["data"]["images"].get<int>() > 0);
   CHECK(packed["data"]["longest_microbatch_tokens"] == 8192);
-  CHECK(packed["samples_per_s"].get<double>() ==
-        Approx(packed["data"]["samples"].get<double>() / packed["iteration_time_s"].get<double>()));
 
   const auto t2v = run_weft("simulate '" + experiment("t2v-s-16xh800-video-clips") + "' --json '" +
                             dir.file("t2v.json").string() + "'");
@@ -79,6 +76,12 @@ TEST_CASE("a frozen text encoder shows no gradients or optimizer states", "[cli]
                           Contains("  3      video 12-27  "));
   const auto result = nlohmann::json::parse(read_file(dir.file("out.json")));
   CHECK(result["modules"][0]["frozen"] == true);
+  // Only the DiT 5B trains: its layers (with adaLN-Zero), patch embedding, final norm and
+  // modulation and output projection, counted by hand as in the model tests.
+  const double dh = 3584, df = 10240;
+  const double dit_layer = 4 * dh * dh + 4 * dh + 2 * dh * df + df + dh + 4 * dh + 6 * dh * dh + 6 * dh;
+  CHECK(result["trainable_parameters"].get<double>() ==
+        Approx(28 * dit_layer + (64 * dh + dh) + 2 * dh + (2 * dh * dh + 2 * dh) + (dh * 64 + 64)).epsilon(1e-12));
   // Stage 0 holds text-encoder layers only (13 of its 32).
   CHECK(result["parallel"]["stage_layers"][0] == 13);
   CHECK(result["stages"][0]["memory_breakdown_bytes"]["gradients"] == 0);
