@@ -72,6 +72,21 @@ void derive_boundary_times(const Subgraph& subgraph, TemplateSchedule& schedule)
     }
     schedule.input_release.push_back(release);
   }
+  // When `tensor`, made inside, is allocated and ready, and when its producer's template last
+  // reads it inside (-1 if it does not or is primitive).
+  struct Made {
+    TimeNs alloc, ready, read_by_producer;
+  };
+  auto made = [&](TensorId tensor) -> Made {
+    const OpId producer = graph.tensor_producer(tensor);
+    const std::size_t i = producer.value();
+    if (!schedule.nested[i]) return {schedule.op_start[i], schedule.op_end[i], -1};
+    const std::size_t q = index_of(graph.op_outputs(producer), tensor);
+    const TemplateSchedule& nested = *schedule.nested[i];
+    const TimeNs origin = nested_origin(schedule, i);
+    const TimeNs read = nested.output_release[q];
+    return {origin + nested.output_alloc[q], origin + nested.output_ready[q], read >= 0 ? origin + read : -1};
+  };
   schedule.output_alloc.clear();
   schedule.output_ready.clear();
   schedule.output_release.clear();
@@ -79,43 +94,37 @@ void derive_boundary_times(const Subgraph& subgraph, TemplateSchedule& schedule)
   schedule.member_read_inside.assign(subgraph.outputs().size(), {});
   for (std::size_t p = 0; p < subgraph.outputs().size(); ++p) {
     const TensorId tensor = subgraph.outputs()[p];
-    const OpId producer = graph.tensor_producer(tensor);
-    if (!producer.valid()) {  // a bundle: its members are made by primitive ops inside
+    if (!graph.tensor_producer(tensor).valid()) {  // a bundle: its members are made inside
       TimeNs alloc = 0;
       TimeNs ready = 0;
       for (TensorId member : subgraph.bundle_members(tensor)) {
-        const std::size_t made_by = graph.tensor_producer(member).value();
-        alloc =
-            schedule.member_ready[p].empty() ? schedule.op_start[made_by] : std::min(alloc, schedule.op_start[made_by]);
-        ready = std::max(ready, schedule.op_end[made_by]);
-        if (const TimeNs read = last_read(member); read >= 0) {
+        const Made m = made(member);
+        alloc = schedule.member_ready[p].empty() ? m.alloc : std::min(alloc, m.alloc);
+        ready = std::max(ready, m.ready);
+        if (const TimeNs read = std::max(last_read(member), m.read_by_producer); read >= 0) {
           const auto index = static_cast<std::uint32_t>(schedule.member_ready[p].size());
           schedule.member_read_inside[p].emplace_back(index, read);
         }
-        schedule.member_ready[p].push_back(schedule.op_end[made_by]);
+        schedule.member_ready[p].push_back(m.ready);
       }
       schedule.output_alloc.push_back(alloc);
       schedule.output_ready.push_back(ready);
       schedule.output_release.push_back(-1);
       continue;
     }
-    const std::size_t i = producer.value();
-    TimeNs release = last_read(tensor);
-    if (schedule.nested[i]) {
-      const std::size_t q = index_of(graph.op_outputs(producer), tensor);
-      const TemplateSchedule& nested = *schedule.nested[i];
-      const TimeNs origin = nested_origin(schedule, i);
-      schedule.output_alloc.push_back(origin + nested.output_alloc[q]);
-      schedule.output_ready.push_back(origin + nested.output_ready[q]);
-      if (nested.output_release[q] >= 0) release = std::max(release, origin + nested.output_release[q]);
-    } else {
-      schedule.output_alloc.push_back(schedule.op_start[i]);
-      schedule.output_ready.push_back(schedule.op_end[i]);
-    }
-    schedule.output_release.push_back(release);
+    const Made m = made(tensor);
+    schedule.output_alloc.push_back(m.alloc);
+    schedule.output_ready.push_back(m.ready);
+    schedule.output_release.push_back(std::max(last_read(tensor), m.read_by_producer));
   }
   schedule.signal_time.clear();
-  for (OpId signal : subgraph.signals()) schedule.signal_time.push_back(schedule.op_end[signal.value()]);
+  for (const Subgraph::Signal& signal : subgraph.signals()) {
+    const std::size_t i = signal.op.value();
+    schedule.signal_time.push_back(signal.inner < 0
+                                       ? schedule.op_end[i]
+                                       : nested_origin(schedule, i) +
+                                             schedule.nested[i]->signal_time[static_cast<std::size_t>(signal.inner)]);
+  }
 }
 
 }  // namespace weft

@@ -171,11 +171,8 @@ class Flattener {
       for (OpId successor : graph.control_successors(op)) connect(nodes[i], nodes[successor.value()]);
       if (const CompositeId composite = graph.op_composite(op); composite.valid()) {
         const Subgraph& subgraph = graph.subgraph(graph.composite(composite).subgraph);
-        const FlatGraph::Expansion& expansion = out_.expansions[nodes[i].expansion];
         for (const auto& [signal, successor] : graph.signal_successors(composite)) {
-          const std::size_t signal_op = subgraph.signals()[signal].value();
-          const Node from{expansion.flat_op[signal_op], expansion.child[signal_op]};
-          connect(from, nodes[successor.value()]);
+          connect(signal_node(subgraph, nodes[i].expansion, signal), nodes[successor.value()]);
         }
       }
     }
@@ -185,6 +182,18 @@ class Flattener {
         members.push_back(nodes[member.value()].flat_op);
       builder_.add_collective(qualified(prefix, graph.collective_name(CollectiveId::at(c))), members);
     }
+  }
+
+  // The node whose end is signal `signal` of expansion `expansion` of `subgraph`: an op inside, or
+  // a composite inside, or, when the signal is one of that composite's, the node behind it.
+  Node signal_node(const Subgraph& subgraph, std::uint32_t expansion, std::uint32_t signal) const {
+    const Subgraph::Signal& port = subgraph.signals()[signal];
+    const FlatGraph::Expansion& expanded = out_.expansions[expansion];
+    const std::size_t op = port.op.value();
+    if (port.inner < 0) return {expanded.flat_op[op], expanded.child[op]};
+    const Graph& inner = subgraph.graph();
+    const Subgraph& nested = inner.subgraph(inner.composite(inner.op_composite(port.op)).subgraph);
+    return signal_node(nested, expanded.child[op], static_cast<std::uint32_t>(port.inner));
   }
 
   void connect(const Node& from, const Node& to) {
@@ -223,10 +232,27 @@ class Flattener {
     const Graph& inner = expansion.subgraph->graph();
     for (std::size_t i = 0; i < inner.op_count(); ++i) {
       const OpId op = OpId::at(i);
-      if (!starts || inner.dependency_count(op) == 0) {
+      if (!starts || waits_for_nothing(*expansion.subgraph, op)) {
         collect_ends({expansion.flat_op[i], expansion.child[i]}, starts, found);
       }
     }
+  }
+
+  // Whether `op` of the template waits for nothing inside it. A composite's dependency count
+  // also holds the ops before it on its secondary streams, which delay only those streams: one
+  // is gated by the producers of its inputs, the edges into it and the op before it on its own
+  // stream.
+  static bool waits_for_nothing(const Subgraph& subgraph, OpId op) {
+    const Graph& graph = subgraph.graph();
+    const CompositeId composite = graph.op_composite(op);
+    if (!composite.valid()) return graph.dependency_count(op) == 0;
+    if (!graph.composite_gates(composite).empty()) return false;
+    if (subgraph.stream_entries()[graph.op_stream(op).value()].first_op != op) return false;
+    const auto inputs = graph.op_inputs(op);
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      if (!graph.input_is_weak(op, i) && graph.tensor_producer(inputs[i]).valid()) return false;
+    }
+    return true;
   }
 
   const Graph& graph_;

@@ -13,7 +13,7 @@ std::span<const StreamId> op_streams(const Graph& graph, OpId op) {
 }
 
 Subgraph::Subgraph(std::string name, Graph graph, std::vector<TensorId> inputs, std::vector<TensorId> outputs,
-                   std::vector<OpId> signals, std::vector<Bundle> bundles)
+                   std::vector<Signal> signals, std::vector<Bundle> bundles)
     : name_(std::move(name)),
       graph_(std::move(graph)),
       inputs_(std::move(inputs)),
@@ -35,8 +35,13 @@ Subgraph::Subgraph(std::string name, Graph graph, std::vector<TensorId> inputs, 
       fail("output port '" + tensor_name(tensor) + "' has no producer inside");
     if (port_[tensor.value()]++ != 0) fail("a tensor is listed as a port twice");
   }
-  for (OpId op : signals_) {
-    if (!op.valid() || op.value() >= graph_.op_count()) fail("unknown signal op");
+  for (const Signal& signal : signals_) {
+    if (!signal.op.valid() || signal.op.value() >= graph_.op_count()) fail("unknown signal op");
+    if (signal.inner < 0) continue;
+    const CompositeId composite = graph_.op_composite(signal.op);
+    if (!composite.valid() || static_cast<std::size_t>(signal.inner) >=
+                                  graph_.subgraph(graph_.composite(composite).subgraph).signals().size())
+      fail("a signal names a signal of an op that has no such signal");
   }
   check_bundles();
   for (TensorId tensor : inputs_) {
@@ -124,12 +129,10 @@ void Subgraph::check_bundles() {
       bytes += graph_.tensor_bytes(member);
       const OpId producer = graph_.tensor_producer(member);
       const auto readers = graph_.tensor_consumers(member);
-      if (output && (!producer.valid() || graph_.is_composite(producer)))
-        fail(port, "leaves with a member not produced inside by a primitive op");
+      if (output && !producer.valid()) fail(port, "leaves with a member not produced inside");
       if (!output && (producer.valid() || readers.empty())) fail(port, "brings a member produced inside or unread");
       for (std::size_t r = 0; r < readers.size(); ++r) {
-        if (graph_.is_composite(readers[r]) || graph_.consumer_is_weak(member, r))
-          fail(port, "has a member read by a composite or read weakly");
+        if (graph_.consumer_is_weak(member, r)) fail(port, "has a member read weakly");
       }
     }
     if (bytes != graph_.tensor_bytes(port)) fail(port, "does not have the bytes of its members");
@@ -151,12 +154,30 @@ void Subgraph::compute_stream_entries() {
     const OpId op(static_cast<OpId::value_type>(i));
     for (StreamId stream : op_streams(graph_, op)) stream_entries_[stream.value()].first_op = op;
   }
-  for (StreamEntry& entry : stream_entries_) {
+  std::vector<std::size_t> reads;  // the first op's inputs that its first op on the stream waits for
+  for (std::size_t s = 0; s < stream_entries_.size(); ++s) {
+    StreamEntry& entry = stream_entries_[s];
     if (!entry.first_op.valid()) continue;
     // Template inputs have no producer, so dependency_count counts only what gates it inside.
     entry.gated_inside = graph_.dependency_count(entry.first_op) > 0;
     const auto inputs = graph_.op_inputs(entry.first_op);
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
+    reads.clear();
+    if (const CompositeId composite = graph_.op_composite(entry.first_op); composite.valid()) {
+      // A composite's ops read its ports one by one (its expansion): on this stream, what its own
+      // first op there waits for.
+      const auto bound = graph_.composite_streams(composite);
+      const auto j = static_cast<std::size_t>(std::find(bound.begin(), bound.end(), StreamId::at(s)) - bound.begin());
+      // Its dependency count also holds the ops before it on its other streams, which do not
+      // delay this one: it is gated here by edges into it and by what that op reads.
+      const StreamEntry& inner = graph_.subgraph(graph_.composite(composite).subgraph).stream_entries()[j];
+      entry.gated_inside =
+          inner.gated_inside || !inner.input_members.empty() || !graph_.composite_gates(composite).empty();
+      reads.assign(inner.input_ports.begin(), inner.input_ports.end());
+      for (std::size_t i : reads) entry.gated_inside = entry.gated_inside || graph_.tensor_producer(inputs[i]).valid();
+    } else {
+      for (std::size_t i = 0; i < inputs.size(); ++i) reads.push_back(i);
+    }
+    for (std::size_t i : reads) {
       if (graph_.input_is_weak(entry.first_op, i)) continue;
       for (std::uint32_t port = 0; port < inputs_.size(); ++port) {
         if (inputs_[port] == inputs[i]) entry.input_ports.push_back(port);
@@ -203,7 +224,7 @@ std::uint64_t Subgraph::compute_structure_hash() const {
   h = hash_mix(h, ~2ULL);
   for (TensorId tensor : outputs_) h = hash_mix(h, tensor.value());
   h = hash_mix(h, ~3ULL);
-  for (OpId op : signals_) h = hash_mix(h, op.value());
+  for (const Signal& signal : signals_) h = hash_mix(hash_mix(h, signal.op.value()), signal.inner + 1ULL);
   for (const Bundle& bundle : bundles_) {
     h = hash_mix(h, bundle.port.value());
     for (TensorId member : bundle.members) h = hash_mix(h, member.value());

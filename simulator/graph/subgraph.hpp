@@ -18,7 +18,7 @@ std::span<const StreamId> op_streams(const Graph& graph, OpId op);
 //   inputs   tensors it reads that something outside produces (they have no producer inside);
 //   outputs  tensors it produces for the outside;
 //   signals  ops whose completion outside ops may wait for (a weight gradient that a
-//            data-parallel bucket needs, say).
+//            data-parallel bucket needs, say), or signals of composites inside.
 // Every other tensor lives and dies inside. Its streams are bound to outer streams when it is
 // instantiated; the first is the composite's own. Templates nest: a template may itself hold
 // composite ops.
@@ -26,25 +26,32 @@ std::span<const StreamId> op_streams(const Graph& graph, OpId op);
 // A port may be a bundle: a port tensor of kind bundle standing for several member tensors (what
 // a forward pass saves for its backward pass, say), so that the graph outside carries one tensor
 // instead of many. An output bundle's members are produced inside by primitive ops (which other
-// primitive ops inside may read); an input bundle's members are produced nowhere inside and read
-// only by primitive ops. Members hold memory as tensors of the template: an output bundle's from
-// their producer's start on, an input bundle's until their last reader inside ends (the engine
-// keeps a member alive longer where the producing template still reads it).
+// ops inside may read); an input bundle's members are produced nowhere inside. A member made or
+// read by a composite inside is one of its (non-bundle) ports, so templates of single layers nest
+// in templates of whole passes. No member is read weakly. Members hold memory as tensors of the template: an output
+// bundle's from their producer's start on, an input bundle's until their last reader inside ends (the engine keeps a
+// member alive longer where the producing template still reads it).
 class Subgraph {
  public:
   struct Bundle {
     TensorId port;  // an input or output port of kind bundle
     std::vector<TensorId> members;
   };
+  // A signal port: when op `op` ends, or, for a composite inside, when its own signal `inner` fires.
+  struct Signal {
+    Signal(OpId signal_op, std::int32_t inner_signal = -1) : op(signal_op), inner(inner_signal) {}  // an op converts
+    OpId op;
+    std::int32_t inner = -1;
+  };
 
   Subgraph(std::string name, Graph graph, std::vector<TensorId> inputs, std::vector<TensorId> outputs,
-           std::vector<OpId> signals = {}, std::vector<Bundle> bundles = {});
+           std::vector<Signal> signals = {}, std::vector<Bundle> bundles = {});
 
   const std::string& name() const { return name_; }
   const Graph& graph() const { return graph_; }
   const std::vector<TensorId>& inputs() const { return inputs_; }
   const std::vector<TensorId>& outputs() const { return outputs_; }
-  const std::vector<OpId>& signals() const { return signals_; }
+  const std::vector<Signal>& signals() const { return signals_; }
   // Whether `tensor` is a port; tensors past the template's (an expanded copy's) are not.
   bool is_port(TensorId tensor) const { return tensor.value() < port_.size() && port_[tensor.value()] != 0; }
 
@@ -77,7 +84,8 @@ class Subgraph {
 
   // The first op issued on each template stream, and, when nothing inside gates it, the input
   // ports it waits for: such an op could start before the composite does, so the engine checks
-  // that it would not (otherwise reusing the template's schedule would change the answer).
+  // that it would not (otherwise reusing the template's schedule would change the answer). For
+  // a composite inside, these are the ports its own first op on that stream waits for.
   struct StreamEntry {
     OpId first_op;
     bool gated_inside = false;
@@ -96,7 +104,7 @@ class Subgraph {
   Graph graph_;
   std::vector<TensorId> inputs_;
   std::vector<TensorId> outputs_;
-  std::vector<OpId> signals_;
+  std::vector<Signal> signals_;
   std::vector<Bundle> bundles_;
   std::vector<std::uint8_t> port_;  // by tensor id
   static constexpr std::uint8_t kOutputMember = 1;

@@ -183,7 +183,7 @@ PassTemplate PassRecorder::finish(GraphBuilder& outer, const PassValues& values,
     const TensorId inner(static_cast<TensorId::value_type>(t));
     if (use_[t] == kWritten && !leaving_in_bundles.contains(inner)) output_port(inner);
   }
-  std::vector<OpId> signal_ops;
+  std::vector<Subgraph::Signal> signal_ops;
   for (const auto& [key, entry] : signals_) {
     const auto& [peer, op] = entry;
     const std::size_t signal_key = key;  // structured bindings are not captured by clang 14's lambdas

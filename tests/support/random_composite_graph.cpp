@@ -5,6 +5,8 @@
 #include <random>
 #include <string>
 
+#include "simulator/graph/op_grouping.hpp"
+
 namespace weft::test {
 namespace {
 
@@ -222,7 +224,7 @@ Subgraph::Bundle make_bundle(UnitPlatform& platform, DeviceId device, std::vecto
 // bundles; others may take a bundle of `shape` in, or leave one, or both.
 std::shared_ptr<const Subgraph> make_template(std::mt19937_64& rng, int index, bool layered,
                                               const std::vector<std::shared_ptr<const Subgraph>>& nestable,
-                                              const BundleShape& shape) {
+                                              const BundleShape& shape, GroupTemplates* groups) {
   UnitPlatform platform;
   OpsGenerator gen(rng, platform, std::uniform_int_distribution<int>(0, 9)(rng) < 3 ? 2 : 1, false);
   const bool bundles = gen.gpus().size() == 2 || gen.chance(0.7);
@@ -307,24 +309,41 @@ std::shared_ptr<const Subgraph> make_template(std::mt19937_64& rng, int index, b
     }
   }
   if (leaves_bundle) outputs.push_back(bundle_ports.front().port);
-  std::vector<OpId> signals;
+  std::vector<Subgraph::Signal> signals;
   if (gen.chance(0.4))
     signals.push_back(
         OpId(static_cast<OpId::value_type>(gen.uniform(0, static_cast<int>(platform.builder().op_count()) - 1))));
-  return std::make_shared<const Subgraph>("template" + std::to_string(index), platform.build(), std::move(inputs),
-                                          std::move(outputs), std::move(signals), std::move(bundle_ports));
+  TemplateParts parts{platform.build(), std::move(inputs), std::move(outputs), std::move(signals),
+                      std::move(bundle_ports)};
+  if (groups != nullptr && parts.graph.composite_count() == 0) {
+    // Runs of consecutive ops as groups, drawn apart from `rng` so that the graph is the same.
+    std::mt19937_64 group_rng(static_cast<std::uint64_t>(index) * 7919 + parts.graph.op_count());
+    std::vector<std::uint32_t> labels;
+    std::uint32_t label = 0;
+    for (std::size_t i = 0; i < parts.graph.op_count(); ++i) {
+      const int dice = std::uniform_int_distribution<int>(0, 9)(group_rng);
+      if (dice < 3) ++label;
+      labels.push_back(dice == 9 ? kNoGroup : label);
+    }
+    parts = wrap_op_groups(parts, labels, *groups);
+  }
+  return std::make_shared<const Subgraph>("template" + std::to_string(index), std::move(parts.graph),
+                                          std::move(parts.inputs), std::move(parts.outputs), std::move(parts.signals),
+                                          std::move(parts.bundles));
 }
 
 }  // namespace
 
-RandomCompositeGraph make_random_composite_graph(std::uint64_t seed) {
+RandomCompositeGraph make_random_composite_graph(std::uint64_t seed, bool wrap_groups) {
+  GroupTemplates groups;
   std::mt19937_64 rng(seed);
   std::vector<std::shared_ptr<const Subgraph>> templates;
   std::vector<std::shared_ptr<const Subgraph>> nestable;
   BundleShape shape(static_cast<std::size_t>(std::uniform_int_distribution<int>(1, 3)(rng)));
   for (Bytes& bytes : shape) bytes = std::uniform_int_distribution<Bytes>(0, 1000)(rng);
   for (int t = 0, count = std::uniform_int_distribution<int>(1, 3)(rng); t < count; ++t) {
-    templates.push_back(make_template(rng, t, std::uniform_int_distribution<int>(0, 3)(rng) != 0, nestable, shape));
+    templates.push_back(make_template(rng, t, std::uniform_int_distribution<int>(0, 3)(rng) != 0, nestable, shape,
+                                      wrap_groups ? &groups : nullptr));
     const Subgraph& made = *templates.back();
     bool has_bundles = false;
     for (const auto* ports : {&made.inputs(), &made.outputs()}) {

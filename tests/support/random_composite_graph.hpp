@@ -21,6 +21,9 @@ struct RandomCompositeGraph {
   std::vector<std::shared_ptr<const Subgraph>> templates;
 };
 
-RandomCompositeGraph make_random_composite_graph(std::uint64_t seed);
+// With `wrap_groups`, templates without composites have random runs of their ops wrapped into
+// nested templates (wrap_op_groups): the same graph, whose answer must not change. Bundle
+// members are then made and read by those nested composites, and signals come from inside them.
+RandomCompositeGraph make_random_composite_graph(std::uint64_t seed, bool wrap_groups = false);
 
 }  // namespace weft::test

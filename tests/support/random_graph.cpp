@@ -24,10 +24,14 @@ RandomGraph make_random_graph(std::uint64_t seed, const RandomGraphShape& shape)
     const int count = uniform(0, shape.max_dependencies);
     for (int d = 0; d < count; ++d) {
       const OpId from = earlier[static_cast<std::size_t>(uniform(0, static_cast<int>(earlier.size()) - 1))];
-      if (chance(0.5)) {
+      if (chance(shape.control_share)) {
         p.builder().add_control_edge(from, op);
       } else {
-        const DeviceId device = gpus[static_cast<std::size_t>(uniform(0, shape.gpu_count - 1))];
+        const DeviceId reader = p.builder().op_device(op);
+        const bool on_gpu = std::find(gpus.begin(), gpus.end(), reader) != gpus.end();
+        const DeviceId device = shape.tensors_on_reader && on_gpu
+                                    ? reader
+                                    : gpus[static_cast<std::size_t>(uniform(0, shape.gpu_count - 1))];
         // Any kind but bundle, which only composites read and write.
         const auto kind = static_cast<TensorKind>(uniform(0, static_cast<int>(TensorKind::bundle) - 1));
         const TensorId tensor =

@@ -26,7 +26,8 @@ std::shared_ptr<const Subgraph> make_forward(Bytes a_bytes = 100, Bytes b_bytes 
   p.builder().add_output(f2, b);
   const TensorId saved = p.tensor("saved", gpu, a_bytes + b_bytes, TensorKind::bundle);
   return std::make_shared<const Subgraph>("forward", p.build(), std::vector<TensorId>{}, std::vector<TensorId>{saved},
-                                          std::vector<OpId>{}, std::vector<Subgraph::Bundle>{{saved, {a, b}}});
+                                          std::vector<Subgraph::Signal>{},
+                                          std::vector<Subgraph::Bundle>{{saved, {a, b}}});
 }
 
 // A backward pass: g1 [0,5) reads b, g2 [5,10) reads a; a 1 ns op on the comm stream follows g2.
@@ -42,7 +43,8 @@ std::shared_ptr<const Subgraph> make_backward() {
   p.builder().add_input(g2, a);
   const TensorId saved = p.tensor("saved", gpu, 150, TensorKind::bundle);
   return std::make_shared<const Subgraph>("backward", p.build(), std::vector<TensorId>{saved}, std::vector<TensorId>{},
-                                          std::vector<OpId>{}, std::vector<Subgraph::Bundle>{{saved, {a, b}}});
+                                          std::vector<Subgraph::Signal>{},
+                                          std::vector<Subgraph::Bundle>{{saved, {a, b}}});
 }
 
 struct Pair {

@@ -3,6 +3,8 @@
 // times, memory and busy time as simulating every op of the expanded graph.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "simulator/engine/engine.hpp"
 #include "simulator/graph/subgraph.hpp"
 #include "tests/support/random_composite_graph.hpp"
@@ -60,6 +62,55 @@ TEST_CASE("reusing simulated templates gives exactly the expanded simulation's a
   CHECK(reused_bundles > kCases / 20);
   CHECK(stats.fallbacks > 0);
   CHECK(stats.hits > 0);
+}
+
+// Templates whose ops are wrapped in nested templates of random groups: bundle members are made
+// and read by nested composites, signals fire inside them, and the answer is that of the same
+// graph without the nesting, with reuse and expanded.
+TEST_CASE("nesting groups of a template's ops in templates changes no answer", "[engine][reuse][grouping]") {
+  ScheduleCache cache;
+  int reused_runs = 0;
+  int nested_members = 0;
+  int nested_signals = 0;
+  for (int seed = 0; seed < kCases / 5; ++seed) {
+    INFO("seed " << seed);
+    const auto plain = make_random_composite_graph(static_cast<std::uint64_t>(seed));
+    const auto nested = make_random_composite_graph(static_cast<std::uint64_t>(seed), true);
+    SimulationOptions options;
+    options.record_memory_timeline = true;
+    options.cache = &cache;
+    const SimulationResult reused = simulate(nested.graph, nested.cost_model, options);
+    options.reuse = false;
+    const SimulationResult expected = simulate(plain.graph, plain.cost_model, options);
+    const SimulationResult expanded = simulate(nested.graph, nested.cost_model, options);
+    REQUIRE(expanded.makespan == expected.makespan);
+    REQUIRE(reused.makespan == expected.makespan);
+    require_same_devices(reused, expected);
+    require_same_devices(expanded, expected);
+    REQUIRE(all_op_times(nested.graph, reused) == all_op_times(nested.graph, expanded));
+    reused_runs += reused.reused_subgraphs ? 1 : 0;
+    for (const auto& made : nested.templates) {
+      const Graph& inner = made->graph();
+      for (const Subgraph::Signal& signal : made->signals()) nested_signals += signal.inner >= 0 ? 1 : 0;
+      for (const auto* ports : {&made->inputs(), &made->outputs()}) {
+        for (TensorId port : *ports) {
+          for (TensorId member : made->bundle_members(port)) {
+            const OpId producer = inner.tensor_producer(member);
+            const auto readers = inner.tensor_consumers(member);
+            const bool by_composite =
+                (producer.valid() && inner.is_composite(producer)) ||
+                std::any_of(readers.begin(), readers.end(), [&](OpId reader) { return inner.is_composite(reader); });
+            nested_members += by_composite ? 1 : 0;
+          }
+        }
+      }
+    }
+  }
+  WARN("runs reused: " << reused_runs << " of " << kCases / 5 << ", bundle members made or read by nested "
+                       << "composites " << nested_members << ", nested signals " << nested_signals);
+  CHECK(reused_runs > kCases / 25);
+  CHECK(nested_members > 100);
+  CHECK(nested_signals > 50);
 }
 
 }  // namespace
