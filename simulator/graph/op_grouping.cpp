@@ -14,30 +14,6 @@ namespace {
 
 std::uint64_t hash_text(std::string_view text) { return std::hash<std::string_view>{}(text); }
 
-// What the schedule, memory and trace of a template depend on besides its structure: its ops'
-// work and names, its tensors' names and its devices' specs.
-std::uint64_t content_hash(const Subgraph& subgraph) {
-  const Graph& graph = subgraph.graph();
-  std::uint64_t h = subgraph.structure_hash();
-  for (std::size_t i = 0; i < graph.op_count(); ++i) {
-    h = hash_mix(h, OpWorkHash{}(graph.op_work(OpId::at(i))));
-    h = hash_mix(h, hash_text(graph.op_name(OpId::at(i))));
-  }
-  for (std::size_t t = 0; t < graph.tensor_count(); ++t) h = hash_mix(h, hash_text(graph.tensor_name(TensorId::at(t))));
-  for (std::size_t c = 0; c < graph.collective_count(); ++c)
-    h = hash_mix(h, hash_text(graph.collective_name(CollectiveId::at(c))));
-  for (std::size_t d = 0; d < graph.device_count(); ++d) {
-    const DeviceSpec& spec = graph.device_spec(DeviceId::at(d));
-    h = hash_mix(h, hash_text(spec.name));
-    h = hash_mix(h, static_cast<std::uint64_t>(spec.kind));
-    for (double peak : spec.peak_flops) h = hash_mix(h, std::bit_cast<std::uint64_t>(peak));
-    h = hash_mix(h, std::bit_cast<std::uint64_t>(spec.memory_bandwidth));
-    h = hash_mix(h, std::bit_cast<std::uint64_t>(spec.network_bandwidth));
-    h = hash_mix(h, static_cast<std::uint64_t>(spec.memory_capacity));
-  }
-  return h;
-}
-
 // The longest prefix of the ops' (non-empty) names that ends with a '.'.
 std::string common_prefix(const Graph& graph, std::span<const OpId> ops) {
   std::string_view prefix;
@@ -258,90 +234,164 @@ class GroupWrapper {
     }
   }
 
-  void wrap(std::size_t g) {
+  // How group `g` maps onto its template: template devices, streams and tensors in the order its
+  // ops first touch them, its ports, and a hash of everything its template would hold, so that
+  // a group like one seen before is bound to that one's template without building its own.
+  struct Layout {
+    std::string prefix;
+    std::vector<DeviceId> devices;  // of the graph, by template device
+    std::vector<StreamId> streams;  // by template stream
+    std::vector<TensorId> tensors;  // by template tensor
+    std::unordered_map<std::uint32_t, std::uint32_t> device_index, stream_index, tensor_index, op_index;
+    std::uint64_t key = 0;
+  };
+
+  Layout layout(std::size_t g) {
     const std::vector<OpId>& ops = groups_[g];
     Wrapped& wrapped = wrapped_[g];
-    const std::string prefix = common_prefix(graph_, ops);
-    wrapped.name = prefix.empty() ? std::string() : prefix.substr(0, prefix.size() - 1);
-    GraphBuilder builder;
-    std::unordered_map<std::uint32_t, DeviceId> device_of;
-    std::unordered_map<std::uint32_t, StreamId> stream_of;
-    std::unordered_map<std::uint32_t, TensorId> tensor_of;
+    Layout layout;
+    layout.prefix = common_prefix(graph_, ops);
+    wrapped.name = layout.prefix.empty() ? std::string() : layout.prefix.substr(0, layout.prefix.size() - 1);
+    std::uint64_t& h = layout.key;
+    h = hash_mix(0, ops.size());
+    auto index_of = [](std::unordered_map<std::uint32_t, std::uint32_t>& index, std::uint32_t id, auto& list,
+                       auto value) {
+      const auto [it, made] = index.try_emplace(id, static_cast<std::uint32_t>(list.size()));
+      if (made) list.push_back(value);
+      return std::pair(it->second, made);
+    };
+    for (std::size_t i = 0; i < ops.size(); ++i) layout.op_index.emplace(ops[i].value(), static_cast<std::uint32_t>(i));
     for (OpId op : ops) {
       const StreamId stream = graph_.op_stream(op);
-      if (stream_of.contains(stream.value())) continue;
+      const auto [s, new_stream] = index_of(layout.stream_index, stream.value(), layout.streams, stream);
+      if (!new_stream) continue;
       const DeviceId device = graph_.stream(stream).device;
-      auto [it, made] = device_of.try_emplace(device.value(), DeviceId::none());
-      if (made) {
-        it->second = builder.add_device("d" + std::to_string(device_of.size() - 1),
-                                        builder.add_device_spec(graph_.device_spec(device)));
-      }
-      stream_of.emplace(stream.value(), builder.add_stream(it->second, "s" + std::to_string(stream_of.size())));
-      wrapped.streams.push_back(stream);
+      const auto [d, new_device] = index_of(layout.device_index, device.value(), layout.devices, device);
+      if (new_device) h = hash_mix(h, spec_hash(graph_.device(device).spec));
+      h = hash_mix(hash_mix(h, s), d);
     }
     std::unordered_map<std::uint32_t, std::uint8_t> all_weak;  // by input: whether every read is weak
-    auto inner_tensor = [&](TensorId t) {
-      auto [it, made] = tensor_of.try_emplace(t.value(), TensorId::none());
-      if (!made) return it->second;
+    auto touch = [&](TensorId t, bool read, bool weak) {
+      const auto [index, made] = index_of(layout.tensor_index, t.value(), layout.tensors, t);
+      h = hash_mix(hash_mix(h, index), weak ? 1 : 0);
+      const OpId producer = graph_.tensor_producer(t);
+      const bool from_outside = !producer.valid() || op_group_[producer.value()] != g;
+      if (read && from_outside) {
+        auto [it, first] = all_weak.try_emplace(t.value(), 1);
+        it->second = static_cast<std::uint8_t>(it->second != 0 && weak);
+      }
+      if (!made) return;
       const TensorRecord& record = graph_.tensor(t);
-      // A port stands for a tensor outside, which keeps its own name.
-      const bool port = inside_[t.value()] != g;
-      it->second = builder.add_tensor(port ? std::string_view() : without(graph_.tensor_name(t), prefix),
-                                      device_of.at(record.device.value()), record.kind, record.bytes);
-      const OpId producer = record.producer;
-      if (!producer.valid() || op_group_[producer.value()] != g) {
+      const bool inside = inside_[t.value()] == g;
+      if (from_outside) {
         wrapped.inputs.push_back(t);
-      } else if (inside_[t.value()] != g) {
+      } else if (!inside) {
         wrapped.outputs.push_back(t);
       }
-      return it->second;
+      h = hash_mix(h, static_cast<std::uint64_t>(record.kind) * 4 + (from_outside ? 2 : 0) + (inside ? 1 : 0));
+      h = hash_mix(hash_mix(h, static_cast<std::uint64_t>(record.bytes)), layout.device_index.at(record.device.value()));
+      if (inside) h = hash_mix(h, hash_text(without(graph_.tensor_name(t), layout.prefix)));
     };
-    std::unordered_map<std::uint32_t, OpId> op_of;
     for (OpId op : ops) {
-      const OpId inner = builder.add_op(without(graph_.op_name(op), prefix), builder.intern_work(graph_.op_work(op)),
-                                        stream_of.at(graph_.op_stream(op).value()));
-      op_of.emplace(op.value(), inner);
+      h = hash_mix(h, layout.stream_index.at(graph_.op_stream(op).value()));
+      h = hash_mix(h, work_hash(graph_.op_work_id(op)));
+      h = hash_mix(h, hash_text(without(graph_.op_name(op), layout.prefix)));
       const auto inputs = graph_.op_inputs(op);
-      for (std::size_t k = 0; k < inputs.size(); ++k) {
-        const bool weak = graph_.input_is_weak(op, k);
-        builder.add_input(inner, inner_tensor(inputs[k]), weak);
-        const OpId producer = graph_.tensor_producer(inputs[k]);
-        if (!producer.valid() || op_group_[producer.value()] != g) {
-          auto [it, made] = all_weak.try_emplace(inputs[k].value(), 1);
-          it->second = static_cast<std::uint8_t>(it->second != 0 && weak);
-        }
-      }
-      for (TensorId output : graph_.op_outputs(op)) builder.add_output(inner, inner_tensor(output));
-    }
-    for (OpId op : ops) {
-      for (OpId successor : graph_.control_successors(op)) {
-        builder.add_control_edge(op_of.at(op.value()), op_of.at(successor.value()));
-      }
+      for (std::size_t k = 0; k < inputs.size(); ++k) touch(inputs[k], true, graph_.input_is_weak(op, k));
+      h = hash_mix(h, ~0ULL);
+      for (TensorId output : graph_.op_outputs(op)) touch(output, false, false);
+      h = hash_mix(h, ~1ULL);
+      for (OpId successor : graph_.control_successors(op)) h = hash_mix(h, layout.op_index.at(successor.value()));
     }
     for (std::size_t c = 0; c < graph_.collective_count(); ++c) {
       const auto members = graph_.collective_members(CollectiveId::at(c));
       if (op_group_[members.front().value()] != g) continue;
-      std::vector<OpId> inner;
-      for (OpId member : members) inner.push_back(op_of.at(member.value()));
-      builder.add_collective(without(graph_.collective_name(CollectiveId::at(c)), prefix), inner);
+      h = hash_mix(h, hash_text(without(graph_.collective_name(CollectiveId::at(c)), layout.prefix)));
+      for (OpId member : members) h = hash_mix(h, layout.op_index.at(member.value()));
     }
-    std::vector<Subgraph::Signal> signals;
     for (std::size_t s = 0; s < parts_.signals.size(); ++s) {
       const OpId op = parts_.signals[s].op;
       if (op_group_[op.value()] != g) continue;
-      signals.emplace_back(op_of.at(op.value()));
+      h = hash_mix(h, layout.op_index.at(op.value()));
       wrapped.signals.push_back(static_cast<std::uint32_t>(s));
     }
-    std::vector<TensorId> input_ports;
-    for (TensorId t : wrapped.inputs) {
-      input_ports.push_back(tensor_of.at(t.value()));
-      wrapped.weak_inputs.push_back(all_weak.at(t.value()));
+    wrapped.streams = layout.streams;
+    for (TensorId t : wrapped.inputs) wrapped.weak_inputs.push_back(all_weak.at(t.value()));
+    return layout;
+  }
+
+  void wrap(std::size_t g) {
+    const Layout layout = this->layout(g);
+    Wrapped& wrapped = wrapped_[g];
+    wrapped.subgraph = templates_.find(layout.key);
+    if (!wrapped.subgraph) wrapped.subgraph = templates_.insert(layout.key, make_template(g, layout));
+  }
+
+  std::shared_ptr<const Subgraph> make_template(std::size_t g, const Layout& layout) const {
+    const Wrapped& wrapped = wrapped_[g];
+    GraphBuilder builder;
+    std::vector<DeviceId> devices;
+    for (std::size_t d = 0; d < layout.devices.size(); ++d) {
+      devices.push_back(builder.add_device("d" + std::to_string(d),
+                                           builder.add_device_spec(graph_.device_spec(layout.devices[d]))));
     }
+    for (std::size_t s = 0; s < layout.streams.size(); ++s) {
+      builder.add_stream(devices[layout.device_index.at(graph_.stream(layout.streams[s]).device.value())],
+                         "s" + std::to_string(s));
+    }
+    for (TensorId t : layout.tensors) {
+      const TensorRecord& record = graph_.tensor(t);
+      // A port stands for a tensor outside, which keeps its own name.
+      const bool inside = inside_[t.value()] == g;
+      builder.add_tensor(inside ? without(graph_.tensor_name(t), layout.prefix) : std::string_view(),
+                         devices[layout.device_index.at(record.device.value())], record.kind, record.bytes);
+    }
+    auto inner = [&](TensorId t) { return TensorId::at(layout.tensor_index.at(t.value())); };
+    auto inner_op = [&](OpId op) { return OpId::at(layout.op_index.at(op.value())); };
+    for (OpId op : groups_[g]) {
+      const OpId made = builder.add_op(without(graph_.op_name(op), layout.prefix),
+                                       builder.intern_work(graph_.op_work(op)),
+                                       StreamId::at(layout.stream_index.at(graph_.op_stream(op).value())));
+      const auto inputs = graph_.op_inputs(op);
+      for (std::size_t k = 0; k < inputs.size(); ++k) builder.add_input(made, inner(inputs[k]), graph_.input_is_weak(op, k));
+      for (TensorId output : graph_.op_outputs(op)) builder.add_output(made, inner(output));
+    }
+    for (OpId op : groups_[g]) {
+      for (OpId successor : graph_.control_successors(op)) builder.add_control_edge(inner_op(op), inner_op(successor));
+    }
+    for (std::size_t c = 0; c < graph_.collective_count(); ++c) {
+      const auto members = graph_.collective_members(CollectiveId::at(c));
+      if (op_group_[members.front().value()] != g) continue;
+      std::vector<OpId> made;
+      for (OpId member : members) made.push_back(inner_op(member));
+      builder.add_collective(without(graph_.collective_name(CollectiveId::at(c)), layout.prefix), made);
+    }
+    std::vector<Subgraph::Signal> signals;
+    for (std::uint32_t s : wrapped.signals) signals.emplace_back(inner_op(parts_.signals[s].op));
+    std::vector<TensorId> input_ports;
+    for (TensorId t : wrapped.inputs) input_ports.push_back(inner(t));
     std::vector<TensorId> output_ports;
-    for (TensorId t : wrapped.outputs) output_ports.push_back(tensor_of.at(t.value()));
-    wrapped.subgraph = templates_.intern(std::make_shared<const Subgraph>(
-        wrapped.name.empty() ? std::string("group") : wrapped.name, std::move(builder).build(), std::move(input_ports),
-        std::move(output_ports), std::move(signals)));
+    for (TensorId t : wrapped.outputs) output_ports.push_back(inner(t));
+    return std::make_shared<const Subgraph>(wrapped.name.empty() ? std::string("group") : wrapped.name,
+                                            std::move(builder).build(), std::move(input_ports),
+                                            std::move(output_ports), std::move(signals));
+  }
+
+  std::uint64_t work_hash(WorkId work) {
+    if (work_hashes_.size() <= work.value()) work_hashes_.resize(graph_.work_count(), 0);
+    std::uint64_t& h = work_hashes_[work.value()];
+    if (h == 0) h = OpWorkHash{}(graph_.work(work)) | 1;
+    return h;
+  }
+
+  std::uint64_t spec_hash(DeviceSpecId id) const {
+    const DeviceSpec& spec = graph_.spec(id);
+    std::uint64_t h = hash_text(spec.name);
+    h = hash_mix(h, static_cast<std::uint64_t>(spec.kind));
+    for (double peak : spec.peak_flops) h = hash_mix(h, std::bit_cast<std::uint64_t>(peak));
+    h = hash_mix(h, std::bit_cast<std::uint64_t>(spec.memory_bandwidth));
+    h = hash_mix(h, std::bit_cast<std::uint64_t>(spec.network_bandwidth));
+    return hash_mix(h, static_cast<std::uint64_t>(spec.memory_capacity));
   }
 
   TemplateParts build_outer() {
@@ -430,12 +480,18 @@ class GroupWrapper {
   std::vector<std::uint32_t> inside_;            // per tensor: the group whose template holds it
   std::vector<std::vector<OpId>> predecessors_;  // per op
   std::vector<Wrapped> wrapped_;
+  std::vector<std::uint64_t> work_hashes_;  // by work id, computed on first use (0: not yet)
 };
 
 }  // namespace
 
-std::shared_ptr<const Subgraph> GroupTemplates::intern(std::shared_ptr<const Subgraph> made) {
-  return by_content_.try_emplace(content_hash(*made), std::move(made)).first->second;
+std::shared_ptr<const Subgraph> GroupTemplates::find(std::uint64_t key) const {
+  const auto it = by_content_.find(key);
+  return it == by_content_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<const Subgraph> GroupTemplates::insert(std::uint64_t key, std::shared_ptr<const Subgraph> made) {
+  return by_content_.emplace(key, std::move(made)).first->second;
 }
 
 TemplateParts wrap_op_groups(const TemplateParts& parts, std::span<const std::uint32_t> group_of_op,

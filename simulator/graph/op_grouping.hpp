@@ -24,13 +24,15 @@ struct TemplateParts {
 
 // Templates of op groups, shared by content: groups that do the same work the same way (the
 // identical layers of a model, in one pass or in the passes of other microbatch shapes) become
-// one Subgraph, which the engine then simulates once per situation. Content is compared by a
-// 64-bit hash of everything a template's schedule, memory and trace depend on, as the engine's
-// schedule cache compares templates.
+// one Subgraph, which the engine then simulates once per situation. Content is keyed by a 64-bit
+// hash of everything a template's schedule, memory and trace depend on (its ops' work, names,
+// streams, tensors, edges, ports and device specs), as the engine's schedule cache keys
+// templates by hashes.
 class GroupTemplates {
  public:
-  // `made`, or the template of equal content found before.
-  std::shared_ptr<const Subgraph> intern(std::shared_ptr<const Subgraph> made);
+  // The template of content `key`, or null.
+  std::shared_ptr<const Subgraph> find(std::uint64_t key) const;
+  std::shared_ptr<const Subgraph> insert(std::uint64_t key, std::shared_ptr<const Subgraph> made);
   std::size_t size() const { return by_content_.size(); }
 
  private:

@@ -41,8 +41,12 @@ OpId PassTemplate::instantiate(GraphBuilder& outer, std::string_view name, const
 }
 
 PassRecorder::PassRecorder(std::string name, const DeviceSpec& gpu, std::vector<DeviceId> outer_devices,
-                           const GraphBuilder& outer, const BundleMemberHandles& handles)
-    : name_(std::move(name)), outer_(outer), handles_(handles), outer_devices_(std::move(outer_devices)) {
+                           const GraphBuilder& outer, const BundleMemberHandles& handles, GroupTemplates* layers)
+    : name_(std::move(name)),
+      outer_(outer),
+      handles_(handles),
+      outer_devices_(std::move(outer_devices)),
+      layers_(layers) {
   const DeviceSpecId spec = builder_.add_device_spec(gpu);
   for (std::size_t peer = 0; peer < outer_devices_.size(); ++peer) {
     devices_.push_back(builder_.add_device("peer " + std::to_string(peer), spec));
@@ -111,6 +115,11 @@ TensorId PassRecorder::write(TensorId handle) {
 }
 
 void PassRecorder::add_signal(std::size_t key, std::size_t peer, OpId op) { signals_.push_back({key, {peer, op}}); }
+
+void PassRecorder::begin_group(std::uint32_t label) {
+  if (layers_ == nullptr || (!group_starts_.empty() && group_starts_.back().second == label)) return;
+  group_starts_.emplace_back(builder_.op_count(), label);
+}
 
 PassTemplate PassRecorder::finish(GraphBuilder& outer, const PassValues& values, const PassValues& escapes,
                                   const std::vector<PassBundle>& bundles) && {
@@ -194,9 +203,20 @@ PassTemplate PassRecorder::finish(GraphBuilder& outer, const PassValues& values,
     group->second[peer] = static_cast<std::uint32_t>(signal_ops.size());
     signal_ops.push_back(op);
   }
+  TemplateParts parts{std::move(builder_).build(), std::move(input_ports), std::move(output_ports),
+                      std::move(signal_ops), std::move(bundle_ports)};
+  if (!group_starts_.empty()) {
+    std::vector<std::uint32_t> labels(parts.graph.op_count(), kNoGroup);
+    for (std::size_t g = 0; g < group_starts_.size(); ++g) {
+      const std::size_t end = g + 1 < group_starts_.size() ? group_starts_[g + 1].first : labels.size();
+      std::fill(labels.begin() + static_cast<std::ptrdiff_t>(group_starts_[g].first),
+                labels.begin() + static_cast<std::ptrdiff_t>(end), group_starts_[g].second);
+    }
+    parts = wrap_op_groups(parts, labels, *layers_);
+  }
   auto subgraph =
-      std::make_shared<const Subgraph>(name_, std::move(builder_).build(), std::move(input_ports),
-                                       std::move(output_ports), std::move(signal_ops), std::move(bundle_ports));
+      std::make_shared<const Subgraph>(name_, std::move(parts.graph), std::move(parts.inputs), std::move(parts.outputs),
+                                       std::move(parts.signals), std::move(parts.bundles));
   result.subgraph = outer.add_subgraph(std::move(subgraph));
   return result;
 }

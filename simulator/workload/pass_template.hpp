@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "simulator/graph/graph_builder.hpp"
+#include "simulator/graph/op_grouping.hpp"
 #include "simulator/graph/subgraph.hpp"
 #include "simulator/workload/per_peer.hpp"
 
@@ -97,8 +98,10 @@ struct PassTemplate {
 // told apart from the outer graph's tensors it reads, which become input ports on first use.
 class PassRecorder {
  public:
+  // With `layers`, the groups of ops begin_group() marks become nested templates shared through
+  // it (wrap_op_groups), where that keeps the pass's meaning.
   PassRecorder(std::string name, const DeviceSpec& gpu, std::vector<DeviceId> outer_devices, const GraphBuilder& outer,
-               const BundleMemberHandles& handles);
+               const BundleMemberHandles& handles, GroupTemplates* layers = nullptr);
 
   GraphBuilder& builder() { return builder_; }
   DeviceId device(std::size_t peer) const { return devices_[peer]; }
@@ -117,6 +120,8 @@ class PassRecorder {
   // The template tensor an op writes (one the pass created).
   TensorId write(TensorId handle);
   void add_signal(std::size_t key, std::size_t peer, OpId op);
+  // The ops added from now on belong to group `label` (a layer, say; kNoGroup: none).
+  void begin_group(std::uint32_t label);
 
   // Ends recording. `inputs` are the values the pass was recorded with (every outer tensor it
   // read must be among them); `escapes` the values it leaves behind, which become output ports
@@ -154,6 +159,8 @@ class PassRecorder {
     use_[inner.value()] |= use;
   }
   std::vector<std::pair<std::size_t, std::pair<std::size_t, OpId>>> signals_;  // (key, (peer, op))
+  GroupTemplates* layers_;
+  std::vector<std::pair<std::size_t, std::uint32_t>> group_starts_;  // (first op, label)
 };
 
 }  // namespace weft

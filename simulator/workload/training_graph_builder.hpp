@@ -352,7 +352,7 @@ class TrainingGraphBuilder {
     std::vector<DeviceId> devices;
     for (const Peer& peer : stages_[static_cast<std::size_t>(stage)]) devices.push_back(peer.device);
     PassRecorder recorder(fmt::format("{} chunk {}", phase, chunk.group), s_.cluster.gpu, devices, outer_,
-                          member_handles_);
+                          member_handles_, &layer_templates_);
     recording_peers_ = stages_[static_cast<std::size_t>(stage)];
     for (Peer& peer : recording_peers_) {
       peer.device = recorder.device(peer.index);
@@ -382,6 +382,14 @@ class TrainingGraphBuilder {
                             const PassValues& inputs, PassValues& escapes, PassValues& bundles);
 
   bool is_layer(const Chunk& chunk, std::size_t step) const;
+
+  // While a pass is recorded, the ops added from now on belong to the layer of step `step` (none
+  // for the input and output blocks): each layer of a pass becomes a nested template, shared by
+  // identical layers of every pass.
+  void begin_layer(const Chunk& chunk, std::size_t step) {
+    if (recorder_ == nullptr) return;
+    recorder_->begin_group(is_layer(chunk, step) ? static_cast<std::uint32_t>(chunk.block[step]) : kNoGroup);
+  }
 
   // Ring attention: the chunk's attention in `context_parallel_chunks` parts, each after the keys
   // and values of the next CP rank arrive over the CP stream. Returns the ops whose end is the
@@ -541,6 +549,7 @@ class TrainingGraphBuilder {
   std::vector<StreamId> placed_streams_;  // scratch of instantiate
   std::vector<DeviceId> placed_devices_;
   BundleMemberHandles member_handles_;
+  GroupTemplates layer_templates_;  // the templates of single layers, nested in pass templates
   // The weight gradients a backward pass leaves, as handles.
   std::map<std::size_t, std::vector<PendingWeightGrad>> weight_pass_inputs_;  // by chunk shape
   std::vector<const Chunk*> shapes_;                                          // a chunk of each shape

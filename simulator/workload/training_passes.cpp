@@ -47,6 +47,7 @@ PerPeer<OpId> TrainingGraphBuilder::forward_body(int stage, const Chunk& chunk, 
   for (std::size_t i = 0; i < chunk.steps.size(); ++i) {
     const Step& step = chunk.steps[i];
     if (!step.forward) continue;
+    begin_layer(chunk, i);
     const bool layer_start = full_recompute && is_layer(chunk, i) && (i == 0 || chunk.block[i - 1] != chunk.block[i]) &&
                              chunk.block_has_backward[i];
     PerPeer<OpId> ops;
@@ -219,6 +220,7 @@ PerPeer<TensorId> TrainingGraphBuilder::backward_body(int stage, const Chunk& ch
   const bool selective = s_.parallel.recompute == RecomputePolicy::selective;
   for (std::size_t k = chunk.steps.size(); k-- > 0;) {
     const Step& step = chunk.steps[k];
+    begin_layer(chunk, k);
     const bool layer_end = k + 1 < chunk.steps.size() && chunk.block[k + 1] != chunk.block[k];
     if (s_.parallel.recompute == RecomputePolicy::full && is_layer(chunk, k) && layer_end &&
         chunk.block_has_backward[k]) {
@@ -264,6 +266,7 @@ PerPeer<TensorId> TrainingGraphBuilder::backward_body(int stage, const Chunk& ch
 
 void TrainingGraphBuilder::recompute_layer(int stage, const Chunk& chunk, std::size_t last, int mb,
                                            const ForwardRecord& record, std::vector<PerPeer<TensorId>>& recomputed) {
+  begin_layer(chunk, last);
   std::size_t first = last;
   while (first > 0 && chunk.block[first - 1] == chunk.block[last]) --first;
   PerPeer<TensorId> x;
@@ -334,6 +337,7 @@ void TrainingGraphBuilder::emit_weight_pass(int stage, const Chunk& chunk, const
 
 void TrainingGraphBuilder::weight_pass_body(int stage, const Chunk& chunk,
                                             const std::vector<PendingWeightGrad>& pending, int mb) {
+  if (recorder_ != nullptr) recorder_->begin_group(kNoGroup);
   OpWork join_work;
   join_work.op_class = OpClass::barrier;
   const PerPeer<OpId> join =
@@ -342,7 +346,10 @@ void TrainingGraphBuilder::weight_pass_body(int stage, const Chunk& chunk,
     consume(join, weight.output_grad);
     consume(join, weight.input);
   }
-  for (const PendingWeightGrad& weight : pending) emit_weight_grad(stage, chunk, weight, mb, join);
+  for (const PendingWeightGrad& weight : pending) {
+    begin_layer(chunk, weight.step);
+    emit_weight_grad(stage, chunk, weight, mb, join);
+  }
 }
 
 void TrainingGraphBuilder::record_grad_op(const Chunk& chunk, std::size_t step, const PerPeer<OpId>& ops) {

@@ -56,7 +56,7 @@ TEST_CASE("the JSON output has the documented fields, consistent with each other
     CHECK(stage["peak_memory_bytes"].get<double>() > 0);
   }
   // One process per simulated rank, labelled by its coordinates; spans name the pass (chunk,
-  // microbatch, phase) and the op.
+  // microbatch, phase), the layer and the op.
   const auto trace = nlohmann::json::parse(read_file(dir.file("trace.json")));
   bool labelled = false, named = false;
   for (const auto& event : trace["traceEvents"]) {
@@ -64,7 +64,7 @@ TEST_CASE("the JSON output has the documented fields, consistent with each other
         event["args"]["name"].get<std::string>().rfind("stage 2 / tp 0 / dp 0", 0) == 0) {
       labelled = true;
     }
-    if (event["ph"] == "X" && event["name"] == "chunk 0 mb0 fwd/L3.attn.qkv fwd") named = true;
+    if (event["ph"] == "X" && event["name"] == "chunk 0 mb0 fwd/L3/attn.qkv fwd") named = true;
   }
   CHECK(labelled);
   CHECK(named);
