@@ -289,7 +289,8 @@ class GroupWrapper {
         wrapped.outputs.push_back(t);
       }
       h = hash_mix(h, static_cast<std::uint64_t>(record.kind) * 4 + (from_outside ? 2 : 0) + (inside ? 1 : 0));
-      h = hash_mix(hash_mix(h, static_cast<std::uint64_t>(record.bytes)), layout.device_index.at(record.device.value()));
+      h = hash_mix(hash_mix(h, static_cast<std::uint64_t>(record.bytes)),
+                   layout.device_index.at(record.device.value()));
       if (inside) h = hash_mix(h, hash_text(without(graph_.tensor_name(t), layout.prefix)));
     };
     for (OpId op : ops) {
@@ -332,8 +333,8 @@ class GroupWrapper {
     GraphBuilder builder;
     std::vector<DeviceId> devices;
     for (std::size_t d = 0; d < layout.devices.size(); ++d) {
-      devices.push_back(builder.add_device("d" + std::to_string(d),
-                                           builder.add_device_spec(graph_.device_spec(layout.devices[d]))));
+      devices.push_back(
+          builder.add_device("d" + std::to_string(d), builder.add_device_spec(graph_.device_spec(layout.devices[d]))));
     }
     for (std::size_t s = 0; s < layout.streams.size(); ++s) {
       builder.add_stream(devices[layout.device_index.at(graph_.stream(layout.streams[s]).device.value())],
@@ -349,11 +350,12 @@ class GroupWrapper {
     auto inner = [&](TensorId t) { return TensorId::at(layout.tensor_index.at(t.value())); };
     auto inner_op = [&](OpId op) { return OpId::at(layout.op_index.at(op.value())); };
     for (OpId op : groups_[g]) {
-      const OpId made = builder.add_op(without(graph_.op_name(op), layout.prefix),
-                                       builder.intern_work(graph_.op_work(op)),
-                                       StreamId::at(layout.stream_index.at(graph_.op_stream(op).value())));
+      const OpId made =
+          builder.add_op(without(graph_.op_name(op), layout.prefix), builder.intern_work(graph_.op_work(op)),
+                         StreamId::at(layout.stream_index.at(graph_.op_stream(op).value())));
       const auto inputs = graph_.op_inputs(op);
-      for (std::size_t k = 0; k < inputs.size(); ++k) builder.add_input(made, inner(inputs[k]), graph_.input_is_weak(op, k));
+      for (std::size_t k = 0; k < inputs.size(); ++k)
+        builder.add_input(made, inner(inputs[k]), graph_.input_is_weak(op, k));
       for (TensorId output : graph_.op_outputs(op)) builder.add_output(made, inner(output));
     }
     for (OpId op : groups_[g]) {
@@ -373,8 +375,8 @@ class GroupWrapper {
     std::vector<TensorId> output_ports;
     for (TensorId t : wrapped.outputs) output_ports.push_back(inner(t));
     return std::make_shared<const Subgraph>(wrapped.name.empty() ? std::string("group") : wrapped.name,
-                                            std::move(builder).build(), std::move(input_ports),
-                                            std::move(output_ports), std::move(signals));
+                                            std::move(builder).build(), std::move(input_ports), std::move(output_ports),
+                                            std::move(signals));
   }
 
   std::uint64_t work_hash(WorkId work) {

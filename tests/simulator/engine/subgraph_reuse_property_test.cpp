@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <utility>
 
 #include "simulator/engine/engine.hpp"
 #include "simulator/graph/subgraph.hpp"
@@ -29,6 +30,17 @@ int bundles_passed(const Graph& graph) {
   return count;
 }
 
+// `graph` simulated with reuse (templates kept in `cache`), then with every op.
+std::pair<SimulationResult, SimulationResult> simulate_both(const Graph& graph, const CostModel& cost_model,
+                                                            ScheduleCache& cache) {
+  SimulationOptions options;
+  options.record_memory_timeline = true;
+  options.cache = &cache;
+  SimulationResult reused = simulate(graph, cost_model, options);
+  options.reuse = false;
+  return {std::move(reused), simulate(graph, cost_model, options)};
+}
+
 TEST_CASE("reusing simulated templates gives exactly the expanded simulation's answer", "[engine][reuse]") {
   ScheduleCache cache;  // shared by every case: templates of one case must not answer for another
   int reused_runs = 0;
@@ -37,12 +49,7 @@ TEST_CASE("reusing simulated templates gives exactly the expanded simulation's a
   for (int seed = 0; seed < kCases; ++seed) {
     INFO("seed " << seed);
     const auto random = make_random_composite_graph(static_cast<std::uint64_t>(seed));
-    SimulationOptions options;
-    options.record_memory_timeline = true;
-    options.cache = &cache;
-    const SimulationResult reused = simulate(random.graph, random.cost_model, options);
-    options.reuse = false;
-    const SimulationResult full = simulate(random.graph, random.cost_model, options);
+    const auto [reused, full] = simulate_both(random.graph, random.cost_model, cache);
     REQUIRE_FALSE(full.reused_subgraphs);
     REQUIRE(reused.makespan == full.makespan);
     REQUIRE(all_op_times(random.graph, reused) == all_op_times(random.graph, full));
@@ -76,13 +83,11 @@ TEST_CASE("nesting groups of a template's ops in templates changes no answer", "
     INFO("seed " << seed);
     const auto plain = make_random_composite_graph(static_cast<std::uint64_t>(seed));
     const auto nested = make_random_composite_graph(static_cast<std::uint64_t>(seed), true);
-    SimulationOptions options;
-    options.record_memory_timeline = true;
-    options.cache = &cache;
-    const SimulationResult reused = simulate(nested.graph, nested.cost_model, options);
-    options.reuse = false;
-    const SimulationResult expected = simulate(plain.graph, plain.cost_model, options);
-    const SimulationResult expanded = simulate(nested.graph, nested.cost_model, options);
+    const auto [reused, expanded] = simulate_both(nested.graph, nested.cost_model, cache);
+    SimulationOptions every_op;
+    every_op.record_memory_timeline = true;
+    every_op.reuse = false;
+    const SimulationResult expected = simulate(plain.graph, plain.cost_model, every_op);
     REQUIRE(expanded.makespan == expected.makespan);
     REQUIRE(reused.makespan == expected.makespan);
     require_same_devices(reused, expected);
