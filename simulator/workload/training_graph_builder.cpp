@@ -67,6 +67,8 @@ TrainingWorkload TrainingGraphBuilder::build() {
   workload.microbatches = s_.microbatches();
   workload.model_flops_per_iteration = model_flops_per_iteration();
   workload.shapes = std::move(microbatch_shapes_);
+  workload.pass_templates = pass_templates_.size();
+  workload.layer_templates = layer_templates_.size();
   return workload;
 }
 

@@ -50,6 +50,9 @@ struct TrainingWorkload {
   std::int64_t microbatches = 0;
   double model_flops_per_iteration = 0.0;  // Megatron convention
   std::vector<PassOp> passes;              // in the order they were issued (none without composites)
+  // Distinct templates of passes, and of single layers nested in them (none without composites).
+  std::size_t pass_templates = 0;
+  std::size_t layer_templates = 0;
 };
 
 struct WorkloadOptions {
@@ -59,9 +62,10 @@ struct WorkloadOptions {
   bool unfold = false;
   // Give ops names (layer, op, pass, microbatch) for reports and traces; sweeps skip them.
   bool name_ops = true;
-  // Make each chunk's forward, backward and weight pass a template, recorded once per stage, and
-  // every microbatch's pass a composite op of it, so that the engine simulates each pass once
-  // per situation (docs/ARCHITECTURE.md, subgraph reuse). Off: every op is in the graph.
+  // Make each chunk's forward, backward and weight pass a template, recorded once per shape, with
+  // each of its layers a nested template shared by identical layers, and every microbatch's pass
+  // a composite op of it, so that the engine simulates each pass and layer once per situation
+  // (docs/ARCHITECTURE.md, subgraph reuse). Off: every op is in the graph.
   bool composites = true;
 };
 

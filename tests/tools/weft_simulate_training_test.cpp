@@ -177,6 +177,26 @@ TEST_CASE("the no-reuse flag simulates every op and gives the same answer", "[cl
   CHECK(a == b);
 }
 
+TEST_CASE("identical layers share templates and give the every-op answer", "[cli][reuse]") {
+  // One stage of 4 identical layers, 1F1B, no recompute: one forward and one backward pass
+  // template, each holding 4 composites of one layer template.
+  const TempDir dir;
+  const auto scenario = dir.write("layers.json", R"({
+      "model": {"base": "llama3-8b", "layers": 4},
+      "cluster": {"base": "dgx-h100", "gpus": 8},
+      "parallel": {"tp": 2, "dp": 4, "sequence_parallel": true},
+      "training": {"global_batch": 8, "seq_len": 2048}})");
+  const auto reused =
+      run_weft("simulate '" + scenario.string() + "' --stats --json '" + dir.file("a.json").string() + "'");
+  const auto every_op =
+      run_weft("simulate '" + scenario.string() + "' --no-reuse --json '" + dir.file("b.json").string() + "'");
+  REQUIRE(reused.exit_code == 0);
+  REQUIRE(every_op.exit_code == 0);
+  CHECK_THAT(reused.out, Contains("Templates: 2 passes, 2 layers nested in them"));
+  CHECK_THAT(every_op.out, !Contains("Templates:"));
+  CHECK(nlohmann::json::parse(read_file(dir.file("a.json"))) == nlohmann::json::parse(read_file(dir.file("b.json"))));
+}
+
 TEST_CASE("bad training scenarios exit 2 with the JSON path and the reason", "[cli][errors]") {
   const std::string base = R"("model": "llama3-8b", "cluster": {"base": "dgx-h100", "gpus": 8},
                               "training": {"global_batch": 8, "seq_len": 4096})";

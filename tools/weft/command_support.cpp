@@ -12,11 +12,11 @@ namespace weft::cli {
 
 void add_reuse_flags(CLI::App& command, ReuseFlags& flags) {
   command.add_flag("--no-reuse", flags.no_reuse,
-                   "Simulate every op of every pass instead of simulating each repeated pass once and stamping it "
-                   "(same answer, slower; for checking)");
+                   "Simulate every op of every pass instead of simulating each repeated pass and layer once and "
+                   "stamping it (same answer, slower; for checking)");
   command.add_flag("--stats", flags.stats,
-                   "Print how often repeated passes were stamped from cached schedules (hits), simulated to fill the "
-                   "cache (misses) or fell back to simulating every op");
+                   "Print how often repeated passes and layers were stamped from cached schedules (hits), simulated "
+                   "to fill the cache (misses) or fell back to simulating every op");
 }
 
 void add_calibration_flag(CLI::App& command, std::string& file) {

@@ -92,6 +92,9 @@ void run_training(const SimulateFlags& flags, const JsonCursor& root, const Simu
   fmt::print("\nSimulated in {:.0f} ms (graph {:.0f} ms, engine {:.0f} ms)\n", build_ms + simulate_ms, build_ms,
              simulate_ms);
   print_reuse_stats(flags.reuse);
+  if (flags.reuse.stats && !flags.reuse.no_reuse) {
+    fmt::print("Templates: {} passes, {} layers nested in them\n", workload.pass_templates, workload.layer_templates);
+  }
   write_outputs(flags, workload.graph, result, training_report_json(scenario, report));
   if (!flags.plan_file.empty()) {
     const ExecutionPlan plan =
