@@ -157,6 +157,16 @@ TEST_CASE("the unfold flag simulates every rank and gives the same answer", "[cl
   CHECK(b["folded"] == false);
 }
 
+// `scenario` simulated with reuse and --stats (JSON report in a.json) and with --no-reuse (b.json).
+std::pair<test::CommandResult, test::CommandResult> simulate_with_and_without_reuse(const TempDir& dir,
+                                                                                    const std::string& scenario) {
+  auto reused = run_weft("simulate '" + scenario + "' --stats --json '" + dir.file("a.json").string() + "'");
+  auto every_op = run_weft("simulate '" + scenario + "' --no-reuse --json '" + dir.file("b.json").string() + "'");
+  REQUIRE(reused.exit_code == 0);
+  REQUIRE(every_op.exit_code == 0);
+  return {std::move(reused), std::move(every_op)};
+}
+
 TEST_CASE("the no-reuse flag simulates every op and gives the same answer", "[cli]") {
   const TempDir dir;
   const auto scenario = dir.write("small.json", R"({
@@ -164,17 +174,10 @@ TEST_CASE("the no-reuse flag simulates every op and gives the same answer", "[cl
       "cluster": {"base": "dgx-h100", "gpus": 16},
       "parallel": {"tp": 2, "pp": 2, "dp": 4, "schedule": "zb-h1", "recompute": "full", "zero": 1},
       "training": {"global_batch": 32, "seq_len": 2048}})");
-  const auto reused =
-      run_weft("simulate '" + scenario.string() + "' --stats --json '" + dir.file("a.json").string() + "'");
-  const auto every_op =
-      run_weft("simulate '" + scenario.string() + "' --no-reuse --json '" + dir.file("b.json").string() + "'");
-  REQUIRE(reused.exit_code == 0);
-  REQUIRE(every_op.exit_code == 0);
+  const auto [reused, every_op] = simulate_with_and_without_reuse(dir, scenario.string());
   CHECK_THAT(reused.out, Contains("Subgraph reuse: ") && Contains("0 simulations fell back"));
   CHECK_THAT(every_op.out, !Contains("Subgraph reuse"));
-  auto a = nlohmann::json::parse(read_file(dir.file("a.json")));
-  auto b = nlohmann::json::parse(read_file(dir.file("b.json")));
-  CHECK(a == b);
+  CHECK(nlohmann::json::parse(read_file(dir.file("a.json"))) == nlohmann::json::parse(read_file(dir.file("b.json"))));
 }
 
 TEST_CASE("identical layers share templates and give the every-op answer", "[cli][reuse]") {
@@ -186,12 +189,7 @@ TEST_CASE("identical layers share templates and give the every-op answer", "[cli
       "cluster": {"base": "dgx-h100", "gpus": 8},
       "parallel": {"tp": 2, "dp": 4, "sequence_parallel": true},
       "training": {"global_batch": 8, "seq_len": 2048}})");
-  const auto reused =
-      run_weft("simulate '" + scenario.string() + "' --stats --json '" + dir.file("a.json").string() + "'");
-  const auto every_op =
-      run_weft("simulate '" + scenario.string() + "' --no-reuse --json '" + dir.file("b.json").string() + "'");
-  REQUIRE(reused.exit_code == 0);
-  REQUIRE(every_op.exit_code == 0);
+  const auto [reused, every_op] = simulate_with_and_without_reuse(dir, scenario.string());
   CHECK_THAT(reused.out, Contains("Templates: 2 passes, 2 layers nested in them"));
   CHECK_THAT(every_op.out, !Contains("Templates:"));
   CHECK(nlohmann::json::parse(read_file(dir.file("a.json"))) == nlohmann::json::parse(read_file(dir.file("b.json"))));
