@@ -397,8 +397,10 @@ void validate_training_scenario(const TrainingScenario& s) {
   if (s.data) validate_data(s);
 }
 
-TrainingScenario load_training_scenario(const JsonCursor& root) {
+TrainingScenario load_training_scenario(const JsonCursor& root,
+                                        std::shared_ptr<const CalibratedCostModel> calibration) {
   TrainingScenario scenario = load_scenario_without_plan(root);
+  scenario.cluster.calibration = std::move(calibration);
   scenario.parallel = read_parallel(root.at("parallel"), scenario.cluster);
   if (auto value = root.find("data")) scenario.data = load_data_spec(*value);
   derive_stage_layers(scenario);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -91,7 +92,10 @@ struct TrainingScenario {
 
 // Reads and validates a training scenario; errors name the JSON path and the reason
 // ("parallel.tp: 3 does not divide attention heads 32").
-TrainingScenario load_training_scenario(const JsonCursor& root);
+// `calibration`, when given, costs the cluster's ops where it covers them (ClusterSpec::calibration)
+// from the start: a "time" stage partition is balanced under it, as the iteration is simulated.
+TrainingScenario load_training_scenario(const JsonCursor& root,
+                                        std::shared_ptr<const CalibratedCostModel> calibration = nullptr);
 
 // The model, cluster, training and options of a scenario, without a plan: what a sweep varies
 // the plan over. A "parallel" section, if present, is not read; a "data" section is an error

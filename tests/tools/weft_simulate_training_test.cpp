@@ -2,6 +2,9 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <string>
+#include <utility>
+
 #include "tests/support/cli_expectations.hpp"
 #include "tests/support/run_command.hpp"
 

@@ -27,16 +27,23 @@ void add_calibration_flag(CLI::App& command, std::string& file) {
       ->type_name("PROFILE");
 }
 
-void apply_calibration(const std::string& file, ClusterSpec& cluster) {
-  if (file.empty()) return;
-  with_context("--calibration", [&] {
+std::shared_ptr<const CalibratedCostModel> read_calibration(const std::string& file) {
+  if (file.empty()) return nullptr;
+  return with_context("--calibration", [&] {
     const JsonDocument document = JsonDocument::parse_file(file);
-    cluster.calibration = with_context(file, [&] { return read_profile(document.root()); });
-    if (cluster.calibration->device() != cluster.gpu.name) {
-      throw InputError(file + ": measured on '" + cluster.calibration->device() + "' but the cluster's device is '" +
-                       cluster.gpu.name + "'");
-    }
+    return with_context(file, [&] { return read_profile(document.root()); });
   });
+}
+
+void check_calibration_device(const std::string& file, const ClusterSpec& cluster) {
+  if (!cluster.calibration || cluster.calibration->device() == cluster.gpu.name) return;
+  throw InputError("--calibration: " + file + ": measured on '" + cluster.calibration->device() +
+                   "' but the cluster's device is '" + cluster.gpu.name + "'");
+}
+
+void apply_calibration(const std::string& file, ClusterSpec& cluster) {
+  cluster.calibration = read_calibration(file);
+  check_calibration_device(file, cluster);
 }
 
 std::string utc_timestamp() {

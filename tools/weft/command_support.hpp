@@ -30,6 +30,12 @@ void add_reuse_flags(CLI::App& command, ReuseFlags& flags);
 // --calibration PROFILE, shared by the commands that simulate.
 void add_calibration_flag(CLI::App& command, std::string& file);
 
+// The profile in `file`, or null when `file` is empty; throws InputError naming the flag.
+std::shared_ptr<const CalibratedCostModel> read_calibration(const std::string& file);
+
+// Checks that the profile read from `file` and put on `cluster` was measured on its device.
+void check_calibration_device(const std::string& file, const ClusterSpec& cluster);
+
 // Puts the profile in `file` (if not empty) on `cluster`, after checking that it was measured on
 // the cluster's device; throws InputError naming the flag otherwise.
 void apply_calibration(const std::string& file, ClusterSpec& cluster);

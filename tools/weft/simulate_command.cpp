@@ -76,8 +76,11 @@ void run_graph(const SimulateFlags& flags, const JsonCursor& root, const Simulat
 
 void run_training(const SimulateFlags& flags, const JsonCursor& root, const SimulationOptions& options) {
   Stopwatch watch;
-  TrainingScenario scenario = with_context(flags.scenario, [&] { return load_training_scenario(root); });
-  apply_calibration(flags.calibration, scenario.cluster);
+  // The profile costs ops from the start: a "time" stage partition balances under it.
+  std::shared_ptr<const CalibratedCostModel> calibration = read_calibration(flags.calibration);
+  TrainingScenario scenario =
+      with_context(flags.scenario, [&] { return load_training_scenario(root, std::move(calibration)); });
+  check_calibration_device(flags.calibration, scenario.cluster);
   if (!flags.plan_file.empty()) with_context("--emit-plan", [&] { check_execution_plan_scope(scenario); });
   const TrainingWorkload workload =
       build_training_workload(scenario, {.unfold = flags.unfold, .composites = !flags.reuse.no_reuse});

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 
+#include "cost_models/calibrated_cost_model.hpp"
 #include "simulator/workload/training_workload.hpp"
 #include "tests/simulator/workload/training_test_support.hpp"
 #include "tests/support/run_command.hpp"
@@ -198,6 +199,25 @@ TEST_CASE("stages balanced by compute time give frozen vision layers more of the
   CHECK(by_time.parallel.partition == ParallelPlan::Partition::time);
   CHECK(by_time.parallel.stage_layers[0] > by_parameters.parallel.stage_layers[0]);
   CHECK(run_training(by_time).result.makespan < run_training(by_parameters).result.makespan);
+}
+
+TEST_CASE("a calibration profile's costs balance a time partition", "[workload][multimodal][calibration]") {
+  // A profile in which attention reaches 1% of peak makes the language layers' long causal
+  // attention (8,192 tokens) far heavier than the vision layers' attention within each image: the
+  // first stage, which holds the vision layers, takes more of them than under the roofline.
+  auto slow_attention = std::make_shared<CalibratedCostModel>("H800");
+  slow_attention->set_peak_flops(Dtype::bf16, 989e12);
+  const LogGridTable one_percent({{1.0}, {1.0}, {1.0}}, {0.01});
+  for (OpClass pass : {OpClass::attention_fwd, OpClass::attention_bwd}) {
+    for (bool causal : {false, true}) slow_attention->set_attention(pass, Dtype::bf16, causal, one_percent);
+  }
+  const std::string text = R"({"model": "vlm-s", "cluster": {"base": "h800-testbed", "gpus": 16},
+                               "parallel": {"tp": 4, "pp": 4, "stage_layers": "time"},
+                               "training": {"global_batch": 8, "seq_len": 8192, "images": 8}})";
+  const TrainingScenario roofline = scenario_from(text);
+  const TrainingScenario calibrated = scenario_from(text, slow_attention);
+  CHECK(calibrated.cluster.calibration == slow_attention);
+  CHECK(calibrated.parallel.stage_layers[0] > roofline.parallel.stage_layers[0]);
 }
 
 TEST_CASE("encoder-first places the encoders on every stage's first chunk and runs them first",

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <memory>
 #include <string>
+#include <utility>
 
 #include "simulator/core/json_cursor.hpp"
 #include "simulator/engine/engine.hpp"
@@ -8,9 +10,10 @@
 
 namespace weft::test {
 
-inline TrainingScenario scenario_from(const std::string& text) {
+inline TrainingScenario scenario_from(const std::string& text,
+                                      std::shared_ptr<const CalibratedCostModel> calibration = nullptr) {
   const JsonDocument document = JsonDocument::parse_text(text, "scenario.json");
-  return load_training_scenario(document.root());
+  return load_training_scenario(document.root(), std::move(calibration));
 }
 
 struct TrainingRun {
