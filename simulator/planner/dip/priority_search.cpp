@@ -1,0 +1,181 @@
+#include "simulator/planner/dip/priority_search.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+
+#include "simulator/core/input_error.hpp"
+
+namespace weft::dip {
+namespace {
+
+struct Node {
+  std::size_t parent = 0;
+  int depth = 0;             // groups assigned on the path to it
+  int value = 0;             // the priority it gives group depth - 1
+  std::vector<int> untried;  // values for the next group not expanded yet
+  std::vector<std::size_t> children;
+  double best = 0.0;
+  std::int64_t visits = 0;
+  bool complete = false;  // every assignment below it has been seen
+};
+
+class Search {
+ public:
+  Search(int groups, const std::vector<std::vector<int>>& follows,
+         const std::function<double(const std::vector<int>&)>& score, const PrioritySearchOptions& options)
+      : n_(groups), follows_(follows), score_(score), options_(options), rng_(options.seed) {}
+
+  PrioritySearchResult run() {
+    nodes_.push_back({});
+    nodes_[0].untried = valid_values(std::vector<int>(static_cast<std::size_t>(n_), 0), 0);
+    while (result_.iterations < options_.max_iterations && !nodes_[0].complete) {
+      const std::size_t leaf = select();
+      if (nodes_[leaf].untried.empty()) {  // a dead end: no value is left for its next group
+        nodes_[leaf].complete = true;
+        settle(leaf, 0.0);
+        continue;
+      }
+      ++result_.iterations;
+      const std::size_t child = expand(leaf);
+      settle(child, rollout(child));
+    }
+    result_.exhausted = nodes_[0].complete;
+    return result_;
+  }
+
+ private:
+  std::vector<int> assignment(std::size_t node) const {
+    std::vector<int> priorities(static_cast<std::size_t>(n_), 0);
+    for (; node != 0; node = nodes_[node].parent)
+      priorities[static_cast<std::size_t>(nodes_[node].depth - 1)] = nodes_[node].value;
+    return priorities;
+  }
+
+  // Unused values below the priorities of the groups `group` follows, in a seeded random order.
+  std::vector<int> valid_values(const std::vector<int>& priorities, int group) {
+    if (group == n_) return {};
+    int below = n_ + 1;
+    for (int f : follows_[static_cast<std::size_t>(group)])
+      below = std::min(below, priorities[static_cast<std::size_t>(f)]);
+    std::vector<int> values;
+    for (int v = 1; v < below; ++v) {
+      if (std::find(priorities.begin(), priorities.begin() + group, v) == priorities.begin() + group)
+        values.push_back(v);
+    }
+    std::shuffle(values.begin(), values.end(), rng_);
+    return values;
+  }
+
+  double ucb(const Node& child, const Node& parent) const {
+    return std::pow(child.best, options_.alpha) +
+           options_.beta * std::sqrt(std::log(static_cast<double>(parent.visits)) / static_cast<double>(child.visits));
+  }
+
+  // From the root down through fully expanded nodes, by the UCB rule among incomplete children.
+  std::size_t select() const {
+    std::size_t x = 0;
+    while (nodes_[x].untried.empty() && nodes_[x].depth < n_) {
+      std::size_t pick = 0;
+      double best = -1.0;
+      for (std::size_t child : nodes_[x].children) {
+        if (nodes_[child].complete) continue;
+        const double value = ucb(nodes_[child], nodes_[x]);
+        if (value > best) {
+          best = value;
+          pick = child;
+        }
+      }
+      if (pick == 0) return x;  // a dead end: no child, nothing untried
+      x = pick;
+    }
+    return x;
+  }
+
+  std::size_t expand(std::size_t leaf) {
+    const int value = nodes_[leaf].untried.back();
+    nodes_[leaf].untried.pop_back();
+    Node child;
+    child.parent = leaf;
+    child.depth = nodes_[leaf].depth + 1;
+    child.value = value;
+    const std::size_t id = nodes_.size();
+    nodes_.push_back(std::move(child));
+    nodes_[leaf].children.push_back(id);
+    nodes_[id].untried = valid_values(assignment(id), nodes_[id].depth);
+    if (nodes_[id].depth == n_) nodes_[id].complete = true;
+    return id;
+  }
+
+  // The best score of `rollouts` random completions of the node's partial assignment (one
+  // evaluation for a complete one); 0 when every completion runs into a dead end.
+  double rollout(std::size_t node) {
+    const int tries = nodes_[node].depth == n_ ? 1 : std::max(1, options_.rollouts);
+    double best = 0.0;
+    for (int t = 0; t < tries; ++t) {
+      std::vector<int> priorities = assignment(node);
+      bool dead = false;
+      for (int group = nodes_[node].depth; group < n_ && !dead; ++group) {
+        const std::vector<int> values = valid_values(priorities, group);
+        if (values.empty()) {
+          dead = true;
+        } else {
+          priorities[static_cast<std::size_t>(group)] = values.front();
+        }
+      }
+      if (dead) continue;
+      const double value = score_(priorities);
+      ++result_.evaluations;
+      best = std::max(best, value);
+      if (result_.priorities.empty() || value > result_.score) {
+        result_.priorities = priorities;
+        result_.score = value;
+      }
+    }
+    return best;
+  }
+
+  // Propagates a score up (each ancestor keeps the best below it) and completes ancestors whose
+  // children are all complete.
+  void settle(std::size_t node, double score) {
+    for (std::size_t x = node;; x = nodes_[x].parent) {
+      Node& n = nodes_[x];
+      ++n.visits;
+      n.best = std::max(n.best, score);
+      if (!n.complete && n.untried.empty() && n.depth < n_) {
+        n.complete =
+            std::all_of(n.children.begin(), n.children.end(), [&](std::size_t c) { return nodes_[c].complete; });
+      }
+      if (x == 0) break;
+    }
+  }
+
+  int n_;
+  const std::vector<std::vector<int>>& follows_;
+  const std::function<double(const std::vector<int>&)>& score_;
+  const PrioritySearchOptions& options_;
+  std::mt19937_64 rng_;
+  std::vector<Node> nodes_;
+  PrioritySearchResult result_;
+};
+
+}  // namespace
+
+PrioritySearchResult search_priorities(int groups, const std::vector<std::vector<int>>& follows,
+                                       const std::function<double(const std::vector<int>&)>& score,
+                                       const PrioritySearchOptions& options) {
+  if (groups <= 0) throw InputError("priority search: needs at least one segment group");
+  if (follows.size() != static_cast<std::size_t>(groups))
+    throw InputError("priority search: one list of followed groups per group expected");
+  for (int g = 0; g < groups; ++g) {
+    for (int f : follows[static_cast<std::size_t>(g)]) {
+      if (f < 0 || f >= g) throw InputError("priority search: group " + std::to_string(g) + " follows a later group");
+    }
+  }
+  if (options.rollouts <= 0 || options.max_iterations <= 0)
+    throw InputError("priority search: rollouts and iterations must be > 0");
+  return Search(groups, follows, score, options).run();
+}
+
+}  // namespace weft::dip

@@ -1,0 +1,39 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace weft::dip {
+
+struct PrioritySearchOptions {
+  // The UCB rule's exponent on a node's best score and weight of its exploration term
+  // (papers/001 Algorithm 1: s_v^alpha + beta sqrt(ln N_x / N_v)).
+  double alpha = 1.0;
+  double beta = 0.5;
+  int rollouts = 10;  // random completions scored per expanded node
+  std::uint64_t seed = 1;
+  std::int64_t max_iterations = 1000;  // expansions; the search also ends when the space is exhausted
+};
+
+struct PrioritySearchResult {
+  std::vector<int> priorities;  // per group, a distinct value in 1..n; larger runs first
+  double score = 0.0;
+  std::int64_t iterations = 0;
+  std::int64_t evaluations = 0;  // calls of the score function
+  bool exhausted = false;        // every valid assignment was seen
+};
+
+// PipeWeaver's modality-module-level ranking (papers/001 §6.1, Algorithm 1): Monte-Carlo tree
+// search over assignments of distinct priorities 1..n to n pipeline segment groups, the node at
+// depth d fixing group d's. Nodes are selected by the UCB rule from the root down to one not
+// fully expanded, a child is added, `rollouts` random completions of it are scored (`score`, the
+// share of non-bubble time of the interleaved schedule, larger is better) and the best one is
+// propagated up as the maximum of every ancestor's score. A group's priority must be smaller
+// than those of the groups it follows (`follows[g]`: groups with smaller indices), so that a
+// segment never runs before the one it depends on. Deterministic for a seed.
+PrioritySearchResult search_priorities(int groups, const std::vector<std::vector<int>>& follows,
+                                       const std::function<double(const std::vector<int>&)>& score,
+                                       const PrioritySearchOptions& options = {});
+
+}  // namespace weft::dip
