@@ -4,12 +4,14 @@
 WEFT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
 # Debian packages the build and the tests need (ccache is used when present, never required;
-# chromium renders the HTML report in a test; Open MPI runs the CPU backend's ranks).
+# chromium renders the HTML report in a test; Open MPI runs the CPU backend's ranks; CBC solves the
+# planner's integer programs).
 WEFT_PACKAGES=(
   cmake ninja-build g++
   libboost-graph-dev libeigen3-dev libfmt-dev nlohmann-json3-dev libtbb-dev libcli11-dev
   catch2 libbenchmark-dev
   libopenmpi-dev openmpi-bin
+  coinor-libcbc-dev
   chromium
 )
 

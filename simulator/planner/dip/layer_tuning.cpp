@@ -1,0 +1,213 @@
+#include "simulator/planner/dip/layer_tuning.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include <CbcModel.hpp>
+#include <CoinPackedMatrix.hpp>
+#include <OsiClpSolverInterface.hpp>
+
+#include "simulator/core/input_error.hpp"
+
+namespace weft::dip {
+namespace {
+
+// The combinations no other beats in both memory and time, by memory ascending (time then
+// strictly descending).
+std::vector<TuningCandidate> pareto_front(const std::vector<std::vector<LayerOption>>& layers) {
+  std::vector<TuningCandidate> front = {{}};
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    if (layers[l].empty()) throw InputError("layer tuning: layer " + std::to_string(l) + " has no option");
+    std::vector<TuningCandidate> grown;
+    for (const TuningCandidate& partial : front) {
+      for (std::size_t o = 0; o < layers[l].size(); ++o) {
+        TuningCandidate next = partial;
+        next.latency += layers[l][o].latency;
+        next.memory += layers[l][o].memory;
+        next.options.push_back(static_cast<int>(o));
+        grown.push_back(std::move(next));
+      }
+    }
+    std::sort(grown.begin(), grown.end(), [](const TuningCandidate& a, const TuningCandidate& b) {
+      return a.memory != b.memory ? a.memory < b.memory : a.latency < b.latency;
+    });
+    front.clear();
+    for (TuningCandidate& candidate : grown) {
+      if (front.empty() || candidate.latency < front.back().latency) front.push_back(std::move(candidate));
+    }
+  }
+  return front;
+}
+
+// At the start of each pair, the memory its rank holds then under `choice`, minus the limit
+// (positive: an overflow), with the pairs live then.
+struct Overflow {
+  Bytes excess = std::numeric_limits<Bytes>::min();
+  std::vector<std::size_t> live;
+};
+
+Overflow worst_overflow(const std::vector<StagePair>& pairs, const std::vector<int>& choice, Bytes limit) {
+  Overflow worst;
+  for (const StagePair& at : pairs) {
+    Bytes held = 0;
+    std::vector<std::size_t> live;
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      const StagePair& pair = pairs[i];
+      if (pair.rank != at.rank || pair.start > at.start || at.start > pair.end) continue;
+      held += pair.candidates[static_cast<std::size_t>(choice[i])].memory;
+      live.push_back(i);
+    }
+    if (held - limit > worst.excess) worst = {held - limit, std::move(live)};
+  }
+  return worst;
+}
+
+TimeNs total_latency(const std::vector<StagePair>& pairs, const std::vector<int>& choice) {
+  TimeNs total = 0;
+  for (std::size_t i = 0; i < pairs.size(); ++i)
+    total += pairs[i].candidates[static_cast<std::size_t>(choice[i])].latency;
+  return total;
+}
+
+void check_pairs(const std::vector<StagePair>& pairs, Bytes limit) {
+  if (limit <= 0) throw InputError("layer tuning: the memory limit must be > 0");
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    if (pairs[i].candidates.empty() || pairs[i].end < pairs[i].start)
+      throw InputError("layer tuning: stage pair " + std::to_string(i) + " has no candidate or ends before it starts");
+  }
+}
+
+}  // namespace
+
+std::vector<TuningCandidate> pair_candidates(const std::vector<std::vector<LayerOption>>& layers, int k) {
+  if (k < 2) throw InputError("layer tuning: at least 2 candidates per stage pair");
+  const std::vector<TuningCandidate> front = pareto_front(layers);
+  const Bytes least = front.front().memory;
+  const Bytes most = front.back().memory;
+  // The fastest within each bound: the front's last point at or under it (time falls as memory rises).
+  auto fastest_within = [&](Bytes bound) {
+    auto it = std::upper_bound(front.begin(), front.end(), bound,
+                               [](Bytes b, const TuningCandidate& c) { return b < c.memory; });
+    return std::prev(it);
+  };
+  std::vector<TuningCandidate> picked = {front.back()};
+  for (int q = k - 2; q >= 1; --q) {
+    const Bytes bound = least + static_cast<Bytes>(static_cast<double>(most - least) * q / (k - 1));
+    const auto it = fastest_within(bound);
+    if (it->memory != picked.back().memory) picked.push_back(*it);
+  }
+  if (front.front().memory != picked.back().memory) picked.push_back(front.front());
+  return picked;
+}
+
+bool fits(const std::vector<StagePair>& pairs, const std::vector<int>& choice, Bytes memory_limit) {
+  return pairs.empty() || worst_overflow(pairs, choice, memory_limit).excess <= 0;
+}
+
+TuningChoice greedy_tuning(const std::vector<StagePair>& pairs, Bytes memory_limit) {
+  check_pairs(pairs, memory_limit);
+  std::vector<int> choice;
+  for (const StagePair& pair : pairs) {
+    const auto fastest = std::min_element(pair.candidates.begin(), pair.candidates.end(),
+                                          [](const auto& a, const auto& b) { return a.latency < b.latency; });
+    choice.push_back(static_cast<int>(fastest - pair.candidates.begin()));
+  }
+  while (!pairs.empty()) {
+    const Overflow overflow = worst_overflow(pairs, choice, memory_limit);
+    if (overflow.excess <= 0) break;
+    // The switch to a leaner candidate that saves the most bytes per added nanosecond.
+    double best_rate = -1.0;
+    std::size_t best_pair = 0;
+    int best_candidate = -1;
+    for (std::size_t i : overflow.live) {
+      const TuningCandidate& now = pairs[i].candidates[static_cast<std::size_t>(choice[i])];
+      for (std::size_t c = 0; c < pairs[i].candidates.size(); ++c) {
+        const TuningCandidate& other = pairs[i].candidates[c];
+        if (other.memory >= now.memory) continue;
+        const double saved = static_cast<double>(now.memory - other.memory);
+        const double added = static_cast<double>(std::max<TimeNs>(other.latency - now.latency, 0)) + 1.0;
+        if (saved / added > best_rate) {
+          best_rate = saved / added;
+          best_pair = i;
+          best_candidate = static_cast<int>(c);
+        }
+      }
+    }
+    if (best_candidate < 0) {
+      throw InputError("memory limit " + std::to_string(memory_limit) + " bytes is too small: rank " +
+                       std::to_string(pairs[overflow.live.front()].rank) + " overflows by " +
+                       std::to_string(overflow.excess) + " bytes with its leanest candidates");
+    }
+    choice[best_pair] = best_candidate;
+  }
+  return {choice, total_latency(pairs, choice)};
+}
+
+TuningChoice solve_tuning(const std::vector<StagePair>& pairs, Bytes memory_limit, double gap) {
+  const TuningChoice greedy = greedy_tuning(pairs, memory_limit);
+  if (pairs.empty()) return greedy;
+  // Columns: o_ij, pair by pair. Rows: one choice per pair, then memory at each pair's start.
+  std::vector<int> first_column;
+  std::vector<double> objective;
+  for (const StagePair& pair : pairs) {
+    first_column.push_back(static_cast<int>(objective.size()));
+    for (const TuningCandidate& candidate : pair.candidates)
+      objective.push_back(static_cast<double>(candidate.latency));
+  }
+  const int columns = static_cast<int>(objective.size());
+  CoinPackedMatrix matrix(false, 0, 0);
+  matrix.setDimensions(0, columns);
+  std::vector<double> row_lower, row_upper;
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    CoinPackedVector row;
+    for (std::size_t j = 0; j < pairs[i].candidates.size(); ++j) row.insert(first_column[i] + static_cast<int>(j), 1.0);
+    matrix.appendRow(row);
+    row_lower.push_back(1.0);
+    row_upper.push_back(1.0);
+  }
+  for (const StagePair& at : pairs) {
+    CoinPackedVector row;
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      const StagePair& pair = pairs[i];
+      if (pair.rank != at.rank || pair.start > at.start || at.start > pair.end) continue;
+      for (std::size_t j = 0; j < pair.candidates.size(); ++j) {
+        if (pair.candidates[j].memory != 0)
+          row.insert(first_column[i] + static_cast<int>(j), static_cast<double>(pair.candidates[j].memory));
+      }
+    }
+    matrix.appendRow(row);
+    row_lower.push_back(-COIN_DBL_MAX);
+    row_upper.push_back(static_cast<double>(memory_limit));
+  }
+  const std::vector<double> column_lower(static_cast<std::size_t>(columns), 0.0);
+  const std::vector<double> column_upper(static_cast<std::size_t>(columns), 1.0);
+  OsiClpSolverInterface solver;
+  solver.messageHandler()->setLogLevel(0);
+  solver.loadProblem(matrix, column_lower.data(), column_upper.data(), objective.data(), row_lower.data(),
+                     row_upper.data());
+  for (int c = 0; c < columns; ++c) solver.setInteger(c);
+  CbcModel model(solver);
+  model.setLogLevel(0);
+  model.messageHandler()->setLogLevel(0);
+  model.setAllowableFractionGap(gap);
+  std::vector<double> warm(static_cast<std::size_t>(columns), 0.0);
+  for (std::size_t i = 0; i < pairs.size(); ++i)
+    warm[static_cast<std::size_t>(first_column[i] + greedy.candidate[i])] = 1.0;
+  model.setBestSolution(warm.data(), columns, static_cast<double>(greedy.latency));
+  model.branchAndBound();
+  const double* best = model.bestSolution();
+  if (best == nullptr) return greedy;
+  std::vector<int> choice(pairs.size(), 0);
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    for (std::size_t j = 0; j < pairs[i].candidates.size(); ++j) {
+      if (best[first_column[i] + static_cast<int>(j)] > 0.5) choice[i] = static_cast<int>(j);
+    }
+  }
+  // The solver's answer is kept only if it checks out exactly in integers.
+  if (!fits(pairs, choice, memory_limit) || total_latency(pairs, choice) > greedy.latency) return greedy;
+  return {choice, total_latency(pairs, choice)};
+}
+
+}  // namespace weft::dip
