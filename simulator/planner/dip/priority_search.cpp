@@ -5,6 +5,9 @@
 #include <random>
 #include <string>
 
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
 #include "simulator/core/input_error.hpp"
 
 namespace weft::dip {
@@ -30,16 +33,49 @@ class Search {
   PrioritySearchResult run() {
     nodes_.push_back({});
     nodes_[0].untried = valid_values(std::vector<int>(static_cast<std::size_t>(n_), 0), 0);
+    tbb::task_arena arena(std::max(1, options_.threads));
     while (result_.iterations < options_.max_iterations && !nodes_[0].complete) {
-      const std::size_t leaf = select();
-      if (nodes_[leaf].untried.empty()) {  // a dead end: no value is left for its next group
-        nodes_[leaf].complete = true;
-        settle(leaf, 0.0);
-        continue;
+      // Select and expand a batch, drawing every random number in order.
+      std::vector<std::size_t> expanded;
+      std::vector<std::vector<int>> jobs;
+      std::vector<std::size_t> job_node;
+      while (static_cast<int>(expanded.size()) < options_.batch && result_.iterations < options_.max_iterations) {
+        const std::size_t leaf = select();
+        if (leaf == kBusy) break;
+        if (nodes_[leaf].untried.empty()) {  // a dead end: no value is left for its next group
+          nodes_[leaf].complete = true;
+          settle(leaf, 0.0);
+          continue;
+        }
+        ++result_.iterations;
+        const std::size_t child = expand(leaf);
+        expanded.push_back(child);
+        for (std::vector<int>& completion : completions(child)) {
+          jobs.push_back(std::move(completion));
+          job_node.push_back(child);
+        }
       }
-      ++result_.iterations;
-      const std::size_t child = expand(leaf);
-      settle(child, rollout(child));
+      if (expanded.empty()) break;
+      // Score in parallel; then propagate in order.
+      std::vector<double> scores(jobs.size(), 0.0);
+      arena.execute([&] {
+        tbb::parallel_for(tbb::blocked_range<std::size_t>(0, jobs.size(), 1), [&](const auto& range) {
+          for (std::size_t j = range.begin(); j != range.end(); ++j) scores[j] = score_(jobs[j]);
+        });
+      });
+      result_.evaluations += static_cast<std::int64_t>(jobs.size());
+      for (std::size_t child : expanded) {
+        double best = 0.0;
+        for (std::size_t j = 0; j < jobs.size(); ++j) {
+          if (job_node[j] != child) continue;
+          best = std::max(best, scores[j]);
+          if (result_.priorities.empty() || scores[j] > result_.score) {
+            result_.priorities = jobs[j];
+            result_.score = scores[j];
+          }
+        }
+        settle(child, best);
+      }
     }
     result_.exhausted = nodes_[0].complete;
     return result_;
@@ -73,21 +109,28 @@ class Search {
            options_.beta * std::sqrt(std::log(static_cast<double>(parent.visits)) / static_cast<double>(child.visits));
   }
 
-  // From the root down through fully expanded nodes, by the UCB rule among incomplete children.
+  // From the root down through fully expanded nodes, by the UCB rule among incomplete children
+  // that are not waiting for their scores; kBusy when every way down waits.
+  static constexpr std::size_t kBusy = static_cast<std::size_t>(-1);
   std::size_t select() const {
     std::size_t x = 0;
     while (nodes_[x].untried.empty() && nodes_[x].depth < n_) {
       std::size_t pick = 0;
       double best = -1.0;
+      bool waiting = false;
       for (std::size_t child : nodes_[x].children) {
         if (nodes_[child].complete) continue;
+        if (nodes_[child].visits == 0) {
+          waiting = true;
+          continue;
+        }
         const double value = ucb(nodes_[child], nodes_[x]);
         if (value > best) {
           best = value;
           pick = child;
         }
       }
-      if (pick == 0) return x;  // a dead end: no child, nothing untried
+      if (pick == 0) return waiting ? kBusy : x;  // else a dead end: no child, nothing untried
       x = pick;
     }
     return x;
@@ -108,11 +151,11 @@ class Search {
     return id;
   }
 
-  // The best score of `rollouts` random completions of the node's partial assignment (one
-  // evaluation for a complete one); 0 when every completion runs into a dead end.
-  double rollout(std::size_t node) {
-    const int tries = nodes_[node].depth == n_ ? 1 : std::max(1, options_.rollouts);
-    double best = 0.0;
+  // `rollouts` random completions of the node's partial assignment (the assignment itself when it
+  // is complete), leaving out those that run into a dead end.
+  std::vector<std::vector<int>> completions(std::size_t node) {
+    const int tries = nodes_[node].depth == n_ ? 1 : options_.rollouts;
+    std::vector<std::vector<int>> made;
     for (int t = 0; t < tries; ++t) {
       std::vector<int> priorities = assignment(node);
       bool dead = false;
@@ -124,16 +167,9 @@ class Search {
           priorities[static_cast<std::size_t>(group)] = values.front();
         }
       }
-      if (dead) continue;
-      const double value = score_(priorities);
-      ++result_.evaluations;
-      best = std::max(best, value);
-      if (result_.priorities.empty() || value > result_.score) {
-        result_.priorities = priorities;
-        result_.score = value;
-      }
+      if (!dead) made.push_back(std::move(priorities));
     }
-    return best;
+    return made;
   }
 
   // Propagates a score up (each ancestor keeps the best below it) and completes ancestors whose
@@ -173,8 +209,8 @@ PrioritySearchResult search_priorities(int groups, const std::vector<std::vector
       if (f < 0 || f >= g) throw InputError("priority search: group " + std::to_string(g) + " follows a later group");
     }
   }
-  if (options.rollouts <= 0 || options.max_iterations <= 0)
-    throw InputError("priority search: rollouts and iterations must be > 0");
+  if (options.rollouts <= 0 || options.max_iterations <= 0 || options.batch <= 0 || options.threads <= 0)
+    throw InputError("priority search: rollouts, iterations, batch and threads must be > 0");
   return Search(groups, follows, score, options).run();
 }
 

@@ -14,6 +14,11 @@ struct PrioritySearchOptions {
   int rollouts = 10;  // random completions scored per expanded node
   std::uint64_t seed = 1;
   std::int64_t max_iterations = 1000;  // expansions; the search also ends when the space is exhausted
+  // Nodes expanded per round: selected one after another (a node waiting for its score is not
+  // selected again), their rollouts scored in parallel on `threads` oneTBB workers, their scores
+  // propagated in order. The answer depends on the batch, not on the threads.
+  int batch = 8;
+  int threads = 1;
 };
 
 struct PrioritySearchResult {
@@ -31,7 +36,8 @@ struct PrioritySearchResult {
 // share of non-bubble time of the interleaved schedule, larger is better) and the best one is
 // propagated up as the maximum of every ancestor's score. A group's priority must be smaller
 // than those of the groups it follows (`follows[g]`: groups with smaller indices), so that a
-// segment never runs before the one it depends on. Deterministic for a seed.
+// segment never runs before the one it depends on. Deterministic for a seed, whatever the number
+// of threads; `score` is called from several threads at once when there are several.
 PrioritySearchResult search_priorities(int groups, const std::vector<std::vector<int>>& follows,
                                        const std::function<double(const std::vector<int>&)>& score,
                                        const PrioritySearchOptions& options = {});

@@ -52,13 +52,15 @@ TEST_CASE("the search exhausts a small space and finds the best assignment", "[d
   CHECK(hashed(result.priorities) == result.score);
 }
 
-TEST_CASE("the search is deterministic for a seed", "[dip][mcts]") {
+TEST_CASE("the search is deterministic for a seed, with 1 and 2 threads", "[dip][mcts]") {
   const std::vector<std::vector<int>> follows(7);
   PrioritySearchOptions options;
   options.max_iterations = 200;
   const PrioritySearchResult a = search_priorities(7, follows, hashed, options);
+  options.threads = 2;
   const PrioritySearchResult b = search_priorities(7, follows, hashed, options);
   CHECK(a.priorities == b.priorities);
+  CHECK(a.score == b.score);
   CHECK(a.evaluations == b.evaluations);
   CHECK_FALSE(a.exhausted);  // 7! assignments, 200 expansions
   // Within its budget, it beats most assignments: compare with the median of all of them.
@@ -98,6 +100,7 @@ TEST_CASE("ranking the segment groups of a pipeline by interleaving them", "[dip
   const std::vector<std::vector<int>> follows(4);
   PrioritySearchOptions options;
   options.max_iterations = 10000;
+  options.threads = 2;
   const PrioritySearchResult result = search_priorities(4, follows, non_bubble_share, options);
   CHECK(result.exhausted);
   CHECK(result.score == brute_force(4, follows, non_bubble_share));
@@ -112,6 +115,9 @@ TEST_CASE("priority searches that cannot start are refused", "[dip][mcts]") {
   PrioritySearchOptions none;
   none.rollouts = 0;
   CHECK_THROWS_AS(search_priorities(2, {{}, {}}, hashed, none), InputError);
+  PrioritySearchOptions no_threads;
+  no_threads.threads = 0;
+  CHECK_THROWS_AS(search_priorities(2, {{}, {}}, hashed, no_threads), InputError);
 }
 
 }  // namespace
