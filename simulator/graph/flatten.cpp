@@ -1,5 +1,6 @@
 #include "simulator/graph/flatten.hpp"
 
+#include <algorithm>
 #include <string>
 #include <unordered_map>
 
@@ -207,9 +208,9 @@ class Flattener {
     }
   }
 
-  // The flat ops through which `node` starts (its template's ops that wait for nothing inside:
-  // every other op waits for one of them) or ends (all of its ops: an op inside may wait for a
-  // composite inside to free one stream while another stream of it still runs).
+  // The flat ops through which `node` starts (the first op on each of its streams) or ends (all
+  // of its ops: an op inside may wait for a composite inside to free one stream while another
+  // stream of it still runs).
   // Found once per expansion: a composite may have many edges.
   const std::vector<OpId>& ends(const Node& node, bool starts) {
     if (node.expansion == FlatGraph::kNoChild) {
@@ -229,30 +230,28 @@ class Flattener {
       return;
     }
     const FlatGraph::Expansion& expansion = out_.expansions[node.expansion];
+    if (starts) {
+      // The first op on each of its streams: every op of the template runs after one of them,
+      // so an edge to them all makes the whole template wait, as a composite does.
+      for (std::size_t s = 0; s < expansion.subgraph->stream_entries().size(); ++s)
+        found.push_back(first_on_stream(node.expansion, s));
+      return;
+    }
     const Graph& inner = expansion.subgraph->graph();
     for (std::size_t i = 0; i < inner.op_count(); ++i) {
-      const OpId op = OpId::at(i);
-      if (!starts || waits_for_nothing(*expansion.subgraph, op)) {
-        collect_ends({expansion.flat_op[i], expansion.child[i]}, starts, found);
-      }
+      collect_ends({expansion.flat_op[i], expansion.child[i]}, false, found);
     }
   }
 
-  // Whether `op` of the template waits for nothing inside it. A composite's dependency count
-  // also holds the ops before it on its secondary streams, which delay only those streams: one
-  // is gated by the producers of its inputs, the edges into it and the op before it on its own
-  // stream.
-  static bool waits_for_nothing(const Subgraph& subgraph, OpId op) {
-    const Graph& graph = subgraph.graph();
-    const CompositeId composite = graph.op_composite(op);
-    if (!composite.valid()) return graph.dependency_count(op) == 0;
-    if (!graph.composite_gates(composite).empty()) return false;
-    if (subgraph.stream_entries()[graph.op_stream(op).value()].first_op != op) return false;
-    const auto inputs = graph.op_inputs(op);
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-      if (!graph.input_is_weak(op, i) && graph.tensor_producer(inputs[i]).valid()) return false;
-    }
-    return true;
+  // The flat op issued first on template stream `stream` of expansion `expansion`.
+  OpId first_on_stream(std::uint32_t expansion, std::size_t stream) const {
+    const FlatGraph::Expansion& expanded = out_.expansions[expansion];
+    const OpId first = expanded.subgraph->stream_entries()[stream].first_op;
+    if (expanded.child[first.value()] == FlatGraph::kNoChild) return expanded.flat_op[first.value()];
+    const Graph& inner = expanded.subgraph->graph();
+    const auto bound = inner.composite_streams(inner.op_composite(first));
+    const auto j = std::find(bound.begin(), bound.end(), StreamId::at(stream)) - bound.begin();
+    return first_on_stream(expanded.child[first.value()], static_cast<std::size_t>(j));
   }
 
   const Graph& graph_;

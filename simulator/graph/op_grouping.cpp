@@ -60,6 +60,7 @@ class GroupWrapper {
       if (ok_[g]) check_streams_and_devices(g);
       if (ok_[g]) check_convex(g);
     }
+    drop_groups_on_cycles();
     op_group_.assign(graph_.op_count(), kNoGroup);
     for (std::size_t g = 0; g < groups_.size(); ++g) {
       if (!ok_[g]) continue;
@@ -210,6 +211,60 @@ class GroupWrapper {
         return;
       }
       reached[i - first] = std::any_of(before.begin(), before.end(), depends_on_group) ? 1 : 0;
+    }
+  }
+
+  // Groups that are each convex may still wait for each other (g's second op reads what h's
+  // first makes, and h's second what g's first makes). The graph of wrapped groups and other ops,
+  // with a collective's members as one node, must stay acyclic: groups on a cycle or behind one
+  // are dropped until it is.
+  void drop_groups_on_cycles() {
+    const std::size_t groups = groups_.size();
+    while (std::count(ok_.begin(), ok_.end(), 1) > 1) {
+      std::vector<std::size_t> root(groups + graph_.op_count());
+      for (std::size_t n = 0; n < root.size(); ++n) root[n] = n;
+      auto find = [&](std::size_t n) {
+        while (root[n] != n) n = root[n] = root[root[n]];
+        return n;
+      };
+      auto node_of = [&](std::size_t op) {
+        const std::uint32_t g = initial_group_[op];
+        return find(g != kNoGroup && ok_[g] ? g : groups + op);
+      };
+      for (std::size_t c = 0; c < graph_.collective_count(); ++c) {
+        const auto members = graph_.collective_members(CollectiveId::at(c));
+        for (OpId member : members) root[node_of(member.value())] = node_of(members.front().value());
+      }
+      std::vector<std::vector<std::size_t>> successors(root.size());
+      std::vector<std::size_t> waiting(root.size(), 0);
+      for (std::size_t i = 0; i < graph_.op_count(); ++i) {
+        const std::size_t to = node_of(i);
+        for (OpId p : predecessors_[i]) {
+          const std::size_t from = node_of(p.value());
+          if (from == to) continue;
+          successors[from].push_back(to);
+          ++waiting[to];
+        }
+      }
+      std::vector<std::size_t> ready;
+      for (std::size_t n = 0; n < root.size(); ++n) {
+        if (find(n) == n && waiting[n] == 0) ready.push_back(n);
+      }
+      while (!ready.empty()) {
+        const std::size_t n = ready.back();
+        ready.pop_back();
+        for (std::size_t to : successors[n]) {
+          if (--waiting[to] == 0) ready.push_back(to);
+        }
+      }
+      bool dropped = false;
+      for (std::size_t g = 0; g < groups; ++g) {
+        if (ok_[g] && waiting[find(g)] > 0) {
+          ok_[g] = 0;
+          dropped = true;
+        }
+      }
+      if (!dropped) return;
     }
   }
 

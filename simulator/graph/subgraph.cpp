@@ -173,7 +173,10 @@ void Subgraph::compute_stream_entries() {
       entry.gated_inside =
           inner.gated_inside || !inner.input_members.empty() || !graph_.composite_gates(composite).empty();
       reads.assign(inner.input_ports.begin(), inner.input_ports.end());
-      for (std::size_t i : reads) entry.gated_inside = entry.gated_inside || graph_.tensor_producer(inputs[i]).valid();
+      for (std::size_t i : reads) {
+        const bool waits = !graph_.input_is_weak(entry.first_op, i) && graph_.tensor_producer(inputs[i]).valid();
+        entry.gated_inside = entry.gated_inside || waits;
+      }
     } else {
       for (std::size_t i = 0; i < inputs.size(); ++i) reads.push_back(i);
     }

@@ -25,9 +25,10 @@ struct TuningCandidate {
 };
 
 // Up to `k` (>= 2) candidates for a stage pair whose layers have `layers[l]` options each: the
-// fastest, the one holding the least memory, and, for each of k - 2 equal buckets of the memory
-// range between them, the fastest whose memory stays within the bucket's upper bound (a multiple-
-// choice knapsack, solved exactly over the Pareto front of (memory, time) combinations).
+// fastest, the one holding the least memory, and, with the memory range between them split into
+// k - 1 equal parts, at each of the k - 2 inner bounds the fastest whose memory stays within it
+// (a multiple-choice knapsack, solved exactly over the Pareto front of (memory, time)
+// combinations). The paper's "k - 2 buckets" each get the fastest candidate they can hold.
 // Candidates are distinct and sorted by memory, most first. InputError when a layer has no option.
 std::vector<TuningCandidate> pair_candidates(const std::vector<std::vector<LayerOption>>& layers, int k);
 

@@ -29,7 +29,10 @@ std::vector<int> segment_counts(std::span<const double> latencies) {
   }
   const double fastest = *std::min_element(latencies.begin(), latencies.end());
   std::vector<int> counts;
-  for (double latency : latencies) counts.push_back(static_cast<int>(std::floor(latency / fastest)));
+  // A ratio that is an integer in exact arithmetic may come out a hair below it (0.3 / 0.1).
+  constexpr double kRoundingSlack = 1e-9;
+  for (double latency : latencies)
+    counts.push_back(static_cast<int>(std::floor(latency / fastest * (1.0 + kRoundingSlack))));
   return counts;
 }
 

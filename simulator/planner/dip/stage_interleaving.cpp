@@ -124,9 +124,12 @@ StageSchedule interleave_stages(std::span<const PipelineStage> stages, int ranks
         memory_blocked = true;
       }
       const TimeNs backward = start_of(2 * r + 1);
-      if (std::min(forward, backward) < best_min) {
+      // When the rank could start its next stage: not before it is free.
+      const TimeNs earliest =
+          std::min(forward, backward) == kNever ? kNever : std::max(last_end[r], std::min(forward, backward));
+      if (earliest < best_min) {
         best_rank = r;
-        best_min = std::min(forward, backward);
+        best_min = earliest;
         best_forward = forward;
         best_backward = backward;
       }

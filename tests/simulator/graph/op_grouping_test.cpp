@@ -135,6 +135,27 @@ TEST_CASE("groups that would change the graph's meaning keep their ops", "[graph
     CHECK(wrapped.graph.composite_count() == 1);
     require_same_answer(parts.graph, wrapped.graph, layers.platform.cost_model());
   }
+  SECTION("two groups that would wait for each other") {
+    // g = {a, c} and h = {b, d} on two GPUs: c reads b's output and d reads a's.
+    UnitPlatform platform;
+    const DeviceId gpu0 = platform.add_gpu("gpu0");
+    const DeviceId gpu1 = platform.add_gpu("gpu1");
+    const OpId a = platform.op("a", platform.compute(gpu0), 2);
+    const OpId b = platform.op("b", platform.compute(gpu1), 3);
+    const OpId c = platform.op("c", platform.compute(gpu0), 4);
+    const OpId d = platform.op("d", platform.compute(gpu1), 5);
+    const TensorId from_b = platform.tensor("from b", gpu0, 8);
+    platform.builder().add_output(b, from_b);
+    platform.builder().add_input(c, from_b);
+    const TensorId from_a = platform.tensor("from a", gpu1, 8);
+    platform.builder().add_output(a, from_a);
+    platform.builder().add_input(d, from_a);
+    TemplateParts parts{platform.build(), {}, {}, {}, {}};
+    GroupTemplates templates;
+    const TemplateParts wrapped = wrap_op_groups(parts, std::vector<std::uint32_t>{0, 1, 0, 1}, templates);
+    CHECK(wrapped.graph.composite_count() < 2);
+    require_same_answer(parts.graph, wrapped.graph, platform.cost_model());
+  }
   SECTION("a group of one op") {
     groups = {0, 0, 1, 2, 3, 3, kNoGroup};
     TemplateParts parts{layers.platform.build(), {}, {}, {}, {}};

@@ -23,6 +23,8 @@ TEST_CASE("modules get segments in proportion to their latency over the fastest"
   // The fastest (10) gets one; 35 / 10 = 3.5 gives 3; 21 / 10 gives 2.
   const std::vector<double> latencies = {35.0, 10.0, 21.0};
   CHECK(segment_counts(latencies) == std::vector<int>{3, 1, 2});
+  const std::vector<double> thirds = {0.1, 0.3};  // 0.3 / 0.1 is 2.9999999999999996 in doubles
+  CHECK(segment_counts(thirds) == std::vector<int>{1, 3});
   const std::vector<double> bad = {1.0, 0.0};
   CHECK_THROWS_AS(segment_counts(bad), InputError);
 }

@@ -68,6 +68,24 @@ TEST_CASE("one rank alternates forward and backward stages once both could start
   CHECK(schedule.peak_memory == std::vector<Bytes>{10});
 }
 
+TEST_CASE("a rank busy past a backward's ready time runs that backward next", "[dip][interleaving]") {
+  // Rank 0: F0 (1), F1 (5), F2 (1), then B0 once rank 1's F0' (1) and B0' (1) are done. Rank 0 is
+  // busy with F1 until 6, and B0 is ready at 3: after a forward comes that backward, so rank 0
+  // holds two forwards' activations at most, not three.
+  std::vector<PipelineStage> stages = {
+      {0, false, 1, 10, PipelineStage::kNone, 3, {}},   // 0: F0
+      {0, false, 5, 10, PipelineStage::kNone, 2, {}},   // 1: F1
+      {0, false, 1, 10, PipelineStage::kNone, 1, {}},   // 2: F2
+      {1, false, 1, 10, PipelineStage::kNone, 3, {0}},  // 3: F0'
+      {1, true, 1, 0, 3, 3, {3}},                       // 4: B0'
+      {0, true, 2, 0, 0, 3, {4}},                       // 5: B0
+  };
+  const StageSchedule schedule = interleave_stages(stages, 2);
+  CHECK(schedule.order[0] == std::vector<std::size_t>{0, 1, 5, 2});
+  CHECK(schedule.start[5] == 6);
+  CHECK(schedule.peak_memory[0] == 20);
+}
+
 TEST_CASE("on a uniform pipeline it is as fast as 1F1B, whose time is (M + P - 1)(f + b)", "[dip][interleaving]") {
   for (int p : {2, 3, 4}) {
     for (int m : {1, 3, 8}) {
