@@ -136,20 +136,17 @@ TEST_CASE("groups that would change the graph's meaning keep their ops", "[graph
     require_same_answer(parts.graph, wrapped.graph, layers.platform.cost_model());
   }
   SECTION("two groups that would wait for each other") {
-    // g = {a, c} and h = {b, d} on two GPUs: c reads b's output and d reads a's.
+    // g = {a, c} on the compute stream and h = {b, d} on the comm stream of one GPU: c reads b's
+    // output and d reads a's. Each group passes every other rule.
     UnitPlatform platform;
-    const DeviceId gpu0 = platform.add_gpu("gpu0");
-    const DeviceId gpu1 = platform.add_gpu("gpu1");
-    const OpId a = platform.op("a", platform.compute(gpu0), 2);
-    const OpId b = platform.op("b", platform.compute(gpu1), 3);
-    const OpId c = platform.op("c", platform.compute(gpu0), 4);
-    const OpId d = platform.op("d", platform.compute(gpu1), 5);
-    const TensorId from_b = platform.tensor("from b", gpu0, 8);
-    platform.builder().add_output(b, from_b);
-    platform.builder().add_input(c, from_b);
-    const TensorId from_a = platform.tensor("from a", gpu1, 8);
-    platform.builder().add_output(a, from_a);
-    platform.builder().add_input(d, from_a);
+    const DeviceId gpu = platform.add_gpu("gpu");
+    std::vector<OpId> ops;  // a, b, c, d
+    for (int i = 0; i < 4; ++i) {
+      const StreamId stream = i % 2 == 0 ? platform.compute(gpu) : platform.comm(gpu);
+      ops.push_back(platform.op(std::string(1, static_cast<char>('a' + i)), stream, 2 + i));
+    }
+    platform.connect(ops[1], ops[2], 8);
+    platform.connect(ops[0], ops[3], 8);
     TemplateParts parts{platform.build(), {}, {}, {}, {}};
     GroupTemplates templates;
     const TemplateParts wrapped = wrap_op_groups(parts, std::vector<std::uint32_t>{0, 1, 0, 1}, templates);
