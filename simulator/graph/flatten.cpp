@@ -25,7 +25,7 @@ class Flattener {
   explicit Flattener(const Graph& graph) : graph_(graph) {}
 
   FlatGraph run() {
-    copy_platform();
+    builder_.copy_platform(graph_);
     for (std::size_t i = 0; i < graph_.tensor_count(); ++i) {
       const TensorRecord& tensor = graph_.tensor(TensorId::at(i));
       builder_.add_tensor(graph_.tensor_name(TensorId::at(i)), tensor.device, tensor.kind, tensor.bytes);
@@ -63,20 +63,6 @@ class Flattener {
     for (std::size_t t = 0; t < graph_.tensor_count(); ++t) scope.tensors.push_back(TensorId::at(t));
     scope.weak.assign(graph_.tensor_count(), 0);
     return scope;
-  }
-
-  void copy_platform() {
-    for (std::size_t s = 0; s < graph_.device_spec_count(); ++s)
-      builder_.add_device_spec(graph_.spec(DeviceSpecId::at(s)));
-    for (std::size_t d = 0; d < graph_.device_count(); ++d) {
-      const DeviceInfo& device = graph_.device(DeviceId::at(d));
-      const DeviceId id = builder_.add_device(device.name, device.spec);
-      builder_.set_memory_capacity(id, device.memory_capacity);
-    }
-    for (std::size_t s = 0; s < graph_.stream_count(); ++s) {
-      const StreamInfo& stream = graph_.stream(StreamId::at(s));
-      builder_.add_stream(stream.device, stream.name, stream.policy);
-    }
   }
 
   OpId add_primitive(const Graph& graph, OpId op, const Scope& scope, OpId original) {

@@ -4,6 +4,7 @@
 #include <deque>
 #include <limits>
 #include <set>
+#include <stdexcept>
 
 #include "simulator/core/input_error.hpp"
 #include "simulator/graph/subgraph.hpp"
@@ -44,6 +45,20 @@ StreamId GraphBuilder::add_stream(DeviceId device, std::string name, StreamPolic
   graph_.streams_.push_back({std::move(name), device, policy});
   last_in_stream_.push_back(OpId::none());
   return id;
+}
+
+void GraphBuilder::copy_platform(const Graph& graph) {
+  if (!graph_.specs_.empty() || !graph_.devices_.empty() || !graph_.streams_.empty())
+    throw std::logic_error("copy_platform: the builder already has devices");
+  for (std::size_t s = 0; s < graph.device_spec_count(); ++s) add_device_spec(graph.spec(DeviceSpecId::at(s)));
+  for (std::size_t d = 0; d < graph.device_count(); ++d) {
+    const DeviceInfo& device = graph.device(DeviceId::at(d));
+    set_memory_capacity(add_device(device.name, device.spec), device.memory_capacity);
+  }
+  for (std::size_t s = 0; s < graph.stream_count(); ++s) {
+    const StreamInfo& stream = graph.stream(StreamId::at(s));
+    add_stream(stream.device, stream.name, stream.policy);
+  }
 }
 
 WorkId GraphBuilder::intern_work(const OpWork& work) {

@@ -25,6 +25,9 @@ class GraphBuilder {
   DeviceId add_device(std::string name, DeviceSpecId spec);
   void set_memory_capacity(DeviceId device, Bytes capacity);
   StreamId add_stream(DeviceId device, std::string name, StreamPolicy policy = StreamPolicy::in_order);
+  // Adds `graph`'s device specs, devices (with their memory capacities) and streams, under the
+  // same ids, to a builder that has none yet: for rewriting a graph's ops (flatten, op grouping).
+  void copy_platform(const Graph& graph);
 
   WorkId intern_work(const OpWork& work);
   const OpWork& work(WorkId id) const { return graph_.work(id); }

@@ -66,6 +66,11 @@ class GroupWrapper {
       if (!ok_[g]) continue;
       for (OpId op : groups_[g]) op_group_[op.value()] = static_cast<std::uint32_t>(g);
     }
+    collectives_.resize(groups_.size());
+    for (std::size_t c = 0; c < graph_.collective_count(); ++c) {
+      const std::uint32_t g = op_group_[graph_.collective_members(CollectiveId::at(c)).front().value()];
+      if (g != kNoGroup) collectives_[g].push_back(CollectiveId::at(c));
+    }
     classify_tensors();
   }
 
@@ -215,12 +220,13 @@ class GroupWrapper {
   }
 
   // Groups that are each convex may still wait for each other (g's second op reads what h's
-  // first makes, and h's second what g's first makes). The graph of wrapped groups and other ops,
-  // with a collective's members as one node, must stay acyclic: groups on a cycle or behind one
-  // are dropped until it is.
+  // first makes, and h's second what g's first makes), or, through a collective whose members
+  // lie before and after a group, on themselves. The graph of wrapped groups and other ops, with
+  // a collective's members as one node, must stay acyclic: groups on a cycle or behind one are
+  // dropped until it is.
   void drop_groups_on_cycles() {
     const std::size_t groups = groups_.size();
-    while (std::count(ok_.begin(), ok_.end(), 1) > 1) {
+    while (std::find(ok_.begin(), ok_.end(), 1) != ok_.end()) {
       std::vector<std::size_t> root(groups + graph_.op_count());
       for (std::size_t n = 0; n < root.size(); ++n) root[n] = n;
       auto find = [&](std::size_t n) {
@@ -359,11 +365,9 @@ class GroupWrapper {
       h = hash_mix(h, ~1ULL);
       for (OpId successor : graph_.control_successors(op)) h = hash_mix(h, layout.op_index.at(successor.value()));
     }
-    for (std::size_t c = 0; c < graph_.collective_count(); ++c) {
-      const auto members = graph_.collective_members(CollectiveId::at(c));
-      if (op_group_[members.front().value()] != g) continue;
-      h = hash_mix(h, hash_text(without(graph_.collective_name(CollectiveId::at(c)), layout.prefix)));
-      for (OpId member : members) h = hash_mix(h, layout.op_index.at(member.value()));
+    for (CollectiveId c : collectives_[g]) {
+      h = hash_mix(h, hash_text(without(graph_.collective_name(c), layout.prefix)));
+      for (OpId member : graph_.collective_members(c)) h = hash_mix(h, layout.op_index.at(member.value()));
     }
     for (std::size_t s = 0; s < parts_.signals.size(); ++s) {
       const OpId op = parts_.signals[s].op;
@@ -416,12 +420,10 @@ class GroupWrapper {
     for (OpId op : groups_[g]) {
       for (OpId successor : graph_.control_successors(op)) builder.add_control_edge(inner_op(op), inner_op(successor));
     }
-    for (std::size_t c = 0; c < graph_.collective_count(); ++c) {
-      const auto members = graph_.collective_members(CollectiveId::at(c));
-      if (op_group_[members.front().value()] != g) continue;
+    for (CollectiveId c : collectives_[g]) {
       std::vector<OpId> made;
-      for (OpId member : members) made.push_back(inner_op(member));
-      builder.add_collective(without(graph_.collective_name(CollectiveId::at(c)), layout.prefix), made);
+      for (OpId member : graph_.collective_members(c)) made.push_back(inner_op(member));
+      builder.add_collective(without(graph_.collective_name(c), layout.prefix), made);
     }
     std::vector<Subgraph::Signal> signals;
     for (std::uint32_t s : wrapped.signals) signals.emplace_back(inner_op(parts_.signals[s].op));
@@ -453,16 +455,7 @@ class GroupWrapper {
 
   TemplateParts build_outer() {
     GraphBuilder builder;
-    for (std::size_t s = 0; s < graph_.device_spec_count(); ++s)
-      builder.add_device_spec(graph_.spec(DeviceSpecId::at(s)));
-    for (std::size_t d = 0; d < graph_.device_count(); ++d) {
-      const DeviceInfo& device = graph_.device(DeviceId::at(d));
-      builder.set_memory_capacity(builder.add_device(device.name, device.spec), device.memory_capacity);
-    }
-    for (std::size_t s = 0; s < graph_.stream_count(); ++s) {
-      const StreamInfo& stream = graph_.stream(StreamId::at(s));
-      builder.add_stream(stream.device, stream.name, stream.policy);
-    }
+    builder.copy_platform(graph_);
     std::vector<TensorId> tensor_of(graph_.tensor_count(), TensorId::none());
     for (std::size_t t = 0; t < graph_.tensor_count(); ++t) {
       if (inside_[t] != kNoGroup) continue;
@@ -530,12 +523,13 @@ class GroupWrapper {
   const TemplateParts& parts_;
   const Graph& graph_;
   GroupTemplates& templates_;
-  std::vector<std::vector<OpId>> groups_;        // ops of each group, in id order
-  std::vector<std::uint8_t> ok_;                 // per group: whether it is wrapped
-  std::vector<std::uint32_t> initial_group_;     // per op: its group as labelled
-  std::vector<std::uint32_t> op_group_;          // per op: its group if wrapped
-  std::vector<std::uint32_t> inside_;            // per tensor: the group whose template holds it
-  std::vector<std::vector<OpId>> predecessors_;  // per op
+  std::vector<std::vector<OpId>> groups_;               // ops of each group, in id order
+  std::vector<std::uint8_t> ok_;                        // per group: whether it is wrapped
+  std::vector<std::uint32_t> initial_group_;            // per op: its group as labelled
+  std::vector<std::uint32_t> op_group_;                 // per op: its group if wrapped
+  std::vector<std::uint32_t> inside_;                   // per tensor: the group whose template holds it
+  std::vector<std::vector<OpId>> predecessors_;         // per op
+  std::vector<std::vector<CollectiveId>> collectives_;  // per group: the collectives inside it
   std::vector<Wrapped> wrapped_;
   std::vector<std::uint64_t> work_hashes_;  // by work id, computed on first use (0: not yet)
 };

@@ -49,7 +49,9 @@ inline constexpr std::uint32_t kNoGroup = UINT32_MAX;
 //   - no control edge enters or leaves it;
 //   - its ops run on in_order streams and, on each, follow each other with nothing else issued
 //     between the group's first op and its last op there;
-//   - every tensor it touches lives on a device one of its streams runs on.
+//   - every tensor it touches lives on a device one of its streams runs on;
+//   - no path leaves it and comes back, and the wrapped groups do not wait for each other in a
+//     cycle (with a collective's members taken as one node).
 // Other groups keep their ops. A group's template holds the tensors made and read only inside
 // it; the tensors it reads from outside are its inputs, and those read outside, a port of
 // `parts` or a bundle member, its outputs; its signals are those of `parts` among its ops. Its

@@ -26,13 +26,7 @@ Footprint footprint(const std::vector<Step>& steps, RecomputePolicy recompute) {
 
 std::vector<Bytes> estimate_stage_memory(const TrainingScenario& s) {
   const ParallelPlan& p = s.parallel;
-  ShardContext context;
-  context.tp = p.tp;
-  context.cp = p.cp;
-  context.sequence_parallel = p.sequence_parallel && p.tp > 1;
-  context.micro_batch = s.training.micro_batch;
-  context.seq_len = s.training.seq_len;
-  context.dtype = s.training.dtype;
+  const ShardContext context = s.shard_context();
   // Sweeps take models of one module (load_sweep_scenario).
   const ModelSpec& spec = s.model.single();
   const Model model(spec, p.cp_algorithm);

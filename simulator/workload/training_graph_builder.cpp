@@ -31,11 +31,7 @@ TrainingGraphBuilder::TrainingGraphBuilder(const TrainingScenario& scenario, con
       cost_(std::make_unique<ClusterCostModel>(scenario.cluster)) {
   const ParallelPlan& plan = scenario.parallel;
   dims_ = {plan.tp, plan.cp, plan.dp, plan.pp};
-  context_.tp = plan.tp;
-  context_.cp = plan.cp;
-  context_.sequence_parallel = plan.sequence_parallel && plan.tp > 1;
-  context_.micro_batch = scenario.training.micro_batch;
-  context_.dtype = scenario.training.dtype;
+  context_ = scenario.shard_context();
   cost_->set_ideal_network(scenario.options.ideal_network);
   cost_->force_algorithm(scenario.options.collective_algorithm);
   split_weight_grads_ = splits_weight_gradients(plan.schedule);

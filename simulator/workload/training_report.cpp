@@ -134,10 +134,11 @@ TrainingReport make_training_report(const TrainingScenario& scenario, const Trai
     data.dataset = scenario.data->dataset ? scenario.data->dataset->name : scenario.data->samples_file;
     data.packed = scenario.data->pack;
     data.samples = shapes->samples;
-    data.sample_tokens = shapes->sample_tokens;
-    data.images = shapes->images;
-    data.video_seconds = shapes->video_seconds;
-    data.audio_seconds = shapes->audio_seconds;
+    const SampleShape total = shapes->total();
+    data.sample_tokens = total.seq_len;
+    data.images = total.images;
+    data.video_seconds = total.video_seconds;
+    data.audio_seconds = total.audio_seconds;
     for (const SampleShape& shape : shapes->shapes) data.padded_tokens += shape.seq_len * t.micro_batch;
     const std::vector<SampleShape> distinct = shapes->distinct();  // ordered by sequence length first
     data.shortest_microbatch = distinct.front().seq_len;

@@ -281,13 +281,7 @@ void derive_stage_layers(TrainingScenario& scenario) {
                    "' no tokens: give training.images, video_seconds or audio_seconds for a typical sample");
       }
     }
-    ShardContext base;
-    base.tp = plan.tp;
-    base.cp = plan.cp;
-    base.sequence_parallel = plan.sequence_parallel && plan.tp > 1;
-    base.micro_batch = t.micro_batch;
-    base.dtype = t.dtype;
-    weights = pipeline_layer_times(model, base, t.sample(), ClusterCostModel(scenario.cluster));
+    weights = pipeline_layer_times(model, scenario.shard_context(), t.sample(), ClusterCostModel(scenario.cluster));
   } else {
     weights = pipeline_layer_parameters(model);
   }
@@ -323,6 +317,17 @@ std::optional<MicrobatchShapes> TrainingScenario::microbatch_shapes() const {
                              training.seq_len, model.sequence_tokens_per_image());
   check_microbatch_shapes(*this, shapes);
   return shapes;
+}
+
+ShardContext TrainingScenario::shard_context() const {
+  ShardContext context;
+  context.tp = parallel.tp;
+  context.cp = parallel.cp;
+  context.sequence_parallel = parallel.sequence_parallel && parallel.tp > 1;
+  context.micro_batch = training.micro_batch;
+  context.seq_len = training.seq_len;
+  context.dtype = training.dtype;
+  return context;
 }
 
 std::vector<int> TrainingScenario::layers_per_virtual_stage() const {

@@ -13,6 +13,7 @@
 #include "simulator/workload/data/data_spec.hpp"
 #include "simulator/workload/modules/attention_core.hpp"
 #include "simulator/workload/multimodal_spec.hpp"
+#include "simulator/workload/step.hpp"
 
 namespace weft {
 
@@ -85,6 +86,9 @@ struct TrainingScenario {
   std::int64_t microbatches() const { return training.global_batch / (parallel.dp * training.micro_batch); }
   // Layers of each virtual pipeline stage, in pipeline order.
   std::vector<int> layers_per_virtual_stage() const;
+  // How the plan shards one microbatch of the training section over a rank (tp, cp, sequence
+  // parallelism, micro-batch, dtype, sequence length); module_context() adapts it per module.
+  ShardContext shard_context() const;
   // With per-sample data, the shape of each microbatch of each DP replica (InputError if a
   // drawn microbatch cannot be split as the plan splits it).
   std::optional<MicrobatchShapes> microbatch_shapes() const;

@@ -41,6 +41,11 @@ std::vector<TuningCandidate> pareto_front(const std::vector<std::vector<LayerOpt
   return front;
 }
 
+// Whether `pair` holds memory on `at`'s rank when `at` starts (§6.3's [s_i <= s_k <= t_i]).
+bool live_at(const StagePair& pair, const StagePair& at) {
+  return pair.rank == at.rank && pair.start <= at.start && at.start <= pair.end;
+}
+
 // At the start of each pair, the memory its rank holds then under `choice`, minus the limit
 // (positive: an overflow), with the pairs live then.
 struct Overflow {
@@ -55,7 +60,7 @@ Overflow worst_overflow(const std::vector<StagePair>& pairs, const std::vector<i
     std::vector<std::size_t> live;
     for (std::size_t i = 0; i < pairs.size(); ++i) {
       const StagePair& pair = pairs[i];
-      if (pair.rank != at.rank || pair.start > at.start || at.start > pair.end) continue;
+      if (!live_at(pair, at)) continue;
       held += pair.candidates[static_cast<std::size_t>(choice[i])].memory;
       live.push_back(i);
     }
@@ -171,7 +176,7 @@ TuningChoice solve_tuning(const std::vector<StagePair>& pairs, Bytes memory_limi
     CoinPackedVector row;
     for (std::size_t i = 0; i < pairs.size(); ++i) {
       const StagePair& pair = pairs[i];
-      if (pair.rank != at.rank || pair.start > at.start || at.start > pair.end) continue;
+      if (!live_at(pair, at)) continue;
       for (std::size_t j = 0; j < pair.candidates.size(); ++j) {
         if (pair.candidates[j].memory != 0)
           row.insert(first_column[i] + static_cast<int>(j), static_cast<double>(pair.candidates[j].memory));

@@ -78,11 +78,16 @@ StageSchedule empty_schedule(std::size_t stages, std::size_t ranks) {
   return schedule;
 }
 
-void place(StageSchedule& schedule, std::span<const PipelineStage> stages, std::size_t i, TimeNs at) {
-  schedule.start[i] = at;
-  schedule.end[i] = at + stages[i].duration;
+// Runs stage `i` next on its rank, as soon as the rank is free and its predecessors have ended.
+void place(StageSchedule& schedule, std::span<const PipelineStage> stages, std::size_t i, Readiness& readiness,
+           std::vector<TimeNs>& last_end) {
+  const auto rank = static_cast<std::size_t>(stages[i].rank);
+  schedule.start[i] = std::max(last_end[rank], readiness.start(i));
+  schedule.end[i] = schedule.start[i] + stages[i].duration;
   schedule.makespan = std::max(schedule.makespan, schedule.end[i]);
-  schedule.order[static_cast<std::size_t>(stages[i].rank)].push_back(i);
+  schedule.order[rank].push_back(i);
+  readiness.ended(i, schedule.end[i]);
+  last_end[rank] = schedule.end[i];
 }
 
 }  // namespace
@@ -106,7 +111,6 @@ StageSchedule interleave_stages(std::span<const PipelineStage> stages, int ranks
   std::vector<Bytes> held(rank_count, 0);
   Readiness readiness(stages);
   StageSchedule schedule = empty_schedule(stages.size(), rank_count);
-  auto next = [&](std::size_t queue) { return head[queue] < queues[queue].size() ? queues[queue][head[queue]] : 0; };
   auto start_of = [&](std::size_t queue) {
     return head[queue] < queues[queue].size() ? readiness.start(queues[queue][head[queue]]) : kNever;
   };
@@ -118,8 +122,7 @@ StageSchedule interleave_stages(std::span<const PipelineStage> stages, int ranks
     bool memory_blocked = false;
     for (std::size_t r = 0; r < rank_count; ++r) {
       TimeNs forward = start_of(2 * r);
-      const bool fits = memory_limit == 0 || held[r] + stages[next(2 * r)].memory <= memory_limit;
-      if (forward != kNever && !fits) {
+      if (forward != kNever && memory_limit > 0 && held[r] + stages[queues[2 * r][head[2 * r]]].memory > memory_limit) {
         forward = kNever;  // the memory guard: backward stages only, until enough is freed
         memory_blocked = true;
       }
@@ -145,9 +148,7 @@ StageSchedule interleave_stages(std::span<const PipelineStage> stages, int ranks
     if (best_forward <= last_end[r] && best_backward <= last_end[r]) backward = last_backward[r] == 0;
     const std::size_t queue = 2 * r + (backward ? 1 : 0);
     const std::size_t i = queues[queue][head[queue]++];
-    place(schedule, stages, i, std::max(last_end[r], readiness.start(i)));
-    readiness.ended(i, schedule.end[i]);
-    last_end[r] = schedule.end[i];
+    place(schedule, stages, i, readiness, last_end);
     last_backward[r] = backward ? 1 : 0;
     if (!backward) {
       held[r] += stages[i].memory;
@@ -159,17 +160,19 @@ StageSchedule interleave_stages(std::span<const PipelineStage> stages, int ranks
   return schedule;
 }
 
-StageSchedule time_stage_orders(std::span<const PipelineStage> stages, std::vector<std::vector<std::size_t>> order) {
+StageSchedule time_stage_orders(std::span<const PipelineStage> stages,
+                                const std::vector<std::vector<std::size_t>>& order) {
   check_stages(stages, static_cast<int>(order.size()));
-  std::size_t listed = 0;
+  std::vector<std::uint8_t> listed(stages.size(), 0);
   for (std::size_t r = 0; r < order.size(); ++r) {
     for (std::size_t i : order[r]) {
       if (i >= stages.size() || static_cast<std::size_t>(stages[i].rank) != r)
         throw InputError("stage order of rank " + std::to_string(r) + ": a stage of another rank");
+      if (listed[i]++ != 0) throw InputError("stage orders: stage " + std::to_string(i) + " is listed twice");
     }
-    listed += order[r].size();
   }
-  if (listed != stages.size()) throw InputError("stage orders: every stage must be listed once");
+  if (std::find(listed.begin(), listed.end(), 0) != listed.end())
+    throw InputError("stage orders: every stage must be listed once");
   Readiness readiness(stages);
   StageSchedule schedule = empty_schedule(stages.size(), order.size());
   std::vector<std::size_t> position(order.size(), 0);
@@ -178,17 +181,13 @@ StageSchedule time_stage_orders(std::span<const PipelineStage> stages, std::vect
     bool progressed = false;
     for (std::size_t r = 0; r < order.size(); ++r) {
       while (position[r] < order[r].size() && readiness.start(order[r][position[r]]) != kNever) {
-        const std::size_t i = order[r][position[r]++];
-        place(schedule, stages, i, std::max(last_end[r], readiness.start(i)));
-        readiness.ended(i, schedule.end[i]);
-        last_end[r] = schedule.end[i];
+        place(schedule, stages, order[r][position[r]++], readiness, last_end);
         ++scheduled;
         progressed = true;
       }
     }
     if (!progressed) throw InputError("stage orders deadlock: a stage waits for one its rank runs later");
   }
-  schedule.order = std::move(order);
   schedule.peak_memory = peaks(stages, schedule.order);
   return schedule;
 }

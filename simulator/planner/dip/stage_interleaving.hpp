@@ -50,6 +50,7 @@ StageSchedule interleave_stages(std::span<const PipelineStage> stages, int ranks
 // The times and peaks of running each rank's stages in the given order, each as soon as its rank
 // and its predecessors allow (the same rules as interleave_stages). Throws InputError when the
 // orders deadlock.
-StageSchedule time_stage_orders(std::span<const PipelineStage> stages, std::vector<std::vector<std::size_t>> order);
+StageSchedule time_stage_orders(std::span<const PipelineStage> stages,
+                                const std::vector<std::vector<std::size_t>>& order);
 
 }  // namespace weft::dip

@@ -102,6 +102,17 @@ std::vector<SampleContents> read_samples_file(const std::string& file) {
   return samples;
 }
 
+SampleShape MicrobatchShapes::total() const {
+  SampleShape sum;
+  for (const SampleShape& shape : own) {
+    sum.seq_len += shape.seq_len;
+    sum.images += shape.images;
+    sum.video_seconds += shape.video_seconds;
+    sum.audio_seconds += shape.audio_seconds;
+  }
+  return sum;
+}
+
 std::vector<SampleShape> MicrobatchShapes::distinct() const {
   std::vector<SampleShape> sorted = shapes;
   std::sort(sorted.begin(), sorted.end());
@@ -143,10 +154,6 @@ MicrobatchShapes draw_microbatch_shapes(const DataSpec& data, int replicas, int 
       longest = std::max(longest, sample.seq_len);
       if (data.pack && own.seq_len == context) break;
     }
-    out.sample_tokens += own.seq_len;
-    out.images += own.images;
-    out.video_seconds += own.video_seconds;
-    out.audio_seconds += own.audio_seconds;
     SampleShape padded = own;
     const std::int64_t sequence = data.pack ? own.seq_len : longest;
     padded.seq_len = (sequence + data.pad_to - 1) / data.pad_to * data.pad_to;

@@ -42,11 +42,7 @@ struct MicrobatchShapes {
   // Per microbatch, what its samples hold before padding: their sequence tokens summed (not per
   // sample, as in `shapes`), images, video and audio.
   std::vector<SampleShape> own;
-  std::int64_t samples = 0;        // samples taken (several per microbatch when packing)
-  std::int64_t sample_tokens = 0;  // sequence tokens before padding, summed
-  std::int64_t images = 0;
-  double video_seconds = 0.0;
-  double audio_seconds = 0.0;
+  std::int64_t samples = 0;  // samples taken (several per microbatch when packing)
 
   const SampleShape& at(int replica, int microbatch) const {
     return shapes[static_cast<std::size_t>(replica) * static_cast<std::size_t>(microbatches) +
@@ -54,6 +50,8 @@ struct MicrobatchShapes {
   }
   // The shapes that occur, ascending.
   std::vector<SampleShape> distinct() const;
+  // What every microbatch's samples hold together before padding (`own` summed).
+  SampleShape total() const;
 };
 
 // Takes the samples of each microbatch of each replica in order (sample i of the iteration is

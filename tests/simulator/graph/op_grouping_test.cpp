@@ -153,6 +153,27 @@ TEST_CASE("groups that would change the graph's meaning keep their ops", "[graph
     CHECK(wrapped.graph.composite_count() < 2);
     require_same_answer(parts.graph, wrapped.graph, platform.cost_model());
   }
+  SECTION("a group that a collective's members would wait for on both sides") {
+    // M (gpu0) feeds p; q (gpu1) feeds M's peer M' (gpu1). p and q share nothing, but as one
+    // composite {p, q} would wait for M, which starts with M', which waits for q.
+    UnitPlatform platform;
+    const DeviceId gpu0 = platform.add_gpu("gpu0");
+    const DeviceId gpu1 = platform.add_gpu("gpu1");
+    const OpId m = platform.op("M", platform.comm(gpu0), 3, OpClass::allreduce);
+    const OpId p = platform.op("p", platform.compute(gpu0), 4);
+    const OpId q = platform.op("q", platform.compute(gpu1), 5);
+    const OpId peer = platform.op("M'", platform.comm(gpu1), 3, OpClass::allreduce);
+    platform.connect(m, p, 8);
+    platform.connect(q, peer, 8);
+    const std::vector<OpId> members = {m, peer};
+    platform.builder().add_collective("M", members);
+    TemplateParts parts{platform.build(), {}, {}, {}, {}};
+    GroupTemplates templates;
+    const TemplateParts wrapped =
+        wrap_op_groups(parts, std::vector<std::uint32_t>{kNoGroup, 0, 0, kNoGroup}, templates);
+    CHECK(wrapped.graph.composite_count() == 0);
+    require_same_answer(parts.graph, wrapped.graph, platform.cost_model());
+  }
   SECTION("a group of one op") {
     groups = {0, 0, 1, 2, 3, 3, kNoGroup};
     TemplateParts parts{layers.platform.build(), {}, {}, {}, {}};

@@ -209,6 +209,10 @@ TEST_CASE("stages that cannot be a pipeline are refused", "[dip][interleaving]")
   stages[1].backward = true;
   stages[1].frees = 1;
   CHECK_THROWS_WITH(interleave_stages(stages, 1), Contains("frees what is not a forward stage"));
+  stages[1].backward = false;
+  stages[1].frees = PipelineStage::kNone;
+  CHECK_THROWS_WITH(time_stage_orders(stages, {{0, 0}}), Contains("stage 0 is listed twice"));
+  CHECK_THROWS_WITH(time_stage_orders(stages, {{1}}), Contains("every stage must be listed once"));
 }
 
 }  // namespace

@@ -61,7 +61,7 @@ TEST_CASE("mixture weights set how often each source is drawn", "[data]") {
   const auto longs = std::count(lengths.begin(), lengths.end(), 5120);
   CHECK(std::abs(static_cast<double>(longs) / 40'000 - 0.25) < 0.01);
   // Tokens before padding: 100 per short sample, 5000 per long one.
-  CHECK(shapes.sample_tokens == (40'000 - longs) * 100 + longs * 5000);
+  CHECK(shapes.total().seq_len == (40'000 - longs) * 100 + longs * 5000);
   CHECK(shapes.samples == 40'000);
 }
 
@@ -92,7 +92,7 @@ TEST_CASE("samples can be read from a JSON Lines file, in order", "[data]") {
   CHECK(data.samples[3].text_tokens == 9000);
   const MicrobatchShapes shapes = draw(data, 2, 1, 2, 8192);
   CHECK(lengths_of(shapes) == std::vector<std::int64_t>{1024, 8192});
-  CHECK(shapes.sample_tokens == 300 + 1000 + 20 + 8192);
+  CHECK(shapes.total().seq_len == 300 + 1000 + 20 + 8192);
 }
 
 TEST_CASE("images add their tokens to the sequence, whole, within the context", "[data]") {
@@ -111,11 +111,11 @@ TEST_CASE("images add their tokens to the sequence, whole, within the context", 
   CHECK(shapes.shapes[1] == SampleShape{1024, 10, 0.0});
   CHECK(shapes.shapes[2] == SampleShape{64, 0, 2.5});
   CHECK(shapes.shapes[3] == SampleShape{64, 0, 0.0, 12.0});
-  CHECK(shapes.audio_seconds == 12.0);
+  CHECK(shapes.total().audio_seconds == 12.0);
   CHECK(shapes.own[0].seq_len == 300);
-  CHECK(shapes.images == 12);
-  CHECK(shapes.video_seconds == 2.5);
-  CHECK(shapes.sample_tokens == 300 + 1024 + 40 + 30);
+  CHECK(shapes.total().images == 12);
+  CHECK(shapes.total().video_seconds == 2.5);
+  CHECK(shapes.total().seq_len == 300 + 1024 + 40 + 30);
 }
 
 TEST_CASE("packing fills each sequence with the samples that fit, in order", "[data]") {
@@ -131,7 +131,7 @@ TEST_CASE("packing fills each sequence with the samples that fit, in order", "[d
   const MicrobatchShapes shapes = draw(data, 2, 2, 1, 1000);
   CHECK(lengths_of(shapes) == std::vector<std::int64_t>{800, 1000, 700, 1000});
   CHECK(shapes.samples == 8);
-  CHECK(shapes.sample_tokens == 800 + 1000 + 700 + 1000);
+  CHECK(shapes.total().seq_len == 800 + 1000 + 700 + 1000);
   CHECK(lengths_of(draw(data, 1, 5, 1, 1000)).back() == 100);
   // A sixth sequence needs more samples than the file holds.
   CHECK_THROWS_WITH(draw(data, 2, 3, 1, 1000), Contains("holds 9 samples; the iteration takes more"));
@@ -158,7 +158,7 @@ TEST_CASE("datasets draw images and seconds of video per source", "[data]") {
   }
   CHECK(std::abs(static_cast<double>(captions) / 4'000 - 0.5) < 0.03);
   // Uniform whole seconds in [2, 16]: mean 9.
-  CHECK(shapes.video_seconds / static_cast<double>(4'000 - captions) == Approx(9.0).epsilon(0.03));
+  CHECK(shapes.total().video_seconds / static_cast<double>(4'000 - captions) == Approx(9.0).epsilon(0.03));
 }
 
 TEST_CASE("bad data sections and sample files are clear errors", "[data][errors]") {
