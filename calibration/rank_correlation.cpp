@@ -39,4 +39,24 @@ double rank_correlation(const std::vector<double>& a, const std::vector<double>&
   return covariance / std::sqrt(variance_x * variance_y);
 }
 
+ResolvedOrder resolved_order(const std::vector<double>& predicted,
+                             const std::vector<std::pair<double, double>>& measured_ranges) {
+  if (predicted.size() != measured_ranges.size()) {
+    throw std::invalid_argument("resolved_order: series of different lengths");
+  }
+  ResolvedOrder order;
+  for (std::size_t a = 0; a < predicted.size(); ++a) {
+    for (std::size_t b = a + 1; b < predicted.size(); ++b) {
+      ++order.pairs;
+      const auto& [a_low, a_high] = measured_ranges[a];
+      const auto& [b_low, b_high] = measured_ranges[b];
+      const bool a_faster = a_high < b_low;
+      if (!a_faster && !(b_high < a_low)) continue;
+      ++order.resolved;
+      if (a_faster ? predicted[a] < predicted[b] : predicted[b] < predicted[a]) ++order.agreeing;
+    }
+  }
+  return order;
+}
+
 }  // namespace weft

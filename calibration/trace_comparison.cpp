@@ -1,5 +1,6 @@
 #include "calibration/trace_comparison.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 
@@ -26,6 +27,14 @@ TraceSummary summarize_trace(const JsonCursor& root) {
   TraceSummary summary;
   const JsonCursor other = root.at("otherData");
   summary.iteration_s = other.at("makespan_ns").as_nonnegative_number() * 1e-9;
+  summary.iteration_range_s = {summary.iteration_s, summary.iteration_s};
+  if (const auto measured = other.find("measured")) {
+    for (const JsonCursor& iteration : measured->at("iteration_ns").elements()) {
+      const double seconds = iteration.as_nonnegative_number() * 1e-9;
+      summary.iteration_range_s = {std::min(summary.iteration_range_s.first, seconds),
+                                   std::max(summary.iteration_range_s.second, seconds)};
+    }
+  }
   const JsonCursor events = root.at("traceEvents");
   const std::vector<JsonCursor> all = events.elements();
   std::map<std::int64_t, ProcessRole> processes;
@@ -39,6 +48,7 @@ TraceSummary summarize_trace(const JsonCursor& root) {
       compute_thread[{pid, event.at("tid").as_int()}] = event.at("args").at("name").as_string() == "compute";
     }
   }
+  std::map<std::int64_t, double> compute_of_rank;  // by pid
   std::map<int, int> ranks_per_stage;
   for (const auto& [pid, role] : processes) {
     if (role.rank) ++ranks_per_stage[role.stage];
@@ -56,7 +66,20 @@ TraceSummary summarize_trace(const JsonCursor& root) {
     summary.class_s[op_class][stage] += seconds;
     if (!process->second.rank) continue;
     const auto thread = compute_thread.find({pid, event.at("tid").as_int()});
-    if (thread != compute_thread.end() && thread->second) summary.compute_s[stage] += seconds;
+    if (thread != compute_thread.end() && thread->second) {
+      summary.compute_s[stage] += seconds;
+      compute_of_rank[pid] += seconds;
+    }
+  }
+  std::map<int, std::pair<double, double>> extremes;  // by stage: fastest and slowest rank
+  for (const auto& [pid, role] : processes) {
+    if (!role.rank || ranks_per_stage[role.stage] < 2) continue;
+    const double seconds = compute_of_rank[pid];
+    auto& range = extremes.try_emplace(role.stage, seconds, seconds).first->second;
+    range = {std::min(range.first, seconds), std::max(range.second, seconds)};
+  }
+  for (const auto& [stage, range] : extremes) {
+    summary.rank_spread[stage] = range.first > 0.0 ? (range.second - range.first) / range.first : 0.0;
   }
   return summary;
 }
@@ -64,6 +87,10 @@ TraceSummary summarize_trace(const JsonCursor& root) {
 TraceComparison compare_traces(const TraceSummary& simulated, const TraceSummary& measured) {
   TraceComparison comparison;
   comparison.iteration = {"iteration", simulated.iteration_s, measured.iteration_s};
+  comparison.measured_range_s = measured.iteration_range_s;
+  for (const auto& [stage, spread] : measured.rank_spread) {
+    comparison.measured_rank_spread = std::max(comparison.measured_rank_spread, spread);
+  }
   std::set<int> stages;
   for (const auto& [stage, s] : simulated.compute_s) stages.insert(stage);
   for (const auto& [stage, s] : measured.compute_s) stages.insert(stage);

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "simulator/core/json_cursor.hpp"
@@ -13,10 +14,20 @@ namespace weft {
 // their compute streams' busy time and of each op class's summed op time. Ranks are the
 // processes labelled "stage N / ..."; point-to-point links ("p2p stage A -> B ...") count their
 // transfers for stage A. Received messages (class recv) mirror sends and are left out.
+//
+// `rank_spread` is, per stage of two ranks or more, how much longer its slowest rank computed than
+// its fastest: (max - min) / min of their compute busy times. The ranks of a stage (its TP, CP and
+// DP peers) do the same work, so in a simulation it is 0; measured, it shows a device that ran
+// slower than its peers (on a shared host, a core the host lent elsewhere for a while). The
+// simulation assumes identical devices, so a measurement with a large spread is disturbed.
 struct TraceSummary {
   double iteration_s = 0.0;
+  // The fastest and slowest of the measured iterations (otherData.measured.iteration_ns of a
+  // weft live trace); iteration_s for a trace without them.
+  std::pair<double, double> iteration_range_s;
   std::map<int, double> compute_s;                       // by stage
   std::map<std::string, std::map<int, double>> class_s;  // by op class, then stage
+  std::map<int, double> rank_spread;                     // by stage, stages of two ranks or more
 };
 
 TraceSummary summarize_trace(const JsonCursor& root);
@@ -33,6 +44,8 @@ struct TraceComparison {
   ComparedValue iteration;
   std::vector<ComparedValue> stages;   // compute time per stage
   std::vector<ComparedValue> classes;  // op time per class, summed over stages
+  double measured_rank_spread = 0.0;   // the largest of the measured trace's stages
+  std::pair<double, double> measured_range_s;
 };
 
 // Stages and classes present in either trace are compared (zero where one lacks them).

@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # The calibration loop on this machine's CPU, as docs/ACCURACY.md reports it:
 #   tools/accuracy.sh OUT_DIR [ROUNDS]
-# benches the CPU on two MPI ranks (one per core), fits a profile, simulates every cpu-gpt-*
-# scenario with the default model (the derived cluster spec) and with the profile, runs every
-# plan live in ROUNDS rounds (default 3) of 5 timed iterations, one plan after the other, keeps
-# each plan's median round (a shared machine's speed drifts over minutes: rounds spread each plan
-# over the whole run) and validates both predictions against it. About 7 minutes on 2 cores;
-# run it on an otherwise idle machine.
+# runs ROUNDS rounds (default 3), each a bench of the CPU on two MPI ranks (one per core)
+# followed by every cpu-gpt-* plan live for 5 timed iterations, one plan after the other. The
+# profile is fitted to all the rounds' benches; each plan's median round, and its median round
+# among those its ranks ran undisturbed, are validated against the simulation with the default
+# model (the derived cluster spec) and with the profile. A shared machine's speed drifts over
+# minutes: the rounds spread the benches and every plan's runs over the same stretch of time.
+# About 4.5 minutes a round on 2 cores; run it on an otherwise idle machine.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/setup.sh"
 
 if [ $# -lt 1 ] || [ $# -gt 2 ] || [ "$1" = "-h" ] || [ "$1" = "--help" ]; then
-  sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 out="$1"
@@ -28,41 +29,93 @@ if [ "$(id -u)" -eq 0 ]; then root=(--allow-run-as-root); fi
 mpi=(mpirun "${root[@]}" --bind-to core -np 2)
 
 mkdir -p "$out"
-"${mpi[@]}" "$weft" bench --backend cpu -o "$out/measurements.json" --cluster-spec "$out/this-cpu.json"
-"$weft" calibrate "$out/measurements.json" -o "$out/profile.json"
-
-# Each scenario with the cluster just measured in place of the bundled "this-cpu".
-cluster="$(cat "$out/this-cpu.json")"
 names=()
-for scenario in "$WEFT_ROOT"/scenarios/experiments/cpu-gpt-*.json; do
-  name="$(basename "$scenario" .json)"
-  names+=("$name")
-  text="$(cat "$scenario")"
-  printf '%s\n' "${text/\"cluster\": \"this-cpu\"/\"cluster\": $cluster}" >"$out/$name.json"
-  "$weft" simulate "$out/$name.json" --trace "$out/$name.default.json" >/dev/null
-  "$weft" simulate "$out/$name.json" --calibration "$out/profile.json" --trace "$out/$name.calibrated.json" \
-    --emit-plan "$out/$name.plan.json" >/dev/null
-done
+for scenario in "$WEFT_ROOT"/scenarios/experiments/cpu-gpt-*.json; do names+=("$(basename "$scenario" .json)"); done
 
+# Each scenario with the cluster measured in the first round in place of the bundled "this-cpu".
+write_scenarios() {
+  local cluster
+  cluster="$(cat "$out/this-cpu.json")"
+  for name in "${names[@]}"; do
+    local text
+    text="$(cat "$WEFT_ROOT/scenarios/experiments/$name.json")"
+    printf '%s\n' "${text/\"cluster\": \"this-cpu\"/\"cluster\": $cluster}" >"$out/$name.json"
+  done
+}
+
+# Plans are simulated from the first round's profile: live runs need them before the last bench.
 for round in $(seq "$rounds"); do
+  spec=()
+  if [ "$round" -eq 1 ]; then spec=(--cluster-spec "$out/this-cpu.json"); fi
+  "${mpi[@]}" "$weft" bench --backend cpu -o "$out/measurements-$round.json" "${spec[@]}"
+  if [ "$round" -eq 1 ]; then
+    write_scenarios
+    "$weft" calibrate "$out/measurements-1.json" -o "$out/profile-1.json" >/dev/null
+    for name in "${names[@]}"; do
+      "$weft" simulate "$out/$name.json" --calibration "$out/profile-1.json" --emit-plan "$out/$name.plan.json" >/dev/null
+    done
+  fi
   for name in "${names[@]}"; do
     "${mpi[@]}" "$weft" live "$out/$name.plan.json" --iterations 5 --trace "$out/$name.live-$round.json" |
       grep "Iteration time" | sed "s/^/$name round $round: /"
   done
 done
 
-makespan() { grep -o '"makespan_ns": *[0-9]*' "$1" | head -1 | grep -o '[0-9]*$'; }
-default_pairs=()
-calibrated_pairs=()
+"$weft" calibrate "$out"/measurements-*.json -o "$out/profile.json"
+same_schedule() { cmp -s <(sed 's/"simulated_iteration_ns":[0-9]*//' "$1") <(sed 's/"simulated_iteration_ns":[0-9]*//' "$2"); }
 for name in "${names[@]}"; do
-  median_round="$(for round in $(seq "$rounds"); do echo "$(makespan "$out/$name.live-$round.json") $round"; done |
-    sort -n | sed -n "$(((rounds + 1) / 2))p" | cut -d' ' -f2)"
-  cp "$out/$name.live-$median_round.json" "$out/$name.live.json"
-  default_pairs+=("$out/$name.default.json" "$out/$name.live.json")
-  calibrated_pairs+=("$out/$name.calibrated.json" "$out/$name.live.json")
+  "$weft" simulate "$out/$name.json" --trace "$out/$name.default.json" >/dev/null
+  "$weft" simulate "$out/$name.json" --calibration "$out/profile.json" --trace "$out/$name.calibrated.json" \
+    --emit-plan "$out/$name.final-plan.json" >/dev/null
+  if ! same_schedule "$out/$name.plan.json" "$out/$name.final-plan.json"; then
+    echo "$name: the final profile orders the plan's actions differently from the plan that ran"
+  fi
 done
 
-echo "== default model"
-"$weft" validate "${default_pairs[@]}" --json "$out/validation.default.json"
-echo "== calibrated"
-"$weft" validate "${calibrated_pairs[@]}" --json "$out/validation.calibrated.json"
+makespan() { grep -o '"makespan_ns": *[0-9]*' "$1" | head -1 | grep -o '[0-9]*$'; }
+# How far apart the compute times of ranks doing the same work were (weft validate, docs/live.md).
+rank_spread() {
+  "$weft" validate "$1" "$2" --json "$out/spread.json" >/dev/null
+  grep -o '"measured_rank_spread": *[0-9.e+-]*' "$out/spread.json" | grep -o '[0-9.e+-]*$'
+}
+# The round of median iteration time among "MAKESPAN ROUND" lines on stdin.
+median_round() { sort -n | awk '{ line[NR] = $2 } END { if (NR) print line[int((NR + 1) / 2)] }'; }
+
+# Each plan is validated twice: on its median round, and on its median undisturbed round (the
+# ranks of a stage within 5% of each other in compute time; rounds of single-rank stages always
+# count as undisturbed, since nothing shows their disturbance). The pairs to validate are listed
+# one file per line in $out/pairs.MODEL.KIND.
+echo "== rounds (iteration time, spread of compute time between ranks doing the same work)"
+rm -f "$out"/pairs.*
+for name in "${names[@]}"; do
+  all=""
+  undisturbed=""
+  for round in $(seq "$rounds"); do
+    live="$out/$name.live-$round.json"
+    spread="$(rank_spread "$out/$name.calibrated.json" "$live")"
+    echo "$name round $round: $(makespan "$live") ns, ranks $spread apart"
+    all+="$(makespan "$live") $round"$'\n'
+    if awk -v s="$spread" 'BEGIN { exit !(s <= 0.05) }'; then undisturbed+="$(makespan "$live") $round"$'\n'; fi
+  done
+  for kind in all undisturbed; do
+    chosen="$(printf '%s' "${!kind}" | median_round)"
+    if [ -z "$chosen" ]; then
+      echo "$name: no undisturbed round; left out of the undisturbed validation"
+      continue
+    fi
+    cp "$out/$name.live-$chosen.json" "$out/$name.live-$kind.json"
+    for model in default calibrated; do
+      printf '%s\n%s\n' "$out/$name.$model.json" "$out/$name.live-$kind.json" >>"$out/pairs.$model.$kind"
+    done
+  done
+done
+rm -f "$out/spread.json"
+
+for kind in all undisturbed; do
+  for model in default calibrated; do
+    [ -f "$out/pairs.$model.$kind" ] || continue
+    mapfile -t pairs <"$out/pairs.$model.$kind"
+    echo "== $model model, median of $kind rounds"
+    "$weft" validate "${pairs[@]}" --json "$out/validation.$model.$kind.json"
+  done
+done

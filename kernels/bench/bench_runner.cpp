@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <numeric>
+#include <random>
 #include <stdexcept>
 
 #include "kernels/kernel_op.hpp"
@@ -13,6 +15,14 @@ namespace weft {
 namespace {
 
 constexpr std::uint32_t kSampleSpan = 1;
+constexpr std::uint32_t kCaseOrderSeed = 20240607;
+
+// A communication sample receives into a slot of a region this large, the next sample into the
+// next slot: as in a training step (and `weft live`), where every message lands in a buffer of
+// its own that is not in the core's caches. Reusing one receive buffer kept it cached and
+// measured small collectives up to three times faster than the same collective inside a step.
+// The sent data is the same every time: in a step it was just computed, so it is cached.
+constexpr std::int64_t kReceiveRegionBytes = std::int64_t{64} << 20;
 
 KernelOp compute_op(const BenchCase& c) {
   KernelOp op;
@@ -72,12 +82,15 @@ class CommunicationBench {
     const std::int64_t bytes = c.shape[0];
     const int group_size = static_cast<int>(c.shape[1]);
     Communicator* group = this->group(group_size);
-    pool_.reserve(bytes, bytes);
+    pool_.reserve(bytes, std::max(bytes, kReceiveRegionBytes));
     std::vector<double> samples;
     if (group == nullptr) return samples;
+    const std::int64_t slots = pool_.write_bytes() / bytes;
     for (int i = 0; i < options_.warmup + options_.samples; ++i) {
+      std::byte* receive = pool_.write() + i % slots * bytes;
       group->barrier();
-      const double own = c.op == OpClass::send ? ping_pong(*group, bytes) : collective(*group, c.op, bytes);
+      const double own =
+          c.op == OpClass::send ? ping_pong(*group, bytes, receive) : collective(*group, c.op, bytes, receive);
       const double slowest = group->max_host(own);
       if (i >= options_.warmup && world_.rank() == 0) samples.push_back(slowest);
     }
@@ -94,17 +107,17 @@ class CommunicationBench {
 
   void wait(Request& request) { request.order_before_compute(std::chrono::steady_clock::now() + options_.timeout); }
 
-  double collective(Communicator& group, OpClass op, std::int64_t bytes) {
+  double collective(Communicator& group, OpClass op, std::int64_t bytes, std::byte* receive) {
     CommOp comm;
     comm.op_class = op;
     comm.bytes = bytes;
     comm.dtype = Dtype::bf16;
     comm.on_compute_stream = true;
-    return time_span(backend_, [&] { wait(*group.start(comm, pool_.read(), pool_.write())); });
+    return time_span(backend_, [&] { wait(*group.start(comm, pool_.read(), receive)); });
   }
 
   // Half the round trip of a message from rank 0 to rank 1 and back.
-  double ping_pong(Communicator& group, std::int64_t bytes) {
+  double ping_pong(Communicator& group, std::int64_t bytes, std::byte* receive) {
     const int peer = 1 - group.rank();
     CommOp send{OpClass::send, bytes, Dtype::bf16, peer, 0, true};
     CommOp recv{OpClass::recv, bytes, Dtype::bf16, peer, 0, true};
@@ -112,7 +125,7 @@ class CommunicationBench {
     return time_span(backend_,
                      [&] {
                        for (const CommOp& op : first ? std::array{send, recv} : std::array{recv, send}) {
-                         wait(*group.start(op, pool_.read(), pool_.write()));
+                         wait(*group.start(op, pool_.read(), receive));
                        }
                      }) /
            2.0;
@@ -144,8 +157,16 @@ std::vector<Measurement> run_bench(Backend& backend, Communicator& world, const 
                                    const BenchOptions& options) {
   OperandPool pool(backend);
   CommunicationBench communication(backend, world, pool, options);
-  std::vector<Measurement> measurements;
-  for (std::size_t i = 0; i < cases.size(); ++i) {
+  // The cases run in a seeded random order, the same on every rank. A shared host's speed can
+  // drift by a fifth within minutes; in the suite's order a slow stretch would bias the shapes
+  // measured during it (one size range of one collective, say) and bend the fits, while in a
+  // random order it adds noise spread over all shapes. The file keeps the suite's order.
+  std::vector<std::size_t> order(cases.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::shuffle(order.begin(), order.end(), std::mt19937(kCaseOrderSeed));
+  std::vector<Measurement> measurements(world.rank() == 0 ? cases.size() : 0);
+  for (std::size_t done = 0; done < order.size(); ++done) {
+    const std::size_t i = order[done];
     const BenchCase& c = cases[i];
     world.barrier();
     std::vector<double> samples;
@@ -154,8 +175,8 @@ std::vector<Measurement> run_bench(Backend& backend, Communicator& world, const 
     } else {
       samples = gather_samples(world, time_compute(backend, pool, c, options));
     }
-    if (world.rank() == 0) measurements.push_back({c.op, c.dtype, c.shape, c.split, std::move(samples)});
-    if (options.progress) options.progress(i + 1, cases.size());
+    if (world.rank() == 0) measurements[i] = {c.op, c.dtype, c.shape, c.split, std::move(samples)};
+    if (options.progress) options.progress(done + 1, cases.size());
   }
   return measurements;
 }

@@ -21,7 +21,8 @@ struct BenchOptions {
 };
 
 // Runs `cases` on every rank of `world` (the backend's communicator over the job) and returns,
-// on rank 0, the measurements (empty elsewhere). Compute cases run on all ranks at once, as the
+// on rank 0, the measurements in the order of `cases` (empty elsewhere); the cases run in a
+// seeded random order. Compute cases run on all ranks at once, as the
 // ranks of a training job do, and pool their samples; a collective's sample is its slowest
 // member's time; a send's is half a ping-pong between ranks 0 and 1.
 std::vector<Measurement> run_bench(Backend& backend, Communicator& world, const std::vector<BenchCase>& cases,

@@ -18,5 +18,17 @@ TEST_CASE("rank correlation matches Spearman's formula on a hand-worked example"
   CHECK(fractional_ranks({3.0, 1.0, 3.0, 2.0}) == std::vector<double>{3.5, 1.0, 3.5, 2.0});
 }
 
+TEST_CASE("resolved order counts only the pairs whose measured ranges do not overlap", "[calibration]") {
+  // Items 0 and 1 overlap (1.05 < 1.1); 2 is apart from both.
+  const std::vector<std::pair<double, double>> ranges = {{1.0, 1.1}, {1.05, 1.2}, {2.0, 2.1}};
+  const ResolvedOrder alike = resolved_order({1.0, 5.0, 3.0}, ranges);
+  CHECK(alike.pairs == 3);
+  CHECK(alike.resolved == 2);
+  CHECK(alike.agreeing == 1);  // 0 before 2 agrees; 1 before 2 is predicted the other way
+  CHECK(resolved_order({3.0, 2.0, 1.0}, ranges).agreeing == 0);
+  CHECK(resolved_order({1.0, 1.0, 1.0}, ranges).agreeing == 0);  // a predicted tie orders nothing
+  CHECK(resolved_order({1.0, 2.0, 3.0}, ranges).agreeing == 2);
+}
+
 }  // namespace
 }  // namespace weft

@@ -2,6 +2,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "calibration/measurements.hpp"
+#include "kernels/bench/bench_suite.hpp"
 #include "tests/support/run_command.hpp"
 
 namespace weft {
@@ -37,6 +39,21 @@ TEST_CASE("weft bench --quick measures GEMMs and memory-bound ops on one CPU ran
     CHECK(rate < 1e4);
   }
   CHECK(gemms == 2 * (8 + 2));  // bf16 and fp32: the 2 x 2 x 2 grid and two held-out shapes
+
+  // The cases ran in a random order; the file lists them as the suite does.
+  SuiteOptions suite;
+  suite.quick = true;
+  suite.dtypes = {Dtype::bf16, Dtype::fp32};
+  suite.parts = {BenchPart::gemm, BenchPart::memory};
+  const std::vector<BenchCase> cases = bench_cases(suite);
+  const JsonDocument document = JsonDocument::parse_text(read_file(file), "m.json");
+  const std::vector<Measurement> listed = read_measurements(document.root()).measurements;
+  REQUIRE(listed.size() == cases.size());
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    CHECK(listed[i].op == cases[i].op);
+    CHECK(listed[i].dtype == cases[i].dtype);
+    CHECK(listed[i].shape == cases[i].shape);
+  }
 }
 
 TEST_CASE("weft bench refuses what it cannot do, with exit status 2", "[cli][bench]") {

@@ -70,6 +70,21 @@ TEST_CASE("weft validate compares iteration, stage and class times and ranks pla
   CHECK(v["plans"]["rank_correlation"].get<double>() == Approx(1.0));
   CHECK(v["plans"]["order_agrees"] == true);
   CHECK(v["plans"]["mean_abs_iteration_error"].get<double>() == Approx(0.1));
+  // Plan a's two measured ranks computed 1100 and 1600 us: 500 / 1100 apart; plan b has one rank.
+  CHECK(v["pairs"][0]["measured_rank_spread"].get<double>() == Approx(500.0 / 1100.0));
+  CHECK(v["pairs"][1]["measured_rank_spread"].get<double>() == 0.0);
+  CHECK_THAT(run.out, Contains("differ by up to 45.5% in compute time"));
+  // Single measured iterations (no otherData.measured): 1.25 ms and 2 ms are told apart.
+  CHECK(v["plans"]["resolved_pairs"] == 1);
+  CHECK(v["plans"]["resolved_pairs_ordered_alike"] == 1);
+
+  // Measured iterations from 1.2 to 2.1 ms for plan a overlap plan b's 2 ms.
+  measured["otherData"]["measured"] = {{"iteration_ns", {1'200'000, 1'250'000, 2'100'000}}};
+  const auto noisy_a = dir.write("noisy_a.json", measured.dump());
+  const auto noisy = run_weft("validate '" + sim_a.string() + "' '" + noisy_a.string() + "' '" + sim_b.string() +
+                              "' '" + real_b.string() + "'");
+  REQUIRE(noisy.exit_code == 0);
+  CHECK_THAT(noisy.out, Contains("do not overlap): 0 of 1;"));
 }
 
 TEST_CASE("weft validate rejects what is not a pair of weft traces", "[cli][validate]") {
