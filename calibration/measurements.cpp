@@ -5,8 +5,8 @@
 namespace weft {
 namespace {
 
-constexpr std::string_view kFormat = "weft-measurements";
-constexpr int kVersion = 1;
+constexpr std::string_view kMeasurementsFormat = "weft-measurements";
+constexpr int kMeasurementsVersion = 1;
 
 const std::vector<std::string_view> kGemmFields = {"m", "n", "k"};
 const std::vector<std::string_view> kAttentionFields = {"batch", "heads", "queries", "keys", "head_dim", "causal"};
@@ -81,9 +81,11 @@ MeasurementSet read_measurements(const JsonCursor& root) {
   root.expect_only({"format", "version", "backend", "device", "device_memory_bytes", "libraries", "timestamp", "ranks",
                     "settings", "measurements"});
   const JsonCursor format = root.at("format");
-  if (format.as_string() != kFormat) format.fail("expected \"" + std::string(kFormat) + "\" (a weft bench output)");
+  if (format.as_string() != kMeasurementsFormat)
+    format.fail("expected \"" + std::string(kMeasurementsFormat) + "\" (a weft bench output)");
   const JsonCursor version = root.at("version");
-  if (version.as_int() != kVersion) version.fail("expected version " + std::to_string(kVersion));
+  if (version.as_int() != kMeasurementsVersion)
+    version.fail("expected version " + std::to_string(kMeasurementsVersion));
   MeasurementSet set;
   const JsonCursor backend = root.at("backend");
   set.backend = backend.as_string();
@@ -134,8 +136,8 @@ nlohmann::json measurements_json(const MeasurementSet& set) {
                     {"max_ns", stats.max},
                     {"spread", stats.relative_spread()}});
   }
-  return {{"format", kFormat},
-          {"version", kVersion},
+  return {{"format", kMeasurementsFormat},
+          {"version", kMeasurementsVersion},
           {"backend", set.backend},
           {"device", set.device},
           {"device_memory_bytes", set.device_memory_bytes},

@@ -5,8 +5,8 @@
 namespace weft {
 namespace {
 
-constexpr std::string_view kFormat = "weft-profile";
-constexpr int kVersion = 1;
+constexpr std::string_view kProfileFormat = "weft-profile";
+constexpr int kProfileVersion = 1;
 
 const std::vector<std::string> kGemmAxes = {"m", "n", "k"};
 const std::vector<std::string> kAttentionAxes = {"batch_heads", "sequence", "head_dim"};
@@ -98,8 +98,8 @@ nlohmann::json profile_json(const Calibration& calibration, const std::string& c
          {"latency_us", fit.latency_s * 1e6},
          {"bandwidth_GBps", fit.seconds_per_byte > 0.0 ? 1.0 / fit.seconds_per_byte / kBytesPerGB : 0.0}});
   }
-  return {{"format", kFormat},
-          {"version", kVersion},
+  return {{"format", kProfileFormat},
+          {"version", kProfileVersion},
           {"backend", calibration.measurements.backend},
           {"device", model.device()},
           {"created", created},
@@ -117,9 +117,10 @@ std::shared_ptr<const CalibratedCostModel> read_profile(const JsonCursor& root) 
   root.expect_only({"format", "version", "backend", "device", "created", "measurements", "peak_flops",
                     "memory_bandwidth", "gemm", "attention", "memory_bound", "communication", "holdout"});
   const JsonCursor format = root.at("format");
-  if (format.as_string() != kFormat) format.fail("expected \"" + std::string(kFormat) + "\" (a weft calibrate output)");
+  if (format.as_string() != kProfileFormat)
+    format.fail("expected \"" + std::string(kProfileFormat) + "\" (a weft calibrate output)");
   const JsonCursor version = root.at("version");
-  if (version.as_int() != kVersion) version.fail("expected version " + std::to_string(kVersion));
+  if (version.as_int() != kProfileVersion) version.fail("expected version " + std::to_string(kProfileVersion));
   auto model = std::make_shared<CalibratedCostModel>(root.at("device").as_string());
   for (const auto& [dtype, rate] : read_rates(root.at("peak_flops"))) model->set_peak_flops(dtype, rate);
   for (const auto& [dtype, rate] : read_rates(root.at("memory_bandwidth"))) model->set_memory_bandwidth(dtype, rate);

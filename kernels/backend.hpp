@@ -26,7 +26,7 @@ class Buffer {
 };
 
 // What a backend runs on, for measurement files and the calibration profile's device check.
-struct DeviceInfo {
+struct BackendDevice {
   std::string backend;                                         // "cpu" or "cuda"
   std::string name;                                            // e.g. "AMD EPYC, 1 thread" or "NVIDIA H100 80GB HBM3"
   std::vector<std::pair<std::string, std::string>> libraries;  // (library, version)
@@ -54,7 +54,7 @@ class Backend {
  public:
   virtual ~Backend() = default;
 
-  virtual const DeviceInfo& device() const = 0;
+  virtual const BackendDevice& device() const = 0;
 
   virtual Buffer allocate(std::int64_t bytes) = 0;
   virtual void upload(std::byte* device, const std::byte* host, std::int64_t bytes) = 0;

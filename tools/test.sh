@@ -2,7 +2,7 @@
 # Installs what is missing, builds weft and its tests, and runs every test through ctest.
 #   tools/test.sh             Release build in build/
 #   tools/test.sh --sanitize  AddressSanitizer + UndefinedBehaviorSanitizer build in build-sanitize/
-# With CI=true, warnings are errors.
+# With CI=true, warnings are errors and targets compile in unity batches (faster clean builds).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/setup.sh"
 
@@ -20,7 +20,7 @@ case "$mode" in
     export LSAN_OPTIONS="suppressions=$WEFT_ROOT/tools/lib/lsan-suppressions.txt:print_suppressions=0"
     export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
     ;;
-  -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
+  -h|--help) sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) echo "tools/test.sh: unknown option '$mode' (expected --sanitize)" >&2; exit 2 ;;
 esac
 

@@ -13,7 +13,7 @@ class CpuBackend final : public Backend {
  public:
   CpuBackend(int threads, int ranks_per_node = 1);
 
-  const DeviceInfo& device() const override { return device_; }
+  const BackendDevice& device() const override { return device_; }
 
   Buffer allocate(std::int64_t bytes) override;
   void upload(std::byte* device, const std::byte* host, std::int64_t bytes) override;
@@ -35,7 +35,7 @@ class CpuBackend final : public Backend {
  private:
   void check_dtype(Dtype dtype) const;
 
-  DeviceInfo device_;
+  BackendDevice device_;
   std::unordered_map<std::uint32_t, std::int64_t> open_;
   std::vector<TimedSpan> closed_;
 };

@@ -34,8 +34,8 @@ std::string mpi_version() {
 
 }  // namespace
 
-DeviceInfo describe_cpu(int threads, int ranks_per_node) {
-  DeviceInfo info;
+BackendDevice describe_cpu(int threads, int ranks_per_node) {
+  BackendDevice info;
   info.backend = "cpu";
   info.name = fmt::format("{}, {} thread{}", cpu_model(), threads, threads == 1 ? "" : "s");
   info.libraries = {

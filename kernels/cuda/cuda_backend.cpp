@@ -34,7 +34,7 @@ ElementType element_type(Dtype dtype, const char* op) {
 
 std::string version_text(int version) { return fmt::format("{}.{}", version / 1000, (version % 1000) / 10); }
 
-DeviceInfo describe(int device) {
+BackendDevice describe(int device) {
   cudaDeviceProp properties{};
   check_cuda(cudaGetDeviceProperties(&properties, device), "cudaGetDeviceProperties");
   int runtime = 0;
@@ -43,7 +43,7 @@ DeviceInfo describe(int device) {
   cudaDriverGetVersion(&driver);
   uint32_t cupti = 0;
   cuptiGetVersion(&cupti);
-  DeviceInfo info;
+  BackendDevice info;
   info.backend = "cuda";
   info.name = properties.name;
   info.libraries = {

@@ -16,7 +16,7 @@ class CudaBackend final : public Backend {
   explicit CudaBackend(int device);
   ~CudaBackend() override;
 
-  const DeviceInfo& device() const override { return device_; }
+  const BackendDevice& device() const override { return device_; }
 
   Buffer allocate(std::int64_t bytes) override;
   void upload(std::byte* device, const std::byte* host, std::int64_t bytes) override;
@@ -39,7 +39,7 @@ class CudaBackend final : public Backend {
   // Scratch for the attention backward pass (fp32 dQ accumulator and row deltas), grown on use.
   float* scratch(std::int64_t bytes);
 
-  DeviceInfo device_;
+  BackendDevice device_;
   CommStreams streams_;
   CuptiTimeline timeline_;
   std::unique_ptr<CublasLtGemm> gemm_;

@@ -15,6 +15,8 @@ std::string format_duration(TimeNs ns) {
   return fmt::format("{:.3f} s", value / 1e9);
 }
 
+std::string format_seconds(double seconds) { return format_duration(static_cast<TimeNs>(seconds * kNsPerSecond)); }
+
 std::string format_bytes(Bytes bytes) {
   const double value = static_cast<double>(bytes);
   const Bytes magnitude = std::llabs(bytes);

@@ -8,6 +8,8 @@ namespace weft {
 
 // "812 ns", "4.210 us", "12.345 ms", "1.203 s".
 std::string format_duration(TimeNs ns);
+// Seconds as format_duration shows them (rounded to the nanosecond).
+std::string format_seconds(double seconds);
 // "512 B", "3.00 KiB", "1.50 MiB", "79.65 GiB".
 std::string format_bytes(Bytes bytes);
 // "87.3%".

@@ -8,8 +8,6 @@
 namespace weft {
 namespace {
 
-std::string seconds(double value) { return format_duration(static_cast<TimeNs>(value * kNsPerSecond)); }
-
 // Numbers in CSV and JSON are written with enough digits to round-trip.
 std::string number(double value) { return fmt::format("{:.17g}", value); }
 
@@ -66,7 +64,7 @@ std::string render_sweep_report(const TrainingScenario& base, int gpus, const Sw
     if (plan.status != PlanStatus::ok || rank >= top) break;
     const TrainingReport& report = *plan.report;
     const TimeShares shares = time_shares(report);
-    table.add_row({std::to_string(++rank), plan.label, seconds(report.iteration_time_s),
+    table.add_row({std::to_string(++rank), plan.label, format_seconds(report.iteration_time_s),
                    fmt::format("{:.0f}", report.tokens_per_s), format_percent(report.mfu),
                    fmt::format("{:.1f}", report.tflops_per_gpu), format_bytes(plan.peak_memory()),
                    format_percent(shares.bubble), format_percent(shares.exposed_comm)});

@@ -12,8 +12,6 @@
 namespace weft {
 namespace {
 
-std::string seconds(double value) { return format_duration(static_cast<TimeNs>(value * kNsPerSecond)); }
-
 std::string describe_plan(const TrainingScenario& s) {
   const ParallelPlan& p = s.parallel;
   std::string plan = fmt::format("tp {}, cp {}, pp {}, dp {}", p.tp, p.cp, p.pp, p.dp);
@@ -67,17 +65,19 @@ std::string render_stages(const TrainingScenario& s, const TrainingReport& repor
     table.add_column(header, left ? TextTable::Align::left : TextTable::Align::right);
   }
   for (const StageReport& stage : report.stages) {
-    auto comm = [&](CommGroupKind kind) { return seconds(stage.exposed_comm_s[static_cast<std::size_t>(kind)]); };
+    auto comm = [&](CommGroupKind kind) {
+      return format_seconds(stage.exposed_comm_s[static_cast<std::size_t>(kind)]);
+    };
     std::string pp = comm(CommGroupKind::pp);
     const double embedding = stage.exposed_comm_s[static_cast<std::size_t>(CommGroupKind::embedding)];
-    std::string dp = seconds(stage.exposed_comm_s[static_cast<std::size_t>(CommGroupKind::dp)] + embedding);
+    std::string dp = format_seconds(stage.exposed_comm_s[static_cast<std::size_t>(CommGroupKind::dp)] + embedding);
     std::vector<std::string> row = {std::to_string(stage.stage),
-                                    seconds(stage.compute_s),
+                                    format_seconds(stage.compute_s),
                                     comm(CommGroupKind::tp),
                                     comm(CommGroupKind::cp),
                                     pp,
                                     dp,
-                                    seconds(stage.bubble_s),
+                                    format_seconds(stage.bubble_s),
                                     format_bytes(stage.peak_memory),
                                     format_bytes(stage.static_memory.parameters),
                                     format_bytes(stage.static_memory.gradients),
@@ -149,7 +149,7 @@ std::string render_training_report(const TrainingScenario& s, const TrainingRepo
                         : r.per_replica ? "one per pipeline stage of each DP replica"
                                         : "folded: one per pipeline stage";
   out += fmt::format("Graph    {} simulated ranks ({}), {} ops\n\n", r.simulated_ranks, folding, r.simulated_ops);
-  out += fmt::format("Iteration time   {}\n", seconds(r.iteration_time_s));
+  out += fmt::format("Iteration time   {}\n", format_seconds(r.iteration_time_s));
   out += fmt::format("Throughput       {:.0f} tokens/s, {:.2f} samples/s\n", r.tokens_per_s, r.samples_per_s);
   out += fmt::format("Per GPU          {:.1f} TFLOP/s, MFU {} of {:.1f} TFLOP/s {} dense peak\n", r.tflops_per_gpu,
                      format_percent(r.mfu), r.peak_tflops, kDtypeNames.name(s.training.dtype));

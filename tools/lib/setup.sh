@@ -36,7 +36,7 @@ weft_build() {
   local build_dir="$1"
   shift
   local args=(-G Ninja "$@")
-  if [ "${CI:-}" = "true" ]; then args+=(-DWEFT_WERROR=ON); fi
+  if [ "${CI:-}" = "true" ]; then args+=(-DWEFT_WERROR=ON -DWEFT_UNITY_BUILD=ON); fi
   local stamp="$build_dir/.weft-configure-args"
   if [ ! -f "$build_dir/CMakeCache.txt" ] || [ "$(cat "$stamp" 2>/dev/null)" != "${args[*]}" ]; then
     echo "weft: configuring $build_dir" >&2

@@ -88,7 +88,7 @@ void run_bench_command(const BenchFlags& flags) {
         set.measurements = run_bench(*backend, *world, cases, plan->options);
         progress.reset();
         if (job.rank() != 0) return;
-        const DeviceInfo& device = backend->device();
+        const BackendDevice& device = backend->device();
         set.backend = device.backend;
         set.device = device.name;
         set.libraries = device.libraries;

@@ -18,7 +18,7 @@ using test::all_op_times;
 using test::make_random_composite_graph;
 using test::require_same_devices;
 
-constexpr int kCases = 5000;
+constexpr int kRandomGraphs = 5000;
 
 // Bundles that a composite hands to another.
 int bundles_passed(const Graph& graph) {
@@ -46,7 +46,7 @@ TEST_CASE("reusing simulated templates gives exactly the expanded simulation's a
   int reused_runs = 0;
   int composites = 0;
   int reused_bundles = 0;
-  for (int seed = 0; seed < kCases; ++seed) {
+  for (int seed = 0; seed < kRandomGraphs; ++seed) {
     INFO("seed " << seed);
     const auto random = make_random_composite_graph(static_cast<std::uint64_t>(seed));
     const auto [reused, full] = simulate_both(random.graph, random.cost_model, cache);
@@ -62,11 +62,12 @@ TEST_CASE("reusing simulated templates gives exactly the expanded simulation's a
   }
   // Both paths must be exercised: many runs reuse throughout, others fall back somewhere.
   const ScheduleCacheStats stats = cache.stats();
-  WARN("runs reused: " << reused_runs << " of " << kCases << ", composites " << composites << ", bundles passed in "
+  WARN("runs reused: " << reused_runs << " of " << kRandomGraphs << ", composites " << composites
+                       << ", bundles passed in "
                        << "reused runs " << reused_bundles << ", cache hits " << stats.hits << ", misses "
                        << stats.misses << ", fallbacks " << stats.fallbacks);
-  CHECK(reused_runs > kCases / 5);
-  CHECK(reused_bundles > kCases / 20);
+  CHECK(reused_runs > kRandomGraphs / 5);
+  CHECK(reused_bundles > kRandomGraphs / 20);
   CHECK(stats.fallbacks > 0);
   CHECK(stats.hits > 0);
 }
@@ -79,7 +80,7 @@ TEST_CASE("nesting groups of a template's ops in templates changes no answer", "
   int reused_runs = 0;
   int nested_members = 0;
   int nested_signals = 0;
-  for (int seed = 0; seed < kCases / 5; ++seed) {
+  for (int seed = 0; seed < kRandomGraphs / 5; ++seed) {
     INFO("seed " << seed);
     const auto plain = make_random_composite_graph(static_cast<std::uint64_t>(seed));
     const auto nested = make_random_composite_graph(static_cast<std::uint64_t>(seed), true);
@@ -111,9 +112,9 @@ TEST_CASE("nesting groups of a template's ops in templates changes no answer", "
       }
     }
   }
-  WARN("runs reused: " << reused_runs << " of " << kCases / 5 << ", bundle members made or read by nested "
+  WARN("runs reused: " << reused_runs << " of " << kRandomGraphs / 5 << ", bundle members made or read by nested "
                        << "composites " << nested_members << ", nested signals " << nested_signals);
-  CHECK(reused_runs > kCases / 25);
+  CHECK(reused_runs > kRandomGraphs / 25);
   CHECK(nested_members > 100);
   CHECK(nested_signals > 50);
 }

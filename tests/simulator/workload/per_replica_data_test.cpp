@@ -10,11 +10,9 @@ namespace weft {
 namespace {
 
 using Catch::Matchers::Contains;
+using test::kSmallLlama;
 using test::run_training;
 using test::scenario_from;
-
-const std::string kSmallLlama =
-    R"({"base": "llama3-8b", "layers": 8, "hidden": 2048, "ffn_hidden": 7168, "heads": 16, "kv_heads": 4})";
 
 std::string plan_with_data(const std::string& parallel, int global_batch, int seq_len, const std::string& data) {
   return fmt::format(R"({{"model": {}, "cluster": {{"base": "dgx-h100", "gpus": 8}}, "parallel": {},

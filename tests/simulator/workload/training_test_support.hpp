@@ -10,6 +10,10 @@
 
 namespace weft::test {
 
+// Llama 3 8B cut to 8 layers of hidden 2048: every feature of the full model, simulated fast.
+inline const std::string kSmallLlama =
+    R"({"base": "llama3-8b", "layers": 8, "hidden": 2048, "ffn_hidden": 7168, "heads": 16, "kv_heads": 4})";
+
 inline TrainingScenario scenario_from(const std::string& text,
                                       std::shared_ptr<const CalibratedCostModel> calibration = nullptr) {
   const JsonDocument document = JsonDocument::parse_text(text, "scenario.json");

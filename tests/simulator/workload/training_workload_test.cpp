@@ -10,6 +10,7 @@ namespace {
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::Equals;
+using test::kSmallLlama;
 using test::run_training;
 using test::scenario_from;
 
@@ -20,8 +21,6 @@ std::string small_plan(const std::string& model, int gpus, const std::string& pa
                      model, gpus, parallel, global_batch, seq_len, options);
 }
 
-const std::string kSmallLlama =
-    R"({"base": "llama3-8b", "layers": 8, "hidden": 2048, "ffn_hidden": 7168, "heads": 16, "kv_heads": 4})";
 const std::string kSmallGpt = R"({"base": "gpt3-1.3b", "layers": 8})";
 
 // Plans on 8 GPUs covering every schedule, recompute policy, ZeRO-1, CP algorithm and VPP.
