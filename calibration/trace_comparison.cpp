@@ -79,7 +79,8 @@ TraceSummary summarize_trace(const JsonCursor& root) {
     range = {std::min(range.first, seconds), std::max(range.second, seconds)};
   }
   for (const auto& [stage, range] : extremes) {
-    summary.rank_spread[stage] = range.first > 0.0 ? (range.second - range.first) / range.first : 0.0;
+    if (range.first > 0.0)
+      summary.rank_spread = std::max(summary.rank_spread, (range.second - range.first) / range.first);
   }
   return summary;
 }
@@ -88,9 +89,7 @@ TraceComparison compare_traces(const TraceSummary& simulated, const TraceSummary
   TraceComparison comparison;
   comparison.iteration = {"iteration", simulated.iteration_s, measured.iteration_s};
   comparison.measured_range_s = measured.iteration_range_s;
-  for (const auto& [stage, spread] : measured.rank_spread) {
-    comparison.measured_rank_spread = std::max(comparison.measured_rank_spread, spread);
-  }
+  comparison.measured_rank_spread = measured.rank_spread;
   std::set<int> stages;
   for (const auto& [stage, s] : simulated.compute_s) stages.insert(stage);
   for (const auto& [stage, s] : measured.compute_s) stages.insert(stage);

@@ -15,11 +15,13 @@ namespace weft {
 // processes labelled "stage N / ..."; point-to-point links ("p2p stage A -> B ...") count their
 // transfers for stage A. Received messages (class recv) mirror sends and are left out.
 //
-// `rank_spread` is, per stage of two ranks or more, how much longer its slowest rank computed than
-// its fastest: (max - min) / min of their compute busy times. The ranks of a stage (its TP, CP and
-// DP peers) do the same work, so in a simulation it is 0; measured, it shows a device that ran
-// slower than its peers (on a shared host, a core the host lent elsewhere for a while). The
-// simulation assumes identical devices, so a measurement with a large spread is disturbed.
+// `rank_spread` is how much longer the slowest rank of a stage computed than the fastest, over the
+// stages of two ranks or more, at most: (max - min) / min of their compute busy times. The ranks of
+// a stage (its TP, CP and DP peers) do the same work, so in a simulation it is 0; measured, it
+// shows a device that ran slower than its peers (on a shared host, a core the host lent elsewhere
+// for a while). The simulation assumes identical devices, so a measurement whose spread exceeds
+// kDisturbedRankSpread is called disturbed (undisturbed runs of the bundled CPU plans on a 2-core
+// machine stay within 3%, docs/ACCURACY.md).
 struct TraceSummary {
   double iteration_s = 0.0;
   // The fastest and slowest of the measured iterations (otherData.measured.iteration_ns of a
@@ -27,8 +29,10 @@ struct TraceSummary {
   std::pair<double, double> iteration_range_s;
   std::map<int, double> compute_s;                       // by stage
   std::map<std::string, std::map<int, double>> class_s;  // by op class, then stage
-  std::map<int, double> rank_spread;                     // by stage, stages of two ranks or more
+  double rank_spread = 0.0;
 };
+
+inline constexpr double kDisturbedRankSpread = 0.05;
 
 TraceSummary summarize_trace(const JsonCursor& root);
 
@@ -44,8 +48,9 @@ struct TraceComparison {
   ComparedValue iteration;
   std::vector<ComparedValue> stages;   // compute time per stage
   std::vector<ComparedValue> classes;  // op time per class, summed over stages
-  double measured_rank_spread = 0.0;   // the largest of the measured trace's stages
+  double measured_rank_spread = 0.0;
   std::pair<double, double> measured_range_s;
+  bool measured_disturbed() const { return measured_rank_spread > kDisturbedRankSpread; }
 };
 
 // Stages and classes present in either trace are compared (zero where one lacks them).

@@ -73,29 +73,28 @@ for name in "${names[@]}"; do
 done
 
 makespan() { grep -o '"makespan_ns": *[0-9]*' "$1" | head -1 | grep -o '[0-9]*$'; }
-# How far apart the compute times of ranks doing the same work were (weft validate, docs/live.md).
-rank_spread() {
-  "$weft" validate "$1" "$2" --json "$out/spread.json" >/dev/null
-  grep -o '"measured_rank_spread": *[0-9.e+-]*' "$out/spread.json" | grep -o '[0-9.e+-]*$'
-}
 # The round of median iteration time among "MAKESPAN ROUND" lines on stdin.
 median_round() { sort -n | awk '{ line[NR] = $2 } END { if (NR) print line[int((NR + 1) / 2)] }'; }
 
-# Each plan is validated twice: on its median round, and on its median undisturbed round (the
-# ranks of a stage within 5% of each other in compute time; rounds of single-rank stages always
-# count as undisturbed, since nothing shows their disturbance). The pairs to validate are listed
-# one file per line in $out/pairs.MODEL.KIND.
+# Each plan is validated twice: on its median round, and on its median undisturbed round (weft
+# validate's verdict on how far apart the ranks of a stage computed, docs/live.md; rounds of
+# single-rank stages always count as undisturbed, since nothing shows their disturbance). The
+# pairs to validate are listed one file per line in $out/pairs.MODEL.KIND.
 echo "== rounds (iteration time, spread of compute time between ranks doing the same work)"
 rm -f "$out"/pairs.*
 for name in "${names[@]}"; do
+  rounds_of_plan=()
+  for round in $(seq "$rounds"); do rounds_of_plan+=("$out/$name.calibrated.json" "$out/$name.live-$round.json"); done
+  "$weft" validate "${rounds_of_plan[@]}" --json "$out/rounds.json" >/dev/null
+  mapfile -t spreads < <(grep -o '"measured_rank_spread": *[0-9.e+-]*' "$out/rounds.json" | grep -o '[0-9.e+-]*$')
+  mapfile -t disturbed < <(grep -o '"measured_disturbed": *[a-z]*' "$out/rounds.json" | grep -o '[a-z]*$')
   all=""
   undisturbed=""
   for round in $(seq "$rounds"); do
-    live="$out/$name.live-$round.json"
-    spread="$(rank_spread "$out/$name.calibrated.json" "$live")"
-    echo "$name round $round: $(makespan "$live") ns, ranks $spread apart"
-    all+="$(makespan "$live") $round"$'\n'
-    if awk -v s="$spread" 'BEGIN { exit !(s <= 0.05) }'; then undisturbed+="$(makespan "$live") $round"$'\n'; fi
+    time_ns="$(makespan "$out/$name.live-$round.json")"
+    echo "$name round $round: $time_ns ns, ranks ${spreads[round - 1]} apart"
+    all+="$time_ns $round"$'\n'
+    if [ "${disturbed[round - 1]}" = false ]; then undisturbed+="$time_ns $round"$'\n'; fi
   done
   for kind in all undisturbed; do
     chosen="$(printf '%s' "${!kind}" | median_round)"
@@ -109,7 +108,7 @@ for name in "${names[@]}"; do
     done
   done
 done
-rm -f "$out/spread.json"
+rm -f "$out/rounds.json"
 
 for kind in all undisturbed; do
   for model in default calibrated; do

@@ -40,15 +40,18 @@ TraceSummary summary_of(double rank1_us, double rank2_us, double rank3_us) {
 
 TEST_CASE("a trace's rank spread compares the compute time of a stage's ranks", "[calibration]") {
   // Stage 0: 1000 and 1250 us of compute (the all-reduce is not compute): 25% apart. Stage 1 has
-  // one rank, so nothing to compare.
+  // one rank, so nothing to compare, however long it computed.
   const TraceSummary summary = summary_of(1000, 1250, 3000);
-  REQUIRE(summary.rank_spread.size() == 1);
-  CHECK(summary.rank_spread.at(0) == Approx(0.25));
+  CHECK(summary.rank_spread == Approx(0.25));
   CHECK(summary.compute_s.at(0) == Approx(1125e-6));
+  CHECK(summary_of(1000, 1030, 9000).rank_spread == Approx(0.03));
 
   const TraceComparison comparison = compare_traces(summary_of(1000, 1000, 3000), summary);
   CHECK(comparison.measured_rank_spread == Approx(0.25));
-  CHECK(compare_traces(summary, summary_of(1000, 1000, 3000)).measured_rank_spread == 0.0);
+  CHECK(comparison.measured_disturbed());
+  const TraceComparison steady = compare_traces(summary, summary_of(1000, 1030, 3000));
+  CHECK(steady.measured_rank_spread == Approx(0.03));
+  CHECK_FALSE(steady.measured_disturbed());
 }
 
 }  // namespace

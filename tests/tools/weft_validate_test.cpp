@@ -73,6 +73,8 @@ TEST_CASE("weft validate compares iteration, stage and class times and ranks pla
   // Plan a's two measured ranks computed 1100 and 1600 us: 500 / 1100 apart; plan b has one rank.
   CHECK(v["pairs"][0]["measured_rank_spread"].get<double>() == Approx(500.0 / 1100.0));
   CHECK(v["pairs"][1]["measured_rank_spread"].get<double>() == 0.0);
+  CHECK(v["pairs"][0]["measured_disturbed"] == true);
+  CHECK(v["pairs"][1]["measured_disturbed"] == false);
   CHECK_THAT(run.out, Contains("differ by up to 45.5% in compute time"));
   // Single measured iterations (no otherData.measured): 1.25 ms and 2 ms are told apart.
   CHECK(v["plans"]["resolved_pairs"] == 1);

@@ -16,11 +16,6 @@
 namespace weft::cli {
 namespace {
 
-// Above this spread of compute time between ranks doing the same work, a measurement is called
-// disturbed. Undisturbed runs of the bundled CPU plans on a 2-core machine stay within 3%
-// (docs/ACCURACY.md).
-constexpr double kDisturbedRankSpread = 0.05;
-
 struct ValidateFlags {
   std::vector<std::string> traces;
   std::string json_file;
@@ -73,7 +68,7 @@ void run_validate(const ValidateFlags& flags) {
     fmt::print("{}\n", render({c.iteration}, "iteration time"));
     fmt::print("{}\n", render(c.stages, "compute time per rank"));
     fmt::print("{}\n", render(c.classes, "op time per rank, by class"));
-    if (c.measured_rank_spread > kDisturbedRankSpread) {
+    if (c.measured_disturbed()) {
       fmt::print(
           "  Measured, ranks of one stage (the same work) differ by up to {:.1f}% in compute time: a device ran "
           "slower than its peers for a while; the simulation assumes identical devices.\n\n",
@@ -86,7 +81,8 @@ void run_validate(const ValidateFlags& flags) {
                      {"iteration", values_json({c.iteration}).front()},
                      {"stages", values_json(c.stages)},
                      {"classes", values_json(c.classes)},
-                     {"measured_rank_spread", c.measured_rank_spread}});
+                     {"measured_rank_spread", c.measured_rank_spread},
+                     {"measured_disturbed", c.measured_disturbed()}});
   }
   nlohmann::json json = {{"pairs", pairs}};
   if (comparisons.size() >= 2) {

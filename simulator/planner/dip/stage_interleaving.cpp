@@ -128,8 +128,8 @@ StageSchedule interleave_stages(std::span<const PipelineStage> stages, int ranks
       }
       const TimeNs backward = start_of(2 * r + 1);
       // When the rank could start its next stage: not before it is free.
-      const TimeNs earliest =
-          std::min(forward, backward) == kNever ? kNever : std::max(last_end[r], std::min(forward, backward));
+      const TimeNs ready = std::min(forward, backward);
+      const TimeNs earliest = ready == kNever ? kNever : std::max(last_end[r], ready);
       if (earliest < best_min) {
         best_rank = r;
         best_min = earliest;

@@ -41,10 +41,11 @@ struct StageSchedule {
 // later of the head's ready time and the end of the rank's last stage: the paper's t_min, read
 // as when the rank could start it) schedules one of them: when both heads are ready by the time
 // the rank is free, the kind other than the rank's last stage's (one forward, one backward, as
-// Megatron's 1F1B), else the one ready first. A rank whose next forward would take its memory past `memory_limit` (per
-// rank; 0 for none) schedules only backward stages until enough is freed. Ties between ranks go to the lower rank;
-// between kinds, to backward. Throws InputError when no stage can be scheduled any more: the memory limit is too small
-// for the stages' activations, or the dependencies form a cycle.
+// Megatron's 1F1B), else the one ready first. A rank whose next forward would take its memory
+// past `memory_limit` (per rank; 0 for none) schedules only backward stages until enough is
+// freed. Ties between ranks go to the lower rank; between kinds, to backward.
+// Throws InputError when no stage can be scheduled any more: the memory limit is too small for
+// the stages' activations, or the dependencies form a cycle.
 StageSchedule interleave_stages(std::span<const PipelineStage> stages, int ranks, Bytes memory_limit = 0);
 
 // The times and peaks of running each rank's stages in the given order, each as soon as its rank
