@@ -367,11 +367,7 @@ std::int64_t TrainingGraphBuilder::stage_parameters(int stage, bool trainable_on
 void TrainingGraphBuilder::create_static_tensors(int stage) {
   const std::int64_t parameters = stage_parameters(stage, false);
   const std::int64_t trained = stage_parameters(stage, true);
-  StaticMemory memory;
-  memory.parameters = 2 * parameters;
-  memory.gradients = 2 * trained;
-  memory.optimizer_states = kOptimizerStateBytes * trained / optimizer_shards();
-  memory.framework_overhead = s_.options.framework_overhead;
+  const StaticMemory memory = rank_static_memory(s_, parameters, trained);
   auto& tensors = static_tensors_[stage];
   tensors.parameters = add_tensors(stage, memory.parameters, TensorKind::parameter, "parameters");
   tensors.gradients = add_tensors(stage, memory.gradients, TensorKind::gradient, "gradients");

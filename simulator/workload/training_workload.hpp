@@ -21,6 +21,11 @@ struct StaticMemory {
   Bytes total() const { return parameters + gradients + optimizer_states + framework_overhead; }
 };
 
+// What a rank holding `parameters` (bf16), `trained` of them trainable (bf16 gradients, 12 bytes of
+// Adam states and master weights each, sharded over the DP and CP ranks under ZeRO-1) holds for
+// the whole iteration, with the framework's overhead.
+StaticMemory rank_static_memory(const TrainingScenario& scenario, std::int64_t parameters, std::int64_t trained);
+
 struct SimulatedRank {
   std::int64_t rank = 0;
   RankCoordinates coordinates;

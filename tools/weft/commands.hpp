@@ -8,6 +8,7 @@ namespace weft::cli {
 // Callbacks throw InputError for bad input (exit 2); anything else is an internal error (exit 1).
 void add_simulate_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
+void add_plan_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);

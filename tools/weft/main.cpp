@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   weft::cli::add_simulate_command(app);
   weft::cli::add_sweep_command(app);
+  weft::cli::add_plan_command(app);
   weft::cli::add_bench_command(app);
   weft::cli::add_calibrate_command(app);
   weft::cli::add_info_command(app);

@@ -41,9 +41,11 @@ std::vector<TuningCandidate> pareto_front(const std::vector<std::vector<LayerOpt
   return front;
 }
 
-// Whether `pair` holds memory on `at`'s rank when `at` starts (§6.3's [s_i <= s_k <= t_i]).
+// Whether `pair` holds memory on `at`'s rank when `at` starts (§6.3's [s_i <= s_k <= t_i]). A
+// pair whose backward stage ends as `at` starts has freed its bytes: the rank ran that stage
+// first, so the bracket's upper bound is read as open (the interleaver's memory guard counts so).
 bool live_at(const StagePair& pair, const StagePair& at) {
-  return pair.rank == at.rank && pair.start <= at.start && at.start <= pair.end;
+  return pair.rank == at.rank && pair.start <= at.start && (at.start < pair.end || &pair == &at);
 }
 
 // At the start of each pair, the memory its rank holds then under `choice`, minus the limit
@@ -152,7 +154,13 @@ TuningChoice greedy_tuning(const std::vector<StagePair>& pairs, Bytes memory_lim
 
 TuningChoice solve_tuning(const std::vector<StagePair>& pairs, Bytes memory_limit, double gap) {
   const TuningChoice greedy = greedy_tuning(pairs, memory_limit);
-  if (pairs.empty()) return greedy;
+  TimeNs fastest = 0;
+  for (const StagePair& pair : pairs) {
+    fastest += std::min_element(pair.candidates.begin(), pair.candidates.end(), [](const auto& a, const auto& b) {
+                 return a.latency < b.latency;
+               })->latency;
+  }
+  if (greedy.latency == fastest) return greedy;  // every pair at its fastest fits: nothing to solve
   // Columns: o_ij, pair by pair. Rows: one choice per pair, then memory at each pair's start.
   std::vector<int> first_column;
   std::vector<double> objective;
@@ -162,30 +170,39 @@ TuningChoice solve_tuning(const std::vector<StagePair>& pairs, Bytes memory_limi
       objective.push_back(static_cast<double>(candidate.latency));
   }
   const int columns = static_cast<int>(objective.size());
-  CoinPackedMatrix matrix(false, 0, 0);
-  matrix.setDimensions(0, columns);
+  // The matrix as (row, column, value) triplets, built at once: appending rows one by one copies
+  // the matrix each time.
+  std::vector<int> row_of, column_of;
+  std::vector<double> value_of;
   std::vector<double> row_lower, row_upper;
+  auto add_row = [&](double lower, double upper) {
+    row_lower.push_back(lower);
+    row_upper.push_back(upper);
+    return static_cast<int>(row_lower.size()) - 1;
+  };
   for (std::size_t i = 0; i < pairs.size(); ++i) {
-    CoinPackedVector row;
-    for (std::size_t j = 0; j < pairs[i].candidates.size(); ++j) row.insert(first_column[i] + static_cast<int>(j), 1.0);
-    matrix.appendRow(row);
-    row_lower.push_back(1.0);
-    row_upper.push_back(1.0);
+    const int row = add_row(1.0, 1.0);
+    for (std::size_t j = 0; j < pairs[i].candidates.size(); ++j) {
+      row_of.push_back(row);
+      column_of.push_back(first_column[i] + static_cast<int>(j));
+      value_of.push_back(1.0);
+    }
   }
   for (const StagePair& at : pairs) {
-    CoinPackedVector row;
+    const int row = add_row(-COIN_DBL_MAX, static_cast<double>(memory_limit));
     for (std::size_t i = 0; i < pairs.size(); ++i) {
       const StagePair& pair = pairs[i];
       if (!live_at(pair, at)) continue;
       for (std::size_t j = 0; j < pair.candidates.size(); ++j) {
-        if (pair.candidates[j].memory != 0)
-          row.insert(first_column[i] + static_cast<int>(j), static_cast<double>(pair.candidates[j].memory));
+        if (pair.candidates[j].memory == 0) continue;
+        row_of.push_back(row);
+        column_of.push_back(first_column[i] + static_cast<int>(j));
+        value_of.push_back(static_cast<double>(pair.candidates[j].memory));
       }
     }
-    matrix.appendRow(row);
-    row_lower.push_back(-COIN_DBL_MAX);
-    row_upper.push_back(static_cast<double>(memory_limit));
   }
+  const CoinPackedMatrix matrix(false, row_of.data(), column_of.data(), value_of.data(),
+                                static_cast<CoinBigIndex>(value_of.size()));
   const std::vector<double> column_lower(static_cast<std::size_t>(columns), 0.0);
   const std::vector<double> column_upper(static_cast<std::size_t>(columns), 1.0);
   OsiClpSolverInterface solver;

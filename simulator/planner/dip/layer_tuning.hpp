@@ -47,7 +47,7 @@ struct TuningChoice {
 };
 
 // Whether `choice` keeps every rank within `memory_limit` at the start of each of its stage pairs,
-// counting the pairs that hold memory then (start <= s <= end), as the §6.3 constraints do.
+// counting the pairs that hold memory then (start <= s < end), as the §6.3 constraints do.
 bool fits(const std::vector<StagePair>& pairs, const std::vector<int>& choice, Bytes memory_limit);
 
 // A feasible choice by a greedy rule: every pair at its fastest candidate, then, while a rank's

@@ -1,6 +1,7 @@
 #include "simulator/planner/dip/priority_search.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <random>
 #include <string>
@@ -28,18 +29,43 @@ class Search {
  public:
   Search(int groups, const std::vector<std::vector<int>>& follows,
          const std::function<double(const std::vector<int>&)>& score, const PrioritySearchOptions& options)
-      : n_(groups), follows_(follows), score_(score), options_(options), rng_(options.seed) {}
+      : n_(groups), follows_(follows), score_(score), options_(options), rng_(options.seed) {
+    // Groups that follow each group, directly or not: each needs a value below the group's.
+    std::vector<std::vector<int>> followers(static_cast<std::size_t>(n_));
+    for (int g = 0; g < n_; ++g) {
+      for (int f : follows_[static_cast<std::size_t>(g)]) followers[static_cast<std::size_t>(f)].push_back(g);
+    }
+    descendants_.assign(static_cast<std::size_t>(n_), 0);
+    for (int g = n_ - 1; g >= 0; --g) {
+      std::vector<std::uint8_t> seen(static_cast<std::size_t>(n_), 0);
+      std::vector<int> stack(followers[static_cast<std::size_t>(g)]);
+      while (!stack.empty()) {
+        const int h = stack.back();
+        stack.pop_back();
+        if (seen[static_cast<std::size_t>(h)] != 0) continue;
+        seen[static_cast<std::size_t>(h)] = 1;
+        ++descendants_[static_cast<std::size_t>(g)];
+        for (int next : followers[static_cast<std::size_t>(h)]) stack.push_back(next);
+      }
+    }
+  }
 
   PrioritySearchResult run() {
     nodes_.push_back({});
-    nodes_[0].untried = valid_values(std::vector<int>(static_cast<std::size_t>(n_), 0), 0);
+    const std::vector<int> none(static_cast<std::size_t>(n_), 0);
+    nodes_[0].untried = valid_values(none, used_values(none), 0);
     tbb::task_arena arena(std::max(1, options_.threads));
-    while (result_.iterations < options_.max_iterations && !nodes_[0].complete) {
+    const auto start = std::chrono::steady_clock::now();
+    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+    const bool budgeted = options_.time_budget_s > 0.0;
+    while (result_.iterations < options_.max_iterations && !nodes_[0].complete &&
+           !(budgeted && elapsed() >= options_.time_budget_s)) {
       // Select and expand a batch, drawing every random number in order.
       std::vector<std::size_t> expanded;
       std::vector<std::vector<int>> jobs;
       std::vector<std::size_t> job_node;
-      while (static_cast<int>(expanded.size()) < options_.batch && result_.iterations < options_.max_iterations) {
+      while (static_cast<int>(expanded.size()) < options_.batch && result_.iterations < options_.max_iterations &&
+             !nodes_[0].complete) {
         const std::size_t leaf = select();
         if (leaf == kBusy) break;
         if (nodes_[leaf].untried.empty()) {  // a dead end: no value is left for its next group
@@ -72,6 +98,7 @@ class Search {
           if (result_.priorities.empty() || scores[j] > result_.score) {
             result_.priorities = jobs[j];
             result_.score = scores[j];
+            result_.improvements.push_back({elapsed(), result_.evaluations, scores[j]});
           }
         }
         settle(child, best);
@@ -89,19 +116,30 @@ class Search {
     return priorities;
   }
 
-  // Unused values below the priorities of the groups `group` follows, in a seeded random order.
-  std::vector<int> valid_values(const std::vector<int>& priorities, int group) {
+  // Unused values below the priorities of the groups `group` follows that leave enough unused
+  // values below them for the groups that follow `group` (others lead only to dead ends), in a
+  // seeded random order. `used[v]`: value v is taken by one of the groups before `group`.
+  std::vector<int> valid_values(const std::vector<int>& priorities, const std::vector<std::uint8_t>& used, int group) {
     if (group == n_) return {};
     int below = n_ + 1;
     for (int f : follows_[static_cast<std::size_t>(group)])
       below = std::min(below, priorities[static_cast<std::size_t>(f)]);
     std::vector<int> values;
+    int free_below = 0;
     for (int v = 1; v < below; ++v) {
-      if (std::find(priorities.begin(), priorities.begin() + group, v) == priorities.begin() + group)
-        values.push_back(v);
+      if (used[static_cast<std::size_t>(v)] != 0) continue;
+      if (free_below >= descendants_[static_cast<std::size_t>(group)]) values.push_back(v);
+      ++free_below;
     }
     std::shuffle(values.begin(), values.end(), rng_);
     return values;
+  }
+
+  std::vector<std::uint8_t> used_values(const std::vector<int>& priorities) const {
+    std::vector<std::uint8_t> used(static_cast<std::size_t>(n_) + 1, 0);
+    for (int p : priorities) used[static_cast<std::size_t>(p)] = 1;
+    used[0] = 0;
+    return used;
   }
 
   double ucb(const Node& child, const Node& parent) const {
@@ -146,7 +184,8 @@ class Search {
     const std::size_t id = nodes_.size();
     nodes_.push_back(std::move(child));
     nodes_[leaf].children.push_back(id);
-    nodes_[id].untried = valid_values(assignment(id), nodes_[id].depth);
+    const std::vector<int> assigned = assignment(id);
+    nodes_[id].untried = valid_values(assigned, used_values(assigned), nodes_[id].depth);
     if (nodes_[id].depth == n_) nodes_[id].complete = true;
     return id;
   }
@@ -158,13 +197,15 @@ class Search {
     std::vector<std::vector<int>> made;
     for (int t = 0; t < tries; ++t) {
       std::vector<int> priorities = assignment(node);
+      std::vector<std::uint8_t> used = used_values(priorities);
       bool dead = false;
       for (int group = nodes_[node].depth; group < n_ && !dead; ++group) {
-        const std::vector<int> values = valid_values(priorities, group);
+        const std::vector<int> values = valid_values(priorities, used, group);
         if (values.empty()) {
           dead = true;
         } else {
           priorities[static_cast<std::size_t>(group)] = values.front();
+          used[static_cast<std::size_t>(values.front())] = 1;
         }
       }
       if (!dead) made.push_back(std::move(priorities));
@@ -192,6 +233,7 @@ class Search {
   const std::function<double(const std::vector<int>&)>& score_;
   const PrioritySearchOptions& options_;
   std::mt19937_64 rng_;
+  std::vector<int> descendants_;  // per group, how many groups follow it (transitively)
   std::vector<Node> nodes_;
   PrioritySearchResult result_;
 };

@@ -19,6 +19,16 @@ struct PrioritySearchOptions {
   // propagated in order. The answer depends on the batch, not on the threads.
   int batch = 8;
   int threads = 1;
+  // Seconds of wall-clock time after which no new round starts (0: none). With a budget, how far
+  // the search gets depends on the machine; without one, only on the seed and the batch.
+  double time_budget_s = 0.0;
+};
+
+// When the search found a better assignment.
+struct SearchImprovement {
+  double seconds = 0.0;  // since the search started
+  std::int64_t evaluations = 0;
+  double score = 0.0;
 };
 
 struct PrioritySearchResult {
@@ -27,6 +37,7 @@ struct PrioritySearchResult {
   std::int64_t iterations = 0;
   std::int64_t evaluations = 0;  // calls of the score function
   bool exhausted = false;        // every valid assignment was seen
+  std::vector<SearchImprovement> improvements;
 };
 
 // PipeWeaver's modality-module-level ranking (papers/001 §6.1, Algorithm 1): Monte-Carlo tree

@@ -1,6 +1,7 @@
 #include "simulator/planner/dip/stage_interleaving.hpp"
 
 #include <algorithm>
+#include <set>
 #include <string>
 
 #include "simulator/core/input_error.hpp"
@@ -39,6 +40,7 @@ class Readiness {
   }
   // When `stage` could start, or kNever while a predecessor is unscheduled.
   TimeNs start(std::size_t stage) const { return waiting_[stage] == 0 ? ready_at_[stage] : kNever; }
+  const std::vector<std::size_t>& successors(std::size_t stage) const { return successors_[stage]; }
   void ended(std::size_t stage, TimeNs end) {
     for (std::size_t successor : successors_[stage]) {
       --waiting_[successor];
@@ -92,28 +94,42 @@ void place(StageSchedule& schedule, std::span<const PipelineStage> stages, std::
 
 }  // namespace
 
-StageSchedule interleave_stages(std::span<const PipelineStage> stages, int ranks, Bytes memory_limit) {
+StageSchedule interleave_stages(std::span<const PipelineStage> stages, int ranks, Bytes memory_limit,
+                                std::span<const int> priorities) {
   check_stages(stages, ranks);
   if (memory_limit < 0) throw InputError("memory limit: must be >= 0");
+  if (!priorities.empty() && priorities.size() != stages.size())
+    throw InputError("stage priorities: one per stage expected");
+  auto priority = [&](std::size_t i) { return priorities.empty() ? stages[i].priority : priorities[i]; };
   const auto rank_count = static_cast<std::size_t>(ranks);
-  // Per rank and kind, the stages by descending priority; heads advance as they are scheduled.
+  // Per rank and kind, the stages by descending priority. A queue offers the first of its stages
+  // whose predecessors have all been scheduled (a stage waiting for one has t_start = infinity and
+  // cannot be picked, but does not hold back the stages behind it).
   std::vector<std::vector<std::size_t>> queues(2 * rank_count);
   for (std::size_t i = 0; i < stages.size(); ++i) {
     queues[2 * static_cast<std::size_t>(stages[i].rank) + (stages[i].backward ? 1 : 0)].push_back(i);
   }
-  for (auto& queue : queues) {
-    std::stable_sort(queue.begin(), queue.end(),
-                     [&](std::size_t a, std::size_t b) { return stages[a].priority > stages[b].priority; });
+  std::vector<std::size_t> queue_of(stages.size());
+  std::vector<std::size_t> position(stages.size());
+  for (std::size_t q = 0; q < queues.size(); ++q) {
+    std::stable_sort(queues[q].begin(), queues[q].end(),
+                     [&](std::size_t a, std::size_t b) { return priority(a) > priority(b); });
+    for (std::size_t k = 0; k < queues[q].size(); ++k) {
+      queue_of[queues[q][k]] = q;
+      position[queues[q][k]] = k;
+    }
   }
-  std::vector<std::size_t> head(queues.size(), 0);
+  std::vector<std::set<std::size_t>> offered(queues.size());  // positions of schedulable stages
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    if (stages[i].predecessors.empty()) offered[queue_of[i]].insert(position[i]);
+  }
   std::vector<TimeNs> last_end(rank_count, 0);
   std::vector<std::uint8_t> last_backward(rank_count, 1);  // so that a rank starts with a forward
   std::vector<Bytes> held(rank_count, 0);
   Readiness readiness(stages);
   StageSchedule schedule = empty_schedule(stages.size(), rank_count);
-  auto start_of = [&](std::size_t queue) {
-    return head[queue] < queues[queue].size() ? readiness.start(queues[queue][head[queue]]) : kNever;
-  };
+  auto head = [&](std::size_t queue) { return queues[queue][*offered[queue].begin()]; };
+  auto start_of = [&](std::size_t queue) { return offered[queue].empty() ? kNever : readiness.start(head(queue)); };
   for (std::size_t scheduled = 0; scheduled < stages.size(); ++scheduled) {
     std::size_t best_rank = rank_count;
     TimeNs best_min = kNever;
@@ -122,7 +138,7 @@ StageSchedule interleave_stages(std::span<const PipelineStage> stages, int ranks
     bool memory_blocked = false;
     for (std::size_t r = 0; r < rank_count; ++r) {
       TimeNs forward = start_of(2 * r);
-      if (forward != kNever && memory_limit > 0 && held[r] + stages[queues[2 * r][head[2 * r]]].memory > memory_limit) {
+      if (forward != kNever && memory_limit > 0 && held[r] + stages[head(2 * r)].memory > memory_limit) {
         forward = kNever;  // the memory guard: backward stages only, until enough is freed
         memory_blocked = true;
       }
@@ -147,8 +163,12 @@ StageSchedule interleave_stages(std::span<const PipelineStage> stages, int ranks
     bool backward = best_backward <= best_forward;
     if (best_forward <= last_end[r] && best_backward <= last_end[r]) backward = last_backward[r] == 0;
     const std::size_t queue = 2 * r + (backward ? 1 : 0);
-    const std::size_t i = queues[queue][head[queue]++];
+    const std::size_t i = head(queue);
+    offered[queue].erase(offered[queue].begin());
     place(schedule, stages, i, readiness, last_end);
+    for (std::size_t successor : readiness.successors(i)) {
+      if (readiness.start(successor) != kNever) offered[queue_of[successor]].insert(position[successor]);
+    }
     last_backward[r] = backward ? 1 : 0;
     if (!backward) {
       held[r] += stages[i].memory;

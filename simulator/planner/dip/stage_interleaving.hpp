@@ -37,16 +37,21 @@ struct StageSchedule {
 
 // PipeWeaver's dual-queue interleaving (papers/001 §6.2). Each rank keeps the end of its last
 // stage and a forward and a backward queue ordered by priority; a stage may start once its
-// predecessors have ended. Repeatedly, the rank that could start a queue head earliest (the
+// predecessors have ended. A queue's head is its first stage whose predecessors have all been
+// scheduled: until then a stage's t_start is infinite, and it does not hold back the stages
+// behind it (a segment waiting for its previous one on another rank lets the rank run the next
+// group meanwhile). Repeatedly, the rank that could start a queue head earliest (the
 // later of the head's ready time and the end of the rank's last stage: the paper's t_min, read
 // as when the rank could start it) schedules one of them: when both heads are ready by the time
 // the rank is free, the kind other than the rank's last stage's (one forward, one backward, as
 // Megatron's 1F1B), else the one ready first. A rank whose next forward would take its memory
 // past `memory_limit` (per rank; 0 for none) schedules only backward stages until enough is
 // freed. Ties between ranks go to the lower rank; between kinds, to backward.
+// `priorities`, when given, replaces the stages' own (one per stage).
 // Throws InputError when no stage can be scheduled any more: the memory limit is too small for
 // the stages' activations, or the dependencies form a cycle.
-StageSchedule interleave_stages(std::span<const PipelineStage> stages, int ranks, Bytes memory_limit = 0);
+StageSchedule interleave_stages(std::span<const PipelineStage> stages, int ranks, Bytes memory_limit = 0,
+                                std::span<const int> priorities = {});
 
 // The times and peaks of running each rank's stages in the given order, each as soon as its rank
 // and its predecessors allow (the same rules as interleave_stages). Throws InputError when the

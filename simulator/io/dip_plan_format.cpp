@@ -1,0 +1,191 @@
+#include "simulator/io/dip_plan_format.hpp"
+
+#include <algorithm>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "simulator/io/format_units.hpp"
+#include "simulator/io/text_table.hpp"
+
+namespace weft {
+namespace {
+
+using dip::DipPlan;
+using dip::PipelineStage;
+using dip::StageWork;
+
+std::string module_name(const TrainingScenario& scenario, std::size_t module) {
+  return scenario.model.modules[module].name;
+}
+
+std::string batch_line(const DipPlan& plan) {
+  SampleShape total;
+  for (const SampleShape& shape : plan.shapes) {
+    total.seq_len += shape.seq_len;
+    total.images += shape.images;
+    total.video_seconds += shape.video_seconds;
+    total.audio_seconds += shape.audio_seconds;
+  }
+  std::string out = fmt::format("{} microbatches, {} tokens", plan.shapes.size(), total.seq_len);
+  if (total.images > 0) out += fmt::format(", {} images", total.images);
+  if (total.video_seconds > 0) out += fmt::format(", {:.1f} s of video", total.video_seconds);
+  if (total.audio_seconds > 0) out += fmt::format(", {:.1f} s of audio", total.audio_seconds);
+  return out;
+}
+
+std::string chunk_list(const std::vector<int>& layers) {
+  std::string out;
+  for (std::size_t c = 0; c < layers.size(); ++c) out += (c == 0 ? "" : ",") + std::to_string(layers[c]);
+  return out;
+}
+
+// Where each action goes in a rank's list: actions sort by simulated time, and at one instant a
+// send's wait and a receive come before the stage that starts then, a send after the stage that
+// ends then.
+struct TimedAction {
+  TimeNs time = 0;
+  int order = 0;  // 0: waits and receives at `time`; 1: a stage starting at `time`; 2: a send
+  std::size_t sequence = 0;
+  nlohmann::json action;
+
+  bool operator<(const TimedAction& other) const {
+    return std::tie(time, order, sequence) < std::tie(other.time, other.order, other.sequence);
+  }
+};
+
+nlohmann::json stage_action(const TrainingScenario& scenario, const DipPlan& plan, std::size_t i) {
+  const PipelineStage& stage = plan.flows.stages[i];
+  const StageWork& work = plan.flows.work[i];
+  nlohmann::json recompute = nlohmann::json::array();
+  for (dip::LayerPolicy policy : plan.policy[i]) recompute.push_back(dip::kLayerPolicyNames.name(policy));
+  return {{"action", stage.backward ? "backward_stage" : "forward_stage"},
+          {"microbatch", work.microbatch},
+          {"module", module_name(scenario, work.module)},
+          {"sub_microbatch", work.sub_microbatch},
+          {"chunk", work.chunk},
+          {"layers", {work.first_layer, work.end_layer}},
+          {"recompute", recompute},
+          {"start_ms", static_cast<double>(plan.schedule.start[i]) / 1e6},
+          {"end_ms", static_cast<double>(plan.schedule.end[i]) / 1e6}};
+}
+
+nlohmann::json transfer_action(const char* kind, std::size_t transfer, int peer) {
+  return {{"action", kind}, {"transfer", transfer}, {"peer", peer}};
+}
+
+nlohmann::json rank_actions(const TrainingScenario& scenario, const DipPlan& plan) {
+  const auto& stages = plan.flows.stages;
+  std::vector<std::vector<TimedAction>> ranks(static_cast<std::size_t>(plan.flows.ranks));
+  std::size_t sequence = 0;
+  auto add = [&](int rank, TimeNs time, int order, nlohmann::json action) {
+    ranks[static_cast<std::size_t>(rank)].push_back({time, order, sequence++, std::move(action)});
+  };
+  std::size_t transfers = 0;
+  for (std::size_t v = 0; v < stages.size(); ++v) {
+    add(stages[v].rank, plan.schedule.start[v], 1, stage_action(scenario, plan, v));
+    for (std::size_t u : stages[v].predecessors) {
+      if (stages[u].rank == stages[v].rank) continue;
+      const std::size_t transfer = transfers++;
+      add(stages[u].rank, plan.schedule.end[u], 2, transfer_action("isend", transfer, stages[v].rank));
+      // The sender releases its buffer once the receiver's stage has run.
+      add(stages[u].rank, plan.schedule.end[v], 0, transfer_action("wait_isend", transfer, stages[v].rank));
+      add(stages[v].rank, plan.schedule.start[v], 0, transfer_action("irecv", transfer, stages[u].rank));
+      add(stages[v].rank, plan.schedule.start[v], 0, transfer_action("wait_irecv", transfer, stages[u].rank));
+    }
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (std::size_t rank = 0; rank < ranks.size(); ++rank) {
+    std::sort(ranks[rank].begin(), ranks[rank].end());
+    nlohmann::json actions = nlohmann::json::array();
+    for (TimedAction& timed : ranks[rank]) actions.push_back(std::move(timed.action));
+    out.push_back({{"rank", rank}, {"actions", std::move(actions)}});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_dip_report(const TrainingScenario& scenario, const DipPlan& plan, const dip::DipOptions& options) {
+  const ParallelPlan& p = scenario.parallel;
+  std::string out = fmt::format("Model    {}, {} layers\nCluster  {}: {} GPUs ({}), TP{} PP{} DP{}\n",
+                                scenario.model.name, scenario.model.layers(), scenario.cluster.name,
+                                scenario.cluster.gpus, scenario.cluster.gpu.name, p.tp, p.pp, p.dp);
+  out += fmt::format("Batch    {} (DP replica 0)\n", batch_line(plan));
+  out += fmt::format("Memory   {} per GPU held for the iteration, {} left for activations\n\n",
+                     format_bytes(plan.static_memory), format_bytes(plan.activation_limit));
+
+  TextTable partition;
+  for (const char* header : {"module", "layers", "sub-microbatch", "T_i", "segments", "layers per chunk"})
+    partition.add_column(header,
+                         std::string_view(header) == "module" ? TextTable::Align::left : TextTable::Align::right);
+  for (const dip::ModuleSegments& m : plan.modules) {
+    partition.add_row({module_name(scenario, m.module), std::to_string(m.layers),
+                       m.sub_microbatch > 0 ? fmt::format("{} items", m.sub_microbatch) : "microbatch",
+                       format_seconds(m.latency_s), std::to_string(m.segments), chunk_list(m.chunk_layers)});
+  }
+  out += "Modality-aware partition (papers/001 §5)\n" + partition.render("  ") + "\n";
+
+  const dip::PrioritySearchResult& search = plan.search;
+  out +=
+      fmt::format("Search   {} segment groups, {} rankings scored in {:.2f} s on {} thread(s) ({} MCTS expansions{})",
+                  plan.flows.follows.size(), search.evaluations, plan.search_s, options.threads, search.iterations,
+                  search.exhausted ? ", space exhausted" : "");
+  if (!search.improvements.empty())
+    out += fmt::format("; best found after {:.2f} s", search.improvements.back().seconds);
+  out += options.slowest ? "\n         ranked for the SLOWEST schedule (--slowest)\n\n" : "\n\n";
+
+  TextTable steps;
+  for (const char* header : {"schedule", "iteration", "busy", "speed-up", "peak activations"})
+    steps.add_column(header, std::string_view(header) == "schedule" ? TextTable::Align::left : TextTable::Align::right);
+  const double base = static_cast<double>(plan.steps.front().iteration);
+  for (const dip::ScheduleOutcome& step : plan.steps) {
+    steps.add_row({step.name, format_duration(step.iteration), format_percent(step.busy_share),
+                   fmt::format("{:+.1f}%", (base / static_cast<double>(step.iteration) - 1.0) * 100.0),
+                   format_bytes(step.peak_activations)});
+  }
+  out += "Pipeline schedules on the stage model (papers/001 Table 5)\n" + steps.render("  ") + "\n";
+  out += fmt::format(
+      "\nThe scenario's plan under the full simulator: {} (the stage model leaves out pipeline transfers, "
+      "gradient reduction and the optimizer step)\n",
+      format_duration(plan.megatron_simulated));
+  return out;
+}
+
+nlohmann::json dip_plan_json(const TrainingScenario& scenario, const DipPlan& plan) {
+  nlohmann::json modules = nlohmann::json::array();
+  for (const dip::ModuleSegments& m : plan.modules) {
+    modules.push_back({{"name", module_name(scenario, m.module)},
+                       {"layers", m.layers},
+                       {"sub_microbatch", m.sub_microbatch},
+                       {"latency_ms", m.latency_s * 1e3},
+                       {"segments", m.segments},
+                       {"chunk_layers", m.chunk_layers}});
+  }
+  nlohmann::json steps = nlohmann::json::array();
+  for (const dip::ScheduleOutcome& step : plan.steps) {
+    steps.push_back({{"schedule", step.name},
+                     {"iteration_ms", static_cast<double>(step.iteration) / 1e6},
+                     {"busy_share", step.busy_share},
+                     {"peak_activation_bytes", step.peak_activations}});
+  }
+  return {{"format", "weft-dip-plan"},
+          {"version", 1},
+          {"description", scenario.description},
+          {"pp", scenario.parallel.pp},
+          {"microbatches", plan.shapes.size()},
+          {"modules", modules},
+          {"static_memory_bytes", plan.static_memory},
+          {"activation_limit_bytes", plan.activation_limit},
+          {"search",
+           {{"evaluations", plan.search.evaluations},
+            {"iterations", plan.search.iterations},
+            {"seconds", plan.search_s},
+            {"exhausted", plan.search.exhausted}}},
+          {"schedules", steps},
+          {"simulated_baseline_ms", static_cast<double>(plan.megatron_simulated) / 1e6},
+          {"iteration_ms", static_cast<double>(plan.schedule.makespan) / 1e6},
+          {"ranks", rank_actions(scenario, plan)}};
+}
+
+}  // namespace weft

@@ -1,0 +1,219 @@
+#include "simulator/planner/dip/dip_planner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+
+#include "simulator/core/input_error.hpp"
+#include "simulator/engine/engine.hpp"
+#include "simulator/io/format_units.hpp"
+#include "simulator/workload/pipeline_schedule.hpp"
+#include "simulator/workload/training_workload.hpp"
+
+namespace weft::dip {
+namespace {
+
+LayerPolicy policy_of(RecomputePolicy recompute) {
+  switch (recompute) {
+    case RecomputePolicy::none:
+      return LayerPolicy::keep;
+    case RecomputePolicy::selective:
+      return LayerPolicy::selective;
+    case RecomputePolicy::full:
+      break;
+  }
+  return LayerPolicy::full;
+}
+
+void check_plannable(const TrainingScenario& scenario) {
+  const ParallelPlan& p = scenario.parallel;
+  if (p.cp != 1) throw InputError("parallel.cp: the planner splits sequences whole; expected 1");
+  if (splits_weight_gradients(p.schedule))
+    throw InputError("parallel.schedule: " + std::string(kPipelineScheduleNames.name(p.schedule)) +
+                     " splits weight passes, which the stage model does not; the baseline must be gpipe, 1f1b, "
+                     "interleaved or encoder-first");
+}
+
+// DP replica 0's microbatches: drawn from the data, or all alike.
+std::vector<SampleShape> planned_shapes(const TrainingScenario& scenario) {
+  const auto microbatches = static_cast<int>(scenario.microbatches());
+  if (const std::optional<MicrobatchShapes> drawn = scenario.microbatch_shapes()) {
+    std::vector<SampleShape> shapes;
+    for (int mb = 0; mb < microbatches; ++mb) shapes.push_back(drawn->at(0, mb));
+    return shapes;
+  }
+  return std::vector<SampleShape>(static_cast<std::size_t>(microbatches), scenario.training.sample());
+}
+
+// Each rank's stages in the order the scenario's schedule runs them (build_megatron_flows' stages:
+// per microbatch, the forward stage of each virtual stage, then the backward ones from the last).
+std::vector<std::vector<std::size_t>> megatron_orders(const TrainingScenario& scenario, int microbatches) {
+  const ParallelPlan& p = scenario.parallel;
+  const auto virtual_stages = static_cast<std::size_t>(p.pp) * static_cast<std::size_t>(p.vpp);
+  std::vector<std::vector<std::size_t>> orders(static_cast<std::size_t>(p.pp));
+  for (int rank = 0; rank < p.pp; ++rank) {
+    for (const PipelineAction& action : pipeline_actions(p.schedule, rank, p.pp, p.vpp, microbatches)) {
+      const auto v = static_cast<std::size_t>(action.chunk * p.pp + rank);
+      const std::size_t first = static_cast<std::size_t>(action.microbatch) * 2 * virtual_stages;
+      orders[static_cast<std::size_t>(rank)].push_back(
+          first + (action.kind == PassKind::forward ? v : 2 * virtual_stages - 1 - v));
+    }
+  }
+  return orders;
+}
+
+ScheduleOutcome outcome(std::string name, const StageFlows& flows, const StageSchedule& schedule) {
+  ScheduleOutcome out;
+  out.name = std::move(name);
+  out.iteration = schedule.makespan;
+  out.busy_share = schedule.makespan == 0
+                       ? 1.0
+                       : static_cast<double>(flows.busy()) /
+                             (static_cast<double>(flows.ranks) * static_cast<double>(schedule.makespan));
+  out.peak_activations = *std::max_element(schedule.peak_memory.begin(), schedule.peak_memory.end());
+  return out;
+}
+
+// The most any rank holds for the whole iteration with the modules' chunks placed as partitioned.
+Bytes largest_static_memory(const TrainingScenario& scenario, std::span<const ModuleSegments> modules,
+                            LayerCosts& costs) {
+  const int pp = scenario.parallel.pp;
+  std::vector<std::int64_t> parameters(static_cast<std::size_t>(pp), 0);
+  std::vector<std::int64_t> trained(static_cast<std::size_t>(pp), 0);
+  for (const ModuleSegments& segments : modules) {
+    for (int chunk = 0; chunk < static_cast<int>(segments.chunk_layers.size()); ++chunk) {
+      const auto rank = static_cast<std::size_t>(chunk % pp);
+      const int first = segments.chunk_first_layer(chunk);
+      for (int layer = first; layer < first + segments.chunk_layers[static_cast<std::size_t>(chunk)]; ++layer) {
+        parameters[rank] += costs.at(layer, kOneOfEach).parameters;
+        trained[rank] += costs.at(layer, kOneOfEach).trained;
+      }
+    }
+  }
+  Bytes most = 0;
+  for (std::size_t rank = 0; rank < parameters.size(); ++rank)
+    most = std::max(most, rank_static_memory(scenario, parameters[rank], trained[rank]).total());
+  return most;
+}
+
+StageSchedule interleave(const StageFlows& flows, Bytes limit, std::span<const int> group_priorities) {
+  const std::vector<int> priorities = stage_priorities(flows, group_priorities);
+  return interleave_stages(flows.stages, flows.ranks, limit, priorities);
+}
+
+PrioritySearchResult rank_groups(const StageFlows& flows, Bytes limit, const DipOptions& options) {
+  PrioritySearchOptions search;
+  search.rollouts = options.rollouts;
+  search.seed = options.seed;
+  search.threads = options.threads;
+  search.time_budget_s = options.max_iterations > 0 ? 0.0 : options.time_budget_s;
+  search.max_iterations = options.max_iterations > 0 ? options.max_iterations : INT64_MAX;
+  const double busy = static_cast<double>(flows.busy());
+  auto score = [&](const std::vector<int>& group_priorities) {
+    try {
+      const StageSchedule schedule = interleave(flows, limit, group_priorities);
+      const double share = busy / (static_cast<double>(flows.ranks) * static_cast<double>(schedule.makespan));
+      return options.slowest ? 1.0 - share : share;
+    } catch (const InputError&) {
+      return 0.0;  // this order runs out of memory: no rank can go on
+    }
+  };
+  return search_priorities(static_cast<int>(flows.follows.size()), flows.follows, score, search);
+}
+
+// §6.3 on the interleaved schedule: per stage pair, candidates over keep / selective / full
+// recompute of its layers; CBC picks one per pair under the limit; the stages take the chosen
+// durations and bytes, and keep their order.
+void tune_layers(DipPlan& plan, LayerCosts& costs, const DipOptions& options) {
+  constexpr std::array kPolicies{LayerPolicy::keep, LayerPolicy::selective, LayerPolicy::full};
+  const MultimodalSpec& spec = costs.model().spec();
+  std::vector<StagePair> pairs;
+  std::vector<std::size_t> backward_of_pair;
+  for (std::size_t b = 0; b < plan.flows.stages.size(); ++b) {
+    const PipelineStage& stage = plan.flows.stages[b];
+    if (stage.frees == PipelineStage::kNone) continue;
+    const StageWork& work = plan.flows.work[stage.frees];
+    std::vector<std::vector<LayerOption>> layers;
+    for (int layer = work.first_layer; layer < work.end_layer; ++layer) {
+      const ModuleSpec& module = spec.modules[costs.module_of(layer)];
+      const LayerCost& cost =
+          costs.at(layer, sub_microbatch_shape(module, work.shape, module_items(module, work.shape)));
+      std::vector<LayerOption>& options_of_layer = layers.emplace_back();
+      for (LayerPolicy policy : kPolicies) options_of_layer.push_back({cost.latency(policy), cost.memory(policy)});
+    }
+    pairs.push_back({stage.rank, plan.schedule.start[stage.frees], plan.schedule.end[b],
+                     pair_candidates(layers, options.tuning_candidates)});
+    backward_of_pair.push_back(b);
+  }
+  const TuningChoice choice = solve_tuning(pairs, plan.activation_limit);
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const TuningCandidate& chosen = pairs[i].candidates[static_cast<std::size_t>(choice.candidate[i])];
+    const std::size_t b = backward_of_pair[i];
+    const std::size_t f = plan.flows.stages[b].frees;
+    plan.flows.stages[b].duration = chosen.latency - plan.flows.stages[f].duration;
+    plan.flows.stages[f].memory = chosen.memory;
+    std::vector<LayerPolicy> policy;
+    for (int option : chosen.options) policy.push_back(kPolicies[static_cast<std::size_t>(option)]);
+    plan.policy[b] = policy;
+    plan.policy[f] = std::move(policy);
+  }
+  plan.schedule = time_stage_orders(plan.flows.stages, plan.schedule.order);
+}
+
+}  // namespace
+
+DipPlan plan_dip(const TrainingScenario& scenario, const DipOptions& options) {
+  check_plannable(scenario);
+  const ParallelPlan& p = scenario.parallel;
+  const MultimodalModel model(scenario.model, p.cp_algorithm);
+  LayerCosts costs(model, scenario.shard_context(), scenario.cluster, scenario.options.ideal_network);
+  DipPlan plan;
+  plan.shapes = planned_shapes(scenario);
+  const std::vector<LayerPolicy> initial(static_cast<std::size_t>(model.layer_count()), policy_of(p.recompute));
+
+  // The baseline: the scenario's own partition and schedule, on the same stage model.
+  const std::vector<int> stage_layers = scenario.layers_per_virtual_stage();
+  const StageFlows megatron = build_megatron_flows(stage_layers, plan.shapes, p.pp, costs, initial);
+  const StageSchedule baseline =
+      time_stage_orders(megatron.stages, megatron_orders(scenario, static_cast<int>(plan.shapes.size())));
+  plan.steps.push_back(
+      outcome(std::string(kPipelineScheduleNames.name(p.schedule)) + " (the scenario's plan)", megatron, baseline));
+  const TrainingWorkload workload = build_training_workload(scenario, {.name_ops = false});
+  plan.megatron_simulated = simulate(workload.graph, *workload.cost_model).makespan;
+
+  plan.modules = plan_module_segments(costs, plan.shapes, {p.pp, options.sub_microbatch});
+  plan.flows = build_dip_flows(plan.modules, plan.shapes, p.pp, costs, initial);
+  plan.static_memory = largest_static_memory(scenario, plan.modules, costs);
+  const Bytes capacity = options.memory_limit > 0 ? options.memory_limit : scenario.cluster.gpu.memory_capacity;
+  plan.activation_limit = capacity - plan.static_memory;
+  if (plan.activation_limit <= 0) {
+    throw InputError("memory limit: " + format_bytes(capacity) + " per GPU leaves nothing for activations after " +
+                     format_bytes(plan.static_memory) + " of parameters, gradients, optimizer states and overhead");
+  }
+  const std::vector<int> in_order = default_group_priorities(plan.flows);
+  try {
+    plan.steps.push_back(outcome("+ modality-aware partitioner, interleaving", plan.flows,
+                                 interleave(plan.flows, plan.activation_limit, in_order)));
+  } catch (const InputError& error) {
+    throw InputError("memory limit: " + format_bytes(capacity) +
+                     " per GPU is too small for this batch: " + error.what());
+  }
+
+  const auto start = std::chrono::steady_clock::now();
+  plan.search = rank_groups(plan.flows, plan.activation_limit, options);
+  plan.search_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  plan.group_priorities = plan.search.score > 0.0 ? plan.search.priorities : in_order;
+  plan.schedule = interleave(plan.flows, plan.activation_limit, plan.group_priorities);
+  plan.steps.push_back(outcome("+ modality-module-level ranking (MCTS)", plan.flows, plan.schedule));
+
+  plan.policy.resize(plan.flows.stages.size());
+  for (std::size_t i = 0; i < plan.flows.stages.size(); ++i) {
+    const StageWork& work = plan.flows.work[i];
+    plan.policy[i].assign(static_cast<std::size_t>(work.end_layer - work.first_layer), policy_of(p.recompute));
+  }
+  tune_layers(plan, costs, options);
+  plan.steps.push_back(outcome("+ model layer tuning", plan.flows, plan.schedule));
+  return plan;
+}
+
+}  // namespace weft::dip

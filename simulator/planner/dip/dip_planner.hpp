@@ -1,0 +1,59 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "simulator/planner/dip/layer_tuning.hpp"
+#include "simulator/planner/dip/priority_search.hpp"
+#include "simulator/planner/dip/stage_flows.hpp"
+#include "simulator/workload/training_scenario.hpp"
+
+namespace weft::dip {
+
+struct DipOptions {
+  int sub_microbatch = 0;  // images per sub-microbatch of image modules; 0: the 95% efficiency rule
+  double time_budget_s = 10.0;
+  std::int64_t max_iterations = 0;  // MCTS expansions; 0: until the budget runs out
+  int threads = 1;
+  int rollouts = 10;
+  std::uint64_t seed = 1;
+  int tuning_candidates = 8;  // K of §6.3
+  Bytes memory_limit = 0;     // per GPU; 0: the GPU's memory
+  bool slowest = false;       // rank for the longest iteration instead (the worst schedule of Fig. 10)
+};
+
+// One schedule of the ablation (papers/001 Table 5), timed on the stage model.
+struct ScheduleOutcome {
+  std::string name;
+  TimeNs iteration = 0;  // the pipeline's makespan
+  double busy_share = 0.0;
+  Bytes peak_activations = 0;  // the most any rank holds at once
+};
+
+struct DipPlan {
+  std::vector<ModuleSegments> modules;
+  std::vector<SampleShape> shapes;  // the planned microbatches (DP replica 0)
+  StageFlows flows;                 // with the tuned durations and bytes
+  StageSchedule schedule;           // each rank's order and the stages' times
+  std::vector<int> group_priorities;
+  std::vector<std::vector<LayerPolicy>> policy;  // per stage, per layer of it
+  // Megatron (the scenario's schedule), + partitioner and interleaving, + ranking, + layer tuning.
+  std::vector<ScheduleOutcome> steps;
+  PrioritySearchResult search;
+  double search_s = 0.0;
+  Bytes static_memory = 0;        // the most any rank holds for the whole iteration
+  Bytes activation_limit = 0;     // what the memory limit leaves for activations
+  TimeNs megatron_simulated = 0;  // the scenario's plan under the full simulator
+};
+
+// PipeWeaver's planner (papers/001 §5-§6) for DP replica 0's batch of `scenario`: partitions the
+// modules, builds the batch's stage flows from per-layer costs, ranks segment groups by MCTS
+// (scored by the interleaved schedule's busy share), interleaves, and tunes each stage pair's
+// layers (keep / selective / full recompute) under the memory limit with CBC. The scenario's own
+// schedule, timed on the same stage model, is the baseline. InputError for what it cannot plan:
+// context parallelism, zero-bubble baselines, a memory limit the parameters already fill or that
+// the activations cannot fit.
+DipPlan plan_dip(const TrainingScenario& scenario, const DipOptions& options);
+
+}  // namespace weft::dip

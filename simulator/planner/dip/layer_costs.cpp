@@ -1,0 +1,89 @@
+#include "simulator/planner/dip/layer_costs.hpp"
+
+#include <numeric>
+
+namespace weft::dip {
+
+TimeNs LayerCost::latency(LayerPolicy policy) const {
+  switch (policy) {
+    case LayerPolicy::keep:
+      return forward + backward;
+    case LayerPolicy::selective:
+      return forward + backward + attention_forward;
+    case LayerPolicy::full:
+      break;
+  }
+  return 2 * forward + backward;
+}
+
+Bytes LayerCost::memory(LayerPolicy policy) const {
+  switch (policy) {
+    case LayerPolicy::keep:
+      return saved;
+    case LayerPolicy::selective:
+      return selective_saved;
+    case LayerPolicy::full:
+      break;
+  }
+  return std::min(input, saved);  // a layer that keeps less than its input keeps that
+}
+
+LayerCosts::LayerCosts(const MultimodalModel& model, const ShardContext& base, const ClusterSpec& cluster,
+                       bool ideal_network)
+    : model_(model), base_(base), cost_(cluster) {
+  cost_.set_ideal_network(ideal_network);
+  std::vector<std::int64_t> ranks(static_cast<std::size_t>(base.tp));
+  std::iota(ranks.begin(), ranks.end(), std::int64_t{0});
+  tp_group_ = cost_.add_group(make_comm_group(CommGroupKind::tp, ranks, cluster));
+}
+
+std::size_t LayerCosts::module_of(int layer) const {
+  const MultimodalSpec& spec = model_.spec();
+  for (std::size_t m = spec.modules.size(); m-- > 0;) {
+    if (spec.modules[m].layers() > 0 && spec.first_layer(m) <= layer) return m;
+  }
+  return 0;
+}
+
+const LayerCost& LayerCosts::at(int layer, const SampleShape& shape) {
+  const auto key = std::make_pair(layer, shape);
+  auto found = cache_.find(key);
+  if (found == cache_.end()) found = cache_.emplace(key, compute(layer, shape)).first;
+  return found->second;
+}
+
+LayerCost LayerCosts::compute(int layer, const SampleShape& shape) const {
+  const int layers = model_.layer_count();
+  std::vector<Step> steps;
+  std::vector<int> blocks;
+  model_.append_steps(base_, shape, {layer, layer + 1, layer == 0, layer + 1 == layers}, false, steps, blocks);
+  const DeviceSpec& gpu = cost_.cluster().gpu;
+  auto time = [&](const std::optional<OpWork>& work, std::optional<CommGroupKind> comm) -> TimeNs {
+    if (!work) return 0;
+    if (category_of(work->op_class) != OpCategory::communication) return cost_.duration(*work, gpu);
+    if (comm != CommGroupKind::tp) return 0;  // only tensor parallelism communicates inside a stage
+    OpWork placed = *work;
+    placed.comm_group = tp_group_;
+    return cost_.duration(placed, gpu);
+  };
+  LayerCost out;
+  for (const Step& step : steps) {
+    const TimeNs forward = time(step.forward, step.comm);
+    out.forward += forward;
+    out.backward += time(step.backward, step.comm) + time(step.weight_grad, step.comm) + time(step.regather, step.comm);
+    if (step.attention_core) out.attention_forward += forward;
+    out.saved += step.saved_bytes;
+    out.selective_saved += step.saved_bytes - step.recomputable_bytes;
+    out.training_flops += step.model_flops * step.training_flops_factor;
+    out.parameters += step.parameters;
+    out.trained += step.trainable ? step.parameters : 0;
+  }
+  const std::size_t module = module_of(layer);
+  const ModuleSpec& spec = model_.spec().modules[module];
+  const ShardContext context = module_context(spec, base_, shape);
+  if (module_tokens(spec, shape) > 0)
+    out.input = context.sharded_tokens() * spec.model.hidden * context.element_bytes();
+  return out;
+}
+
+}  // namespace weft::dip

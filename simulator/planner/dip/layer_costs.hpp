@@ -1,0 +1,60 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "cost_models/cluster_cost_model.hpp"
+#include "simulator/workload/multimodal_model.hpp"
+
+namespace weft::dip {
+
+// How a layer keeps what its backward pass reads: everything, everything but the attention core
+// (selective recompute), or only its input (full recompute).
+enum class LayerPolicy : std::uint8_t { keep, selective, full };
+inline constexpr EnumNames<LayerPolicy, 3> kLayerPolicyNames({"keep", "selective", "full"});
+
+// What one pipeline layer, with the blocks anchored to it (multimodal_model.hpp), costs one
+// (sub-)microbatch on one rank under the frozen rule: SEMU's per-layer estimates that PipeWeaver's
+// partitioner and searcher work from (papers/001 §5, §6.3).
+struct LayerCost {
+  TimeNs forward = 0;            // forward ops, tensor-parallel collectives included
+  TimeNs backward = 0;           // input and weight gradients, with their collectives
+  TimeNs attention_forward = 0;  // the attention core's forward, which selective recompute reruns
+  Bytes saved = 0;               // kept from the forward to the backward pass
+  Bytes selective_saved = 0;     // kept under selective recompute
+  Bytes input = 0;               // kept under full recompute: the layer's input
+  double training_flops = 0.0;   // model FLOPs of its forward and backward (Megatron convention)
+  std::int64_t parameters = 0;   // held on the rank
+  std::int64_t trained = 0;      // of them, trainable
+
+  // Time of the forward and backward passes, and bytes held between them, under `policy`.
+  TimeNs latency(LayerPolicy policy) const;
+  Bytes memory(LayerPolicy policy) const;
+};
+
+// Per-layer costs of a multimodal model, computed once per (layer, microbatch shape) and cached.
+// Not thread-safe: the planner builds its stage flows on one thread.
+class LayerCosts {
+ public:
+  // Ops are priced on `cluster` (its calibration included); tensor-parallel collectives are placed
+  // on its first `base.tp` ranks, and take no time with an ideal network.
+  LayerCosts(const MultimodalModel& model, const ShardContext& base, const ClusterSpec& cluster, bool ideal_network);
+
+  const LayerCost& at(int layer, const SampleShape& shape);
+  const MultimodalModel& model() const { return model_; }
+  // The module a pipeline layer belongs to.
+  std::size_t module_of(int layer) const;
+
+ private:
+  LayerCost compute(int layer, const SampleShape& shape) const;
+
+  const MultimodalModel& model_;
+  ShardContext base_;
+  ClusterCostModel cost_;
+  std::uint32_t tp_group_ = 0;
+  std::map<std::pair<int, SampleShape>, LayerCost> cache_;
+};
+
+}  // namespace weft::dip

@@ -1,0 +1,111 @@
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "simulator/core/json_cursor.hpp"
+#include "simulator/io/atomic_file.hpp"
+#include "simulator/io/dip_plan_format.hpp"
+#include "tools/weft/command_support.hpp"
+#include "tools/weft/commands.hpp"
+
+namespace weft::cli {
+namespace {
+
+struct PlanFlags {
+  std::string scenario;
+  double time_budget_s = 10.0;
+  std::int64_t iterations = 0;
+  int threads = 0;
+  std::uint64_t seed = 1;
+  int sub_microbatch = 0;
+  double memory_limit_gib = 0.0;
+  bool slowest = false;
+  std::string plan_file;
+  std::string json_file;
+  std::string calibration;
+};
+
+dip::DipOptions planner_options(const PlanFlags& flags) {
+  if (!(flags.time_budget_s > 0.0)) throw InputError("--time-budget: expected seconds > 0");
+  if (flags.iterations < 0) throw InputError("--iterations: expected at least 1");
+  if (flags.threads < 0) throw InputError("--threads: expected at least 1");
+  if (flags.sub_microbatch < 0) throw InputError("--sub-microbatch: expected at least 1");
+  if (flags.memory_limit_gib < 0.0) throw InputError("--memory-limit-gib: expected GiB > 0");
+  dip::DipOptions options;
+  options.time_budget_s = flags.time_budget_s;
+  options.max_iterations = flags.iterations;
+  options.threads =
+      flags.threads > 0 ? flags.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.seed = flags.seed;
+  options.sub_microbatch = flags.sub_microbatch;
+  options.memory_limit = static_cast<Bytes>(flags.memory_limit_gib * 1024.0 * 1024.0 * 1024.0);
+  options.slowest = flags.slowest;
+  return options;
+}
+
+void run_plan_command(const PlanFlags& flags) {
+  const dip::DipOptions options = planner_options(flags);
+  if (!flags.plan_file.empty()) with_context("--output", [&] { check_output_path(flags.plan_file); });
+  if (!flags.json_file.empty()) with_context("--json", [&] { check_output_path(flags.json_file); });
+  const JsonDocument document = JsonDocument::parse_file(flags.scenario);
+  const TrainingScenario scenario = with_context(
+      flags.scenario, [&] { return load_training_scenario(document.root(), read_calibration(flags.calibration)); });
+  check_calibration_device(flags.calibration, scenario.cluster);
+  const dip::DipPlan plan = with_context(flags.scenario, [&] { return dip::plan_dip(scenario, options); });
+
+  fmt::print("weft plan {}\n", flags.scenario);
+  if (!scenario.description.empty()) fmt::print("{}\n", scenario.description);
+  fmt::print("{}", render_dip_report(scenario, plan, options));
+  const nlohmann::json json = dip_plan_json(scenario, plan);
+  for (const auto& [flag, file] : {std::pair{"--output", &flags.plan_file}, std::pair{"--json", &flags.json_file}}) {
+    if (file->empty()) continue;
+    const std::string& path = *file;  // structured bindings are not captured by clang 14's lambdas
+    with_context(flag, [&] {
+      write_file_atomically(
+          path, [&](std::ostream& out) { out << json.dump(flag == std::string("--json") ? 2 : -1) << '\n'; });
+    });
+    fmt::print("Wrote {}\n", path);
+  }
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app) {
+  auto flags = std::make_shared<PlanFlags>();
+  CLI::App* command = app.add_subcommand(
+      "plan",
+      "Search a dynamic interleaved pipeline schedule for one batch of a multimodal training scenario, as "
+      "PipeWeaver does (papers/001 §5-§6): partition each modality module into pipeline segments and its "
+      "microbatches into sub-microbatches, rank the segment groups by Monte-Carlo tree search, interleave forward "
+      "and backward stages under the memory limit, and choose per stage pair which layers to recompute. Prints the "
+      "partition and the schedule after each step next to the scenario's own plan (docs/plan.md).\n"
+      "SCENARIO is a training scenario; its parallel section gives TP, PP and DP and the baseline schedule, and "
+      "its data section the batch (DP replica 0 is planned).");
+  command->add_option("SCENARIO", flags->scenario, "Scenario JSON file")->required();
+  command->add_option("--time-budget", flags->time_budget_s, "Seconds the search may take (default 10)")
+      ->type_name("S");
+  command
+      ->add_option("--iterations", flags->iterations,
+                   "Stop the search after N tree expansions instead of a time budget (reproducible on any machine)")
+      ->type_name("N");
+  command->add_option("--threads", flags->threads, "Search threads (default: all cores)")->type_name("T");
+  command->add_option("--seed", flags->seed, "Seed of the search's random rollouts (default 1)")->type_name("N");
+  command
+      ->add_option("--sub-microbatch", flags->sub_microbatch,
+                   "Images per sub-microbatch of image encoders (default: the smallest within 95% of the best "
+                   "efficiency)")
+      ->type_name("N");
+  command->add_option("--memory-limit-gib", flags->memory_limit_gib, "Memory per GPU (default: the GPU's)")
+      ->type_name("GIB");
+  command->add_flag("--slowest", flags->slowest,
+                    "Rank for the slowest schedule instead, to see how much ranking matters (papers/001 Fig. 10)");
+  command->add_option("-o,--output", flags->plan_file, "Write the plan (per-rank actions) as JSON to FILE")
+      ->type_name("FILE");
+  command->add_option("--json", flags->json_file, "Write the same JSON, indented, to FILE")->type_name("FILE");
+  add_calibration_flag(*command, flags->calibration);
+  command->callback([flags] { run_plan_command(*flags); });
+}
+
+}  // namespace weft::cli
