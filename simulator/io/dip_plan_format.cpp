@@ -131,16 +131,20 @@ std::string render_dip_report(const TrainingScenario& scenario, const DipPlan& p
       fmt::format("Search   {} segment groups, {} rankings scored in {:.2f} s on {} thread(s) ({} MCTS expansions{})",
                   plan.flows.follows.size(), search.evaluations, plan.search_s, options.threads, search.iterations,
                   search.exhausted ? ", space exhausted" : "");
-  if (!search.improvements.empty())
+  if (plan.searched_ranking) {
     out += fmt::format("; best found after {:.2f} s", search.improvements.back().seconds);
+  } else {
+    out += "; none beat microbatch order, which is kept";
+  }
   out += options.slowest ? "\n         ranked for the SLOWEST schedule (--slowest)\n\n" : "\n\n";
 
   TextTable steps;
-  for (const char* header : {"schedule", "iteration", "busy", "speed-up", "peak activations"})
+  for (const char* header : {"schedule", "iteration", "busy", "busiest rank", "speed-up", "peak activations"})
     steps.add_column(header, std::string_view(header) == "schedule" ? TextTable::Align::left : TextTable::Align::right);
   const double base = static_cast<double>(plan.steps.front().iteration);
   for (const dip::ScheduleOutcome& step : plan.steps) {
     steps.add_row({step.name, format_duration(step.iteration), format_percent(step.busy_share),
+                   format_duration(step.busiest_rank),
                    fmt::format("{:+.1f}%", (base / static_cast<double>(step.iteration) - 1.0) * 100.0),
                    format_bytes(step.peak_activations)});
   }
@@ -167,6 +171,7 @@ nlohmann::json dip_plan_json(const TrainingScenario& scenario, const DipPlan& pl
     steps.push_back({{"schedule", step.name},
                      {"iteration_ms", static_cast<double>(step.iteration) / 1e6},
                      {"busy_share", step.busy_share},
+                     {"busiest_rank_ms", static_cast<double>(step.busiest_rank) / 1e6},
                      {"peak_activation_bytes", step.peak_activations}});
   }
   return {{"format", "weft-dip-plan"},
@@ -181,7 +186,8 @@ nlohmann::json dip_plan_json(const TrainingScenario& scenario, const DipPlan& pl
            {{"evaluations", plan.search.evaluations},
             {"iterations", plan.search.iterations},
             {"seconds", plan.search_s},
-            {"exhausted", plan.search.exhausted}}},
+            {"exhausted", plan.search.exhausted},
+            {"beat_microbatch_order", plan.searched_ranking}}},
           {"schedules", steps},
           {"simulated_baseline_ms", static_cast<double>(plan.megatron_simulated) / 1e6},
           {"iteration_ms", static_cast<double>(plan.schedule.makespan) / 1e6},

@@ -71,6 +71,9 @@ ScheduleOutcome outcome(std::string name, const StageFlows& flows, const StageSc
                        : static_cast<double>(flows.busy()) /
                              (static_cast<double>(flows.ranks) * static_cast<double>(schedule.makespan));
   out.peak_activations = *std::max_element(schedule.peak_memory.begin(), schedule.peak_memory.end());
+  std::vector<TimeNs> busy(static_cast<std::size_t>(flows.ranks), 0);
+  for (const PipelineStage& stage : flows.stages) busy[static_cast<std::size_t>(stage.rank)] += stage.duration;
+  out.busiest_rank = *std::max_element(busy.begin(), busy.end());
   return out;
 }
 
@@ -202,8 +205,17 @@ DipPlan plan_dip(const TrainingScenario& scenario, const DipOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   plan.search = rank_groups(plan.flows, plan.activation_limit, options);
   plan.search_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  plan.group_priorities = plan.search.score > 0.0 ? plan.search.priorities : in_order;
-  plan.schedule = interleave(plan.flows, plan.activation_limit, plan.group_priorities);
+  // The search starts from nothing; the in-order ranking it set out from stays if it is better.
+  plan.group_priorities = in_order;
+  plan.schedule = interleave(plan.flows, plan.activation_limit, in_order);
+  if (plan.search.score > 0.0) {
+    StageSchedule searched = interleave(plan.flows, plan.activation_limit, plan.search.priorities);
+    if ((searched.makespan < plan.schedule.makespan) != options.slowest) {
+      plan.group_priorities = plan.search.priorities;
+      plan.schedule = std::move(searched);
+      plan.searched_ranking = true;
+    }
+  }
   plan.steps.push_back(outcome("+ modality-module-level ranking (MCTS)", plan.flows, plan.schedule));
 
   plan.policy.resize(plan.flows.stages.size());

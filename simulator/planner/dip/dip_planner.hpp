@@ -28,6 +28,7 @@ struct ScheduleOutcome {
   std::string name;
   TimeNs iteration = 0;  // the pipeline's makespan
   double busy_share = 0.0;
+  TimeNs busiest_rank = 0;     // the most stage time on one rank: no order of its stages is faster
   Bytes peak_activations = 0;  // the most any rank holds at once
 };
 
@@ -37,6 +38,7 @@ struct DipPlan {
   StageFlows flows;                 // with the tuned durations and bytes
   StageSchedule schedule;           // each rank's order and the stages' times
   std::vector<int> group_priorities;
+  bool searched_ranking = false;                 // the search's ranking beat microbatch order (else that is kept)
   std::vector<std::vector<LayerPolicy>> policy;  // per stage, per layer of it
   // Megatron (the scenario's schedule), + partitioner and interleaving, + ranking, + layer tuning.
   std::vector<ScheduleOutcome> steps;

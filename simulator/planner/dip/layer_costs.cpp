@@ -70,13 +70,29 @@ LayerCost LayerCosts::compute(int layer, const SampleShape& shape) const {
   for (const Step& step : steps) {
     const TimeNs forward = time(step.forward, step.comm);
     out.forward += forward;
-    out.backward += time(step.backward, step.comm) + time(step.weight_grad, step.comm) + time(step.regather, step.comm);
     if (step.attention_core) out.attention_forward += forward;
     out.saved += step.saved_bytes;
     out.selective_saved += step.saved_bytes - step.recomputable_bytes;
     out.training_flops += step.model_flops * step.training_flops_factor;
     out.parameters += step.parameters;
     out.trained += step.trainable ? step.parameters : 0;
+  }
+  // The backward pass, last step first. A tensor-parallel collective of the input gradient runs
+  // on its own stream while the weight gradient of the step after it computes (the simulator's
+  // builder, as Megatron, overlaps them): only what outlasts that GEMM adds to the pass.
+  TimeNs overlappable = 0;
+  for (std::size_t k = steps.size(); k-- > 0;) {
+    const Step& step = steps[k];
+    const TimeNs backward = time(step.backward, step.comm);
+    const bool collective = step.backward && category_of(step.backward->op_class) == OpCategory::communication;
+    if (collective) {
+      out.backward += backward - std::min(backward, overlappable);
+      overlappable = 0;
+      continue;
+    }
+    const TimeNs weight = time(step.weight_grad, step.comm) + time(step.regather, step.comm);
+    out.backward += backward + weight;
+    overlappable = weight;
   }
   const std::size_t module = module_of(layer);
   const ModuleSpec& spec = model_.spec().modules[module];

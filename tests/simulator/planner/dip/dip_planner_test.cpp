@@ -1,0 +1,116 @@
+// The planner end to end on a small VLM: its stage model against the full simulator, the memory
+// limit, determinism, layer tuning, and what it refuses.
+#include "simulator/planner/dip/dip_planner.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "simulator/core/input_error.hpp"
+#include "tests/simulator/planner/dip/dip_test_support.hpp"
+
+namespace weft::dip {
+namespace {
+
+using Catch::Matchers::Contains;
+
+DipOptions quick(int threads = 1) {
+  DipOptions options;
+  options.max_iterations = 24;
+  options.threads = threads;
+  return options;
+}
+
+TEST_CASE("the stage model times the scenario's own plan within 3% of the full simulator", "[dip][planner]") {
+  // 64 microbatches, so that what the stage model leaves out (pipeline transfers, the embedding
+  // sync and the optimizer step) is small next to the pipeline.
+  for (const char* parallel : {R"(, "schedule": "1f1b")", R"(, "schedule": "interleaved", "vpp": 2)"}) {
+    INFO(parallel);
+    const TrainingScenario scenario =
+        test::load_scenario_text(test::small_vlm_scenario(test::kImageTextData, parallel, false, 64));
+    const DipPlan plan = plan_dip(scenario, quick());
+    const double stage_model = static_cast<double>(plan.steps.front().iteration);
+    CHECK(stage_model == Approx(static_cast<double>(plan.megatron_simulated)).epsilon(0.03));
+  }
+  // Under full recompute the simulator runs a layer's recompute as a pass of its own, which can
+  // fill a rank's wait for the gradient; the stage model runs it inside the backward stage, so it
+  // is slower, never faster.
+  const TrainingScenario scenario =
+      test::load_scenario_text(test::small_vlm_scenario(test::kImageTextData, R"(, "recompute": "full")", false, 64));
+  const DipPlan plan = plan_dip(scenario, quick());
+  CHECK(plan.steps.front().iteration > plan.megatron_simulated);
+}
+
+TEST_CASE("every schedule the planner makes respects the dependencies and the memory limit", "[dip][planner]") {
+  const TrainingScenario scenario = test::load_scenario_text(test::small_vlm_scenario(test::kImageTextData));
+  const DipPlan free = plan_dip(scenario, quick());
+  REQUIRE(free.steps.size() == 4);
+  // A limit that leaves half the activations the unlimited schedule held.
+  DipOptions options = quick();
+  options.memory_limit = free.static_memory + free.steps[1].peak_activations / 2;
+  const DipPlan tight = plan_dip(scenario, options);
+  CHECK(tight.activation_limit == free.steps[1].peak_activations / 2);
+  for (const ScheduleOutcome& step : std::vector<ScheduleOutcome>(tight.steps.begin() + 1, tight.steps.end())) {
+    INFO(step.name);
+    CHECK(step.peak_activations <= tight.activation_limit);
+  }
+  const StageSchedule& schedule = tight.schedule;
+  for (std::size_t i = 0; i < tight.flows.stages.size(); ++i) {
+    CHECK(schedule.end[i] - schedule.start[i] == tight.flows.stages[i].duration);
+    for (std::size_t p : tight.flows.stages[i].predecessors) CHECK(schedule.end[p] <= schedule.start[i]);
+  }
+  // Each rank runs one stage at a time, in its order.
+  for (const auto& order : schedule.order) {
+    for (std::size_t k = 1; k < order.size(); ++k) CHECK(schedule.end[order[k - 1]] <= schedule.start[order[k]]);
+  }
+  // The ablation's last row is the plan's schedule.
+  CHECK(tight.steps.back().iteration == schedule.makespan);
+}
+
+TEST_CASE("a plan is the same for a seed with 1 and 2 threads", "[dip][planner]") {
+  const TrainingScenario scenario = test::load_scenario_text(test::small_vlm_scenario(test::kImageTextData));
+  const DipPlan one = plan_dip(scenario, quick(1));
+  const DipPlan two = plan_dip(scenario, quick(2));
+  CHECK(one.group_priorities == two.group_priorities);
+  CHECK(one.schedule.order == two.schedule.order);
+  CHECK(one.schedule.makespan == two.schedule.makespan);
+  CHECK(one.search.evaluations == two.search.evaluations);
+  CHECK(one.search.evaluations > 0);
+}
+
+TEST_CASE("layer tuning trades full recompute for speed where memory allows", "[dip][planner]") {
+  const TrainingScenario scenario =
+      test::load_scenario_text(test::small_vlm_scenario(test::kImageTextData, R"(, "recompute": "full")"));
+  const DipPlan plan = plan_dip(scenario, quick());
+  const ScheduleOutcome& ranked = plan.steps[2];
+  const ScheduleOutcome& tuned = plan.steps[3];
+  // Everything recomputed is one candidate of every stage pair, so tuning never adds work.
+  CHECK(tuned.busy_share * static_cast<double>(tuned.iteration) <=
+        ranked.busy_share * static_cast<double>(ranked.iteration) * (1 + 1e-12));
+  CHECK(tuned.peak_activations <= plan.activation_limit);
+  // With 80 GiB there is room to keep layers: some stage keeps more than its input.
+  const bool keeps = std::any_of(plan.policy.begin(), plan.policy.end(), [](const std::vector<LayerPolicy>& layers) {
+    return std::find(layers.begin(), layers.end(), LayerPolicy::keep) != layers.end();
+  });
+  CHECK(keeps);
+  CHECK(tuned.iteration < ranked.iteration);
+}
+
+TEST_CASE("what the planner cannot plan is refused with the reason", "[dip][planner][errors]") {
+  const auto refuses = [](const std::string& text, const DipOptions& options, const std::string& message) {
+    const TrainingScenario scenario = test::load_scenario_text(text);
+    CHECK_THROWS_WITH(plan_dip(scenario, options), Contains(message));
+  };
+  refuses(test::small_vlm_scenario(test::kImageTextData, R"(, "schedule": "zb-h1")"), quick(),
+          "parallel.schedule: zb-h1 splits weight passes");
+  DipOptions small = quick();
+  small.memory_limit = Bytes{4} << 30;
+  refuses(test::small_vlm_scenario(test::kImageTextData), small, "leaves nothing for activations");
+  const TrainingScenario scenario = test::load_scenario_text(test::small_vlm_scenario(test::kImageTextData));
+  DipOptions barely = quick();
+  barely.memory_limit = plan_dip(scenario, quick()).static_memory + 1024;
+  refuses(test::small_vlm_scenario(test::kImageTextData), barely, "is too small for this batch");
+}
+
+}  // namespace
+}  // namespace weft::dip
