@@ -1,0 +1,65 @@
+// `weft plan` end to end, through the real binary.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+#include "tests/simulator/planner/dip/dip_test_support.hpp"
+#include "tests/support/cli_expectations.hpp"
+#include "tests/support/run_command.hpp"
+
+namespace weft {
+namespace {
+
+using Catch::Matchers::Contains;
+using test::read_file;
+using test::run_weft;
+using test::TempDir;
+
+TEST_CASE("weft plan searches a schedule for the bundled VLM-S batch and writes the plan", "[cli][plan]") {
+  const TempDir dir;
+  const auto run = run_weft("plan '" + test::experiment("vlm-s-16xh800-dip") + "' --iterations 4 --threads 2 -o '" +
+                            dir.file("plan.json").string() + "' --json '" + dir.file("pretty.json").string() + "'");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.out, Contains("Batch    256 microbatches") && Contains("Modality-aware partition") &&
+                          Contains("interleaved (the scenario's plan)") &&
+                          Contains("+ modality-module-level ranking (MCTS)") && Contains("+ model layer tuning"));
+  const auto plan = nlohmann::json::parse(read_file(dir.file("plan.json")));
+  CHECK(plan == nlohmann::json::parse(read_file(dir.file("pretty.json"))));
+  CHECK(plan["pp"] == 4);
+  CHECK(plan["microbatches"] == 256);
+  CHECK(plan["ranks"].size() == 4);
+  CHECK(plan["schedules"].size() == 4);
+  CHECK(plan["modules"][0]["name"] == "vision");
+  CHECK(plan["modules"][1]["name"] == "language");
+  // Every rank's first action is a forward stage (nothing to wait for yet on rank 0) or a receive.
+  const std::string first = plan["ranks"][0]["actions"][0]["action"];
+  CHECK(first == "forward_stage");
+}
+
+TEST_CASE("weft plan rejects bad input with exit 2 and writes nothing", "[cli][plan][errors]") {
+  const TempDir dir;
+  const auto plan_file = dir.file("plan.json");
+  auto rejects = [&](const std::string& scenario_text, const std::string& flags, const std::string& message) {
+    const auto scenario = dir.write("s.json", scenario_text);
+    const auto run = run_weft("plan '" + scenario.string() + "' --iterations 2 -o '" + plan_file.string() + "' " +
+                              flags);
+    INFO(run.err);
+    CHECK(run.exit_code == 2);
+    CHECK_THAT(run.err, Contains("weft: error: ") && Contains(message));
+    CHECK_FALSE(std::filesystem::exists(plan_file));
+  };
+  rejects(test::small_vlm_scenario(R"({"samples": "no-such-file.jsonl"})"), "", "no-such-file.jsonl");
+  rejects(test::small_vlm_scenario(R"({"dataset": "no-such-dataset"})"), "", "no-such-dataset");
+  rejects(test::small_vlm_scenario(test::kImageTextData), "--memory-limit-gib 4", "leaves nothing for activations");
+  rejects(test::small_vlm_scenario(test::kImageTextData), "--memory-limit-gib 11.4",
+          "is too small for this batch");
+  rejects(test::small_vlm_scenario(test::kImageTextData, R"(, "schedule": "zb-h1")"), "",
+          "parallel.schedule: zb-h1 splits weight passes");
+  rejects(test::small_vlm_scenario(test::kImageTextData), "--time-budget 0", "--time-budget: expected seconds > 0");
+  rejects(test::small_vlm_scenario(test::kImageTextData), "--sub-microbatch -1", "--sub-microbatch");
+}
+
+}  // namespace
+}  // namespace weft
