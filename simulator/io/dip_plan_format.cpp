@@ -34,9 +34,15 @@ std::string batch_line(const DipPlan& plan) {
   return out;
 }
 
+// Layers per chunk, runs of equal counts folded: "8x3, 4x2" for 3,3,3,3,3,3,3,3,2,2,2,2.
 std::string chunk_list(const std::vector<int>& layers) {
   std::string out;
-  for (std::size_t c = 0; c < layers.size(); ++c) out += (c == 0 ? "" : ",") + std::to_string(layers[c]);
+  for (std::size_t c = 0; c < layers.size();) {
+    std::size_t run = 1;
+    while (c + run < layers.size() && layers[c + run] == layers[c]) ++run;
+    out += (out.empty() ? "" : ", ") + (run == 1 ? "" : std::to_string(run) + "x") + std::to_string(layers[c]);
+    c += run;
+  }
   return out;
 }
 
@@ -166,6 +172,9 @@ nlohmann::json dip_plan_json(const TrainingScenario& scenario, const DipPlan& pl
                        {"segments", m.segments},
                        {"chunk_layers", m.chunk_layers}});
   }
+  nlohmann::json improvements = nlohmann::json::array();
+  for (const dip::SearchImprovement& found : plan.search.improvements)
+    improvements.push_back({{"seconds", found.seconds}, {"evaluations", found.evaluations}, {"score", found.score}});
   nlohmann::json steps = nlohmann::json::array();
   for (const dip::ScheduleOutcome& step : plan.steps) {
     steps.push_back({{"schedule", step.name},
@@ -187,7 +196,8 @@ nlohmann::json dip_plan_json(const TrainingScenario& scenario, const DipPlan& pl
             {"iterations", plan.search.iterations},
             {"seconds", plan.search_s},
             {"exhausted", plan.search.exhausted},
-            {"beat_microbatch_order", plan.searched_ranking}}},
+            {"beat_microbatch_order", plan.searched_ranking},
+            {"improvements", improvements}}},
           {"schedules", steps},
           {"simulated_baseline_ms", static_cast<double>(plan.megatron_simulated) / 1e6},
           {"iteration_ms", static_cast<double>(plan.schedule.makespan) / 1e6},

@@ -20,6 +20,7 @@ struct PlanFlags {
   int threads = 0;
   std::uint64_t seed = 1;
   int sub_microbatch = 0;
+  int window = 0;
   double memory_limit_gib = 0.0;
   bool slowest = false;
   std::string plan_file;
@@ -32,6 +33,7 @@ dip::DipOptions planner_options(const PlanFlags& flags) {
   if (flags.iterations < 0) throw InputError("--iterations: expected at least 1");
   if (flags.threads < 0) throw InputError("--threads: expected at least 1");
   if (flags.sub_microbatch < 0) throw InputError("--sub-microbatch: expected at least 1");
+  if (flags.window < 0) throw InputError("--window: expected 0 (any) or at least 1");
   if (flags.memory_limit_gib < 0.0) throw InputError("--memory-limit-gib: expected GiB > 0");
   dip::DipOptions options;
   options.time_budget_s = flags.time_budget_s;
@@ -40,6 +42,7 @@ dip::DipOptions planner_options(const PlanFlags& flags) {
       flags.threads > 0 ? flags.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.seed = flags.seed;
   options.sub_microbatch = flags.sub_microbatch;
+  options.window = flags.window;
   options.memory_limit = static_cast<Bytes>(flags.memory_limit_gib * 1024.0 * 1024.0 * 1024.0);
   options.slowest = flags.slowest;
   return options;
@@ -97,6 +100,11 @@ void add_plan_command(CLI::App& app) {
                    "Images per sub-microbatch of image encoders (default: the smallest within 95% of the best "
                    "efficiency)")
       ->type_name("N");
+  command
+      ->add_option("--window", flags->window,
+                   "Search only rankings in which each segment group, in microbatch order, takes one of the W "
+                   "highest priorities still free (default 0: any ranking, as papers/001 Algorithm 1)")
+      ->type_name("W");
   command->add_option("--memory-limit-gib", flags->memory_limit_gib, "Memory per GPU (default: the GPU's)")
       ->type_name("GIB");
   command->add_flag("--slowest", flags->slowest,

@@ -109,6 +109,7 @@ PrioritySearchResult rank_groups(const StageFlows& flows, Bytes limit, const Dip
   search.rollouts = options.rollouts;
   search.seed = options.seed;
   search.threads = options.threads;
+  search.window = options.window;
   search.time_budget_s = options.max_iterations > 0 ? 0.0 : options.time_budget_s;
   search.max_iterations = options.max_iterations > 0 ? options.max_iterations : INT64_MAX;
   const double busy = static_cast<double>(flows.busy());

@@ -17,6 +17,7 @@ struct DipOptions {
   std::int64_t max_iterations = 0;  // MCTS expansions; 0: until the budget runs out
   int threads = 1;
   int rollouts = 10;
+  int window = 0;  // see PrioritySearchOptions::window
   std::uint64_t seed = 1;
   int tuning_candidates = 8;  // K of §6.3
   Bytes memory_limit = 0;     // per GPU; 0: the GPU's memory

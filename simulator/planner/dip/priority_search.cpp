@@ -117,8 +117,9 @@ class Search {
   }
 
   // Unused values below the priorities of the groups `group` follows that leave enough unused
-  // values below them for the groups that follow `group` (others lead only to dead ends), in a
-  // seeded random order. `used[v]`: value v is taken by one of the groups before `group`.
+  // values below them for the groups that follow `group` (others lead only to dead ends), the
+  // `window` largest of them if a window is set, in a seeded random order. `used[v]`: value v is
+  // taken by one of the groups before `group`.
   std::vector<int> valid_values(const std::vector<int>& priorities, const std::vector<std::uint8_t>& used, int group) {
     if (group == n_) return {};
     int below = n_ + 1;
@@ -131,6 +132,8 @@ class Search {
       if (free_below >= descendants_[static_cast<std::size_t>(group)]) values.push_back(v);
       ++free_below;
     }
+    const auto window = static_cast<std::size_t>(options_.window);
+    if (window > 0 && values.size() > window) values.erase(values.begin(), values.end() - options_.window);
     std::shuffle(values.begin(), values.end(), rng_);
     return values;
   }

@@ -19,6 +19,10 @@ struct PrioritySearchOptions {
   // propagated in order. The answer depends on the batch, not on the threads.
   int batch = 8;
   int threads = 1;
+  // 0: any valid value for each group, as Algorithm 1. W > 0: each group, in index order, takes one
+  // of the W largest values still valid, in the tree and in rollouts alike: the space of rankings
+  // that reorder groups only locally (W = 1 leaves one ranking, index order first).
+  int window = 0;
   // Seconds of wall-clock time after which no new round starts (0: none). With a budget, how far
   // the search gets depends on the machine; without one, only on the seed and the batch.
   double time_budget_s = 0.0;

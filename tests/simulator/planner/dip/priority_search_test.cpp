@@ -120,5 +120,44 @@ TEST_CASE("priority searches that cannot start are refused", "[dip][mcts]") {
   CHECK_THROWS_AS(search_priorities(2, {{}, {}}, hashed, no_threads), InputError);
 }
 
+// Whether each group, in index order, took one of the `window` largest values still free.
+bool within_window(const std::vector<int>& priorities, int window) {
+  std::vector<int> free(priorities.size());
+  std::iota(free.begin(), free.end(), 1);
+  for (int p : priorities) {
+    const auto at = std::find(free.begin(), free.end(), p);
+    if (free.end() - at > window) return false;
+    free.erase(at);
+  }
+  return true;
+}
+
+TEST_CASE("a window limits the search to local reorderings, and it finds the best of them", "[dip][mcts]") {
+  const int n = 6;
+  const std::vector<std::vector<int>> follows(n);
+  std::vector<int> priorities(n);
+  std::iota(priorities.begin(), priorities.end(), 1);
+  double best = 0.0;
+  int admissible = 0;
+  do {
+    if (!within_window(priorities, 2)) continue;
+    ++admissible;
+    best = std::max(best, hashed(priorities));
+  } while (std::next_permutation(priorities.begin(), priorities.end()));
+  CHECK(admissible == 32);  // two choices for each group but the last: 2^5
+  PrioritySearchOptions options;
+  options.window = 2;
+  options.max_iterations = 100000;
+  const PrioritySearchResult result = search_priorities(n, follows, hashed, options);
+  CHECK(result.exhausted);
+  CHECK(within_window(result.priorities, 2));
+  CHECK(result.score == best);
+  // A window of one leaves index order alone.
+  options.window = 1;
+  const PrioritySearchResult one = search_priorities(n, follows, hashed, options);
+  CHECK(one.exhausted);
+  CHECK(one.priorities == std::vector<int>{6, 5, 4, 3, 2, 1});
+}
+
 }  // namespace
 }  // namespace weft::dip
