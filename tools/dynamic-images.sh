@@ -59,7 +59,7 @@ EOF
   # Top-level keys of the indented JSON; a schedule's "iteration_ms" is indented deeper.
   dip=$(sed -n 's/^  "iteration_ms": \([0-9.e+-]*\),*$/\1/p' "$out/plan-$i.json")
   simulated=$(sed -n 's/^  "simulated_baseline_ms": \([0-9.e+-]*\),*$/\1/p' "$out/plan-$i.json")
-  megatron=$(grep -m1 '^      "iteration_ms": ' "$out/plan-$i.json" | sed 's/[^0-9.e+-]//g')
+  megatron=$(sed -n 's/^      "iteration_ms": \([0-9.e+-]*\),*$/\1/p' "$out/plan-$i.json" | head -1)
   awk -v i="$i" -v lo="$low" -v hi="$high" -v n="${images:-0}" -v m="$megatron" -v d="$dip" -v s="$simulated" \
     'BEGIN { printf "%d,%d,%d,%d,%.3f,%.3f,%.3f,%.3f\n", i, lo, hi, n, m / 1000, d / 1000, m / d, s / 1000 }' \
     >> "$csv.tmp"

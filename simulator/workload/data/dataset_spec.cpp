@@ -17,9 +17,9 @@ DatasetSpec parse_dataset_spec(const JsonCursor& json) {
     source.name = entry.find("name") ? entry.at("name").as_string() : "samples";
     source.weight = entry.find("weight") ? entry.at("weight").as_positive_number() : 1.0;
     source.text_tokens = load_length_distribution(entry.at("text_tokens"));
-    if (auto value = entry.find("images")) source.images = load_length_distribution(*value);
-    if (auto value = entry.find("video_seconds")) source.video_seconds = load_length_distribution(*value);
-    if (auto value = entry.find("audio_seconds")) source.audio_seconds = load_length_distribution(*value);
+    if (auto value = entry.find("images")) source.images = load_length_distribution(*value, true);
+    if (auto value = entry.find("video_seconds")) source.video_seconds = load_length_distribution(*value, true);
+    if (auto value = entry.find("audio_seconds")) source.audio_seconds = load_length_distribution(*value, true);
     spec.mixture.push_back(std::move(source));
   }
   if (spec.mixture.empty()) mixture.fail("expected at least one sample source");

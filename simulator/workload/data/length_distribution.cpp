@@ -12,9 +12,9 @@ namespace {
 
 constexpr EnumNames<LengthDistribution::Kind, 3> kKindNames({"fixed", "uniform", "lognormal"});
 
-std::int64_t read_length(const JsonCursor& json, std::string_view key) {
+std::int64_t read_length(const JsonCursor& json, std::string_view key, bool zero_allowed) {
   const JsonCursor value = json.at(key);
-  const std::int64_t length = value.as_positive_int();
+  const std::int64_t length = zero_allowed ? value.as_nonnegative_int() : value.as_positive_int();
   if (length > kMaxLength) value.fail("expected at most " + std::to_string(kMaxLength));
   return length;
 }
@@ -51,26 +51,26 @@ std::int64_t LengthDistribution::draw(SampleRandom& random) const {
   return min;
 }
 
-LengthDistribution load_length_distribution(const JsonCursor& json) {
+LengthDistribution load_length_distribution(const JsonCursor& json, bool zero_allowed) {
   LengthDistribution d;
   d.kind = json.at("distribution").as_enum(kKindNames);
   switch (d.kind) {
     case LengthDistribution::Kind::fixed:
       json.expect_only({"distribution", "value"});
-      d.min = d.max = read_length(json, "value");
+      d.min = d.max = read_length(json, "value", zero_allowed);
       return d;
     case LengthDistribution::Kind::uniform:
       json.expect_only({"distribution", "min", "max"});
-      d.min = read_length(json, "min");
-      d.max = read_length(json, "max");
+      d.min = read_length(json, "min", zero_allowed);
+      d.max = read_length(json, "max", zero_allowed);
       break;
     case LengthDistribution::Kind::lognormal:
       json.expect_only({"distribution", "median", "sigma", "min", "max"});
       d.median = json.at("median").as_positive_number();
       d.sigma = json.at("sigma").as_nonnegative_number();
       if (d.sigma > 10.0) json.at("sigma").fail("expected at most 10");
-      d.min = json.find("min") ? read_length(json, "min") : 1;
-      d.max = json.find("max") ? read_length(json, "max") : kMaxLength;
+      d.min = json.find("min") ? read_length(json, "min", zero_allowed) : 1;
+      d.max = json.find("max") ? read_length(json, "max", zero_allowed) : kMaxLength;
       break;
   }
   if (d.max < d.min) json.at("max").fail("expected at least min = " + std::to_string(d.min));

@@ -41,6 +41,7 @@ struct LengthDistribution {
 // {"distribution": "fixed", "value": 512}
 // {"distribution": "uniform", "min": 128, "max": 8192}
 // {"distribution": "lognormal", "median": 900, "sigma": 1.1, "min": 16, "max": 32768}
-LengthDistribution load_length_distribution(const JsonCursor& json);
+// Counts are positive, or with `zero_allowed` (media a sample may lack) non-negative.
+LengthDistribution load_length_distribution(const JsonCursor& json, bool zero_allowed = false);
 
 }  // namespace weft

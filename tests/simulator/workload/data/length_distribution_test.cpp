@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -11,9 +12,9 @@ namespace {
 
 using Catch::Matchers::Contains;
 
-LengthDistribution distribution_from(const std::string& text) {
+LengthDistribution distribution_from(const std::string& text, bool zero_allowed = false) {
   const JsonDocument document = JsonDocument::parse_text(text, "distribution.json");
-  return load_length_distribution(document.root());
+  return load_length_distribution(document.root(), zero_allowed);
 }
 
 std::vector<std::int64_t> draws(const LengthDistribution& d, int count) {
@@ -105,6 +106,18 @@ TEST_CASE("bad distributions name the field", "[data][errors]") {
   CHECK_THROWS_WITH(distribution_from(R"({"distribution": "fixed", "value": 5, "sigma": 1})"), Contains("sigma"));
   CHECK_THROWS_WITH(distribution_from(R"({"distribution": "lognormal", "median": 100, "sigma": -1})"),
                     Contains("sigma"));
+}
+
+TEST_CASE("counts of media may be zero, token counts may not", "[data]") {
+  const LengthDistribution images = distribution_from(R"({"distribution": "uniform", "min": 0, "max": 2})", true);
+  SampleRandom random(5, 0);
+  std::set<std::int64_t> seen;
+  for (int i = 0; i < 200; ++i) seen.insert(images.draw(random));
+  CHECK(seen == std::set<std::int64_t>{0, 1, 2});
+  CHECK(distribution_from(R"({"distribution": "fixed", "value": 0})", true).draw(random) == 0);
+  CHECK_THROWS_WITH(distribution_from(R"({"distribution": "uniform", "min": 0, "max": 2})"),
+                    Contains("min") && Contains("expected an integer > 0"));
+  CHECK_THROWS_WITH(distribution_from(R"({"distribution": "uniform", "min": -1, "max": 2})", true), Contains("min"));
 }
 
 }  // namespace
