@@ -1,12 +1,10 @@
 #include "simulator/io/dip_plan_format.hpp"
 
-#include <algorithm>
-#include <tuple>
-
 #include <fmt/format.h>
 
 #include "simulator/io/format_units.hpp"
 #include "simulator/io/text_table.hpp"
+#include "simulator/planner/dip/rank_actions.hpp"
 
 namespace weft {
 namespace {
@@ -46,20 +44,6 @@ std::string chunk_list(const std::vector<int>& layers) {
   return out;
 }
 
-// Where each action goes in a rank's list: actions sort by simulated time, and at one instant a
-// send's wait and a receive come before the stage that starts then, a send after the stage that
-// ends then.
-struct TimedAction {
-  TimeNs time = 0;
-  int order = 0;  // 0: waits and receives at `time`; 1: a stage starting at `time`; 2: a send
-  std::size_t sequence = 0;
-  nlohmann::json action;
-
-  bool operator<(const TimedAction& other) const {
-    return std::tie(time, order, sequence) < std::tie(other.time, other.order, other.sequence);
-  }
-};
-
 nlohmann::json stage_action(const TrainingScenario& scenario, const DipPlan& plan, std::size_t i) {
   const PipelineStage& stage = plan.flows.stages[i];
   const StageWork& work = plan.flows.work[i];
@@ -76,35 +60,19 @@ nlohmann::json stage_action(const TrainingScenario& scenario, const DipPlan& pla
           {"end_ms", static_cast<double>(plan.schedule.end[i]) / 1e6}};
 }
 
-nlohmann::json transfer_action(const char* kind, std::size_t transfer, int peer) {
-  return {{"action", kind}, {"transfer", transfer}, {"peer", peer}};
-}
-
-nlohmann::json rank_actions(const TrainingScenario& scenario, const DipPlan& plan) {
-  const auto& stages = plan.flows.stages;
-  std::vector<std::vector<TimedAction>> ranks(static_cast<std::size_t>(plan.flows.ranks));
-  std::size_t sequence = 0;
-  auto add = [&](int rank, TimeNs time, int order, nlohmann::json action) {
-    ranks[static_cast<std::size_t>(rank)].push_back({time, order, sequence++, std::move(action)});
-  };
-  std::size_t transfers = 0;
-  for (std::size_t v = 0; v < stages.size(); ++v) {
-    add(stages[v].rank, plan.schedule.start[v], 1, stage_action(scenario, plan, v));
-    for (std::size_t u : stages[v].predecessors) {
-      if (stages[u].rank == stages[v].rank) continue;
-      const std::size_t transfer = transfers++;
-      add(stages[u].rank, plan.schedule.end[u], 2, transfer_action("isend", transfer, stages[v].rank));
-      // The sender releases its buffer once the receiver's stage has run.
-      add(stages[u].rank, plan.schedule.end[v], 0, transfer_action("wait_isend", transfer, stages[v].rank));
-      add(stages[v].rank, plan.schedule.start[v], 0, transfer_action("irecv", transfer, stages[u].rank));
-      add(stages[v].rank, plan.schedule.start[v], 0, transfer_action("wait_irecv", transfer, stages[u].rank));
-    }
-  }
+nlohmann::json rank_actions_json(const TrainingScenario& scenario, const DipPlan& plan) {
+  const std::vector<std::vector<dip::RankAction>> ranks = dip::rank_actions(plan.flows.stages, plan.schedule);
   nlohmann::json out = nlohmann::json::array();
   for (std::size_t rank = 0; rank < ranks.size(); ++rank) {
-    std::sort(ranks[rank].begin(), ranks[rank].end());
     nlohmann::json actions = nlohmann::json::array();
-    for (TimedAction& timed : ranks[rank]) actions.push_back(std::move(timed.action));
+    for (const dip::RankAction& action : ranks[rank]) {
+      if (action.kind == ActionKind::forward_stage || action.kind == ActionKind::backward_stage) {
+        actions.push_back(stage_action(scenario, plan, action.stage));
+      } else {
+        actions.push_back(
+            {{"action", kActionKindNames.name(action.kind)}, {"transfer", action.transfer}, {"peer", action.peer}});
+      }
+    }
     out.push_back({{"rank", rank}, {"actions", std::move(actions)}});
   }
   return out;
@@ -201,7 +169,7 @@ nlohmann::json dip_plan_json(const TrainingScenario& scenario, const DipPlan& pl
           {"schedules", steps},
           {"simulated_baseline_ms", static_cast<double>(plan.megatron_simulated) / 1e6},
           {"iteration_ms", static_cast<double>(plan.schedule.makespan) / 1e6},
-          {"ranks", rank_actions(scenario, plan)}};
+          {"ranks", rank_actions_json(scenario, plan)}};
 }
 
 }  // namespace weft

@@ -7,6 +7,7 @@
 #include "simulator/core/json_cursor.hpp"
 #include "simulator/io/atomic_file.hpp"
 #include "simulator/io/dip_plan_format.hpp"
+#include "simulator/planner/dip/dip_execution_plan.hpp"
 #include "tools/weft/command_support.hpp"
 #include "tools/weft/commands.hpp"
 
@@ -50,7 +51,7 @@ dip::DipOptions planner_options(const PlanFlags& flags) {
 
 void run_plan_command(const PlanFlags& flags) {
   const dip::DipOptions options = planner_options(flags);
-  if (!flags.plan_file.empty()) with_context("--output", [&] { check_output_path(flags.plan_file); });
+  if (!flags.plan_file.empty()) with_context("--emit-plan", [&] { check_output_path(flags.plan_file); });
   if (!flags.json_file.empty()) with_context("--json", [&] { check_output_path(flags.json_file); });
   const JsonDocument document = JsonDocument::parse_file(flags.scenario);
   const TrainingScenario scenario = with_context(
@@ -61,15 +62,21 @@ void run_plan_command(const PlanFlags& flags) {
   fmt::print("weft plan {}\n", flags.scenario);
   if (!scenario.description.empty()) fmt::print("{}\n", scenario.description);
   fmt::print("{}", render_dip_report(scenario, plan, options));
-  const nlohmann::json json = dip_plan_json(scenario, plan);
-  for (const auto& [flag, file] : {std::pair{"--output", &flags.plan_file}, std::pair{"--json", &flags.json_file}}) {
-    if (file->empty()) continue;
-    const std::string& path = *file;  // structured bindings are not captured by clang 14's lambdas
-    with_context(flag, [&] {
-      write_file_atomically(
-          path, [&](std::ostream& out) { out << json.dump(flag == std::string("--json") ? 2 : -1) << '\n'; });
+  if (!flags.json_file.empty()) {
+    with_context("--json", [&] {
+      write_file_atomically(flags.json_file,
+                            [&](std::ostream& out) { out << dip_plan_json(scenario, plan).dump(2) << '\n'; });
     });
-    fmt::print("Wrote {}\n", path);
+    fmt::print("Wrote {}\n", flags.json_file);
+  }
+  if (!flags.plan_file.empty()) {
+    const ExecutionPlan execution = dip::dip_execution_plan(scenario, plan);
+    with_context("--emit-plan", [&] {
+      write_file_atomically(flags.plan_file,
+                            [&](std::ostream& out) { out << execution_plan_json(execution).dump() << '\n'; });
+    });
+    fmt::print("Wrote {} (the execution plan of {} rank{}; run it with mpirun -np {} weft live)\n", flags.plan_file,
+               execution.world_size(), execution.world_size() == 1 ? "" : "s", execution.world_size());
   }
 }
 
@@ -109,9 +116,15 @@ void add_plan_command(CLI::App& app) {
       ->type_name("GIB");
   command->add_flag("--slowest", flags->slowest,
                     "Rank for the slowest schedule instead, to see how much ranking matters (papers/001 Fig. 10)");
-  command->add_option("-o,--output", flags->plan_file, "Write the plan (per-rank actions) as JSON to FILE")
+  command
+      ->add_option("--json", flags->json_file,
+                   "Write the partition, the schedules and each pipeline rank's actions with their simulated times "
+                   "as JSON to FILE")
       ->type_name("FILE");
-  command->add_option("--json", flags->json_file, "Write the same JSON, indented, to FILE")->type_name("FILE");
+  command
+      ->add_option("--emit-plan", flags->plan_file,
+                   "Write the execution plan of the schedule, with every stage's ops, to FILE (run it with weft live)")
+      ->type_name("FILE");
   add_calibration_flag(*command, flags->calibration);
   command->callback([flags] { run_plan_command(*flags); });
 }

@@ -130,7 +130,6 @@ PrioritySearchResult rank_groups(const StageFlows& flows, Bytes limit, const Dip
 // durations and bytes, and keep their order.
 void tune_layers(DipPlan& plan, LayerCosts& costs, const DipOptions& options) {
   constexpr std::array kPolicies{LayerPolicy::keep, LayerPolicy::selective, LayerPolicy::full};
-  const MultimodalSpec& spec = costs.model().spec();
   std::vector<StagePair> pairs;
   std::vector<std::size_t> backward_of_pair;
   for (std::size_t b = 0; b < plan.flows.stages.size(); ++b) {
@@ -139,9 +138,7 @@ void tune_layers(DipPlan& plan, LayerCosts& costs, const DipOptions& options) {
     const StageWork& work = plan.flows.work[stage.frees];
     std::vector<std::vector<LayerOption>> layers;
     for (int layer = work.first_layer; layer < work.end_layer; ++layer) {
-      const ModuleSpec& module = spec.modules[costs.module_of(layer)];
-      const LayerCost& cost =
-          costs.at(layer, sub_microbatch_shape(module, work.shape, module_items(module, work.shape)));
+      const LayerCost& cost = costs.in_stage(layer, work.shape);
       std::vector<LayerOption>& options_of_layer = layers.emplace_back();
       for (LayerPolicy policy : kPolicies) options_of_layer.push_back({cost.latency(policy), cost.memory(policy)});
     }

@@ -2,6 +2,8 @@
 
 #include <numeric>
 
+#include "simulator/planner/dip/module_segments.hpp"
+
 namespace weft::dip {
 
 TimeNs LayerCost::latency(LayerPolicy policy) const {
@@ -52,11 +54,21 @@ const LayerCost& LayerCosts::at(int layer, const SampleShape& shape) {
   return found->second;
 }
 
-LayerCost LayerCosts::compute(int layer, const SampleShape& shape) const {
+SampleShape LayerCosts::layer_shape(int layer, const SampleShape& stage_shape) const {
+  const ModuleSpec& module = model_.spec().modules[module_of(layer)];
+  return sub_microbatch_shape(module, stage_shape, module_items(module, stage_shape));
+}
+
+std::vector<Step> LayerCosts::steps(int layer, const SampleShape& shape) const {
   const int layers = model_.layer_count();
   std::vector<Step> steps;
   std::vector<int> blocks;
   model_.append_steps(base_, shape, {layer, layer + 1, layer == 0, layer + 1 == layers}, false, steps, blocks);
+  return steps;
+}
+
+LayerCost LayerCosts::compute(int layer, const SampleShape& shape) const {
+  const std::vector<Step> steps = this->steps(layer, shape);
   const DeviceSpec& gpu = cost_.cluster().gpu;
   auto time = [&](const std::optional<OpWork>& work, std::optional<CommGroupKind> comm) -> TimeNs {
     if (!work) return 0;

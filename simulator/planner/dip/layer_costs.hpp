@@ -43,6 +43,15 @@ class LayerCosts {
   LayerCosts(const MultimodalModel& model, const ShardContext& base, const ClusterSpec& cluster, bool ideal_network);
 
   const LayerCost& at(int layer, const SampleShape& shape);
+  // The cost of `layer` in a stage of `stage_shape` (a sub-microbatch's or a whole microbatch's):
+  // at() of the layer's share of it (layer_shape).
+  const LayerCost& in_stage(int layer, const SampleShape& stage_shape) {
+    return at(layer, layer_shape(layer, stage_shape));
+  }
+  // What `layer` sees of a stage of `stage_shape`: only what sets its module's tokens.
+  SampleShape layer_shape(int layer, const SampleShape& stage_shape) const;
+  // The steps of `layer` (with the blocks anchored to it) for one sub-microbatch of `shape`.
+  std::vector<Step> steps(int layer, const SampleShape& shape) const;
   const MultimodalModel& model() const { return model_; }
   // The module a pipeline layer belongs to.
   std::size_t module_of(int layer) const;

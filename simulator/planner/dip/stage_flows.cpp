@@ -63,7 +63,6 @@ TimeNs StageFlows::busy() const {
 }
 
 void apply_layer_policy(StageFlows& flows, LayerCosts& costs, std::span<const LayerPolicy> policy) {
-  const MultimodalSpec& spec = costs.model().spec();
   std::vector<std::uint8_t> freed(flows.stages.size(), 0);
   for (const PipelineStage& stage : flows.stages) {
     if (stage.frees != PipelineStage::kNone) freed[stage.frees] = 1;
@@ -74,9 +73,7 @@ void apply_layer_policy(StageFlows& flows, LayerCosts& costs, std::span<const La
     stage.duration = 0;
     stage.memory = 0;
     for (int layer = work.first_layer; layer < work.end_layer; ++layer) {
-      const ModuleSpec& module = spec.modules[costs.module_of(layer)];
-      const LayerCost& cost =
-          costs.at(layer, sub_microbatch_shape(module, work.shape, module_items(module, work.shape)));
+      const LayerCost& cost = costs.in_stage(layer, work.shape);
       const LayerPolicy chosen = policy[static_cast<std::size_t>(layer)];
       stage.duration += stage.backward ? cost.latency(chosen) - cost.forward : cost.forward;
       if (!stage.backward && freed[i] != 0) stage.memory += cost.memory(chosen);
