@@ -11,15 +11,10 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/setup.sh"
 
-if [ $# -lt 1 ] || [ $# -gt 2 ] || [ "$1" = "-h" ] || [ "$1" = "--help" ]; then
-  sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
-  exit 2
-fi
+if [ $# -lt 1 ] || [ $# -gt 2 ] || [ "$1" = "-h" ] || [ "$1" = "--help" ]; then weft_usage 2 11; fi
 out="$1"
 rounds="${2:-3}"
-case "$rounds" in
-  '' | *[!0-9]* | 0) echo "tools/accuracy.sh: ROUNDS must be a positive integer, not '$rounds'" >&2; exit 2 ;;
-esac
+weft_require_positive_integer ROUNDS "$rounds"
 
 weft_install_packages
 weft_build "$WEFT_ROOT/build" -DCMAKE_BUILD_TYPE=Release

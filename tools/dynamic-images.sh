@@ -10,15 +10,10 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/setup.sh"
 
-if [ $# -lt 1 ] || [ $# -gt 2 ] || [ "$1" = "-h" ] || [ "$1" = "--help" ]; then
-  sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
-  exit 2
-fi
+if [ $# -lt 1 ] || [ $# -gt 2 ] || [ "$1" = "-h" ] || [ "$1" = "--help" ]; then weft_usage 2 9; fi
 out="$1"
 iterations="${2:-40}"
-case "$iterations" in
-  '' | *[!0-9]* | 0) echo "tools/dynamic-images.sh: ITERATIONS must be a positive integer, not '$iterations'" >&2; exit 2 ;;
-esac
+weft_require_positive_integer ITERATIONS "$iterations"
 
 weft_install_packages
 weft_build "$WEFT_ROOT/build" -DCMAKE_BUILD_TYPE=Release

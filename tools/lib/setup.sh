@@ -1,4 +1,4 @@
-# Shared by tools/demo.sh and tools/test.sh: install what is missing, configure, build.
+# Shared by the scripts in tools/: install what is missing, configure, build, read arguments.
 # Source it; it defines functions only.
 
 WEFT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -53,4 +53,17 @@ weft_build() {
     echo "weft: build failed (log: $build_dir/build.log)" >&2
     exit 1
   fi
+}
+
+# Prints lines FIRST to LAST of the calling script's header comment (its usage) and exits 2.
+weft_usage() {
+  sed -n "$1,$2p" "$0" | sed 's/^# \{0,1\}//'
+  exit 2
+}
+
+# Exits 2 with a message unless VALUE ($2) is a positive integer; NAME ($1) says what it is.
+weft_require_positive_integer() {
+  case "$2" in
+    '' | *[!0-9]* | 0) echo "tools/$(basename "$0"): $1 must be a positive integer, not '$2'" >&2; exit 2 ;;
+  esac
 }
