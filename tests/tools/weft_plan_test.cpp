@@ -19,7 +19,7 @@ using test::TempDir;
 TEST_CASE("weft plan searches a schedule for the bundled VLM-S batch and writes the plan", "[cli][plan]") {
   const TempDir dir;
   const auto run = run_weft("plan '" + test::experiment("vlm-s-16xh800-dip") + "' --iterations 4 --threads 2 --json '" +
-                            dir.file("plan.json").string() + "'");
+                            dir.file("plan.json").string() + "' --trace '" + dir.file("trace.json").string() + "'");
   INFO(run.err);
   REQUIRE(run.exit_code == 0);
   CHECK_THAT(run.out, Contains("Batch    256 microbatches") && Contains("Modality-aware partition") &&
@@ -32,6 +32,8 @@ TEST_CASE("weft plan searches a schedule for the bundled VLM-S batch and writes 
   CHECK(plan["schedules"].size() == 4);
   CHECK(plan["modules"][0]["name"] == "vision");
   CHECK(plan["modules"][1]["name"] == "language");
+  const auto trace = nlohmann::json::parse(read_file(dir.file("trace.json")));
+  CHECK(trace["traceEvents"].size() > plan["ranks"][0]["actions"].size());
   // Every rank's first action is a forward stage (nothing to wait for yet on rank 0) or a receive.
   const std::string first = plan["ranks"][0]["actions"][0]["action"];
   CHECK(first == "forward_stage");

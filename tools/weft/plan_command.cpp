@@ -7,6 +7,7 @@
 #include "simulator/core/json_cursor.hpp"
 #include "simulator/io/atomic_file.hpp"
 #include "simulator/io/dip_plan_format.hpp"
+#include "simulator/io/stage_trace_writer.hpp"
 #include "simulator/planner/dip/dip_execution_plan.hpp"
 #include "tools/weft/command_support.hpp"
 #include "tools/weft/commands.hpp"
@@ -26,6 +27,7 @@ struct PlanFlags {
   bool slowest = false;
   std::string plan_file;
   std::string json_file;
+  std::string trace_file;
   std::string calibration;
 };
 
@@ -53,6 +55,7 @@ void run_plan_command(const PlanFlags& flags) {
   const dip::DipOptions options = planner_options(flags);
   if (!flags.plan_file.empty()) with_context("--emit-plan", [&] { check_output_path(flags.plan_file); });
   if (!flags.json_file.empty()) with_context("--json", [&] { check_output_path(flags.json_file); });
+  if (!flags.trace_file.empty()) with_context("--trace", [&] { check_output_path(flags.trace_file); });
   const JsonDocument document = JsonDocument::parse_file(flags.scenario);
   const TrainingScenario scenario = with_context(
       flags.scenario, [&] { return load_training_scenario(document.root(), read_calibration(flags.calibration)); });
@@ -68,6 +71,12 @@ void run_plan_command(const PlanFlags& flags) {
                             [&](std::ostream& out) { out << dip_plan_json(scenario, plan).dump(2) << '\n'; });
     });
     fmt::print("Wrote {}\n", flags.json_file);
+  }
+  if (!flags.trace_file.empty()) {
+    with_context("--trace", [&] {
+      write_file_atomically(flags.trace_file, [&](std::ostream& out) { write_stage_trace(out, scenario, plan); });
+    });
+    fmt::print("Wrote {} (open it in https://ui.perfetto.dev or chrome://tracing)\n", flags.trace_file);
   }
   if (!flags.plan_file.empty()) {
     const ExecutionPlan execution = dip::dip_execution_plan(scenario, plan);
@@ -120,6 +129,8 @@ void add_plan_command(CLI::App& app) {
       ->add_option("--json", flags->json_file,
                    "Write the partition, the schedules and each pipeline rank's actions with their simulated times "
                    "as JSON to FILE")
+      ->type_name("FILE");
+  command->add_option("--trace", flags->trace_file, "Write the planned schedule's timeline to FILE (Chrome trace)")
       ->type_name("FILE");
   command
       ->add_option("--emit-plan", flags->plan_file,
