@@ -161,6 +161,21 @@ void tune_layers(DipPlan& plan, LayerCosts& costs, const DipOptions& options) {
   plan.schedule = time_stage_orders(plan.flows.stages, plan.schedule.order);
 }
 
+// The baseline: the scenario's own partition and schedule on the stage model, and once under the
+// full simulator for comparison.
+void time_baseline(const TrainingScenario& scenario, LayerCosts& costs, std::span<const LayerPolicy> policy,
+                   DipPlan& plan) {
+  const ParallelPlan& p = scenario.parallel;
+  const StageFlows megatron =
+      build_megatron_flows(scenario.layers_per_virtual_stage(), plan.shapes, p.pp, costs, policy);
+  const StageSchedule baseline =
+      time_stage_orders(megatron.stages, megatron_orders(scenario, static_cast<int>(plan.shapes.size())));
+  plan.steps.push_back(
+      outcome(std::string(kPipelineScheduleNames.name(p.schedule)) + " (the scenario's plan)", megatron, baseline));
+  const TrainingWorkload workload = build_training_workload(scenario, {.name_ops = false});
+  plan.megatron_simulated = simulate(workload.graph, *workload.cost_model).makespan;
+}
+
 }  // namespace
 
 DipPlan plan_dip(const TrainingScenario& scenario, const DipOptions& options) {
@@ -172,16 +187,7 @@ DipPlan plan_dip(const TrainingScenario& scenario, const DipOptions& options) {
   plan.shapes = planned_shapes(scenario);
   const std::vector<LayerPolicy> initial(static_cast<std::size_t>(model.layer_count()), policy_of(p.recompute));
 
-  // The baseline: the scenario's own partition and schedule, on the same stage model.
-  const std::vector<int> stage_layers = scenario.layers_per_virtual_stage();
-  const StageFlows megatron = build_megatron_flows(stage_layers, plan.shapes, p.pp, costs, initial);
-  const StageSchedule baseline =
-      time_stage_orders(megatron.stages, megatron_orders(scenario, static_cast<int>(plan.shapes.size())));
-  plan.steps.push_back(
-      outcome(std::string(kPipelineScheduleNames.name(p.schedule)) + " (the scenario's plan)", megatron, baseline));
-  const TrainingWorkload workload = build_training_workload(scenario, {.name_ops = false});
-  plan.megatron_simulated = simulate(workload.graph, *workload.cost_model).makespan;
-
+  time_baseline(scenario, costs, initial, plan);
   plan.modules = plan_module_segments(costs, plan.shapes, {p.pp, options.sub_microbatch});
   plan.flows = build_dip_flows(plan.modules, plan.shapes, p.pp, costs, initial);
   plan.static_memory = largest_static_memory(scenario, plan.modules, costs);
@@ -193,22 +199,24 @@ DipPlan plan_dip(const TrainingScenario& scenario, const DipOptions& options) {
   }
   const std::vector<int> in_order = default_group_priorities(plan.flows);
   try {
-    plan.steps.push_back(outcome("+ modality-aware partitioner, interleaving", plan.flows,
-                                 interleave(plan.flows, plan.activation_limit, in_order)));
+    plan.schedule = interleave(plan.flows, plan.activation_limit, in_order);
   } catch (const InputError& error) {
     throw InputError("memory limit: " + format_bytes(capacity) +
                      " per GPU is too small for this batch: " + error.what());
   }
+  plan.group_priorities = in_order;
+  plan.steps.push_back(outcome("+ modality-aware partitioner, interleaving", plan.flows, plan.schedule));
 
   const auto start = std::chrono::steady_clock::now();
   plan.search = rank_groups(plan.flows, plan.activation_limit, options);
   plan.search_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  // The search starts from nothing; the in-order ranking it set out from stays if it is better.
-  plan.group_priorities = in_order;
-  plan.schedule = interleave(plan.flows, plan.activation_limit, in_order);
+  // The search does not start from microbatch order; that order stays unless the search's ranking
+  // is faster (with --slowest: slower).
   if (plan.search.score > 0.0) {
     StageSchedule searched = interleave(plan.flows, plan.activation_limit, plan.search.priorities);
-    if ((searched.makespan < plan.schedule.makespan) != options.slowest) {
+    const bool wins =
+        options.slowest ? searched.makespan > plan.schedule.makespan : searched.makespan < plan.schedule.makespan;
+    if (wins) {
       plan.group_priorities = plan.search.priorities;
       plan.schedule = std::move(searched);
       plan.searched_ranking = true;

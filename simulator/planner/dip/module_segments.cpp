@@ -102,16 +102,18 @@ std::vector<ModuleSegments> plan_module_segments(LayerCosts& costs, std::span<co
     }
     modules.push_back(std::move(segments));
   }
-  // A module no microbatch gives tokens has no stages; it takes one segment.
+  // A module no microbatch gives tokens has no stages; it counts as the fastest (one segment).
+  double fastest = 0.0;
   for (const ModuleSegments& segments : modules) {
-    if (segments.latency_s > 0.0) latencies.push_back(segments.latency_s);
+    if (segments.latency_s > 0.0 && (fastest == 0.0 || segments.latency_s < fastest)) fastest = segments.latency_s;
   }
-  if (latencies.empty()) throw InputError("data: no microbatch gives any module tokens");
-  const double fastest = *std::min_element(latencies.begin(), latencies.end());
-  for (ModuleSegments& segments : modules) {
-    const double latency = segments.latency_s > 0.0 ? segments.latency_s : fastest;
-    const std::vector<double> pair{fastest, latency};
-    segments.segments = std::min(segment_counts(pair)[1], segments.layers / options.pp);
+  if (fastest == 0.0) throw InputError("data: no microbatch gives any module tokens");
+  for (const ModuleSegments& segments : modules)
+    latencies.push_back(segments.latency_s > 0.0 ? segments.latency_s : fastest);
+  const std::vector<int> counts = segment_counts(latencies);
+  for (std::size_t m = 0; m < modules.size(); ++m) {
+    ModuleSegments& segments = modules[m];
+    segments.segments = std::min(counts[m], segments.layers / options.pp);
     segments.chunk_layers = chunk_layers(segments.layers, options.pp, segments.segments);
   }
   return modules;
