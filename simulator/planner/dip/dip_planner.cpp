@@ -1,6 +1,7 @@
 #include "simulator/planner/dip/dip_planner.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <string>
 
@@ -104,7 +105,79 @@ StageSchedule interleave(const StageFlows& flows, Bytes limit, std::span<const i
   return interleave_stages(flows.stages, flows.ranks, limit, priorities);
 }
 
-PrioritySearchResult rank_groups(const StageFlows& flows, Bytes limit, const DipOptions& options) {
+// A stage pair's tuning candidates (§6.3) over keep / selective / full recompute of its layers:
+// they depend on its layers and shape, not on the schedule, so they are made once per batch.
+struct PairCandidates {
+  std::size_t backward = 0;  // the pair's backward stage; it frees the forward one
+  std::vector<TuningCandidate> candidates;
+};
+constexpr std::array kPolicies{LayerPolicy::keep, LayerPolicy::selective, LayerPolicy::full};
+
+std::vector<PairCandidates> tuning_candidates(const StageFlows& flows, LayerCosts& costs, int k) {
+  std::vector<PairCandidates> pairs;
+  for (std::size_t b = 0; b < flows.stages.size(); ++b) {
+    if (flows.stages[b].frees == PipelineStage::kNone) continue;
+    const StageWork& work = flows.work[flows.stages[b].frees];
+    std::vector<std::vector<LayerOption>> layers;
+    for (int layer = work.first_layer; layer < work.end_layer; ++layer) {
+      const LayerCost& cost = costs.in_stage(layer, work.shape);
+      std::vector<LayerOption>& options_of_layer = layers.emplace_back();
+      for (LayerPolicy policy : kPolicies) options_of_layer.push_back({cost.latency(policy), cost.memory(policy)});
+    }
+    pairs.push_back({b, pair_candidates(layers, k)});
+  }
+  return pairs;
+}
+
+// A schedule after layer tuning: CBC picks one candidate per pair under the limit at the pairs'
+// places in `schedule`; the stages take the chosen durations and bytes and keep their order.
+// When every pair keeps the durations and bytes it had, `stages` stays empty and the schedule is
+// the one given.
+struct TunedSchedule {
+  std::vector<PipelineStage> stages;
+  std::vector<int> choice;  // per pair, its candidate
+  StageSchedule schedule;
+};
+
+TunedSchedule tune(const StageFlows& flows, const StageSchedule& schedule, std::span<const PairCandidates> pairs,
+                   Bytes limit) {
+  std::vector<StagePair> placed;
+  for (const PairCandidates& pair : pairs) {
+    const std::size_t f = flows.stages[pair.backward].frees;
+    placed.push_back({flows.stages[f].rank, schedule.start[f], schedule.end[pair.backward], pair.candidates});
+  }
+  TunedSchedule tuned;
+  tuned.choice = solve_tuning(placed, limit).candidate;
+  auto chosen = [&](std::size_t i) -> const TuningCandidate& {
+    return pairs[i].candidates[static_cast<std::size_t>(tuned.choice[i])];
+  };
+  auto changes = [&](std::size_t i) {
+    const PipelineStage& b = flows.stages[pairs[i].backward];
+    const PipelineStage& f = flows.stages[b.frees];
+    return chosen(i).latency - f.duration != b.duration || chosen(i).memory != f.memory;
+  };
+  bool changed = false;
+  for (std::size_t i = 0; i < pairs.size() && !changed; ++i) changed = changes(i);
+  if (!changed) {
+    tuned.schedule = schedule;
+    return tuned;
+  }
+  tuned.stages = flows.stages;
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const std::size_t b = pairs[i].backward;
+    const std::size_t f = tuned.stages[b].frees;
+    tuned.stages[b].duration = chosen(i).latency - tuned.stages[f].duration;
+    tuned.stages[f].memory = chosen(i).memory;
+  }
+  tuned.schedule = time_stage_orders(tuned.stages, schedule.order);
+  return tuned;
+}
+
+// Algorithm 1 over the flows' segment groups. Each rollout's ranking is interleaved and tuned, as
+// §6.1 scores it; the score is the flows' busy time (as built) over the tuned schedule's rank-time,
+// the non-bubble share when tuning changes nothing, and in every case larger for a faster schedule.
+PrioritySearchResult rank_groups(const StageFlows& flows, std::span<const PairCandidates> pairs, Bytes limit,
+                                 const DipOptions& options) {
   PrioritySearchOptions search;
   search.rollouts = options.rollouts;
   search.seed = options.seed;
@@ -115,9 +188,9 @@ PrioritySearchResult rank_groups(const StageFlows& flows, Bytes limit, const Dip
   const double busy = static_cast<double>(flows.busy());
   auto score = [&](const std::vector<int>& group_priorities) {
     try {
-      const StageSchedule schedule = interleave(flows, limit, group_priorities);
-      const double share = busy / (static_cast<double>(flows.ranks) * static_cast<double>(schedule.makespan));
-      return options.slowest ? 1.0 - share : share;
+      const TunedSchedule tuned = tune(flows, interleave(flows, limit, group_priorities), pairs, limit);
+      const double share = busy / (static_cast<double>(flows.ranks) * static_cast<double>(tuned.schedule.makespan));
+      return options.slowest ? 1.0 / share : share;
     } catch (const InputError&) {
       return 0.0;  // this order runs out of memory: no rank can go on
     }
@@ -125,40 +198,18 @@ PrioritySearchResult rank_groups(const StageFlows& flows, Bytes limit, const Dip
   return search_priorities(static_cast<int>(flows.follows.size()), flows.follows, score, search);
 }
 
-// §6.3 on the interleaved schedule: per stage pair, candidates over keep / selective / full
-// recompute of its layers; CBC picks one per pair under the limit; the stages take the chosen
-// durations and bytes, and keep their order.
-void tune_layers(DipPlan& plan, LayerCosts& costs, const DipOptions& options) {
-  constexpr std::array kPolicies{LayerPolicy::keep, LayerPolicy::selective, LayerPolicy::full};
-  std::vector<StagePair> pairs;
-  std::vector<std::size_t> backward_of_pair;
-  for (std::size_t b = 0; b < plan.flows.stages.size(); ++b) {
-    const PipelineStage& stage = plan.flows.stages[b];
-    if (stage.frees == PipelineStage::kNone) continue;
-    const StageWork& work = plan.flows.work[stage.frees];
-    std::vector<std::vector<LayerOption>> layers;
-    for (int layer = work.first_layer; layer < work.end_layer; ++layer) {
-      const LayerCost& cost = costs.in_stage(layer, work.shape);
-      std::vector<LayerOption>& options_of_layer = layers.emplace_back();
-      for (LayerPolicy policy : kPolicies) options_of_layer.push_back({cost.latency(policy), cost.memory(policy)});
-    }
-    pairs.push_back({stage.rank, plan.schedule.start[stage.frees], plan.schedule.end[b],
-                     pair_candidates(layers, options.tuning_candidates)});
-    backward_of_pair.push_back(b);
-  }
-  const TuningChoice choice = solve_tuning(pairs, plan.activation_limit);
+// Tunes the plan's schedule and records each stage's layer policies.
+void tune_layers(DipPlan& plan, std::span<const PairCandidates> pairs) {
+  TunedSchedule tuned = tune(plan.flows, plan.schedule, pairs, plan.activation_limit);
   for (std::size_t i = 0; i < pairs.size(); ++i) {
-    const TuningCandidate& chosen = pairs[i].candidates[static_cast<std::size_t>(choice.candidate[i])];
-    const std::size_t b = backward_of_pair[i];
-    const std::size_t f = plan.flows.stages[b].frees;
-    plan.flows.stages[b].duration = chosen.latency - plan.flows.stages[f].duration;
-    plan.flows.stages[f].memory = chosen.memory;
+    const TuningCandidate& chosen = pairs[i].candidates[static_cast<std::size_t>(tuned.choice[i])];
     std::vector<LayerPolicy> policy;
     for (int option : chosen.options) policy.push_back(kPolicies[static_cast<std::size_t>(option)]);
-    plan.policy[b] = policy;
-    plan.policy[f] = std::move(policy);
+    plan.policy[pairs[i].backward] = policy;
+    plan.policy[plan.flows.stages[pairs[i].backward].frees] = std::move(policy);
   }
-  plan.schedule = time_stage_orders(plan.flows.stages, plan.schedule.order);
+  if (!tuned.stages.empty()) plan.flows.stages = std::move(tuned.stages);
+  plan.schedule = std::move(tuned.schedule);
 }
 
 // The baseline: the scenario's own partition and schedule on the stage model, and once under the
@@ -208,14 +259,20 @@ DipPlan plan_dip(const TrainingScenario& scenario, const DipOptions& options) {
   plan.steps.push_back(outcome("+ modality-aware partitioner, interleaving", plan.flows, plan.schedule));
 
   const auto start = std::chrono::steady_clock::now();
-  plan.search = rank_groups(plan.flows, plan.activation_limit, options);
+  const std::vector<PairCandidates> pairs = tuning_candidates(plan.flows, costs, options.tuning_candidates);
+  plan.search = rank_groups(plan.flows, pairs, plan.activation_limit, options);
   plan.search_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   // The search does not start from microbatch order; that order stays unless the search's ranking
-  // is faster (with --slowest: slower).
+  // is faster once tuned (with --slowest: slower).
   if (plan.search.score > 0.0) {
     StageSchedule searched = interleave(plan.flows, plan.activation_limit, plan.search.priorities);
-    const bool wins =
-        options.slowest ? searched.makespan > plan.schedule.makespan : searched.makespan < plan.schedule.makespan;
+    // Rankings are compared as the search scores them: after tuning.
+    const auto tuned = [&](const StageSchedule& schedule) {
+      return tune(plan.flows, schedule, pairs, plan.activation_limit).schedule.makespan;
+    };
+    const TimeNs searched_time = tuned(searched);
+    const TimeNs in_order_time = tuned(plan.schedule);
+    const bool wins = options.slowest ? searched_time > in_order_time : searched_time < in_order_time;
     if (wins) {
       plan.group_priorities = plan.search.priorities;
       plan.schedule = std::move(searched);
@@ -229,7 +286,7 @@ DipPlan plan_dip(const TrainingScenario& scenario, const DipOptions& options) {
     const StageWork& work = plan.flows.work[i];
     plan.policy[i].assign(static_cast<std::size_t>(work.end_layer - work.first_layer), policy_of(p.recompute));
   }
-  tune_layers(plan, costs, options);
+  tune_layers(plan, pairs);
   plan.steps.push_back(outcome("+ model layer tuning", plan.flows, plan.schedule));
   return plan;
 }

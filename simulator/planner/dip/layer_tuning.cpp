@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <string>
+#include <tuple>
 
 #include <CbcModel.hpp>
 #include <CoinPackedMatrix.hpp>
@@ -110,7 +113,23 @@ std::vector<TuningCandidate> pair_candidates(const std::vector<std::vector<Layer
 }
 
 bool fits(const std::vector<StagePair>& pairs, const std::vector<int>& choice, Bytes memory_limit) {
-  return pairs.empty() || worst_overflow(pairs, choice, memory_limit).excess <= 0;
+  // A sweep per rank over the pairs' starts and ends (ends first at one instant, as live_at reads
+  // the bracket): the held bytes peak at some pair's start.
+  std::map<int, std::vector<std::tuple<TimeNs, int, Bytes>>> events;
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const Bytes bytes = pairs[i].candidates[static_cast<std::size_t>(choice[i])].memory;
+    events[pairs[i].rank].emplace_back(pairs[i].start, 1, bytes);
+    events[pairs[i].rank].emplace_back(pairs[i].end, 0, -bytes);
+  }
+  for (auto& [rank, rank_events] : events) {
+    std::sort(rank_events.begin(), rank_events.end());
+    Bytes held = 0;
+    for (const auto& [time, starts, bytes] : rank_events) {
+      held += bytes;
+      if (starts == 1 && held > memory_limit) return false;
+    }
+  }
+  return true;
 }
 
 TuningChoice greedy_tuning(const std::vector<StagePair>& pairs, Bytes memory_limit) {
@@ -121,7 +140,7 @@ TuningChoice greedy_tuning(const std::vector<StagePair>& pairs, Bytes memory_lim
                                           [](const auto& a, const auto& b) { return a.latency < b.latency; });
     choice.push_back(static_cast<int>(fastest - pair.candidates.begin()));
   }
-  while (!pairs.empty()) {
+  while (!fits(pairs, choice, memory_limit)) {
     const Overflow overflow = worst_overflow(pairs, choice, memory_limit);
     if (overflow.excess <= 0) break;
     // The switch to a leaner candidate that saves the most bytes per added nanosecond.
@@ -205,6 +224,9 @@ TuningChoice solve_tuning(const std::vector<StagePair>& pairs, Bytes memory_limi
                                 static_cast<CoinBigIndex>(value_of.size()));
   const std::vector<double> column_lower(static_cast<std::size_t>(columns), 0.0);
   const std::vector<double> column_upper(static_cast<std::size_t>(columns), 1.0);
+  // CBC and CLP keep some state of their own beyond the model; one solve at a time.
+  static std::mutex solver_mutex;
+  const std::lock_guard<std::mutex> lock(solver_mutex);
   OsiClpSolverInterface solver;
   solver.messageHandler()->setLogLevel(0);
   solver.loadProblem(matrix, column_lower.data(), column_upper.data(), objective.data(), row_lower.data(),
