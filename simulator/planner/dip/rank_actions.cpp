@@ -37,7 +37,7 @@ std::vector<std::vector<RankAction>> rank_actions(std::span<const PipelineStage>
       const int receiver = stages[v].rank;
       add(sender, schedule.end[u], 2, {ActionKind::isend, u, transfer, receiver, u, v});
       add(sender, schedule.end[v], 0, {ActionKind::wait_isend, u, transfer, receiver, u, v});
-      add(receiver, schedule.start[v], 0, {ActionKind::irecv, v, transfer, sender, u, v});
+      add(receiver, schedule.end[u], 0, {ActionKind::irecv, v, transfer, sender, u, v});
       add(receiver, schedule.start[v], 0, {ActionKind::wait_irecv, v, transfer, sender, u, v});
     }
   }

@@ -22,10 +22,11 @@ struct RankAction {
 };
 
 // Each pipeline rank's actions in the order it runs them, from a timed schedule: its stages in
-// their order; for every predecessor on another rank, an isend when the producer ends, an irecv
-// and a wait_irecv just before the consumer starts, and a wait_isend once the consumer has ended
-// (so that every wait comes, in simulated time, after what it waits for). At one instant waits
-// and receives go first, then the stage that starts, then sends.
+// their order; for every predecessor on another rank, an isend on the sender and an irecv on the
+// receiver when the producer ends (the receive posted early, so that the transfer can proceed
+// while the receiver computes), a wait_irecv just before the consumer starts, and a wait_isend
+// once the consumer has ended (every wait comes, in simulated time, after what it waits for). At
+// one instant waits and receives go first, then the stage that starts, then sends.
 std::vector<std::vector<RankAction>> rank_actions(std::span<const PipelineStage> stages, const StageSchedule& schedule);
 
 }  // namespace weft::dip
