@@ -7,6 +7,7 @@
 
 #include "calibration/profile_io.hpp"
 #include "simulator/engine/schedule_cache.hpp"
+#include "simulator/io/atomic_file.hpp"
 
 namespace weft::cli {
 
@@ -65,6 +66,14 @@ void print_reuse_stats(const ReuseFlags& flags) {
       stats.hits, stats.misses,
       lookups > 0 ? 100.0 * static_cast<double>(stats.hits) / static_cast<double>(lookups) : 0.0, stats.fallbacks,
       stats.entries, flags.no_reuse ? " (--no-reuse: none used)" : "");
+}
+
+void write_execution_plan(const std::string& file, const ExecutionPlan& plan) {
+  with_context("--emit-plan", [&] {
+    write_file_atomically(file, [&](std::ostream& out) { out << execution_plan_json(plan).dump() << '\n'; });
+  });
+  fmt::print("Wrote {} (the execution plan of {} rank{}; run it with mpirun -np {} weft live)\n", file,
+             plan.world_size(), plan.world_size() == 1 ? "" : "s", plan.world_size());
 }
 
 }  // namespace weft::cli

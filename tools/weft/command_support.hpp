@@ -6,6 +6,7 @@
 
 #include "cost_models/cluster_spec.hpp"
 #include "simulator/core/input_error.hpp"
+#include "simulator/plan/execution_plan.hpp"
 
 namespace weft::cli {
 
@@ -42,6 +43,9 @@ void apply_calibration(const std::string& file, ClusterSpec& cluster);
 
 // Now, as ISO 8601 in UTC ("2026-11-23T12:00:00Z"), for the files weft records measurements in.
 std::string utc_timestamp();
+
+// Writes `plan` to `file` (--emit-plan) and says how to run it.
+void write_execution_plan(const std::string& file, const ExecutionPlan& plan);
 
 // With --stats: how the process-wide subgraph schedule cache fared.
 void print_reuse_stats(const ReuseFlags& flags);

@@ -78,15 +78,7 @@ void run_plan_command(const PlanFlags& flags) {
     });
     fmt::print("Wrote {} (open it in https://ui.perfetto.dev or chrome://tracing)\n", flags.trace_file);
   }
-  if (!flags.plan_file.empty()) {
-    const ExecutionPlan execution = dip::dip_execution_plan(scenario, plan);
-    with_context("--emit-plan", [&] {
-      write_file_atomically(flags.plan_file,
-                            [&](std::ostream& out) { out << execution_plan_json(execution).dump() << '\n'; });
-    });
-    fmt::print("Wrote {} (the execution plan of {} rank{}; run it with mpirun -np {} weft live)\n", flags.plan_file,
-               execution.world_size(), execution.world_size() == 1 ? "" : "s", execution.world_size());
-  }
+  if (!flags.plan_file.empty()) write_execution_plan(flags.plan_file, dip::dip_execution_plan(scenario, plan));
 }
 
 }  // namespace

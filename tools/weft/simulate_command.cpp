@@ -102,12 +102,7 @@ void run_training(const SimulateFlags& flags, const JsonCursor& root, const Simu
   if (!flags.plan_file.empty()) {
     const ExecutionPlan plan =
         with_context("--emit-plan", [&] { return build_execution_plan(scenario, workload, result); });
-    with_context("--emit-plan", [&] {
-      write_file_atomically(flags.plan_file,
-                            [&](std::ostream& out) { out << execution_plan_json(plan).dump() << '\n'; });
-    });
-    fmt::print("Wrote {} (the execution plan of {} rank{}; run it with mpirun -np {} weft live)\n", flags.plan_file,
-               plan.world_size(), plan.world_size() == 1 ? "" : "s", plan.world_size());
+    write_execution_plan(flags.plan_file, plan);
   }
 }
 
