@@ -52,8 +52,9 @@ struct DipPlan {
 
 // PipeWeaver's planner (papers/001 §5-§6) for DP replica 0's batch of `scenario`: partitions the
 // modules, builds the batch's stage flows from per-layer costs, ranks segment groups by MCTS
-// (scored by the interleaved schedule's busy share), interleaves, and tunes each stage pair's
-// layers (keep / selective / full recompute) under the memory limit with CBC. The scenario's own
+// (each rollout interleaved and tuned, then scored by how little of the ranks' time is bubble),
+// interleaves, and tunes each stage pair's layers (keep / selective / full recompute) under the
+// memory limit with CBC. The scenario's own
 // schedule, timed on the same stage model, is the baseline. InputError for what it cannot plan:
 // context parallelism, zero-bubble baselines, a memory limit the parameters already fill or that
 // the activations cannot fit.
