@@ -1,5 +1,6 @@
 #pragma once
 
+#include <span>
 #include <vector>
 
 #include "simulator/core/units.hpp"
@@ -38,7 +39,7 @@ struct StagePair {
   int rank = 0;
   TimeNs start = 0;
   TimeNs end = 0;
-  std::vector<TuningCandidate> candidates;
+  std::span<const TuningCandidate> candidates;  // its pair_candidates, held by the caller
 };
 
 struct TuningChoice {

@@ -82,12 +82,21 @@ TimeNs brute_force(const std::vector<StagePair>& pairs, Bytes limit) {
   }
 }
 
-std::vector<StagePair> random_pairs(std::mt19937_64& rng) {
+// Random stage pairs and the candidates they point at.
+struct RandomPairs {
+  std::vector<std::vector<TuningCandidate>> candidates;
+  std::vector<StagePair> pairs;
+};
+
+RandomPairs random_pairs(std::mt19937_64& rng) {
   auto uniform = [&](std::int64_t lo, std::int64_t hi) {
     return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
   };
-  std::vector<StagePair> pairs(static_cast<std::size_t>(uniform(4, 7)));
-  for (StagePair& pair : pairs) {
+  RandomPairs out;
+  const auto count = static_cast<std::size_t>(uniform(4, 7));
+  out.candidates.resize(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    StagePair& pair = out.pairs.emplace_back();
     pair.rank = static_cast<int>(uniform(0, 1));
     pair.start = uniform(0, 30);
     pair.end = pair.start + uniform(10, 40);
@@ -96,12 +105,13 @@ std::vector<StagePair> random_pairs(std::mt19937_64& rng) {
     Bytes memory = uniform(60, 100);
     TimeNs latency = uniform(10, 30);
     for (int j = 0; j < k; ++j) {
-      pair.candidates.push_back({latency, memory, {}});
+      out.candidates[i].push_back({latency, memory, {}});
       memory -= uniform(10, 40);
       latency += uniform(1, 20);
     }
+    pair.candidates = out.candidates[i];
   }
-  return pairs;
+  return out;
 }
 
 TEST_CASE("the integer program finds the brute-force optimum, and the greedy choice fits", "[dip][tuning]") {
@@ -109,7 +119,8 @@ TEST_CASE("the integer program finds the brute-force optimum, and the greedy cho
   int solved = 0, infeasible = 0, greedy_optimal = 0;
   for (int trial = 0; trial < 150; ++trial) {
     INFO("trial " << trial);
-    const std::vector<StagePair> pairs = random_pairs(rng);
+    const RandomPairs random = random_pairs(rng);
+    const std::vector<StagePair>& pairs = random.pairs;
     const Bytes limit = std::uniform_int_distribution<Bytes>(100, 300)(rng);
     const TimeNs best = brute_force(pairs, limit);
     if (best < 0) {
