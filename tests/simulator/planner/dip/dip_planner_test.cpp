@@ -103,6 +103,11 @@ TEST_CASE("what the planner cannot plan is refused with the reason", "[dip][plan
   };
   refuses(test::small_vlm_scenario(test::kImageTextData, R"(, "schedule": "zb-h1")"), quick(),
           "parallel.schedule: zb-h1 splits weight passes");
+  // Multimodal scenarios refuse context parallelism when loaded; a language model may have it.
+  const std::string context_parallel = R"({"model": {"base": "llama3-8b", "layers": 4},
+      "cluster": {"base": "h800-testbed", "gpus": 8}, "parallel": {"tp": 2, "cp": 2, "pp": 2},
+      "training": {"global_batch": 8, "seq_len": 4096}})";
+  refuses(context_parallel, quick(), "parallel.cp: the planner splits sequences whole; expected 1");
   DipOptions small = quick();
   small.memory_limit = Bytes{4} << 30;
   refuses(test::small_vlm_scenario(test::kImageTextData), small, "leaves nothing for activations");
