@@ -10,7 +10,6 @@ namespace weft {
 namespace {
 
 using dip::DipPlan;
-using dip::PipelineStage;
 using dip::StageWork;
 
 std::string module_name(const TrainingScenario& scenario, std::size_t module) {
@@ -44,12 +43,12 @@ std::string chunk_list(const std::vector<int>& layers) {
   return out;
 }
 
-nlohmann::json stage_action(const TrainingScenario& scenario, const DipPlan& plan, std::size_t i) {
-  const PipelineStage& stage = plan.flows.stages[i];
+nlohmann::json stage_action(const TrainingScenario& scenario, const DipPlan& plan, const dip::RankAction& action) {
+  const std::size_t i = action.stage;
   const StageWork& work = plan.flows.work[i];
   nlohmann::json recompute = nlohmann::json::array();
   for (dip::LayerPolicy policy : plan.policy[i]) recompute.push_back(dip::kLayerPolicyNames.name(policy));
-  return {{"action", stage.backward ? "backward_stage" : "forward_stage"},
+  return {{"action", kActionKindNames.name(action.kind)},
           {"microbatch", work.microbatch},
           {"module", module_name(scenario, work.module)},
           {"sub_microbatch", work.sub_microbatch},
@@ -66,8 +65,8 @@ nlohmann::json rank_actions_json(const TrainingScenario& scenario, const DipPlan
   for (std::size_t rank = 0; rank < ranks.size(); ++rank) {
     nlohmann::json actions = nlohmann::json::array();
     for (const dip::RankAction& action : ranks[rank]) {
-      if (action.kind == ActionKind::forward_stage || action.kind == ActionKind::backward_stage) {
-        actions.push_back(stage_action(scenario, plan, action.stage));
+      if (action.is_stage()) {
+        actions.push_back(stage_action(scenario, plan, action));
       } else {
         actions.push_back(
             {{"action", kActionKindNames.name(action.kind)}, {"transfer", action.transfer}, {"peer", action.peer}});

@@ -98,7 +98,7 @@ ExecutionPlan dip_execution_plan(const TrainingScenario& scenario, const DipPlan
     ProgramWriter writer(plan, costs);
     for (const RankAction& ranked : ranks[rank]) {
       PlanAction& action = program.actions.emplace_back();
-      if (ranked.kind == ActionKind::forward_stage || ranked.kind == ActionKind::backward_stage) {
+      if (ranked.is_stage()) {
         writer.add_stage(ranked.stage, action);
       } else {
         writer.add_transfer(ranked, action);

@@ -198,9 +198,9 @@ PrioritySearchResult rank_groups(const StageFlows& flows, std::span<const PairCa
   return search_priorities(static_cast<int>(flows.follows.size()), flows.follows, score, search);
 }
 
-// Tunes the plan's schedule and records each stage's layer policies.
-void tune_layers(DipPlan& plan, std::span<const PairCandidates> pairs) {
-  TunedSchedule tuned = tune(plan.flows, plan.schedule, pairs, plan.activation_limit);
+// Applies a tuning of the plan's schedule: the stages' durations and bytes, their layer policies,
+// and the re-timed schedule.
+void apply_tuning(DipPlan& plan, std::span<const PairCandidates> pairs, TunedSchedule tuned) {
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     const TuningCandidate& chosen = pairs[i].candidates[static_cast<std::size_t>(tuned.choice[i])];
     std::vector<LayerPolicy> policy;
@@ -263,20 +263,18 @@ DipPlan plan_dip(const TrainingScenario& scenario, const DipOptions& options) {
   plan.search = rank_groups(plan.flows, pairs, plan.activation_limit, options);
   plan.search_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   // The search does not start from microbatch order; that order stays unless the search's ranking
-  // is faster once tuned (with --slowest: slower).
+  // is faster once tuned (with --slowest: slower): rankings are compared as the search scores them.
+  TunedSchedule tuned = tune(plan.flows, plan.schedule, pairs, plan.activation_limit);
   if (plan.search.score > 0.0) {
     StageSchedule searched = interleave(plan.flows, plan.activation_limit, plan.search.priorities);
-    // Rankings are compared as the search scores them: after tuning.
-    const auto tuned = [&](const StageSchedule& schedule) {
-      return tune(plan.flows, schedule, pairs, plan.activation_limit).schedule.makespan;
-    };
-    const TimeNs searched_time = tuned(searched);
-    const TimeNs in_order_time = tuned(plan.schedule);
-    const bool wins = options.slowest ? searched_time > in_order_time : searched_time < in_order_time;
-    if (wins) {
+    TunedSchedule searched_tuned = tune(plan.flows, searched, pairs, plan.activation_limit);
+    const TimeNs searched_time = searched_tuned.schedule.makespan;
+    const TimeNs in_order_time = tuned.schedule.makespan;
+    if (options.slowest ? searched_time > in_order_time : searched_time < in_order_time) {
       plan.group_priorities = plan.search.priorities;
       plan.schedule = std::move(searched);
       plan.searched_ranking = true;
+      tuned = std::move(searched_tuned);
     }
   }
   plan.steps.push_back(outcome("+ modality-module-level ranking (MCTS)", plan.flows, plan.schedule));
@@ -286,7 +284,7 @@ DipPlan plan_dip(const TrainingScenario& scenario, const DipOptions& options) {
     const StageWork& work = plan.flows.work[i];
     plan.policy[i].assign(static_cast<std::size_t>(work.end_layer - work.first_layer), policy_of(p.recompute));
   }
-  tune_layers(plan, pairs);
+  apply_tuning(plan, pairs, std::move(tuned));
   plan.steps.push_back(outcome("+ model layer tuning", plan.flows, plan.schedule));
   return plan;
 }

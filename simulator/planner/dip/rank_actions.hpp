@@ -19,6 +19,8 @@ struct RankAction {
   int peer = -1;               // transfers: the pipeline rank at the other end
   std::size_t producer = 0;    // transfers: the stage whose output it carries
   std::size_t consumer = 0;    // transfers: the stage that reads it
+
+  bool is_stage() const { return kind == ActionKind::forward_stage || kind == ActionKind::backward_stage; }
 };
 
 // Each pipeline rank's actions in the order it runs them, from a timed schedule: its stages in
