@@ -8,9 +8,17 @@
 
 #include "simulator/io/format_units.hpp"
 #include "simulator/io/text_table.hpp"
+#include "simulator/workload/modality_stages.hpp"
 
 namespace weft {
 namespace {
+
+// {"module": stages, ...} under modality parallelism, else null.
+nlohmann::json modality_stages_json(const TrainingScenario& s) {
+  nlohmann::json stages;
+  for (const auto& [name, count] : named_modality_stages(s.model, s.parallel.modality_stages)) stages[name] = count;
+  return stages;
+}
 
 std::string describe_plan(const TrainingScenario& s) {
   const ParallelPlan& p = s.parallel;
@@ -21,6 +29,10 @@ std::string describe_plan(const TrainingScenario& s) {
   plan += fmt::format(", schedule {}, recompute {}", kPipelineScheduleNames.name(p.schedule),
                       kRecomputePolicyNames.name(p.recompute));
   if (p.cp > 1) plan += fmt::format(", cp {}", kContextParallelAlgorithmNames.name(p.cp_algorithm));
+  std::vector<std::string> modality;
+  for (const auto& [name, stages] : named_modality_stages(s.model, p.modality_stages))
+    modality.push_back(fmt::format("{} {}", name, stages));
+  if (!modality.empty()) plan += fmt::format(", modality stages {}", fmt::join(modality, "/"));
   if (!p.stage_layers.empty()) {
     const char* rule = p.partition == ParallelPlan::Partition::parameters ? " (balanced parameters)"
                        : p.partition == ParallelPlan::Partition::time     ? " (balanced compute time)"
@@ -200,7 +212,8 @@ nlohmann::json training_report_json(const TrainingScenario& s, const TrainingRep
                            {"zero", p.zero},
                            {"schedule", kPipelineScheduleNames.name(p.schedule)},
                            {"recompute", kRecomputePolicyNames.name(p.recompute)},
-                           {"stage_layers", s.layers_per_virtual_stage()}}},
+                           {"stage_layers", s.layers_per_virtual_stage()},
+                           {"modality_stages", modality_stages_json(s)}}},
                          {"microbatches", r.microbatches},
                          {"iteration_time_s", r.iteration_time_s},
                          {"tokens_per_s", r.tokens_per_s},

@@ -28,6 +28,7 @@ TrainingGraphBuilder::TrainingGraphBuilder(const TrainingScenario& scenario, con
       name_ops_(options.name_ops),
       composites_(options.composites),
       model_(scenario.model, scenario.parallel.cp_algorithm),
+      graph_(scenario.stage_graph()),
       cost_(std::make_unique<ClusterCostModel>(scenario.cluster)) {
   const ParallelPlan& plan = scenario.parallel;
   dims_ = {plan.tp, plan.cp, plan.dp, plan.pp};
@@ -308,7 +309,8 @@ void TrainingGraphBuilder::create_chunks(std::vector<std::vector<Chunk>>& chunks
   embedding_position_ = embedding_group % s_.parallel.pp;
   const bool head_shares_embedding = s_.model.tied_embeddings() && embedding_position_ == s_.parallel.pp - 1;
   chunks.assign(static_cast<std::size_t>(s_.parallel.pp), {});
-  bool backward_before = false;  // some chunk before this one has backward work
+  // Per virtual stage: whether it or a stage it reads (transitively) has backward work.
+  std::vector<char> backward_upstream(static_cast<std::size_t>(group_count()), 0);
   for (int group = 0; group < group_count(); ++group) {
     Chunk chunk;
     chunk.group = group;
@@ -327,9 +329,14 @@ void TrainingGraphBuilder::create_chunks(std::vector<std::vector<Chunk>>& chunks
                 chunk.block_has_backward.begin() + static_cast<std::ptrdiff_t>(end), backward ? 1 : 0);
       chunk.has_backward = chunk.has_backward || backward;
     }
-    chunk.sends_gradient = backward_before;
-    backward_before = backward_before || chunk.has_backward;
-    if (group > 0) chunk.input_bytes = chunks[(g - 1) % chunks.size()].back().steps.back().output_bytes;
+    backward_upstream[g] = chunk.has_backward ? 1 : 0;
+    for (int input : graph_.inputs(group)) {
+      const auto i = static_cast<std::size_t>(input);
+      if (backward_upstream[i]) chunk.gradient_inputs.push_back(input);
+      backward_upstream[g] = backward_upstream[g] || backward_upstream[i];
+      chunk.input_bytes += chunks[i % chunks.size()][i / chunks.size()].steps.back().output_bytes;
+    }
+    chunk.sends_gradient = !chunk.gradient_inputs.empty();
     chunks[g % chunks.size()].push_back(std::move(chunk));
   }
 }
@@ -340,7 +347,8 @@ std::size_t TrainingGraphBuilder::shape_of(const Chunk& chunk) {
     const bool ends_match = (other->group == 0) == (chunk.group == 0) &&
                             (other->group == group_count() - 1) == (chunk.group == group_count() - 1);
     if (!ends_match || other->steps.size() != chunk.steps.size() || other->input_bytes != chunk.input_bytes ||
-        other->sends_gradient != chunk.sends_gradient)
+        other->gradient_inputs.size() != chunk.gradient_inputs.size() ||
+        graph_.inputs(other->group).size() != graph_.inputs(chunk.group).size())
       return false;
     for (std::size_t i = 0; i < chunk.steps.size(); ++i) {
       if (!same_work(other->steps[i], chunk.steps[i]) || block_kind(*other, i) != block_kind(chunk, i)) return false;
@@ -391,8 +399,8 @@ void TrainingGraphBuilder::emit_stage(int stage) {
   last_grad_op_.assign(chunks, {});
   first_forward_op_.assign(chunks, {});
   if (s_.parallel.zero == 1 && s_.options.overlap_param_gather) emit_param_gather(stage);
-  for (const PipelineAction& action :
-       pipeline_actions(s_.parallel.schedule, position_of(stage), pp, s_.parallel.vpp, microbatches)) {
+  for (const PipelineAction& action : pipeline_actions(
+           s_.parallel.schedule, graph_.schedule_position(position_of(stage)), pp, s_.parallel.vpp, microbatches)) {
     const std::size_t slot = static_cast<std::size_t>(action.chunk) * static_cast<std::size_t>(microbatches) +
                              static_cast<std::size_t>(action.microbatch);
     sample_ = sample_of(stage, action.microbatch);

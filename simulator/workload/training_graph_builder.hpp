@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -23,6 +24,7 @@
 #include "simulator/workload/pass_template.hpp"
 #include "simulator/workload/per_peer.hpp"
 #include "simulator/workload/pipeline_schedule.hpp"
+#include "simulator/workload/stage_graph.hpp"
 #include "simulator/workload/training_workload.hpp"
 
 namespace weft::training_graph {
@@ -67,11 +69,12 @@ struct Chunk {
   std::vector<Step> steps;
   std::vector<int> block;  // per step: the layer (or input/output block) it belongs to
   Bytes input_bytes = 0;   // activation entering the chunk; 0 for the first
-  // Whether its backward pass does anything, and whether it hands a gradient to the chunk before
-  // it: only if some chunk before it has backward work (frozen_rule.hpp). A chunk with none of
-  // its own between such chunks relays the gradient.
+  // Whether its backward pass does anything, and the virtual stages it reads that it hands a
+  // gradient back to: those with backward work at or before them (frozen_rule.hpp). A chunk
+  // with none of its own between such chunks relays the gradient.
   bool has_backward = true;
   bool sends_gradient = false;
+  std::vector<int> gradient_inputs;
   std::vector<std::uint8_t> block_has_backward;  // per step: whether its block (layer) has backward work
   // Chunks of one shape (on any stage) do the same work and share the templates of their passes.
   std::size_t shape = 0;
@@ -200,7 +203,7 @@ class TrainingGraphBuilder {
 
   // The stage of `stage`'s replica that holds virtual stage `group`.
   int stage_of_group(int stage, int group) const { return stage_of(replica_of(stage), group % s_.parallel.pp); }
-  int group_count() const { return s_.parallel.pp * s_.parallel.vpp; }
+  int group_count() const { return graph_.groups(); }
 
   // What each sample of a microbatch of `stage`'s replica holds.
   SampleShape sample_of(int stage, int microbatch) const {
@@ -282,7 +285,10 @@ class TrainingGraphBuilder {
 
   // The chunk's forward pass of a microbatch from input `x`: fills record (output, saved tensors,
   // checkpoints) and returns its first ops.
-  PerPeer<OpId> forward_body(int stage, const Chunk& chunk, PerPeer<TensorId> x, int mb, ForwardRecord& record);
+  // `also_read`: activations of further stages the chunk reads (under modality parallelism, the
+  // other encoders' outputs), which its first op waits for with `x`.
+  PerPeer<OpId> forward_body(int stage, const Chunk& chunk, PerPeer<TensorId> x,
+                             std::span<const PerPeer<TensorId>> also_read, int mb, ForwardRecord& record);
 
   // ---- passes as composites -------------------------------------------------------------------
 
@@ -508,6 +514,7 @@ class TrainingGraphBuilder {
   ShardContext context_;
   SampleShape sample_;  // of the microbatch being emitted
   MultimodalModel model_;
+  StageGraph graph_;
   int embedding_position_ = 0;  // the pipeline position holding the embedding table of the last module
   std::unique_ptr<ClusterCostModel> cost_;
   GraphBuilder outer_;

@@ -6,38 +6,43 @@ namespace weft::training_graph {
 
 void TrainingGraphBuilder::emit_forward(int stage, Chunk& chunk, const PipelineAction& action, ForwardRecord& record) {
   const int mb = action.microbatch;
-  PerPeer<TensorId> x;
-  if (chunk.group > 0) x = boundary_tensor({chunk.group - 1, mb, false}, stage);
+  // The activations it reads: the first flows into its first step, the others (other encoders'
+  // outputs under modality parallelism) are waited for.
+  PassValues read;
+  for (int input : graph_.inputs(chunk.group)) read.push_back(boundary_tensor({input, mb, false}, stage));
+  if (read.empty()) read.emplace_back();
+  const PerPeer<TensorId> x = read.front();
+  const std::span<const PerPeer<TensorId>> also_read = std::span(read).subspan(1);
   PerPeer<OpId> first_op;
   if (composites_) {
     // Escaping: the output; what the steps saved and checkpointed leaves in bundles.
     PassValues escapes;
-    first_op = emit_pass(
-        stage, chunk, "fwd", mb, PassValues{x}, escapes, record.bundles, [&](std::vector<PassBundle>& leaving) {
-          ForwardRecord inner;
-          forward_body(stage, chunk, x, -1, inner);
-          for (std::size_t k = 0; k < chunk.steps.size(); ++k) {
-            leave(leaving, route_of_saved(chunk, k, Route::forward_to_backward), member_key(Kept::saved, k),
-                  inner.saved[k]);
-            leave(leaving, route_of_checkpoint(chunk, k), member_key(Kept::checkpoint, k), inner.checkpoint[k]);
-          }
-          return PassValues{inner.output};
-        });
+    first_op = emit_pass(stage, chunk, "fwd", mb, read, escapes, record.bundles, [&](std::vector<PassBundle>& leaving) {
+      ForwardRecord inner;
+      forward_body(stage, chunk, x, also_read, -1, inner);
+      for (std::size_t k = 0; k < chunk.steps.size(); ++k) {
+        leave(leaving, route_of_saved(chunk, k, Route::forward_to_backward), member_key(Kept::saved, k),
+              inner.saved[k]);
+        leave(leaving, route_of_checkpoint(chunk, k), member_key(Kept::checkpoint, k), inner.checkpoint[k]);
+      }
+      return PassValues{inner.output};
+    });
     record.output = escapes[0];
   } else {
-    first_op = forward_body(stage, chunk, x, mb, record);
+    first_op = forward_body(stage, chunk, x, also_read, mb, record);
   }
   if (first_forward_op_[static_cast<std::size_t>(action.chunk)].empty()) {
     first_forward_op_[static_cast<std::size_t>(action.chunk)] = first_op;
     after_param_gather(action.chunk, first_op);
   }
-  if (chunk.group + 1 < group_count()) {
-    send(stage, chunk.group + 1, {chunk.group, mb, false}, record.output, "activation");
+  if (const int successor = graph_.successor(chunk.group); successor >= 0) {
+    send(stage, successor, {chunk.group, mb, false}, record.output, "activation");
     record.output = {};
   }
 }
 
-PerPeer<OpId> TrainingGraphBuilder::forward_body(int stage, const Chunk& chunk, PerPeer<TensorId> x, int mb,
+PerPeer<OpId> TrainingGraphBuilder::forward_body(int stage, const Chunk& chunk, PerPeer<TensorId> x,
+                                                 std::span<const PerPeer<TensorId>> also_read, int mb,
                                                  ForwardRecord& record) {
   const bool full_recompute = s_.parallel.recompute == RecomputePolicy::full;
   const bool selective = s_.parallel.recompute == RecomputePolicy::selective;
@@ -57,6 +62,9 @@ PerPeer<OpId> TrainingGraphBuilder::forward_body(int stage, const Chunk& chunk, 
     } else {
       ops = add_ops(stage, op_name(step, "fwd", mb), step_work(*step.forward, step.comm, stage), step.comm);
       consume(ops, x);
+    }
+    if (first_op.empty()) {
+      for (const PerPeer<TensorId>& other : also_read) consume(ops, other);
     }
     produce(ops, out);
     const bool keeps_saved = !(full_recompute && is_layer(chunk, i));
@@ -123,7 +131,7 @@ void TrainingGraphBuilder::emit_backward(int stage, Chunk& chunk, const Pipeline
   if (!chunk.has_backward && !chunk.sends_gradient) return;
   const int mb = action.microbatch;
   const PerPeer<TensorId> dy =
-      chunk.group + 1 < group_count() ? boundary_tensor({chunk.group, mb, true}, stage) : record.output;
+      graph_.successor(chunk.group) >= 0 ? boundary_tensor({chunk.group, mb, true}, stage) : record.output;
   PerPeer<TensorId> dx;
   if (!chunk.has_backward) {
     dx = dy;  // nothing to compute here: relay the gradient to the trainable chunks before
@@ -137,7 +145,7 @@ void TrainingGraphBuilder::emit_backward(int stage, Chunk& chunk, const Pipeline
       recompute_layer(stage, chunk, chunk.steps.size() - 1, mb, record, recomputed);
     dx = backward_body(stage, chunk, dy, record, std::move(recomputed), mb, pending);
   }
-  if (chunk.sends_gradient) send(stage, chunk.group - 1, {chunk.group - 1, mb, true}, dx, "gradient");
+  for (int input : chunk.gradient_inputs) send(stage, input, {input, mb, true}, dx, "gradient");
 }
 
 PerPeer<TensorId> TrainingGraphBuilder::emit_backward_passes(int stage, const Chunk& chunk, int mb,

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "simulator/core/input_error.hpp"
+#include "simulator/workload/modality_stages.hpp"
 #include "simulator/workload/stage_partition.hpp"
 
 namespace weft {
@@ -22,7 +23,7 @@ int read_degree(const JsonCursor& parallel, const char* key, int fallback) {
 
 ParallelPlan read_parallel(const JsonCursor& json, const ClusterSpec& cluster) {
   json.expect_only({"tp", "cp", "pp", "dp", "vpp", "sequence_parallel", "zero", "schedule", "recompute", "cp_algorithm",
-                    "stage_layers"});
+                    "stage_layers", "modality_stages"});
   ParallelPlan plan;
   plan.tp = read_degree(json, "tp", 1);
   plan.cp = read_degree(json, "cp", 1);
@@ -266,6 +267,22 @@ void check_microbatch_shapes(const TrainingScenario& s, const MicrobatchShapes& 
   }
 }
 
+// parallel.modality_stages, checked before stage_layers are derived from it. Stages default to
+// balancing parameters within each module.
+void read_modality_plan(const JsonCursor& json, TrainingScenario& scenario) {
+  ParallelPlan& plan = scenario.parallel;
+  plan.modality_stages = read_modality_stages(json, scenario.model);
+  if (plan.partition == ParallelPlan::Partition::modules) {
+    reject("parallel.stage_layers", "modules partition with modality stages",
+           "\"modules\" is for the encoder-first schedule; modules with stages of their own take a list, "
+           "\"parameters\" or \"time\"");
+  }
+  if (plan.partition == ParallelPlan::Partition::given && plan.stage_layers.empty()) {
+    plan.partition = ParallelPlan::Partition::parameters;
+  }
+  check_modality_plan(plan, scenario.model);
+}
+
 // stage_layers by the plan's partition rule, balancing parameters or compute time.
 void derive_stage_layers(TrainingScenario& scenario) {
   ParallelPlan& plan = scenario.parallel;
@@ -286,6 +303,10 @@ void derive_stage_layers(TrainingScenario& scenario) {
     weights = pipeline_layer_parameters(model);
   }
   const std::span<const std::int64_t> layers(weights);
+  if (!plan.modality_stages.empty()) {
+    plan.stage_layers = partition_within_modules(layers, scenario.model, plan.modality_stages);
+    return;
+  }
   auto split = [](std::span<const std::int64_t> part, int groups, const std::string& stages, const std::string& what) {
     if (static_cast<std::size_t>(groups) > part.size()) {
       reject("parallel.stage_layers", "more stages than layers",
@@ -334,6 +355,11 @@ std::vector<int> TrainingScenario::layers_per_virtual_stage() const {
   if (!parallel.stage_layers.empty()) return parallel.stage_layers;
   const int groups = parallel.pp * parallel.vpp;
   return std::vector<int>(static_cast<std::size_t>(groups), model.layers() / groups);
+}
+
+StageGraph TrainingScenario::stage_graph() const {
+  if (!parallel.modality_stages.empty()) return StageGraph::modality(model, parallel.modality_stages);
+  return StageGraph::chain(parallel.pp * parallel.vpp, parallel.pp);
 }
 
 void validate_training_scenario(const TrainingScenario& s) {
@@ -408,6 +434,7 @@ TrainingScenario load_training_scenario(const JsonCursor& root,
   scenario.cluster.calibration = std::move(calibration);
   scenario.parallel = read_parallel(root.at("parallel"), scenario.cluster);
   if (auto value = root.find("data")) scenario.data = load_data_spec(*value);
+  if (auto value = root.at("parallel").find("modality_stages")) read_modality_plan(*value, scenario);
   derive_stage_layers(scenario);
   validate_training_scenario(scenario);
   return scenario;

@@ -13,6 +13,7 @@
 #include "simulator/workload/data/data_spec.hpp"
 #include "simulator/workload/modules/attention_core.hpp"
 #include "simulator/workload/multimodal_spec.hpp"
+#include "simulator/workload/stage_graph.hpp"
 #include "simulator/workload/step.hpp"
 
 namespace weft {
@@ -43,6 +44,9 @@ struct ParallelPlan {
   // module but the last) and within the last pp (the last module), for the encoder-first schedule.
   enum class Partition : std::uint8_t { given, parameters, time, modules };
   Partition partition = Partition::given;
+  // Modality parallelism (modality_stages.hpp): per module, the pipeline stages of its own (0
+  // for a projector); empty: the modules share one pipeline.
+  std::vector<int> modality_stages;
 
   std::int64_t world_size() const { return std::int64_t{tp} * cp * pp * dp; }
 };
@@ -86,6 +90,8 @@ struct TrainingScenario {
   std::int64_t microbatches() const { return training.global_batch / (parallel.dp * training.micro_batch); }
   // Layers of each virtual pipeline stage, in pipeline order.
   std::vector<int> layers_per_virtual_stage() const;
+  // Which virtual stages read which: a chain, or a tree under modality parallelism.
+  StageGraph stage_graph() const;
   // How the plan shards one microbatch of the training section over a rank (tp, cp, sequence
   // parallelism, micro-batch, dtype, sequence length); module_context() adapts it per module.
   ShardContext shard_context() const;

@@ -22,10 +22,12 @@ TEST_CASE("the bundled multimodal experiments simulate and report their modules"
     std::size_t modules;
   };
   // VLMs: 8192-token sequences; T2V: 8 s of video at 4608 latent tokens per second.
-  for (const Expected& e : {Expected{"vlm-s-16xh800", 256, 8192, 3}, Expected{"vlm-m-32xh800", 256, 8192, 3},
-                            Expected{"vlm-l-64xh800", 256, 8192, 3}, Expected{"vlm-xl-8192xh100", 2048, 8192, 3},
-                            Expected{"t2v-s-16xh800", 64, 8 * 4608, 2}, Expected{"t2v-l-64xh800", 64, 8 * 4608, 2},
-                            Expected{"t2v-xl-3072xh100", 768, 8 * 4608, 2}, Expected{"alm-s-16xh800", 256, 4096, 3}}) {
+  for (const Expected& e :
+       {Expected{"vlm-s-16xh800", 256, 8192, 3}, Expected{"vlm-m-32xh800", 256, 8192, 3},
+        Expected{"vlm-l-64xh800", 256, 8192, 3}, Expected{"vlm-xl-8192xh100", 2048, 8192, 3},
+        Expected{"t2v-s-16xh800", 64, 8 * 4608, 2}, Expected{"t2v-l-64xh800", 64, 8 * 4608, 2},
+        Expected{"t2v-xl-3072xh100", 768, 8 * 4608, 2}, Expected{"alm-s-16xh800", 256, 4096, 3},
+        Expected{"valm-s-16xh800", 256, 8192, 5}, Expected{"valm-s-16xh800-modality", 256, 8192, 5}}) {
     INFO(e.name);
     const TempDir dir;
     const auto run = run_weft("simulate '" + experiment(e.name) + "' --json '" + dir.file("out.json").string() + "'");
@@ -89,6 +91,22 @@ TEST_CASE("a frozen text encoder shows no gradients or optimizer states", "[cli]
   CHECK(result["stages"][3]["memory_breakdown_bytes"]["gradients"].get<double>() > 0);
 }
 
+TEST_CASE("modality stages put each encoder on GPUs of its own", "[cli][multimodal]") {
+  const TempDir dir;
+  const auto run = run_weft("simulate '" + experiment("valm-s-16xh800-modality") + "' --json '" +
+                            dir.file("out.json").string() + "'");
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.out, Contains("modality stages vision 1/audio 1/language 2, stage layers 63/32/") &&
+                          Contains("  0      vision 0-62 ") && Contains("  1      audio 0-31 "));
+  const auto result = nlohmann::json::parse(read_file(dir.file("out.json")));
+  CHECK(result["parallel"]["modality_stages"] == nlohmann::json({{"vision", 1}, {"audio", 1}, {"language", 2}}));
+  // Without modality stages the same model shares one pipeline, and the JSON says so.
+  const auto colocated =
+      run_weft("simulate '" + experiment("valm-s-16xh800") + "' --json '" + dir.file("colocated.json").string() + "'");
+  REQUIRE(colocated.exit_code == 0);
+  CHECK(nlohmann::json::parse(read_file(dir.file("colocated.json")))["parallel"]["modality_stages"].is_null());
+}
+
 TEST_CASE("bad multimodal scenarios exit 2 with the JSON path and the reason", "[cli][errors][multimodal]") {
   const std::string rest = R"("cluster": {"base": "h800-testbed", "gpus": 16},
                               "parallel": {"tp": 4, "pp": 4, "stage_layers": "parameters"},
@@ -108,6 +126,11 @@ TEST_CASE("bad multimodal scenarios exit 2 with the JSON path and the reason", "
                                 "training.audio_seconds: module 'audio': its tokens are audio");
   test::expect_simulate_rejects(R"({"model": "vlm-s", )" + rest + "}", "execution plans do not cover models of several",
                                 "--emit-plan plan.json");
+  test::expect_simulate_rejects(R"({"model": "valm-s", "cluster": {"base": "h800-testbed", "gpus": 16},
+                                    "parallel": {"tp": 4, "pp": 4, "modality_stages": {"vision": 1, "language": 3}},
+                                    "training": {"global_batch": 16, "seq_len": 8192, "images": 8,
+                                                 "audio_seconds": 30}})",
+                                "parallel.modality_stages: expected stages for module 'audio'");
   const TempDir dir;
   const auto sweep = run_weft("sweep '" + experiment("vlm-s-16xh800") + "'");
   CHECK(sweep.exit_code == 2);

@@ -51,9 +51,11 @@ std::vector<SampleShape> planned_shapes(const TrainingScenario& scenario) {
 std::vector<std::vector<std::size_t>> megatron_orders(const TrainingScenario& scenario, int microbatches) {
   const ParallelPlan& p = scenario.parallel;
   const auto virtual_stages = static_cast<std::size_t>(p.pp) * static_cast<std::size_t>(p.vpp);
+  const StageGraph graph = scenario.stage_graph();
   std::vector<std::vector<std::size_t>> orders(static_cast<std::size_t>(p.pp));
   for (int rank = 0; rank < p.pp; ++rank) {
-    for (const PipelineAction& action : pipeline_actions(p.schedule, rank, p.pp, p.vpp, microbatches)) {
+    for (const PipelineAction& action :
+         pipeline_actions(p.schedule, graph.schedule_position(rank), p.pp, p.vpp, microbatches)) {
       const auto v = static_cast<std::size_t>(action.chunk * p.pp + rank);
       const std::size_t first = static_cast<std::size_t>(action.microbatch) * 2 * virtual_stages;
       orders[static_cast<std::size_t>(rank)].push_back(
@@ -217,8 +219,8 @@ void apply_tuning(DipPlan& plan, std::span<const PairCandidates> pairs, TunedSch
 void time_baseline(const TrainingScenario& scenario, LayerCosts& costs, std::span<const LayerPolicy> policy,
                    DipPlan& plan) {
   const ParallelPlan& p = scenario.parallel;
-  const StageFlows megatron =
-      build_megatron_flows(scenario.layers_per_virtual_stage(), plan.shapes, p.pp, costs, policy);
+  const StageFlows megatron = build_megatron_flows(scenario.layers_per_virtual_stage(), scenario.stage_graph(),
+                                                   plan.shapes, p.pp, costs, policy);
   const StageSchedule baseline =
       time_stage_orders(megatron.stages, megatron_orders(scenario, static_cast<int>(plan.shapes.size())));
   plan.steps.push_back(

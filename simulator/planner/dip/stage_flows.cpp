@@ -155,8 +155,9 @@ StageFlows build_dip_flows(std::span<const ModuleSegments> modules, std::span<co
   return flows;
 }
 
-StageFlows build_megatron_flows(std::span<const int> stage_layers, std::span<const SampleShape> shapes, int pp,
-                                LayerCosts& costs, std::span<const LayerPolicy> policy) {
+StageFlows build_megatron_flows(std::span<const int> stage_layers, const StageGraph& graph,
+                                std::span<const SampleShape> shapes, int pp, LayerCosts& costs,
+                                std::span<const LayerPolicy> policy) {
   StageFlows flows;
   flows.ranks = pp;
   const int virtual_stages = static_cast<int>(stage_layers.size());
@@ -169,14 +170,18 @@ StageFlows build_megatron_flows(std::span<const int> stage_layers, std::span<con
       work.first_layer = work.end_layer;
       work.end_layer += stage_layers[static_cast<std::size_t>(v)];
       work.module = costs.module_of(work.first_layer);
-      forward.push_back(add_stage(flows, v % pp, false, work, group,
-                                  v == 0 ? std::vector<std::size_t>{} : std::vector<std::size_t>{forward.back()}));
+      std::vector<std::size_t> after;
+      for (int input : graph.inputs(v)) after.push_back(forward[static_cast<std::size_t>(input)]);
+      forward.push_back(add_stage(flows, v % pp, false, work, group, std::move(after)));
     }
-    std::size_t previous = forward.back();
+    // Backward stages from the last virtual stage: each after its successor's.
+    std::vector<std::size_t> backward(forward.size());
     for (int v = virtual_stages; v-- > 0;) {
       const std::size_t f = forward[static_cast<std::size_t>(v)];
-      previous = add_stage(flows, v % pp, true, flows.work[f], group, {previous});
-      flows.stages[previous].frees = f;
+      const int successor = graph.successor(v);
+      const std::size_t after = successor < 0 ? f : backward[static_cast<std::size_t>(successor)];
+      backward[static_cast<std::size_t>(v)] = add_stage(flows, v % pp, true, flows.work[f], group, {after});
+      flows.stages[backward[static_cast<std::size_t>(v)]].frees = f;
     }
   }
   apply_layer_policy(flows, costs, policy);

@@ -7,6 +7,7 @@
 #include "simulator/planner/dip/layer_costs.hpp"
 #include "simulator/planner/dip/module_segments.hpp"
 #include "simulator/planner/dip/stage_interleaving.hpp"
+#include "simulator/workload/stage_graph.hpp"
 
 namespace weft::dip {
 
@@ -53,9 +54,11 @@ StageFlows build_dip_flows(std::span<const ModuleSegments> modules, std::span<co
                            LayerCosts& costs, std::span<const LayerPolicy> policy);
 
 // Megatron's flows: whole microbatches through virtual stages of `stage_layers` consecutive layers
-// (pp * chunks entries; virtual stage v on rank v mod pp), modules mixed; one group per microbatch.
-StageFlows build_megatron_flows(std::span<const int> stage_layers, std::span<const SampleShape> shapes, int pp,
-                                LayerCosts& costs, std::span<const LayerPolicy> policy);
+// (pp * chunks entries; virtual stage v on rank v mod pp), each after the stages `graph` says it
+// reads (a chain, or encoders side by side under modality parallelism); one group per microbatch.
+StageFlows build_megatron_flows(std::span<const int> stage_layers, const StageGraph& graph,
+                                std::span<const SampleShape> shapes, int pp, LayerCosts& costs,
+                                std::span<const LayerPolicy> policy);
 
 // The priorities the interleaver sorts its queues by, from group priorities (distinct, larger
 // first, each below those of the groups it follows): forward stages take their group's; backward

@@ -5,40 +5,24 @@
 
 #include "cost_models/calibrated_cost_model.hpp"
 #include "simulator/workload/training_workload.hpp"
-#include "tests/simulator/workload/training_test_support.hpp"
+#include "tests/simulator/workload/multimodal_test_support.hpp"
 #include "tests/support/run_command.hpp"
 
 namespace weft {
 namespace {
 
 using Catch::Matchers::Contains;
+using test::kImageTokens;
+using test::kLanguageHidden;
+using test::kLanguageSpec;
+using test::kProjectorFfn;
+using test::kVisionHidden;
+using test::kVisionSpec;
+using test::ops_named;
 using test::run_training;
 using test::scenario_from;
-
-// A small VLM: 4 vision layers of hidden 256 on images of 16 tokens, a projector through 512 to
-// hidden 512, 4 language layers.
-constexpr std::int64_t kImageTokens = 16;
-constexpr std::int64_t kVisionHidden = 256, kProjectorFfn = 512, kLanguageHidden = 512;
-const std::string kVisionSpec =
-    R"({"base": "vit-5b", "layers": 4, "hidden": 256, "ffn_hidden": 1024, "heads": 4, "patch_input": 48})";
-const std::string kLanguageSpec =
-    R"({"base": "llama3-8b", "layers": 4, "hidden": 512, "ffn_hidden": 1024, "heads": 8, "kv_heads": 4,
-        "vocab": 1000})";
-
-std::string vlm_model(bool vision_frozen, bool language_frozen) {
-  return fmt::format(
-      R"({{"name": "vlm", "modules": [
-            {{"name": "vision", "model": {}, "tokens": "images", "tokens_per_image": {}, "frozen": {}}},
-            {{"name": "projector", "projector": {{"ffn_hidden": {}}}}},
-            {{"name": "language", "model": {}, "frozen": {}}}]}})",
-      kVisionSpec, kImageTokens, vision_frozen, kProjectorFfn, kLanguageSpec, language_frozen);
-}
-
-std::string scenario_text(const std::string& model, const std::string& parallel, const std::string& training) {
-  return fmt::format(R"({{"model": {}, "cluster": {{"base": "dgx-h100", "gpus": 8}}, "parallel": {},
-                         "training": {}}})",
-                     model, parallel, training);
-}
+using test::scenario_text;
+using test::vlm_model;
 
 const std::string kTraining = R"({"global_batch": 8, "seq_len": 256, "images": 2})";
 // Stage 0: vision layers 0-1; stage 1: vision layers 2-3 and the projector; stages 2-3: language.
@@ -46,18 +30,6 @@ const std::string kFourStages = R"({"tp": 2, "pp": 4, "dp": 1, "stage_layers": [
 
 TrainingScenario vlm(bool vision_frozen, bool language_frozen, const std::string& parallel = kFourStages) {
   return scenario_from(scenario_text(vlm_model(vision_frozen, language_frozen), parallel, kTraining));
-}
-
-// Ops of the expanded graph whose names contain every one of `parts`.
-std::size_t ops_named(const Graph& graph, std::initializer_list<std::string_view> parts) {
-  std::size_t count = 0;
-  for (std::uint32_t i = 0; i < graph.op_count(); ++i) {
-    const std::string_view name = graph.op_name(OpId(i));
-    bool all = true;
-    for (std::string_view part : parts) all = all && name.find(part) != std::string_view::npos;
-    count += all ? 1 : 0;
-  }
-  return count;
 }
 
 TEST_CASE("a VLM's model FLOPs are its modules' own, by the frozen rule", "[workload][multimodal]") {

@@ -24,7 +24,8 @@ DipOptions quick(int threads = 1) {
 TEST_CASE("the stage model times the scenario's own plan within 3% of the full simulator", "[dip][planner]") {
   // 64 microbatches, so that what the stage model leaves out (pipeline transfers, the embedding
   // sync and the optimizer step) is small next to the pipeline.
-  for (const char* parallel : {R"(, "schedule": "1f1b")", R"(, "schedule": "interleaved", "vpp": 2)"}) {
+  for (const char* parallel : {R"(, "schedule": "1f1b")", R"(, "schedule": "interleaved", "vpp": 2)",
+                               R"(, "modality_stages": {"vision": 1, "language": 1})"}) {
     INFO(parallel);
     const TrainingScenario scenario =
         test::load_scenario_text(test::small_vlm_scenario(test::kImageTextData, parallel, false, 64));

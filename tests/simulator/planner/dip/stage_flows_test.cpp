@@ -104,11 +104,35 @@ TEST_CASE("a frozen module without backward passes holds nothing", "[dip][flows]
   CHECK(flows.stages[find_stage(flows, 0, 2, 0, 0, true)].predecessors.size() == 1);
 }
 
+TEST_CASE("Megatron flows under modality stages: encoders side by side, backward from the join", "[dip][flows]") {
+  Fixture f;
+  // The tree of VALM-S with one stage per module: virtual stages 0 and 1 both feed stage 2. The
+  // fixture's layers stand in for the modules' (the flows' links come from the graph alone).
+  const JsonDocument document = JsonDocument::parse_text(R"("valm-s")", "model.json");
+  const MultimodalSpec valm = load_multimodal_spec(JsonCursor(document.root().json(), "model"));
+  const std::vector<int> module_stages = {1, 0, 1, 0, 1};
+  const StageGraph graph = StageGraph::modality(valm, module_stages);
+  const std::vector<int> stage_layers = {3, 2, 3};
+  const std::vector<SampleShape> shapes(2, SampleShape{2048, 6, 0.0, 0.0});
+  const StageFlows flows = build_megatron_flows(stage_layers, graph, shapes, 3, f.costs, f.keep);
+  REQUIRE(flows.stages.size() == 2 * 3 * 2);
+  // Microbatch 1: forward stages 6, 7, 8 (virtual stages 0, 1, 2), backward 9, 10, 11 (2, 1, 0).
+  CHECK(flows.stages[6].predecessors.empty());
+  CHECK(flows.stages[7].predecessors.empty());
+  CHECK(flows.stages[8].predecessors == std::vector<std::size_t>{6, 7});
+  CHECK(flows.stages[9].predecessors == std::vector<std::size_t>{8});
+  CHECK(flows.stages[10].predecessors == std::vector<std::size_t>{9});
+  CHECK(flows.stages[11].predecessors == std::vector<std::size_t>{9});
+  CHECK(flows.stages[11].frees == 6);
+  CHECK(flows.stages[11].rank == 0);
+}
+
 TEST_CASE("Megatron flows: whole microbatches through virtual stages of mixed modules", "[dip][flows]") {
   Fixture f;
   const std::vector<int> stage_layers = {3, 2, 2, 1};  // virtual stages 0..3 on ranks 0, 1, 0, 1
   const std::vector<SampleShape> shapes(3, SampleShape{2048, 6, 0.0, 0.0});
-  const StageFlows flows = build_megatron_flows(stage_layers, shapes, 2, f.costs, f.keep);
+  const StageFlows flows = build_megatron_flows(
+      stage_layers, StageGraph::chain(static_cast<int>(stage_layers.size()), 2), shapes, 2, f.costs, f.keep);
   REQUIRE(flows.stages.size() == 3 * 4 * 2);
   // Microbatch 1's forward of virtual stage 2 (layers 5-6, language) and its backward.
   const std::size_t forward = 8 + 2;
