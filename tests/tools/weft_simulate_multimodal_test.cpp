@@ -25,8 +25,9 @@ TEST_CASE("the bundled multimodal experiments simulate and report their modules"
   for (const Expected& e :
        {Expected{"vlm-s-16xh800", 256, 8192, 3}, Expected{"vlm-m-32xh800", 256, 8192, 3},
         Expected{"vlm-l-64xh800", 256, 8192, 3}, Expected{"vlm-xl-8192xh100", 2048, 8192, 3},
-        Expected{"t2v-s-16xh800", 64, 8 * 4608, 2}, Expected{"t2v-l-64xh800", 64, 8 * 4608, 2},
-        Expected{"t2v-xl-3072xh100", 768, 8 * 4608, 2}, Expected{"alm-s-16xh800", 256, 4096, 3},
+        Expected{"vlm-xl-16384xh100", 2048, 8192, 3}, Expected{"t2v-s-16xh800", 64, 8 * 4608, 2},
+        Expected{"t2v-l-64xh800", 64, 8 * 4608, 2}, Expected{"t2v-xl-3072xh100", 768, 8 * 4608, 2},
+        Expected{"t2v-xl-6144xh100", 768, 8 * 4608, 2}, Expected{"alm-s-16xh800", 256, 4096, 3},
         Expected{"valm-s-16xh800", 256, 8192, 5}, Expected{"valm-s-16xh800-modality", 256, 8192, 5}}) {
     INFO(e.name);
     const TempDir dir;
