@@ -172,9 +172,18 @@ ShardContext module_context(const ModuleSpec& module, const ShardContext& base, 
       context.seq_len = module.tokens_per_image;
       break;
     case TokenSource::video:
-    case TokenSource::audio:
+    case TokenSource::audio: {
       context.seq_len = module_tokens(module, sample);
+      const bool video = module.tokens == TokenSource::video;
+      const double seconds = video ? sample.video_seconds : sample.audio_seconds;
+      const double square = video ? sample.video_square_seconds : sample.audio_square_seconds;
+      // Clips of t_i tokens attend within themselves: sum(t_i^2) / sum(t_i) keys per query.
+      if (square > 0.0 && seconds > 0.0) {
+        const auto span = std::llround(static_cast<double>(module.tokens_per_second) * square / seconds);
+        if (span < context.seq_len) context.attention_span = std::max<std::int64_t>(span, 1);
+      }
       break;
+    }
   }
   return context;
 }

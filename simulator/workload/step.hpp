@@ -19,6 +19,9 @@ struct ShardContext {
   bool sequence_parallel = false;
   std::int64_t micro_batch = 1;
   std::int64_t seq_len = 1;  // tokens per sample (the whole sequence)
+  // Keys each query attends to on average when a sequence packs clips that attend within
+  // themselves (sum of clip lengths squared over their sum); 0: the whole sequence.
+  std::int64_t attention_span = 0;
   Dtype dtype = Dtype::bf16;
 
   // Tokens of one microbatch on this rank (context parallelism splits the sequence).

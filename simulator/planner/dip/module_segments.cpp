@@ -67,11 +67,11 @@ SampleShape sub_microbatch_shape(const ModuleSpec& module, const SampleShape& sh
     case TokenSource::images:
       return {0, items, 0.0, 0.0};
     case TokenSource::video:
-      return {0, 0, shape.video_seconds, 0.0};
+      return {0, 0, shape.video_seconds, 0.0, shape.video_square_seconds, 0.0};
     case TokenSource::audio:
       break;
   }
-  return {0, 0, 0.0, shape.audio_seconds};
+  return {0, 0, 0.0, shape.audio_seconds, 0.0, shape.audio_square_seconds};
 }
 
 std::vector<ModuleSegments> plan_module_segments(LayerCosts& costs, std::span<const SampleShape> shapes,

@@ -41,7 +41,7 @@ SampleShape truncated(const SampleContents& sample, std::int64_t context, std::i
 }  // namespace
 
 DataSpec load_data_spec(const JsonCursor& json) {
-  json.expect_only({"dataset", "samples", "seed", "pad_to", "pack"});
+  json.expect_only({"dataset", "samples", "seed", "pad_to", "pack", "max_samples"});
   DataSpec data;
   const auto dataset = json.find("dataset");
   const auto samples = json.find("samples");
@@ -62,6 +62,10 @@ DataSpec load_data_spec(const JsonCursor& json) {
     if (data.pad_to > (std::int64_t{1} << 24)) value->fail("expected at most 16777216 tokens");
   }
   if (auto value = json.find("pack")) data.pack = value->as_bool();
+  if (auto value = json.find("max_samples")) {
+    if (!data.pack) value->fail("applies to packed sequences: set \"pack\": true");
+    data.max_samples = value->as_positive_int();
+  }
   return data;
 }
 
@@ -138,7 +142,9 @@ MicrobatchShapes draw_microbatch_shapes(const DataSpec& data, int replicas, int 
   for (std::size_t m = 0; m < count; ++m) {
     SampleShape own;
     std::int64_t longest = 0;
-    for (std::int64_t k = 0; data.pack || k < micro_batch; ++k) {
+    int video_clips = 0;
+    int audio_clips = 0;
+    for (std::int64_t k = 0; data.pack ? data.max_samples == 0 || k < data.max_samples : k < micro_batch; ++k) {
       const bool file_ended = !data.samples.empty() && next >= data.samples.size() && !waiting;
       if (data.pack && k > 0 && file_ended) break;  // the last sequence ends with the file
       const SampleShape sample = take();
@@ -151,9 +157,16 @@ MicrobatchShapes draw_microbatch_shapes(const DataSpec& data, int replicas, int 
       own.images += sample.images;
       own.video_seconds += sample.video_seconds;
       own.audio_seconds += sample.audio_seconds;
+      own.video_square_seconds += sample.video_seconds * sample.video_seconds;
+      own.audio_square_seconds += sample.audio_seconds * sample.audio_seconds;
+      video_clips += sample.video_seconds > 0.0 ? 1 : 0;
+      audio_clips += sample.audio_seconds > 0.0 ? 1 : 0;
       longest = std::max(longest, sample.seq_len);
       if (data.pack && own.seq_len == context) break;
     }
+    // Only a sequence of several clips attends within each (SampleShape).
+    if (video_clips < 2) own.video_square_seconds = 0.0;
+    if (audio_clips < 2) own.audio_square_seconds = 0.0;
     SampleShape padded = own;
     const std::int64_t sequence = data.pack ? own.seq_len : longest;
     padded.seq_len = (sequence + data.pad_to - 1) / data.pad_to * data.pad_to;

@@ -23,6 +23,9 @@ struct DataSpec {
   // Samples are packed, in order, into sequences of at most the context length; a microbatch is
   // one such sequence.
   bool pack = false;
+  // With packing, the most samples one sequence takes (PipeWeaver packs up to 8 video clips
+  // into a microbatch, papers/001 §8.1); 0: as many as fit.
+  std::int64_t max_samples = 0;
 };
 
 // {"dataset": <name or object>, "seed": 7, "pad_to": 128, "pack": false}, or

@@ -22,6 +22,10 @@ struct SampleShape {
   std::int64_t images = 0;
   double video_seconds = 0.0;
   double audio_seconds = 0.0;
+  // When a packed sequence holds several video (audio) clips, each attends within itself
+  // (variable-length attention): the sum of every clip's seconds squared. 0: one clip.
+  double video_square_seconds = 0.0;
+  double audio_square_seconds = 0.0;
 
   auto operator<=>(const SampleShape&) const = default;
 };

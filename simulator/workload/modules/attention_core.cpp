@@ -10,7 +10,7 @@ void AttentionCore::emit(const ShardContext& context, const std::string& prefix,
   const std::int64_t head_dim = model_.head_dim();
   const std::int64_t queries = context.tokens();                        // this rank's query tokens
   const std::int64_t keys = context.micro_batch * context.seq_len;      // keys they attend to (all samples)
-  const std::int64_t keys_per_sample = context.seq_len;
+  const std::int64_t keys_per_sample = context.attention_span > 0 ? context.attention_span : context.seq_len;
   const Bytes element = context.element_bytes();
   const bool ring = context.cp > 1 && cp_algorithm_ == ContextParallelAlgorithm::ring;
 

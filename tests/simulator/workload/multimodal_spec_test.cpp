@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "simulator/workload/model.hpp"
+
 namespace weft {
 namespace {
 
@@ -70,6 +72,35 @@ TEST_CASE("module video tokens come from seconds of video", "[workload][multimod
   const ShardContext images = module_context(parse(R"("vlm-s")").modules[0], base, {8192, 8, 0.0});
   CHECK(images.micro_batch == 16);  // attention within each image
   CHECK(images.seq_len == 169);
+}
+
+// The attention core's forward work in the first layer of `module` for `sample`.
+OpWork attention_forward(const ModuleSpec& module, const SampleShape& sample) {
+  const Model network(module.model, ContextParallelAlgorithm::ring, ModelHead::features);
+  for (const Step& step : network.layer_steps(module_context(module, ShardContext{}, sample), 0)) {
+    if (step.attention_core) return *step.forward;
+  }
+  FAIL("no attention core");
+  return {};
+}
+
+TEST_CASE("packed clips attend within themselves (variable-length attention)", "[workload][multimodal]") {
+  const ModuleSpec& video = parse(R"("t2v-s")").modules[1];
+  // Clips of 2 s and 6 s packed: every token still goes through the layer once, but attention
+  // costs what each clip costs alone, not what one 8 s clip would.
+  const SampleShape packed{256, 0, 8.0, 0.0, 2.0 * 2.0 + 6.0 * 6.0};
+  const ShardContext context = module_context(video, ShardContext{}, packed);
+  CHECK(context.tokens() == 8 * 4608);
+  CHECK(context.attention_span == 4608 * 40 / 8);  // (9216^2 + 27648^2) / 36864 keys per query
+  const double apart = attention_forward(video, {256, 0, 2.0}).flops + attention_forward(video, {256, 0, 6.0}).flops;
+  CHECK(attention_forward(video, packed).flops == Approx(apart).epsilon(1e-9));
+  CHECK(attention_forward(video, {256, 0, 8.0}).flops > 1.5 * apart);
+  // The same for packed audio (Whisper's encoder, 50 frames per second): 10 s and 20 s, whose
+  // 833.3 keys per query round to 833.
+  const ModuleSpec& audio = parse(R"("alm-s")").modules[0];
+  const double audio_apart =
+      attention_forward(audio, {256, 0, 0.0, 10.0}).flops + attention_forward(audio, {256, 0, 0.0, 20.0}).flops;
+  CHECK(attention_forward(audio, {256, 0, 0.0, 30.0, 0.0, 100.0 + 400.0}).flops == Approx(audio_apart).epsilon(1e-3));
 }
 
 TEST_CASE("bad module graphs are refused with the JSON path", "[workload][multimodal]") {

@@ -137,6 +137,36 @@ TEST_CASE("packing fills each sequence with the samples that fit, in order", "[d
   CHECK_THROWS_WITH(draw(data, 2, 3, 1, 1000), Contains("holds 9 samples; the iteration takes more"));
 }
 
+TEST_CASE("packing takes at most max_samples, and keeps the clips' squared seconds", "[data]") {
+  const test::TempDir dir;
+  // Captions of 50 tokens with clips of 2, 4, 3, 6, 1 s: at most 3 per sequence gives [2, 4, 3]
+  // and [6, 1]; the text context (1000) would take all five.
+  std::string lines;
+  for (double seconds : {2.0, 4.0, 3.0, 6.0, 1.0})
+    lines += fmt::format("{{\"text_tokens\": 50, \"video_seconds\": {}}}\n", seconds);
+  const auto file = dir.write("clips.jsonl", lines);
+  const DataSpec data =
+      data_from(fmt::format(R"({{"samples": "{}", "pad_to": 50, "pack": true, "max_samples": 3}})", file.string()));
+  const MicrobatchShapes shapes = draw(data, 1, 2, 1, 1000);
+  REQUIRE(shapes.own.size() == 2);
+  CHECK(shapes.own[0].seq_len == 150);
+  CHECK(shapes.own[0].video_seconds == 9.0);
+  CHECK(shapes.own[0].video_square_seconds == 4.0 + 16.0 + 9.0);
+  CHECK(shapes.own[1].video_seconds == 7.0);
+  CHECK(shapes.own[1].video_square_seconds == 36.0 + 1.0);
+  CHECK(shapes.samples == 5);
+  // One clip per sequence is one clip: no squares, as without packing.
+  const DataSpec one =
+      data_from(fmt::format(R"({{"samples": "{}", "pad_to": 50, "pack": true, "max_samples": 1}})", file.string()));
+  const MicrobatchShapes single = draw(one, 1, 2, 1, 1000);
+  CHECK(single.own[1].video_seconds == 4.0);
+  CHECK(single.own[1].video_square_seconds == 0.0);
+  CHECK_THROWS_WITH(data_from(R"({"dataset": "video-clips", "max_samples": 8})"),
+                    Contains("max_samples: applies to packed sequences"));
+  CHECK_THROWS_WITH(data_from(R"({"dataset": "video-clips", "pack": true, "max_samples": 0})"),
+                    Contains("max_samples: expected an integer > 0"));
+}
+
 TEST_CASE("datasets draw images and seconds of video per source", "[data]") {
   const DataSpec data = data_from(R"({"dataset": {"mixture": [
       {"name": "captions", "text_tokens": {"distribution": "fixed", "value": 30},
