@@ -66,6 +66,15 @@ TEST_CASE("the multimodal experiments with per-sample data report what their bat
   CHECK(seconds <= 64 * 16);
   // Tokens are the DiT's: 4608 per second of video.
   CHECK(clips["tokens_per_s"].get<double>() == Approx(seconds * 4608 / clips["iteration_time_s"].get<double>()));
+
+  // Up to 8 clips per microbatch: 16 sequences take at least 16 and at most 128 clips.
+  const auto packed_clips = run_weft("simulate '" + experiment("t2v-s-16xh800-video-packed") + "' --json '" +
+                                     dir.file("packed.json").string() + "'");
+  REQUIRE(packed_clips.exit_code == 0);
+  const auto sequences = nlohmann::json::parse(read_file(dir.file("packed.json")));
+  CHECK(sequences["data"]["packed"] == true);
+  CHECK(sequences["data"]["samples"].get<int>() > 16);
+  CHECK(sequences["data"]["samples"].get<int>() <= 128);
 }
 
 TEST_CASE("a frozen text encoder shows no gradients or optimizer states", "[cli][multimodal]") {
@@ -127,6 +136,10 @@ TEST_CASE("bad multimodal scenarios exit 2 with the JSON path and the reason", "
                                 "training.audio_seconds: module 'audio': its tokens are audio");
   test::expect_simulate_rejects(R"({"model": "vlm-s", )" + rest + "}", "execution plans do not cover models of several",
                                 "--emit-plan plan.json");
+  test::expect_simulate_rejects(R"({"model": "t2v-s", "cluster": {"base": "h800-testbed", "gpus": 16},
+                                    "parallel": {"tp": 4, "pp": 4}, "training": {"global_batch": 16, "seq_len": 2048},
+                                    "data": {"dataset": "video-clips", "max_samples": 8}})",
+                                "data.max_samples: applies to packed sequences");
   test::expect_simulate_rejects(R"({"model": "valm-s", "cluster": {"base": "h800-testbed", "gpus": 16},
                                     "parallel": {"tp": 4, "pp": 4, "modality_stages": {"vision": 1, "language": 3}},
                                     "training": {"global_batch": 16, "seq_len": 8192, "images": 8,
