@@ -6,7 +6,11 @@
 # 0 to 16 under an upper bound of 32 (iterations 1-5), then both fall to 0 (6-20). weft plan
 # times each iteration's batch under Megatron's interleaved 1F1B and plans it (a reproducible
 # search of 40 expansions with --window 4), both on its stage model; OUT_DIR/iterations.csv gets
-# one row per iteration, with the full simulator's time of the Megatron plan for reference.
+# one row per iteration, with the full simulator's time of the Megatron plan for reference, and
+# the full simulator's times of two more baselines (papers/001 §8.1): nnScaler* (1F1B over one
+# static partition balanced by compute time for a representative sample: 2048 text tokens and
+# the pattern's mean of 13 images) and Optimus* (encoder-first: every encoder forward on the
+# stages' first chunks, 1F1B over the backbone on their second, then the encoders' backward).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/setup.sh"
 
@@ -31,8 +35,31 @@ bounds() {
   fi
 }
 
+# nnScaler*'s static plan: stages balanced by compute time for the representative sample, once.
+cat > "$out/representative.json" <<'EOF'
+{
+  "description": "VLM-S on 16 H800, 1F1B balanced by compute time for a representative sample of 2048 text tokens and 13 images (4245 tokens, padded to 4352).",
+  "model": "vlm-s",
+  "cluster": {"base": "h800-testbed", "gpus": 16},
+  "parallel": {"tp": 4, "pp": 4, "dp": 1, "schedule": "1f1b", "stage_layers": "time"},
+  "training": {"global_batch": 64, "micro_batch": 1, "seq_len": 4352, "images": 13, "dtype": "bf16"},
+  "options": {"framework_overhead_GiB": 3}
+}
+EOF
+"$weft" simulate "$out/representative.json" > "$out/representative.txt"
+static_layers=$(sed -n 's/^Plan .*stage layers \([0-9/]*\).*/\1/p' "$out/representative.txt" | sed 's|/|, |g')
+echo "nnScaler* stage layers: $static_layers"
+
+# The full simulator's iteration time (s) of `scenario` with its "parallel" section replaced.
+simulate_variant() {
+  local scenario="$1" name="$2" parallel="$3"
+  sed "s/\"parallel\": {[^}]*}/\"parallel\": {$parallel}/" "$scenario" > "$out/$name.json"
+  "$weft" simulate "$out/$name.json" --json "$out/$name-result.json" > /dev/null
+  sed -n 's/^  "iteration_time_s": \([0-9.e+-]*\),*$/\1/p' "$out/$name-result.json"
+}
+
 csv="$out/iterations.csv"
-echo "iteration,min_images,max_images,images,megatron_s,dip_s,speedup,megatron_simulated_s" > "$csv.tmp"
+echo "iteration,min_images,max_images,images,megatron_s,dip_s,speedup,megatron_simulated_s,nnscaler_simulated_s,optimus_simulated_s" > "$csv.tmp"
 for i in $(seq 1 "$iterations"); do
   read -r low high < <(bounds "$i")
   scenario="$out/iteration-$i.json"
@@ -55,8 +82,14 @@ EOF
   dip=$(sed -n 's/^  "iteration_ms": \([0-9.e+-]*\),*$/\1/p' "$out/plan-$i.json")
   simulated=$(sed -n 's/^  "simulated_baseline_ms": \([0-9.e+-]*\),*$/\1/p' "$out/plan-$i.json")
   megatron=$(sed -n 's/^      "iteration_ms": \([0-9.e+-]*\),*$/\1/p' "$out/plan-$i.json" | head -1)
+  nnscaler=$(simulate_variant "$scenario" "nnscaler-$i" \
+    "\"tp\": 4, \"pp\": 4, \"dp\": 1, \"schedule\": \"1f1b\", \"stage_layers\": [$static_layers]")
+  optimus=$(simulate_variant "$scenario" "optimus-$i" \
+    "\"tp\": 4, \"pp\": 4, \"dp\": 1, \"vpp\": 2, \"schedule\": \"encoder-first\", \"stage_layers\": \"modules\"")
   awk -v i="$i" -v lo="$low" -v hi="$high" -v n="${images:-0}" -v m="$megatron" -v d="$dip" -v s="$simulated" \
-    'BEGIN { printf "%d,%d,%d,%d,%.3f,%.3f,%.3f,%.3f\n", i, lo, hi, n, m / 1000, d / 1000, m / d, s / 1000 }' \
+    -v ns="$nnscaler" -v op="$optimus" \
+    'BEGIN { printf "%d,%d,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n", i, lo, hi, n, m / 1000, d / 1000, m / d, s / 1000,
+             ns, op }' \
     >> "$csv.tmp"
   tail -1 "$csv.tmp"
 done
