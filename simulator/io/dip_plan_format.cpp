@@ -1,5 +1,7 @@
 #include "simulator/io/dip_plan_format.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "simulator/io/format_units.hpp"
@@ -77,6 +79,29 @@ nlohmann::json rank_actions_json(const TrainingScenario& scenario, const DipPlan
   return out;
 }
 
+// Every DP replica's iteration under the scenario's schedule and as planned, and the iteration's:
+// the slowest replica's of each.
+std::string replica_table(const DipPlan& plan) {
+  TextTable table;
+  for (const char* header : {"DP replica", "scenario's plan", "planned", "speed-up"}) {
+    table.add_column(header,
+                     std::string_view(header) == "DP replica" ? TextTable::Align::left : TextTable::Align::right);
+  }
+  TimeNs baseline = 0;
+  TimeNs planned = 0;
+  auto row = [&](const std::string& name, TimeNs before, TimeNs after) {
+    table.add_row({name, format_duration(before), format_duration(after),
+                   fmt::format("{:+.1f}%", (static_cast<double>(before) / static_cast<double>(after) - 1.0) * 100.0)});
+  };
+  for (const dip::ReplicaOutcome& replica : plan.replicas) {
+    row(std::to_string(replica.replica), replica.baseline, replica.planned);
+    baseline = std::max(baseline, replica.baseline);
+    planned = std::max(planned, replica.planned);
+  }
+  row("iteration (slowest)", baseline, planned);
+  return "Each DP replica's batch on the stage model\n" + table.render("  ");
+}
+
 }  // namespace
 
 std::string render_dip_report(const TrainingScenario& scenario, const DipPlan& plan, const dip::DipOptions& options) {
@@ -84,7 +109,11 @@ std::string render_dip_report(const TrainingScenario& scenario, const DipPlan& p
   std::string out = fmt::format("Model    {}, {} layers\nCluster  {}: {} GPUs ({}), TP{} PP{} DP{}\n",
                                 scenario.model.name, scenario.model.layers(), scenario.cluster.name,
                                 scenario.cluster.gpus, scenario.cluster.gpu.name, p.tp, p.pp, p.dp);
-  out += fmt::format("Batch    {} (DP replica 0)\n", batch_line(plan));
+  out += fmt::format(
+      "Batch    {} (DP replica {}{})\n", batch_line(plan), plan.replica,
+      plan.replicas.size() > 1
+          ? fmt::format(", the slowest as planned of the {} with batches of their own", plan.replicas.size())
+          : "");
   out += fmt::format("Memory   {} per GPU held for the iteration, {} left for activations\n\n",
                      format_bytes(plan.static_memory), format_bytes(plan.activation_limit));
 
@@ -122,6 +151,7 @@ std::string render_dip_report(const TrainingScenario& scenario, const DipPlan& p
                    format_bytes(step.peak_activations)});
   }
   out += "Pipeline schedules on the stage model (papers/001 Table 5)\n" + steps.render("  ") + "\n";
+  if (plan.replicas.size() > 1) out += "\n" + replica_table(plan);
   out += fmt::format(
       "\nThe scenario's plan under the full simulator: {} (the stage model leaves out pipeline transfers, "
       "gradient reduction and the optimizer step)\n",
@@ -150,8 +180,16 @@ nlohmann::json dip_plan_json(const TrainingScenario& scenario, const DipPlan& pl
                      {"busiest_rank_ms", static_cast<double>(step.busiest_rank) / 1e6},
                      {"peak_activation_bytes", step.peak_activations}});
   }
+  nlohmann::json replicas = nlohmann::json::array();
+  for (const dip::ReplicaOutcome& replica : plan.replicas) {
+    replicas.push_back({{"replica", replica.replica},
+                        {"baseline_ms", static_cast<double>(replica.baseline) / 1e6},
+                        {"planned_ms", static_cast<double>(replica.planned) / 1e6}});
+  }
   return {{"format", "weft-dip-plan"},
           {"version", 1},
+          {"replica", plan.replica},
+          {"replicas", replicas},
           {"description", scenario.description},
           {"pp", scenario.parallel.pp},
           {"microbatches", plan.shapes.size()},

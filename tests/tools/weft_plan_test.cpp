@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "tests/simulator/planner/dip/dip_test_support.hpp"
@@ -39,6 +40,23 @@ TEST_CASE("weft plan searches a schedule for the bundled VLM-S batch and writes 
   CHECK(first == "forward_stage");
 }
 
+TEST_CASE("weft plan plans every DP replica of per-sample data and reports the slowest", "[cli][plan]") {
+  const TempDir dir;
+  const auto scenario =
+      dir.write("s.json", test::with_two_replicas(test::small_vlm_scenario(test::kImageTextData, "", false, 32)));
+  const auto run =
+      run_weft("plan '" + scenario.string() + "' --iterations 4 --json '" + dir.file("plan.json").string() + "'");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.out, Contains("the slowest as planned of the 2 with batches of their own") &&
+                          Contains("Each DP replica's batch on the stage model") && Contains("iteration (slowest)"));
+  const auto plan = nlohmann::json::parse(read_file(dir.file("plan.json")));
+  REQUIRE(plan["replicas"].size() == 2);
+  const double slowest =
+      std::max(plan["replicas"][0]["planned_ms"].get<double>(), plan["replicas"][1]["planned_ms"].get<double>());
+  CHECK(plan["iteration_ms"].get<double>() == Approx(slowest));
+}
+
 TEST_CASE("weft plan rejects bad input with exit 2 and writes nothing", "[cli][plan][errors]") {
   const TempDir dir;
   const auto plan_file = dir.file("plan.json");
@@ -59,6 +77,8 @@ TEST_CASE("weft plan rejects bad input with exit 2 and writes nothing", "[cli][p
           "parallel.schedule: zb-h1 splits weight passes");
   rejects(test::small_vlm_scenario(test::kImageTextData), "--time-budget 0", "--time-budget: expected seconds > 0");
   rejects(test::small_vlm_scenario(test::kImageTextData), "--sub-microbatch -1", "--sub-microbatch");
+  rejects(test::with_two_replicas(test::small_vlm_scenario(test::kImageTextData, "", false, 32)), "",
+          "--emit-plan: with per-sample data each of the 2 DP replicas has a schedule of its own");
 }
 
 TEST_CASE("weft live runs the plan weft plan emits, on two ranks", "[cli][plan][live][mpi]") {

@@ -60,6 +60,12 @@ void run_plan_command(const PlanFlags& flags) {
   const TrainingScenario scenario = with_context(
       flags.scenario, [&] { return load_training_scenario(document.root(), read_calibration(flags.calibration)); });
   check_calibration_device(flags.calibration, scenario.cluster);
+  if (!flags.plan_file.empty() && scenario.data && scenario.parallel.dp > 1) {
+    throw InputError(
+        "--emit-plan: with per-sample data each of the " + std::to_string(scenario.parallel.dp) +
+        " DP replicas has a schedule of its own, and an execution plan holds one program per pipeline rank "
+        "(plan a scenario with dp 1)");
+  }
   const dip::DipPlan plan = with_context(flags.scenario, [&] { return dip::plan_dip(scenario, options); });
 
   fmt::print("weft plan {}\n", flags.scenario);
@@ -93,7 +99,8 @@ void add_plan_command(CLI::App& app) {
       "and backward stages under the memory limit, and choose per stage pair which layers to recompute. Prints the "
       "partition and the schedule after each step next to the scenario's own plan (docs/plan.md).\n"
       "SCENARIO is a training scenario; its parallel section gives TP, PP and DP and the baseline schedule, and "
-      "its data section the batch (DP replica 0 is planned).");
+      "its data section the batch (with per-sample data, every DP replica's batch is planned, and the slowest "
+      "reported).");
   command->add_option("SCENARIO", flags->scenario, "Scenario JSON file")->required();
   command->add_option("--time-budget", flags->time_budget_s, "Seconds the search may take (default 10)")
       ->type_name("S");

@@ -35,15 +35,16 @@ void check_plannable(const TrainingScenario& scenario) {
                      "interleaved or encoder-first");
 }
 
-// DP replica 0's microbatches: drawn from the data, or all alike.
-std::vector<SampleShape> planned_shapes(const TrainingScenario& scenario) {
+// Each DP replica's microbatches: drawn from the data, or one replica's all alike.
+std::vector<std::vector<SampleShape>> replica_shapes(const TrainingScenario& scenario) {
   const auto microbatches = static_cast<int>(scenario.microbatches());
-  if (const std::optional<MicrobatchShapes> drawn = scenario.microbatch_shapes()) {
-    std::vector<SampleShape> shapes;
-    for (int mb = 0; mb < microbatches; ++mb) shapes.push_back(drawn->at(0, mb));
-    return shapes;
+  const std::optional<MicrobatchShapes> drawn = scenario.microbatch_shapes();
+  if (!drawn) return {std::vector<SampleShape>(static_cast<std::size_t>(microbatches), scenario.training.sample())};
+  std::vector<std::vector<SampleShape>> replicas(static_cast<std::size_t>(drawn->replicas));
+  for (int r = 0; r < drawn->replicas; ++r) {
+    for (int mb = 0; mb < microbatches; ++mb) replicas[static_cast<std::size_t>(r)].push_back(drawn->at(r, mb));
   }
-  return std::vector<SampleShape>(static_cast<std::size_t>(microbatches), scenario.training.sample());
+  return replicas;
 }
 
 // Each rank's stages in the order the scenario's schedule runs them (build_megatron_flows' stages:
@@ -214,8 +215,7 @@ void apply_tuning(DipPlan& plan, std::span<const PairCandidates> pairs, TunedSch
   plan.schedule = std::move(tuned.schedule);
 }
 
-// The baseline: the scenario's own partition and schedule on the stage model, and once under the
-// full simulator for comparison.
+// The baseline: the scenario's own partition and schedule on the stage model.
 void time_baseline(const TrainingScenario& scenario, LayerCosts& costs, std::span<const LayerPolicy> policy,
                    DipPlan& plan) {
   const ParallelPlan& p = scenario.parallel;
@@ -225,20 +225,15 @@ void time_baseline(const TrainingScenario& scenario, LayerCosts& costs, std::spa
       time_stage_orders(megatron.stages, megatron_orders(scenario, static_cast<int>(plan.shapes.size())));
   plan.steps.push_back(
       outcome(std::string(kPipelineScheduleNames.name(p.schedule)) + " (the scenario's plan)", megatron, baseline));
-  const TrainingWorkload workload = build_training_workload(scenario, {.name_ops = false});
-  plan.megatron_simulated = simulate(workload.graph, *workload.cost_model).makespan;
 }
 
-}  // namespace
-
-DipPlan plan_dip(const TrainingScenario& scenario, const DipOptions& options) {
-  check_plannable(scenario);
+// Plans one DP replica's batch of `shapes`.
+DipPlan plan_replica(const TrainingScenario& scenario, const DipOptions& options, LayerCosts& costs,
+                     std::vector<SampleShape> shapes) {
   const ParallelPlan& p = scenario.parallel;
-  const MultimodalModel model(scenario.model, p.cp_algorithm);
-  LayerCosts costs(model, scenario.shard_context(), scenario.cluster, scenario.options.ideal_network);
   DipPlan plan;
-  plan.shapes = planned_shapes(scenario);
-  const std::vector<LayerPolicy> initial(static_cast<std::size_t>(model.layer_count()), policy_of(p.recompute));
+  plan.shapes = std::move(shapes);
+  const std::vector<LayerPolicy> initial(static_cast<std::size_t>(costs.model().layer_count()), policy_of(p.recompute));
 
   time_baseline(scenario, costs, initial, plan);
   plan.modules = plan_module_segments(costs, plan.shapes, {p.pp, options.sub_microbatch});
@@ -289,6 +284,29 @@ DipPlan plan_dip(const TrainingScenario& scenario, const DipOptions& options) {
   apply_tuning(plan, pairs, std::move(tuned));
   plan.steps.push_back(outcome("+ model layer tuning", plan.flows, plan.schedule));
   return plan;
+}
+
+}  // namespace
+
+DipPlan plan_dip(const TrainingScenario& scenario, const DipOptions& options) {
+  check_plannable(scenario);
+  const MultimodalModel model(scenario.model, scenario.parallel.cp_algorithm);
+  LayerCosts costs(model, scenario.shard_context(), scenario.cluster, scenario.options.ideal_network);
+  std::vector<std::vector<SampleShape>> replicas = replica_shapes(scenario);
+  DipOptions each = options;
+  each.time_budget_s = options.time_budget_s / static_cast<double>(replicas.size());
+  DipPlan slowest;
+  std::vector<ReplicaOutcome> outcomes;
+  for (std::size_t r = 0; r < replicas.size(); ++r) {
+    DipPlan plan = plan_replica(scenario, each, costs, std::move(replicas[r]));
+    plan.replica = static_cast<int>(r);
+    outcomes.push_back({plan.replica, plan.steps.front().iteration, plan.schedule.makespan});
+    if (r == 0 || plan.schedule.makespan > slowest.schedule.makespan) slowest = std::move(plan);
+  }
+  slowest.replicas = std::move(outcomes);
+  const TrainingWorkload workload = build_training_workload(scenario, {.name_ops = false});
+  slowest.megatron_simulated = simulate(workload.graph, *workload.cost_model).makespan;
+  return slowest;
 }
 
 }  // namespace weft::dip

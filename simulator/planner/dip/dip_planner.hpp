@@ -33,9 +33,18 @@ struct ScheduleOutcome {
   Bytes peak_activations = 0;  // the most any rank holds at once
 };
 
+// One DP replica's batch under the scenario's schedule and as planned, on the stage model.
+struct ReplicaOutcome {
+  int replica = 0;
+  TimeNs baseline = 0;
+  TimeNs planned = 0;
+};
+
 struct DipPlan {
+  int replica = 0;                       // the DP replica planned here: the slowest as planned
+  std::vector<ReplicaOutcome> replicas;  // every replica planned (one unless per-sample data)
   std::vector<ModuleSegments> modules;
-  std::vector<SampleShape> shapes;  // the planned microbatches (DP replica 0)
+  std::vector<SampleShape> shapes;  // the planned microbatches (of `replica`)
   StageFlows flows;                 // with the tuned durations and bytes
   StageSchedule schedule;           // each rank's order and the stages' times
   std::vector<int> group_priorities;
@@ -50,7 +59,7 @@ struct DipPlan {
   TimeNs megatron_simulated = 0;  // the scenario's plan under the full simulator
 };
 
-// PipeWeaver's planner (papers/001 §5-§6) for DP replica 0's batch of `scenario`: partitions the
+// PipeWeaver's planner (papers/001 §5-§6) for the batch of `scenario`: partitions the
 // modules, builds the batch's stage flows from per-layer costs, ranks segment groups by MCTS
 // (each rollout interleaved and tuned, then scored by how little of the ranks' time is bubble),
 // interleaves, and tunes each stage pair's layers (keep / selective / full recompute) under the
@@ -58,6 +67,10 @@ struct DipPlan {
 // schedule, timed on the same stage model, is the baseline. InputError for what it cannot plan:
 // context parallelism, zero-bubble baselines, a memory limit the parameters already fill or that
 // the activations cannot fit.
+//
+// With per-sample data each DP replica has a batch of its own and is planned on its own (the time
+// budget shared equally; --iterations each), and the iteration waits for the slowest: the plan
+// returned is that replica's, with every replica's times in `replicas`.
 DipPlan plan_dip(const TrainingScenario& scenario, const DipOptions& options);
 
 }  // namespace weft::dip

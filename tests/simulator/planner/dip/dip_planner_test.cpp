@@ -42,6 +42,30 @@ TEST_CASE("the stage model times the scenario's own plan within 3% of the full s
   CHECK(plan.steps.front().iteration > plan.megatron_simulated);
 }
 
+TEST_CASE("with per-sample data every DP replica is planned, and the slowest is the plan", "[dip][planner]") {
+  const TrainingScenario scenario =
+      test::load_scenario_text(test::with_two_replicas(test::small_vlm_scenario(test::kImageTextData, "", false, 32)));
+  REQUIRE(scenario.parallel.dp == 2);
+  const DipPlan plan = plan_dip(scenario, quick());
+  REQUIRE(plan.replicas.size() == 2);
+  CHECK(plan.replicas[0].replica == 0);
+  CHECK(plan.replicas[1].replica == 1);
+  const auto slowest = std::max_element(plan.replicas.begin(), plan.replicas.end(),
+                                        [](const auto& a, const auto& b) { return a.planned < b.planned; });
+  CHECK(plan.replica == slowest->replica);
+  CHECK(plan.schedule.makespan == slowest->planned);
+  CHECK(plan.steps.front().iteration == slowest->baseline);
+  // The plan holds that replica's own microbatches, which differ from the other's.
+  const MicrobatchShapes drawn = *scenario.microbatch_shapes();
+  REQUIRE(plan.shapes.size() == 16);
+  for (int mb = 0; mb < 16; ++mb) CHECK(plan.shapes[static_cast<std::size_t>(mb)] == drawn.at(plan.replica, mb));
+  CHECK(plan.replicas[0].baseline != plan.replicas[1].baseline);
+  // Uniform data: the replicas are alike, and one is planned.
+  CHECK(
+      plan_dip(test::load_scenario_text(test::with_two_replicas(test::small_vlm_scenario("", "", false, 32))), quick())
+          .replicas.size() == 1);
+}
+
 TEST_CASE("every schedule the planner makes respects the dependencies and the memory limit", "[dip][planner]") {
   const TrainingScenario scenario = test::load_scenario_text(test::small_vlm_scenario(test::kImageTextData));
   const DipPlan free = plan_dip(scenario, quick());

@@ -28,6 +28,12 @@ inline std::string small_vlm_scenario(const std::string& data, const std::string
          (data.empty() ? "" : R"(, "data": )" + data) + "}";
 }
 
+// small_vlm_scenario's text on 8 GPUs: TP2 PP2 and two DP replicas.
+inline std::string with_two_replicas(std::string text) {
+  const std::string four = R"("gpus": 4)";
+  return text.replace(text.find(four), four.size(), R"("gpus": 8)");
+}
+
 inline TrainingScenario load_scenario_text(const std::string& text) {
   const JsonDocument document = JsonDocument::parse_text(text, "scenario.json");
   return load_training_scenario(document.root());
