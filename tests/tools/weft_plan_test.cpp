@@ -89,11 +89,12 @@ TEST_CASE("weft live runs the plan weft plan emits, on two ranks", "[cli][plan][
   scenario["training"]["seq_len"] = 128;
   const auto scenario_file = dir.write("cpu-vlm.json", scenario.dump());
   const auto plan_file = dir.file("plan.json");
-  const auto plan =
-      run_weft("plan '" + scenario_file.string() + "' --iterations 4 --emit-plan '" + plan_file.string() + "'");
+  const auto simulated_file = dir.file("simulated.json");
+  const auto plan = run_weft("plan '" + scenario_file.string() + "' --iterations 4 --emit-plan '" + plan_file.string() +
+                             "' --simulated-trace '" + simulated_file.string() + "'");
   INFO(plan.err);
   REQUIRE(plan.exit_code == 0);
-  CHECK_THAT(plan.out, Contains("the execution plan of 2 ranks"));
+  CHECK_THAT(plan.out, Contains("the execution plan of 2 ranks") && Contains("This plan under the full simulator"));
   const auto trace_file = dir.file("measured.json");
   const auto live = test::run_weft_mpi(
       2, "live '" + plan_file.string() + "' --warmup 0 --iterations 1 --trace '" + trace_file.string() + "'");
@@ -112,6 +113,12 @@ TEST_CASE("weft live runs the plan weft plan emits, on two ranks", "[cli][plan][
   }
   CHECK(sends > 0);
   CHECK(vision > 0);
+  // The plan as simulated and as measured compare rank by rank.
+  const auto validate = run_weft("validate '" + simulated_file.string() + "' '" + trace_file.string() + "'");
+  INFO(validate.err);
+  REQUIRE(validate.exit_code == 0);
+  CHECK_THAT(validate.out, Contains("compute time per rank") && Contains("stage 0 ") && Contains("stage 1 ") &&
+                               Contains("gemm"));
 }
 
 }  // namespace

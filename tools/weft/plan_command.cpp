@@ -6,9 +6,11 @@
 
 #include "simulator/core/json_cursor.hpp"
 #include "simulator/io/atomic_file.hpp"
+#include "simulator/io/chrome_trace_writer.hpp"
 #include "simulator/io/dip_plan_format.hpp"
 #include "simulator/io/stage_trace_writer.hpp"
 #include "simulator/planner/dip/dip_execution_plan.hpp"
+#include "simulator/planner/dip/dip_plan_simulation.hpp"
 #include "tools/weft/command_support.hpp"
 #include "tools/weft/commands.hpp"
 
@@ -28,6 +30,7 @@ struct PlanFlags {
   std::string plan_file;
   std::string json_file;
   std::string trace_file;
+  std::string simulated_trace_file;
   std::string calibration;
 };
 
@@ -56,6 +59,8 @@ void run_plan_command(const PlanFlags& flags) {
   if (!flags.plan_file.empty()) with_context("--emit-plan", [&] { check_output_path(flags.plan_file); });
   if (!flags.json_file.empty()) with_context("--json", [&] { check_output_path(flags.json_file); });
   if (!flags.trace_file.empty()) with_context("--trace", [&] { check_output_path(flags.trace_file); });
+  if (!flags.simulated_trace_file.empty())
+    with_context("--simulated-trace", [&] { check_output_path(flags.simulated_trace_file); });
   const JsonDocument document = JsonDocument::parse_file(flags.scenario);
   const TrainingScenario scenario = with_context(
       flags.scenario, [&] { return load_training_scenario(document.root(), read_calibration(flags.calibration)); });
@@ -83,6 +88,15 @@ void run_plan_command(const PlanFlags& flags) {
       write_file_atomically(flags.trace_file, [&](std::ostream& out) { write_stage_trace(out, scenario, plan); });
     });
     fmt::print("Wrote {} (open it in https://ui.perfetto.dev or chrome://tracing)\n", flags.trace_file);
+  }
+  if (!flags.simulated_trace_file.empty()) {
+    const dip::SimulatedDipPlan simulated = dip::simulate_dip_plan(scenario, plan);
+    with_context("--simulated-trace", [&] {
+      write_file_atomically(flags.simulated_trace_file, [&](std::ostream& out) {
+        write_chrome_trace(out, simulated.graph.graph, simulated.result);
+      });
+    });
+    fmt::print("Wrote {} (compare it with weft live's measured trace: weft validate)\n", flags.simulated_trace_file);
   }
   if (!flags.plan_file.empty()) write_execution_plan(flags.plan_file, dip::dip_execution_plan(scenario, plan));
 }
@@ -130,6 +144,11 @@ void add_plan_command(CLI::App& app) {
                    "as JSON to FILE")
       ->type_name("FILE");
   command->add_option("--trace", flags->trace_file, "Write the planned schedule's timeline to FILE (Chrome trace)")
+      ->type_name("FILE");
+  command
+      ->add_option("--simulated-trace", flags->simulated_trace_file,
+                   "Write the plan's ops as the full simulator times them to FILE (Chrome trace in weft simulate's "
+                   "format, for weft validate against weft live's measured trace)")
       ->type_name("FILE");
   command
       ->add_option("--emit-plan", flags->plan_file,

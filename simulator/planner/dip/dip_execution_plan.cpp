@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "simulator/planner/dip/rank_actions.hpp"
 
@@ -39,10 +41,32 @@ class ProgramWriter {
       }
       for (std::size_t k = steps.size(); k-- > 0;) {
         const Step& step = steps[k];
+        if (is_collective(step.backward) && launched_) {
+          launched_ = false;  // already on its way (below)
+          continue;
+        }
         add_op(action, step.backward, step, " bwd" + suffix);
-        add_op(action, step.regather, step, " regather" + suffix);
-        add_op(action, step.weight_grad, step, " wgrad" + suffix);
+        // The input gradient's TP collective of the step before goes right after this step's
+        // input gradient, asynchronously, to overlap its regather and weight gradient as the
+        // stage model (and Megatron) overlaps them; the next op waits for it.
+        const bool overlap = k > 0 && is_collective(steps[k - 1].backward) && step.weight_grad;
+        if (overlap) {
+          add_op(action, steps[k - 1].backward, steps[k - 1], " bwd" + suffix, Issue::async);
+          launched_ = true;
+        }
+        const Issue beside = overlap ? Issue::alongside : Issue::in_order;
+        add_op(action, step.regather, step, " regather" + suffix, beside);
+        add_op(action, step.weight_grad, step, " wgrad" + suffix, beside);
       }
+    }
+    // Nothing after it in the stage to wait for it: the stage ends with it, synchronously.
+    if (!in_flight_.empty()) {
+      for (PlanOp& op : action.ops) {
+        if (op.id != in_flight_.front()) continue;
+        op.async = false;
+        op.stream = "compute";
+      }
+      in_flight_.clear();
     }
   }
 
@@ -64,7 +88,16 @@ class ProgramWriter {
     return costs_.steps(layer, costs_.layer_shape(layer, work.shape));
   }
 
-  void add_op(PlanAction& action, const std::optional<OpWork>& work, const Step& step, const std::string& what) {
+  static bool is_collective(const std::optional<OpWork>& work) {
+    return work && category_of(work->op_class) == OpCategory::communication;
+  }
+
+  // How an op is issued: in order (after the collective in flight, if any), alongside the
+  // collective in flight, or as that collective, asynchronously on the "tp comm" stream.
+  enum class Issue : std::uint8_t { in_order, alongside, async };
+
+  void add_op(PlanAction& action, const std::optional<OpWork>& work, const Step& step, const std::string& what,
+              Issue issue = Issue::in_order) {
     if (!work) return;
     PlanOp op;
     op.id = next_id_++;
@@ -72,12 +105,21 @@ class ProgramWriter {
     op.work = *work;
     op.work.comm_group = 0;
     if (category_of(work->op_class) == OpCategory::communication) op.group = "tp";
+    if (issue == Issue::async) {
+      op.async = true;
+      op.stream = "tp comm";
+      in_flight_.push_back(op.id);
+    } else if (issue == Issue::in_order) {
+      op.after = std::exchange(in_flight_, {});
+    }
     action.ops.push_back(std::move(op));
   }
 
   const DipPlan& plan_;
   LayerCosts& costs_;
   std::uint32_t next_id_ = 0;
+  std::vector<std::uint32_t> in_flight_;  // an asynchronous collective the next op in order waits for
+  bool launched_ = false;                 // the next collective step's op is in flight already
 };
 
 }  // namespace

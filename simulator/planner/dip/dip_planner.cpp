@@ -1,5 +1,7 @@
 #include "simulator/planner/dip/dip_planner.hpp"
 
+#include "simulator/planner/dip/dip_plan_simulation.hpp"
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -306,6 +308,7 @@ DipPlan plan_dip(const TrainingScenario& scenario, const DipOptions& options) {
   slowest.replicas = std::move(outcomes);
   const TrainingWorkload workload = build_training_workload(scenario, {.name_ops = false});
   slowest.megatron_simulated = simulate(workload.graph, *workload.cost_model).makespan;
+  slowest.simulated = simulate_dip_plan(scenario, slowest).result.makespan;
   return slowest;
 }
 

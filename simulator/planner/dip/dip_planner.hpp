@@ -57,6 +57,7 @@ struct DipPlan {
   Bytes static_memory = 0;        // the most any rank holds for the whole iteration
   Bytes activation_limit = 0;     // what the memory limit leaves for activations
   TimeNs megatron_simulated = 0;  // the scenario's plan under the full simulator
+  TimeNs simulated = 0;           // this plan, as weft live runs it, under the full simulator
 };
 
 // PipeWeaver's planner (papers/001 §5-§6) for the batch of `scenario`: partitions the

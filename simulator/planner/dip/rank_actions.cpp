@@ -8,7 +8,7 @@ namespace {
 
 struct Timed {
   TimeNs time = 0;
-  int order = 0;  // 0: waits and receives; 1: a stage starting; 2: a send
+  int order = 0;  // 0: launches (receives and sends); 1: waits; 2: a stage starting
   std::size_t sequence = 0;
   RankAction action;
 
@@ -28,17 +28,17 @@ std::vector<std::vector<RankAction>> rank_actions(std::span<const PipelineStage>
   };
   std::uint32_t transfers = 0;
   for (std::size_t v = 0; v < stages.size(); ++v) {
-    add(stages[v].rank, schedule.start[v], 1,
+    add(stages[v].rank, schedule.start[v], 2,
         {stages[v].backward ? ActionKind::backward_stage : ActionKind::forward_stage, v});
     for (std::size_t u : stages[v].predecessors) {
       if (stages[u].rank == stages[v].rank) continue;
       const std::uint32_t transfer = transfers++;
       const int sender = stages[u].rank;
       const int receiver = stages[v].rank;
-      add(sender, schedule.end[u], 2, {ActionKind::isend, u, transfer, receiver, u, v});
-      add(sender, schedule.end[v], 0, {ActionKind::wait_isend, u, transfer, receiver, u, v});
+      add(sender, schedule.end[u], 0, {ActionKind::isend, u, transfer, receiver, u, v});
+      add(sender, schedule.end[v], 1, {ActionKind::wait_isend, u, transfer, receiver, u, v});
       add(receiver, schedule.end[u], 0, {ActionKind::irecv, v, transfer, sender, u, v});
-      add(receiver, schedule.start[v], 0, {ActionKind::wait_irecv, v, transfer, sender, u, v});
+      add(receiver, schedule.start[v], 1, {ActionKind::wait_irecv, v, transfer, sender, u, v});
     }
   }
   std::vector<std::vector<RankAction>> out(timed.size());

@@ -28,7 +28,9 @@ struct RankAction {
 // receiver when the producer ends (the receive posted early, so that the transfer can proceed
 // while the receiver computes), a wait_irecv just before the consumer starts, and a wait_isend
 // once the consumer has ended (every wait comes, in simulated time, after what it waits for). At
-// one instant waits and receives go first, then the stage that starts, then sends.
+// one instant launches (sends and receives) go first, then waits, then the stage that starts: a
+// rank issues its actions one after another, so a send placed after a stage starting at the
+// same instant would leave only once that stage is done.
 std::vector<std::vector<RankAction>> rank_actions(std::span<const PipelineStage> stages, const StageSchedule& schedule);
 
 }  // namespace weft::dip

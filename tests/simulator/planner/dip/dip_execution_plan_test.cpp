@@ -69,6 +69,39 @@ TEST_CASE("a DIP execution plan reads back and holds every stage with its ops", 
   }
 }
 
+TEST_CASE("a backward TP collective overlaps the weight gradient before it, as the stage model times it",
+          "[dip][execution-plan]") {
+  const TrainingScenario scenario = test::load_scenario_text(test::small_vlm_scenario(test::kImageTextData));
+  const ExecutionPlan execution = dip_execution_plan(scenario, quick_plan(scenario));
+  std::size_t overlapped = 0;
+  for (const PlanProgram& program : execution.programs) {
+    for (const PlanAction& action : program.actions) {
+      if (action.kind != ActionKind::backward_stage) continue;
+      for (std::size_t i = 0; i < action.ops.size(); ++i) {
+        const PlanOp& op = action.ops[i];
+        if (!op.async) continue;
+        ++overlapped;
+        // Launched on its own stream right after an input gradient; the weight gradient (and any
+        // regather) of that step runs alongside; the next op after them waits for it.
+        CHECK(op.stream == "tp comm");
+        CHECK(op.group == "tp");
+        REQUIRE(i > 0);
+        CHECK(action.ops[i - 1].name.find(" bwd ") != std::string::npos);
+        std::size_t next = i + 1;
+        while (next < action.ops.size() && (action.ops[next].name.find(" wgrad ") != std::string::npos ||
+                                            action.ops[next].name.find(" regather ") != std::string::npos)) {
+          CHECK(action.ops[next].after.empty());
+          ++next;
+        }
+        CHECK(next > i + 1);  // a weight gradient to overlap
+        REQUIRE(next < action.ops.size());
+        CHECK(action.ops[next].after == std::vector<std::uint32_t>{op.id});
+      }
+    }
+  }
+  CHECK(overlapped > 0);
+}
+
 TEST_CASE("full recompute puts a layer's forward ops back before its gradients", "[dip][execution-plan]") {
   const TrainingScenario scenario =
       test::load_scenario_text(test::small_vlm_scenario(test::kImageTextData, R"(, "recompute": "full")"));

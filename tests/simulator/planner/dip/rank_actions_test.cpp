@@ -50,5 +50,24 @@ TEST_CASE("stages and transfers in the order each rank runs them", "[dip][plan-a
   CHECK(ranks[1][4].transfer == 1);
 }
 
+TEST_CASE("a send leaves before the stage that starts as its producer ends", "[dip][plan-actions]") {
+  // A (rank 0, 3) feeds B (rank 1); E (rank 0, 2) starts at 3, when A ends. A rank issues its
+  // actions in turn: the isend must come before E, or it would wait for E to finish.
+  const std::vector<PipelineStage> stages = {
+      {0, false, 3, 1, PipelineStage::kNone, 0, {}},
+      {1, false, 4, 1, PipelineStage::kNone, 0, {0}},
+      {0, false, 2, 1, PipelineStage::kNone, 0, {}},
+  };
+  const StageSchedule schedule = time_stage_orders(stages, {{0, 2}, {1}});
+  REQUIRE(schedule.start[2] == schedule.end[0]);
+  const auto ranks = rank_actions(stages, schedule);
+  REQUIRE(ranks[0].size() == 4);
+  CHECK(ranks[0][0].kind == ActionKind::forward_stage);
+  CHECK(ranks[0][1].kind == ActionKind::isend);
+  CHECK(ranks[0][2].kind == ActionKind::forward_stage);
+  CHECK(ranks[0][2].stage == 2);
+  CHECK(ranks[0][3].kind == ActionKind::wait_isend);
+}
+
 }  // namespace
 }  // namespace weft::dip

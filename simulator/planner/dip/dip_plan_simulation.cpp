@@ -1,0 +1,16 @@
+#include "simulator/planner/dip/dip_plan_simulation.hpp"
+
+#include "simulator/engine/simulation.hpp"
+#include "simulator/planner/dip/dip_execution_plan.hpp"
+
+namespace weft::dip {
+
+SimulatedDipPlan simulate_dip_plan(const TrainingScenario& scenario, const DipPlan& plan) {
+  SimulatedDipPlan out{plan_graph(dip_execution_plan(scenario, plan), scenario.cluster), {}};
+  out.graph.cost_model->set_ideal_network(scenario.options.ideal_network);
+  out.graph.cost_model->force_algorithm(scenario.options.collective_algorithm);
+  out.result = simulate(out.graph.graph, *out.graph.cost_model);
+  return out;
+}
+
+}  // namespace weft::dip
