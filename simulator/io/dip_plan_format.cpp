@@ -153,12 +153,12 @@ std::string render_dip_report(const TrainingScenario& scenario, const DipPlan& p
   out += "Pipeline schedules on the stage model (papers/001 Table 5)\n" + steps.render("  ") + "\n";
   if (plan.replicas.size() > 1) out += "\n" + replica_table(plan);
   out += fmt::format(
-      "\nThe scenario's plan under the full simulator: {} (the stage model leaves out pipeline transfers, "
-      "gradient reduction and the optimizer step)\n",
+      "\nThe scenario's plan under the full simulator: {} (the stage model leaves out gradient reduction and the "
+      "optimizer step)\n",
       format_duration(plan.megatron_simulated));
   out += fmt::format(
-      "This plan under the full simulator: {} ({:+.1f}% against the stage model: pipeline transfers, and "
-      "tensor-parallel collectives as the plan issues them)\n",
+      "This plan under the full simulator, as weft live runs it: {} ({:+.1f}% against the stage model, which "
+      "does not queue transfers that share a link)\n",
       format_duration(plan.simulated),
       (static_cast<double>(plan.simulated) / static_cast<double>(plan.schedule.makespan) - 1.0) * 100.0);
   return out;

@@ -127,7 +127,8 @@ class ProgramWriter {
 ExecutionPlan dip_execution_plan(const TrainingScenario& scenario, const DipPlan& plan) {
   const ParallelPlan& p = scenario.parallel;
   const MultimodalModel model(scenario.model, p.cp_algorithm);
-  LayerCosts costs(model, scenario.shard_context(), scenario.cluster, scenario.options.ideal_network);
+  LayerCosts costs(model, scenario.shard_context(), scenario.cluster, scenario.options.ideal_network,
+                   scenario.parallel.dp);
   ExecutionPlan out;
   out.description = scenario.description;
   out.dims = {p.tp, p.cp, p.dp, p.pp};

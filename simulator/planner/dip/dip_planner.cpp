@@ -293,7 +293,8 @@ DipPlan plan_replica(const TrainingScenario& scenario, const DipOptions& options
 DipPlan plan_dip(const TrainingScenario& scenario, const DipOptions& options) {
   check_plannable(scenario);
   const MultimodalModel model(scenario.model, scenario.parallel.cp_algorithm);
-  LayerCosts costs(model, scenario.shard_context(), scenario.cluster, scenario.options.ideal_network);
+  LayerCosts costs(model, scenario.shard_context(), scenario.cluster, scenario.options.ideal_network,
+                   scenario.parallel.dp);
   std::vector<std::vector<SampleShape>> replicas = replica_shapes(scenario);
   DipOptions each = options;
   each.time_budget_s = options.time_budget_s / static_cast<double>(replicas.size());

@@ -1,5 +1,6 @@
 #include "simulator/planner/dip/layer_costs.hpp"
 
+#include <array>
 #include <numeric>
 
 #include "simulator/planner/dip/module_segments.hpp"
@@ -31,12 +32,26 @@ Bytes LayerCost::memory(LayerPolicy policy) const {
 }
 
 LayerCosts::LayerCosts(const MultimodalModel& model, const ShardContext& base, const ClusterSpec& cluster,
-                       bool ideal_network)
-    : model_(model), base_(base), cost_(cluster) {
+                       bool ideal_network, int data_parallel)
+    : model_(model), base_(base), cost_(cluster), ranks_per_stage_(std::int64_t{base.tp} * base.cp * data_parallel) {
   cost_.set_ideal_network(ideal_network);
   std::vector<std::int64_t> ranks(static_cast<std::size_t>(base.tp));
   std::iota(ranks.begin(), ranks.end(), std::int64_t{0});
   tp_group_ = cost_.add_group(make_comm_group(CommGroupKind::tp, ranks, cluster));
+}
+
+TimeNs LayerCosts::transfer_time(int from, int to, Bytes bytes) {
+  auto [it, added] = pair_groups_.try_emplace({from, to}, 0);
+  if (added) {
+    const std::array<std::int64_t, 2> ranks{from * ranks_per_stage_, to * ranks_per_stage_};
+    it->second = cost_.add_group(make_comm_group(CommGroupKind::pp, ranks, cost_.cluster()));
+  }
+  OpWork send;
+  send.op_class = OpClass::send;
+  send.network_bytes = bytes;
+  send.shape = {bytes};
+  send.comm_group = it->second;
+  return cost_.duration(send, cost_.cluster().gpu);
 }
 
 std::size_t LayerCosts::module_of(int layer) const {

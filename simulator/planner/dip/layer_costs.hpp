@@ -39,8 +39,10 @@ struct LayerCost {
 class LayerCosts {
  public:
   // Ops are priced on `cluster` (its calibration included); tensor-parallel collectives are placed
-  // on its first `base.tp` ranks, and take no time with an ideal network.
-  LayerCosts(const MultimodalModel& model, const ShardContext& base, const ClusterSpec& cluster, bool ideal_network);
+  // on its first `base.tp` ranks, and take no time with an ideal network. `data_parallel` places
+  // the pipeline ranks (Megatron's order: pipeline rank p starts at p x tp x cp x dp).
+  LayerCosts(const MultimodalModel& model, const ShardContext& base, const ClusterSpec& cluster, bool ideal_network,
+             int data_parallel = 1);
 
   const LayerCost& at(int layer, const SampleShape& shape);
   // The cost of `layer` in a stage of `stage_shape` (a sub-microbatch's or a whole microbatch's):
@@ -55,6 +57,9 @@ class LayerCosts {
   const MultimodalModel& model() const { return model_; }
   // The module a pipeline layer belongs to.
   std::size_t module_of(int layer) const;
+  // How long `bytes` take from pipeline rank `from` to pipeline rank `to` (a send between the
+  // first ranks of the two stages, as the simulator's builder prices it).
+  TimeNs transfer_time(int from, int to, Bytes bytes);
 
  private:
   LayerCost compute(int layer, const SampleShape& shape) const;
@@ -63,6 +68,8 @@ class LayerCosts {
   ShardContext base_;
   ClusterCostModel cost_;
   std::uint32_t tp_group_ = 0;
+  std::int64_t ranks_per_stage_ = 1;
+  std::map<std::pair<int, int>, std::uint32_t> pair_groups_;
   std::map<std::pair<int, SampleShape>, LayerCost> cache_;
 };
 

@@ -33,6 +33,22 @@ std::size_t add_stage(StageFlows& flows, int rank, bool backward, const StageWor
   return flows.stages.size() - 1;
 }
 
+// How long each stage's inputs from other ranks take to arrive: a forward stage's input, or the
+// gradient of the input of the backward stage it follows (what the execution plan sends).
+void set_arrivals(StageFlows& flows, LayerCosts& costs) {
+  for (std::size_t v = 0; v < flows.stages.size(); ++v) {
+    PipelineStage& stage = flows.stages[v];
+    stage.arrival.assign(stage.predecessors.size(), 0);
+    for (std::size_t k = 0; k < stage.predecessors.size(); ++k) {
+      const std::size_t u = stage.predecessors[k];
+      if (flows.stages[u].rank == stage.rank) continue;
+      const StageWork& work = flows.work[flows.stages[u].backward ? u : v];
+      const Bytes bytes = std::max<Bytes>(1, costs.in_stage(work.first_layer, work.shape).input);
+      stage.arrival[k] = costs.transfer_time(flows.stages[u].rank, stage.rank, bytes);
+    }
+  }
+}
+
 int add_group(StageFlows& flows, int microbatch, std::size_t module, std::vector<int> follows) {
   flows.group_microbatch.push_back(microbatch);
   flows.group_module.push_back(module);
@@ -151,6 +167,7 @@ StageFlows build_dip_flows(std::span<const ModuleSegments> modules, std::span<co
       }
     }
   }
+  set_arrivals(flows, costs);
   apply_layer_policy(flows, costs, policy);
   return flows;
 }
@@ -184,6 +201,7 @@ StageFlows build_megatron_flows(std::span<const int> stage_layers, const StageGr
       flows.stages[backward[static_cast<std::size_t>(v)]].frees = f;
     }
   }
+  set_arrivals(flows, costs);
   apply_layer_policy(flows, costs, policy);
   return flows;
 }

@@ -20,6 +20,8 @@ void check_stages(std::span<const PipelineStage> stages, int ranks) {
     for (std::size_t p : stage.predecessors) {
       if (p >= stages.size() || p == i) throw InputError(where + "unknown predecessor");
     }
+    if (!stage.arrival.empty() && stage.arrival.size() != stage.predecessors.size())
+      throw InputError(where + "arrival times do not match the predecessors");
     if (stage.frees == PipelineStage::kNone) continue;
     if (!stage.backward || stage.frees >= stages.size() || stages[stage.frees].backward ||
         stages[stage.frees].rank != stage.rank) {
@@ -28,30 +30,41 @@ void check_stages(std::span<const PipelineStage> stages, int ranks) {
   }
 }
 
-// Stages whose predecessors have all ended, and when they could start.
+// Stages whose predecessors have all ended (and whose inputs have arrived), and when they could
+// start.
 class Readiness {
  public:
   explicit Readiness(std::span<const PipelineStage> stages) : waiting_(stages.size()), ready_at_(stages.size(), 0) {
     successors_.resize(stages.size());
     for (std::size_t i = 0; i < stages.size(); ++i) {
       waiting_[i] = stages[i].predecessors.size();
-      for (std::size_t p : stages[i].predecessors) successors_[p].push_back(i);
+      for (std::size_t k = 0; k < stages[i].predecessors.size(); ++k) {
+        const TimeNs arrival = stages[i].arrival.empty() ? 0 : stages[i].arrival[k];
+        successors_[stages[i].predecessors[k]].push_back({i, arrival});
+      }
     }
   }
   // When `stage` could start, or kNever while a predecessor is unscheduled.
   TimeNs start(std::size_t stage) const { return waiting_[stage] == 0 ? ready_at_[stage] : kNever; }
-  const std::vector<std::size_t>& successors(std::size_t stage) const { return successors_[stage]; }
   void ended(std::size_t stage, TimeNs end) {
-    for (std::size_t successor : successors_[stage]) {
-      --waiting_[successor];
-      ready_at_[successor] = std::max(ready_at_[successor], end);
+    for (const Successor& successor : successors_[stage]) {
+      --waiting_[successor.stage];
+      ready_at_[successor.stage] = std::max(ready_at_[successor.stage], end + successor.arrival);
     }
+  }
+  template <class Visit>
+  void for_each_successor(std::size_t stage, Visit&& visit) const {
+    for (const Successor& successor : successors_[stage]) visit(successor.stage);
   }
 
  private:
+  struct Successor {
+    std::size_t stage = 0;
+    TimeNs arrival = 0;
+  };
   std::vector<std::size_t> waiting_;
   std::vector<TimeNs> ready_at_;
-  std::vector<std::vector<std::size_t>> successors_;
+  std::vector<std::vector<Successor>> successors_;
 };
 
 // Per rank: the held bytes after each stage in the order they run; the peak is at a forward's
@@ -166,9 +179,9 @@ StageSchedule interleave_stages(std::span<const PipelineStage> stages, int ranks
     const std::size_t i = head(queue);
     offered[queue].erase(offered[queue].begin());
     place(schedule, stages, i, readiness, last_end);
-    for (std::size_t successor : readiness.successors(i)) {
+    readiness.for_each_successor(i, [&](std::size_t successor) {
       if (readiness.start(successor) != kNever) offered[queue_of[successor]].insert(position[successor]);
-    }
+    });
     last_backward[r] = backward ? 1 : 0;
     if (!backward) {
       held[r] += stages[i].memory;

@@ -24,6 +24,9 @@ struct PipelineStage {
   // Among a rank's stages of one kind, larger priorities go first (§6.1 assigns them).
   int priority = 0;
   std::vector<std::size_t> predecessors;  // stages that must end before this one starts
+  // Per predecessor, how long after its end what it hands on reaches this stage's rank (a
+  // transfer between ranks); empty: at once.
+  std::vector<TimeNs> arrival = {};
 };
 
 // A schedule of stages on their ranks: per rank the order, per stage its times.
@@ -37,12 +40,11 @@ struct StageSchedule {
 
 // PipeWeaver's dual-queue interleaving (papers/001 §6.2). Each rank keeps the end of its last
 // stage and a forward and a backward queue ordered by priority; a stage may start once its
-// predecessors have ended. A queue's head is its first stage whose predecessors have all been
-// scheduled: until then a stage's t_start is infinite, and it does not hold back the stages
-// behind it (a segment waiting for its previous one on another rank lets the rank run the next
-// group meanwhile). Repeatedly, the rank that could start a queue head earliest (the
-// later of the head's ready time and the end of the rank's last stage: the paper's t_min, read
-// as when the rank could start it) schedules one of them: when both heads are ready by the time
+// predecessors have ended and what they hand on has arrived. A queue's head is its first stage whose predecessors have
+// all been scheduled: until then a stage's t_start is infinite, and it does not hold back the stages behind it (a
+// segment waiting for its previous one on another rank lets the rank run the next group meanwhile). Repeatedly, the
+// rank that could start a queue head earliest (the later of the head's ready time and the end of the rank's last stage:
+// the paper's t_min, read as when the rank could start it) schedules one of them: when both heads are ready by the time
 // the rank is free, the kind other than the rank's last stage's (one forward, one backward, as
 // Megatron's 1F1B), else the one ready first. A rank whose next forward would take its memory
 // past `memory_limit` (per rank; 0 for none) schedules only backward stages until enough is

@@ -26,13 +26,16 @@ TEST_CASE("with a free network the full simulator runs the plan exactly as the s
   CHECK(plan.simulated == plan.schedule.makespan);
 }
 
-TEST_CASE("transfers and TP collectives make the executed plan slower than the stage model, never faster",
+TEST_CASE("the stage model times transfers as the full simulator does; only a busy link delays more",
           "[dip][plan-simulation]") {
+  // Each transfer delays its consumer by the send's time in both; the engine also queues sends
+  // that share a link, which the stage model does not, so the executed plan is never faster.
   const TrainingScenario scenario = test::load_scenario_text(test::small_vlm_scenario(test::kImageTextData));
   DipOptions options;
   options.max_iterations = 8;
   const DipPlan plan = plan_dip(scenario, options);
-  CHECK(plan.simulated > plan.schedule.makespan);
+  CHECK(plan.simulated >= plan.schedule.makespan);
+  CHECK(static_cast<double>(plan.simulated) <= 1.02 * static_cast<double>(plan.schedule.makespan));
   // Every stage's ops ran on its rank: one device per pipeline rank, named as measured traces
   // name ranks, and links for the transfers.
   const SimulatedDipPlan simulated = simulate_dip_plan(scenario, plan);

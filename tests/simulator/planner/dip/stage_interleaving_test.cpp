@@ -86,6 +86,27 @@ TEST_CASE("a rank busy past a backward's ready time runs that backward next", "[
   CHECK(schedule.peak_memory[0] == 20);
 }
 
+TEST_CASE("a stage waits for its input to arrive from another rank", "[dip][interleaving]") {
+  // F (rank 0, 3) feeds F' (rank 1, 4) over a transfer of 5: F' starts at 3 + 5 = 8, not at 3.
+  // G (rank 1, 2, lower priority) waits behind it in the queue.
+  std::vector<PipelineStage> stages = {
+      {0, false, 3, 0, PipelineStage::kNone, 2, {}},
+      {1, false, 4, 0, PipelineStage::kNone, 2, {0}, {5}},
+      {1, false, 2, 0, PipelineStage::kNone, 1, {}},
+  };
+  const StageSchedule interleaved = interleave_stages(stages, 2);
+  CHECK(interleaved.order[1] == std::vector<std::size_t>{1, 2});
+  CHECK(interleaved.start[1] == 8);
+  CHECK(interleaved.makespan == 14);
+  // The same rule when the orders are given: G first, then F' at 8 all the same.
+  const StageSchedule given = time_stage_orders(stages, {{0}, {2, 1}});
+  CHECK(given.start[2] == 0);
+  CHECK(given.start[1] == 8);
+  CHECK(given.makespan == 12);
+  stages[1].arrival = {5, 5};
+  CHECK_THROWS_WITH(interleave_stages(stages, 2), Contains("stage 1: arrival times do not match the predecessors"));
+}
+
 TEST_CASE("on a uniform pipeline it is as fast as 1F1B, whose time is (M + P - 1)(f + b)", "[dip][interleaving]") {
   for (int p : {2, 3, 4}) {
     for (int m : {1, 3, 8}) {
