@@ -14,6 +14,22 @@ using test::read_file;
 using test::run_weft;
 using test::TempDir;
 
+// `weft simulate` of a bundled experiment with --json into `dir`: the run, and its JSON once it
+// succeeded.
+struct SimulatedExperiment {
+  test::CommandResult run;
+  nlohmann::json result;
+};
+
+SimulatedExperiment simulate_experiment(const std::string& name, const TempDir& dir) {
+  const auto file = dir.file(name + ".json");
+  SimulatedExperiment out{run_weft("simulate '" + experiment(name) + "' --json '" + file.string() + "'"), {}};
+  INFO(out.run.err);
+  REQUIRE(out.run.exit_code == 0);
+  out.result = nlohmann::json::parse(read_file(file));
+  return out;
+}
+
 TEST_CASE("the bundled multimodal experiments simulate and report their modules", "[cli][experiments][multimodal]") {
   struct Expected {
     const char* name;
@@ -31,10 +47,8 @@ TEST_CASE("the bundled multimodal experiments simulate and report their modules"
         Expected{"valm-s-16xh800", 256, 8192, 5}, Expected{"valm-s-16xh800-modality", 256, 8192, 5}}) {
     INFO(e.name);
     const TempDir dir;
-    const auto run = run_weft("simulate '" + experiment(e.name) + "' --json '" + dir.file("out.json").string() + "'");
-    REQUIRE(run.exit_code == 0);
+    const auto [run, result] = simulate_experiment(e.name, dir);
     CHECK_THAT(run.out, Contains("trainable), ") && Contains("(balanced "));
-    const auto result = nlohmann::json::parse(read_file(dir.file("out.json")));
     CHECK(result["oom"] == false);
     CHECK(result["mfu"].get<double>() > 0.05);
     CHECK(result["mfu"].get<double>() < 0.65);
@@ -46,21 +60,15 @@ TEST_CASE("the bundled multimodal experiments simulate and report their modules"
 
 TEST_CASE("the multimodal experiments with per-sample data report what their batches held", "[cli][multimodal]") {
   const TempDir dir;
-  const auto vlm = run_weft("simulate '" + experiment("vlm-s-16xh800-image-text") + "' --json '" +
-                            dir.file("vlm.json").string() + "'");
-  REQUIRE(vlm.exit_code == 0);
+  const auto [vlm, packed] = simulate_experiment("vlm-s-16xh800-image-text", dir);
   CHECK_THAT(vlm.out, Contains("Batch    256 packed sequences of up to 8192 tokens") &&
                           Contains("Data     image-text-mix (packed): "));
-  const auto packed = nlohmann::json::parse(read_file(dir.file("vlm.json")));
   CHECK(packed["data"]["packed"] == true);
   CHECK(packed["data"]["samples"].get<int>() > 256);  // several samples per sequence
   CHECK(packed["data"]["images"].get<int>() > 0);
   CHECK(packed["data"]["longest_microbatch_tokens"] == 8192);
 
-  const auto t2v = run_weft("simulate '" + experiment("t2v-s-16xh800-video-clips") + "' --json '" +
-                            dir.file("t2v.json").string() + "'");
-  REQUIRE(t2v.exit_code == 0);
-  const auto clips = nlohmann::json::parse(read_file(dir.file("t2v.json")));
+  const nlohmann::json clips = simulate_experiment("t2v-s-16xh800-video-clips", dir).result;
   const double seconds = clips["data"]["video_seconds"];
   CHECK(seconds >= 64 * 2);
   CHECK(seconds <= 64 * 16);
@@ -68,10 +76,7 @@ TEST_CASE("the multimodal experiments with per-sample data report what their bat
   CHECK(clips["tokens_per_s"].get<double>() == Approx(seconds * 4608 / clips["iteration_time_s"].get<double>()));
 
   // Up to 8 clips per microbatch: 16 sequences take at least 16 and at most 128 clips.
-  const auto packed_clips = run_weft("simulate '" + experiment("t2v-s-16xh800-video-packed") + "' --json '" +
-                                     dir.file("packed.json").string() + "'");
-  REQUIRE(packed_clips.exit_code == 0);
-  const auto sequences = nlohmann::json::parse(read_file(dir.file("packed.json")));
+  const nlohmann::json sequences = simulate_experiment("t2v-s-16xh800-video-packed", dir).result;
   CHECK(sequences["data"]["packed"] == true);
   CHECK(sequences["data"]["samples"].get<int>() > 16);
   CHECK(sequences["data"]["samples"].get<int>() <= 128);
@@ -79,14 +84,11 @@ TEST_CASE("the multimodal experiments with per-sample data report what their bat
 
 TEST_CASE("a frozen text encoder shows no gradients or optimizer states", "[cli][multimodal]") {
   const TempDir dir;
-  const auto run =
-      run_weft("simulate '" + experiment("t2v-s-16xh800") + "' --json '" + dir.file("out.json").string() + "'");
-  REQUIRE(run.exit_code == 0);
+  const auto [run, result] = simulate_experiment("t2v-s-16xh800", dir);
   CHECK_THAT(run.out, Contains("text (llama3-8b x 32) frozen, video (dit-5b x 28)"));
   // The stage table says which layers of which module each stage holds (13/15/16/16).
   CHECK_THAT(run.out, Contains("  0      text 0-12  ") && Contains("  2      text 28-31, video 0-11  ") &&
                           Contains("  3      video 12-27  "));
-  const auto result = nlohmann::json::parse(read_file(dir.file("out.json")));
   CHECK(result["modules"][0]["frozen"] == true);
   // Only the DiT 5B trains: its layers (with adaLN-Zero), patch embedding, final norm and
   // modulation and output projection, counted by hand as in the model tests.
@@ -103,18 +105,12 @@ TEST_CASE("a frozen text encoder shows no gradients or optimizer states", "[cli]
 
 TEST_CASE("modality stages put each encoder on GPUs of its own", "[cli][multimodal]") {
   const TempDir dir;
-  const auto run = run_weft("simulate '" + experiment("valm-s-16xh800-modality") + "' --json '" +
-                            dir.file("out.json").string() + "'");
-  REQUIRE(run.exit_code == 0);
+  const auto [run, result] = simulate_experiment("valm-s-16xh800-modality", dir);
   CHECK_THAT(run.out, Contains("modality stages vision 1/audio 1/language 2, stage layers 63/32/") &&
                           Contains("  0      vision 0-62 ") && Contains("  1      audio 0-31 "));
-  const auto result = nlohmann::json::parse(read_file(dir.file("out.json")));
   CHECK(result["parallel"]["modality_stages"] == nlohmann::json({{"vision", 1}, {"audio", 1}, {"language", 2}}));
   // Without modality stages the same model shares one pipeline, and the JSON says so.
-  const auto colocated =
-      run_weft("simulate '" + experiment("valm-s-16xh800") + "' --json '" + dir.file("colocated.json").string() + "'");
-  REQUIRE(colocated.exit_code == 0);
-  CHECK(nlohmann::json::parse(read_file(dir.file("colocated.json")))["parallel"]["modality_stages"].is_null());
+  CHECK(simulate_experiment("valm-s-16xh800", dir).result["parallel"]["modality_stages"].is_null());
 }
 
 TEST_CASE("bad multimodal scenarios exit 2 with the JSON path and the reason", "[cli][errors][multimodal]") {
