@@ -117,8 +117,8 @@ TEST_CASE("weft live runs the plan weft plan emits, on two ranks", "[cli][plan][
   const auto validate = run_weft("validate '" + simulated_file.string() + "' '" + trace_file.string() + "'");
   INFO(validate.err);
   REQUIRE(validate.exit_code == 0);
-  CHECK_THAT(validate.out, Contains("compute time per rank") && Contains("stage 0 ") && Contains("stage 1 ") &&
-                               Contains("gemm"));
+  CHECK_THAT(validate.out,
+             Contains("compute time per rank") && Contains("stage 0 ") && Contains("stage 1 ") && Contains("gemm"));
 }
 
 }  // namespace

@@ -8,8 +8,8 @@ void AttentionCore::emit(const ShardContext& context, const std::string& prefix,
   const std::int64_t heads = model_.heads / context.tp;
   const std::int64_t kv_heads = model_.kv_heads / context.tp;
   const std::int64_t head_dim = model_.head_dim();
-  const std::int64_t queries = context.tokens();                        // this rank's query tokens
-  const std::int64_t keys = context.micro_batch * context.seq_len;      // keys they attend to (all samples)
+  const std::int64_t queries = context.tokens();                    // this rank's query tokens
+  const std::int64_t keys = context.micro_batch * context.seq_len;  // keys they attend to (all samples)
   const std::int64_t keys_per_sample = context.attention_span > 0 ? context.attention_span : context.seq_len;
   const Bytes element = context.element_bytes();
   const bool ring = context.cp > 1 && cp_algorithm_ == ContextParallelAlgorithm::ring;
@@ -38,9 +38,9 @@ void AttentionCore::emit(const ShardContext& context, const std::string& prefix,
   Step step;
   step.name = step_name(prefix, "");
   step.attention_core = true;
-  OpWork forward = memory_bound_work(OpClass::attention_fwd, q_and_o + kv_read + score_traffic, executed,
-                                     context.dtype, {context.micro_batch, heads, queries / context.micro_batch,
-                                                     keys_per_sample, head_dim, model_.causal() ? 1 : 0});
+  OpWork forward = memory_bound_work(
+      OpClass::attention_fwd, q_and_o + kv_read + score_traffic, executed, context.dtype,
+      {context.micro_batch, heads, queries / context.micro_batch, keys_per_sample, head_dim, model_.causal() ? 1 : 0});
   OpWork backward = forward;
   backward.op_class = OpClass::attention_bwd;
   backward.flops = executed * (flash ? 2.5 : 2.0);
