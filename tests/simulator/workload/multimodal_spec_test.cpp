@@ -85,7 +85,8 @@ OpWork attention_forward(const ModuleSpec& module, const SampleShape& sample) {
 }
 
 TEST_CASE("packed clips attend within themselves (variable-length attention)", "[workload][multimodal]") {
-  const ModuleSpec& video = parse(R"("t2v-s")").modules[1];
+  const MultimodalSpec t2v = parse(R"("t2v-s")");
+  const ModuleSpec& video = t2v.modules[1];
   // Clips of 2 s and 6 s packed: every token still goes through the layer once, but attention
   // costs what each clip costs alone, not what one 8 s clip would.
   const SampleShape packed{256, 0, 8.0, 0.0, 2.0 * 2.0 + 6.0 * 6.0};
@@ -97,7 +98,8 @@ TEST_CASE("packed clips attend within themselves (variable-length attention)", "
   CHECK(attention_forward(video, {256, 0, 8.0}).flops > 1.5 * apart);
   // The same for packed audio (Whisper's encoder, 50 frames per second): 10 s and 20 s, whose
   // 833.3 keys per query round to 833.
-  const ModuleSpec& audio = parse(R"("alm-s")").modules[0];
+  const MultimodalSpec alm = parse(R"("alm-s")");
+  const ModuleSpec& audio = alm.modules[0];
   const double audio_apart =
       attention_forward(audio, {256, 0, 0.0, 10.0}).flops + attention_forward(audio, {256, 0, 0.0, 20.0}).flops;
   CHECK(attention_forward(audio, {256, 0, 0.0, 30.0, 0.0, 100.0 + 400.0}).flops == Approx(audio_apart).epsilon(1e-3));
