@@ -59,10 +59,10 @@ class ProgramWriter {
         add_op(action, step.weight_grad, step, " wgrad" + suffix, beside);
       }
     }
-    // Nothing after it in the stage waits for it (a layer whose first step is the collective, at
-    // the stage's start): it runs synchronously so that the stage's send carries its result. The
-    // stage model, which overlaps it with the weight gradient, is then short by the overlap; the
-    // layers built here start with a norm, so it does not arise in them.
+    // Nothing after it in the stage waits for it (no op of an earlier step follows it: a
+    // projector's entry collective with only frozen layers before it in the stage, say): it runs
+    // synchronously so that the stage's send carries its result. The stage model, which overlaps
+    // it with the weight gradient, is then short by that overlap.
     if (!in_flight_.empty()) {
       for (PlanOp& op : action.ops) {
         if (op.id != in_flight_.front()) continue;
