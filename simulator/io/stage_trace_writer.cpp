@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <string_view>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
@@ -90,21 +91,16 @@ void write_stage_trace(std::ostream& out, const TrainingScenario& scenario, cons
       if (action.kind != ActionKind::isend) continue;
       const std::size_t u = action.producer;
       const std::size_t v = action.consumer;
-      events.push_back({{"name", "transfer"},
-                        {"cat", "transfer"},
-                        {"ph", "s"},
-                        {"id", action.transfer},
-                        {"pid", stages[u].rank},
-                        {"tid", 0},
-                        {"ts", microseconds(plan.schedule.end[u])}});
-      events.push_back({{"name", "transfer"},
-                        {"cat", "transfer"},
-                        {"ph", "f"},
-                        {"bp", "e"},
-                        {"id", action.transfer},
-                        {"pid", stages[v].rank},
-                        {"tid", 0},
-                        {"ts", microseconds(plan.schedule.start[v])}});
+      // A flow arrow from the producer's end to the consumer's start.
+      auto end_of_arrow = [&](const char* phase, std::size_t stage, TimeNs time) {
+        nlohmann::json event = {{"name", "transfer"},      {"cat", "transfer"},         {"ph", phase},
+                                {"id", action.transfer},   {"pid", stages[stage].rank}, {"tid", 0},
+                                {"ts", microseconds(time)}};
+        if (std::string_view(phase) == "f") event["bp"] = "e";
+        events.push_back(std::move(event));
+      };
+      end_of_arrow("s", u, plan.schedule.end[u]);
+      end_of_arrow("f", v, plan.schedule.start[v]);
     }
   }
   const auto held = memory_changes(plan);

@@ -68,6 +68,19 @@ void print_reuse_stats(const ReuseFlags& flags) {
       stats.entries, flags.no_reuse ? " (--no-reuse: none used)" : "");
 }
 
+void check_output_paths(std::initializer_list<std::pair<const char*, const std::string*>> outputs) {
+  for (const auto& [flag, file] : outputs) {
+    const std::string& path = *file;  // structured bindings are not captured by clang 14's lambdas
+    if (!path.empty()) with_context(flag, [&] { check_output_path(path); });
+  }
+}
+
+void write_output(const char* flag, const std::string& file, const std::function<void(std::ostream&)>& write,
+                  std::string_view note) {
+  with_context(flag, [&] { write_file_atomically(file, write); });
+  fmt::print("Wrote {}{}{}\n", file, note.empty() ? "" : " ", note);
+}
+
 void write_execution_plan(const std::string& file, const ExecutionPlan& plan) {
   with_context("--emit-plan", [&] {
     write_file_atomically(file, [&](std::ostream& out) { out << execution_plan_json(plan).dump() << '\n'; });

@@ -1,6 +1,11 @@
 #pragma once
 
+#include <functional>
+#include <initializer_list>
+#include <ostream>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 
@@ -19,6 +24,14 @@ auto with_context(const std::string& context, Fn&& fn) {
     throw InputError(context + ": " + error.what());
   }
 }
+
+// Checks each output path a flag gave (empty: not asked for), before any work starts.
+void check_output_paths(std::initializer_list<std::pair<const char*, const std::string*>> outputs);
+
+// Writes `file` atomically with `write` (an error names `flag`), then prints "Wrote FILE" and
+// `note` after it.
+void write_output(const char* flag, const std::string& file, const std::function<void(std::ostream&)>& write,
+                  std::string_view note = {});
 
 // --no-reuse and --stats, shared by the commands that simulate.
 struct ReuseFlags {

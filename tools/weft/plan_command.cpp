@@ -5,11 +5,9 @@
 #include <fmt/format.h>
 
 #include "simulator/core/json_cursor.hpp"
-#include "simulator/io/atomic_file.hpp"
 #include "simulator/io/chrome_trace_writer.hpp"
 #include "simulator/io/dip_plan_format.hpp"
 #include "simulator/io/stage_trace_writer.hpp"
-#include "simulator/planner/dip/dip_execution_plan.hpp"
 #include "simulator/planner/dip/dip_plan_simulation.hpp"
 #include "tools/weft/command_support.hpp"
 #include "tools/weft/commands.hpp"
@@ -56,11 +54,10 @@ dip::DipOptions planner_options(const PlanFlags& flags) {
 
 void run_plan_command(const PlanFlags& flags) {
   const dip::DipOptions options = planner_options(flags);
-  if (!flags.plan_file.empty()) with_context("--emit-plan", [&] { check_output_path(flags.plan_file); });
-  if (!flags.json_file.empty()) with_context("--json", [&] { check_output_path(flags.json_file); });
-  if (!flags.trace_file.empty()) with_context("--trace", [&] { check_output_path(flags.trace_file); });
-  if (!flags.simulated_trace_file.empty())
-    with_context("--simulated-trace", [&] { check_output_path(flags.simulated_trace_file); });
+  check_output_paths({{"--emit-plan", &flags.plan_file},
+                      {"--json", &flags.json_file},
+                      {"--trace", &flags.trace_file},
+                      {"--simulated-trace", &flags.simulated_trace_file}});
   const JsonDocument document = JsonDocument::parse_file(flags.scenario);
   const TrainingScenario scenario = with_context(
       flags.scenario, [&] { return load_training_scenario(document.root(), read_calibration(flags.calibration)); });
@@ -77,28 +74,22 @@ void run_plan_command(const PlanFlags& flags) {
   if (!scenario.description.empty()) fmt::print("{}\n", scenario.description);
   fmt::print("{}", render_dip_report(scenario, plan, options));
   if (!flags.json_file.empty()) {
-    with_context("--json", [&] {
-      write_file_atomically(flags.json_file,
-                            [&](std::ostream& out) { out << dip_plan_json(scenario, plan).dump(2) << '\n'; });
-    });
-    fmt::print("Wrote {}\n", flags.json_file);
+    write_output("--json", flags.json_file,
+                 [&](std::ostream& out) { out << dip_plan_json(scenario, plan).dump(2) << '\n'; });
   }
   if (!flags.trace_file.empty()) {
-    with_context("--trace", [&] {
-      write_file_atomically(flags.trace_file, [&](std::ostream& out) { write_stage_trace(out, scenario, plan); });
-    });
-    fmt::print("Wrote {} (open it in https://ui.perfetto.dev or chrome://tracing)\n", flags.trace_file);
+    write_output(
+        "--trace", flags.trace_file, [&](std::ostream& out) { write_stage_trace(out, scenario, plan); },
+        "(open it in https://ui.perfetto.dev or chrome://tracing)");
   }
+  const dip::SimulatedDipPlan& simulated = *plan.simulation;
   if (!flags.simulated_trace_file.empty()) {
-    const dip::SimulatedDipPlan simulated = dip::simulate_dip_plan(scenario, plan);
-    with_context("--simulated-trace", [&] {
-      write_file_atomically(flags.simulated_trace_file, [&](std::ostream& out) {
-        write_chrome_trace(out, simulated.graph.graph, simulated.result);
-      });
-    });
-    fmt::print("Wrote {} (compare it with weft live's measured trace: weft validate)\n", flags.simulated_trace_file);
+    write_output(
+        "--simulated-trace", flags.simulated_trace_file,
+        [&](std::ostream& out) { write_chrome_trace(out, simulated.graph.graph, simulated.result); },
+        "(compare it with weft live's measured trace: weft validate)");
   }
-  if (!flags.plan_file.empty()) write_execution_plan(flags.plan_file, dip::dip_execution_plan(scenario, plan));
+  if (!flags.plan_file.empty()) write_execution_plan(flags.plan_file, simulated.execution);
 }
 
 }  // namespace

@@ -7,7 +7,6 @@
 
 #include "simulator/core/json_cursor.hpp"
 #include "simulator/engine/engine.hpp"
-#include "simulator/io/atomic_file.hpp"
 #include "simulator/io/chrome_trace_writer.hpp"
 #include "simulator/io/progress_bar.hpp"
 #include "simulator/io/sweep_html.hpp"
@@ -39,22 +38,16 @@ void write_trace_of_best(const SweepFlags& flags, const PlanOutcome& best) {
   options.record_memory_timeline = true;
   options.reuse = !flags.reuse.no_reuse;
   const SimulationResult result = simulate(workload.graph, *workload.cost_model, options);
-  with_context("--trace-best", [&] {
-    write_file_atomically(flags.trace_best_file,
-                          [&](std::ostream& out) { write_chrome_trace(out, workload.graph, result); });
-  });
-  fmt::print("Wrote {} (the best plan's timeline)\n", flags.trace_best_file);
+  write_output(
+      "--trace-best", flags.trace_best_file,
+      [&](std::ostream& out) { write_chrome_trace(out, workload.graph, result); }, "(the best plan's timeline)");
 }
 
 void run_sweep_command(const SweepFlags& flags) {
-  const std::vector<std::pair<const char*, const std::string*>> outputs = {{"--csv", &flags.csv_file},
-                                                                           {"--json", &flags.json_file},
-                                                                           {"--html", &flags.html_file},
-                                                                           {"--trace-best", &flags.trace_best_file}};
-  for (const auto& [flag, file] : outputs) {
-    const std::string& path = *file;  // structured bindings are not captured by clang 14's lambdas
-    if (!path.empty()) with_context(flag, [&] { check_output_path(path); });
-  }
+  check_output_paths({{"--csv", &flags.csv_file},
+                      {"--json", &flags.json_file},
+                      {"--html", &flags.html_file},
+                      {"--trace-best", &flags.trace_best_file}});
   if (flags.top == 0) throw InputError("--top: expected at least 1");
   if (flags.threads < 0) throw InputError("--threads: expected at least 1");
 
@@ -85,25 +78,15 @@ void run_sweep_command(const SweepFlags& flags) {
     fmt::print("Checkpoint-restore: {} GPipe plans resumed from the checkpoint of their 1F1B plan\n", result.resumed);
   }
 
-  if (!flags.csv_file.empty()) {
-    with_context("--csv", [&] {
-      write_file_atomically(flags.csv_file, [&](std::ostream& out) { write_sweep_csv(out, result); });
-    });
-    fmt::print("Wrote {}\n", flags.csv_file);
-  }
+  if (!flags.csv_file.empty())
+    write_output("--csv", flags.csv_file, [&](std::ostream& out) { write_sweep_csv(out, result); });
   if (!flags.json_file.empty()) {
-    with_context("--json", [&] {
-      write_file_atomically(flags.json_file,
-                            [&](std::ostream& out) { out << sweep_json(base, gpus, result).dump(2) << '\n'; });
-    });
-    fmt::print("Wrote {}\n", flags.json_file);
+    write_output("--json", flags.json_file,
+                 [&](std::ostream& out) { out << sweep_json(base, gpus, result).dump(2) << '\n'; });
   }
   if (!flags.html_file.empty()) {
-    with_context("--html", [&] {
-      write_file_atomically(flags.html_file,
-                            [&](std::ostream& out) { write_sweep_html(out, base, gpus, result, flags.top); });
-    });
-    fmt::print("Wrote {}\n", flags.html_file);
+    write_output("--html", flags.html_file,
+                 [&](std::ostream& out) { write_sweep_html(out, base, gpus, result, flags.top); });
   }
   if (!flags.trace_best_file.empty()) {
     if (result.feasible > 0) {

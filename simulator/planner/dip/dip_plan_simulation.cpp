@@ -6,7 +6,8 @@
 namespace weft::dip {
 
 SimulatedDipPlan simulate_dip_plan(const TrainingScenario& scenario, const DipPlan& plan) {
-  SimulatedDipPlan out{plan_graph(dip_execution_plan(scenario, plan), scenario.cluster), {}};
+  SimulatedDipPlan out{dip_execution_plan(scenario, plan), {}, {}};
+  out.graph = plan_graph(out.execution, scenario.cluster);
   out.graph.cost_model->set_ideal_network(scenario.options.ideal_network);
   out.graph.cost_model->force_algorithm(scenario.options.collective_algorithm);
   out.result = simulate(out.graph.graph, *out.graph.cost_model);

@@ -1,7 +1,5 @@
 #include "simulator/planner/dip/dip_planner.hpp"
 
-#include "simulator/planner/dip/dip_plan_simulation.hpp"
-
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -10,6 +8,7 @@
 #include "simulator/core/input_error.hpp"
 #include "simulator/engine/engine.hpp"
 #include "simulator/io/format_units.hpp"
+#include "simulator/planner/dip/dip_plan_simulation.hpp"
 #include "simulator/workload/pipeline_schedule.hpp"
 #include "simulator/workload/training_workload.hpp"
 
@@ -309,7 +308,7 @@ DipPlan plan_dip(const TrainingScenario& scenario, const DipOptions& options) {
   slowest.replicas = std::move(outcomes);
   const TrainingWorkload workload = build_training_workload(scenario, {.name_ops = false});
   slowest.megatron_simulated = simulate(workload.graph, *workload.cost_model).makespan;
-  slowest.simulated = simulate_dip_plan(scenario, slowest).result.makespan;
+  slowest.simulation = std::make_shared<const SimulatedDipPlan>(simulate_dip_plan(scenario, slowest));
   return slowest;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,8 @@ struct ScheduleOutcome {
 };
 
 // One DP replica's batch under the scenario's schedule and as planned, on the stage model.
+struct SimulatedDipPlan;
+
 struct ReplicaOutcome {
   int replica = 0;
   TimeNs baseline = 0;
@@ -57,7 +60,8 @@ struct DipPlan {
   Bytes static_memory = 0;        // the most any rank holds for the whole iteration
   Bytes activation_limit = 0;     // what the memory limit leaves for activations
   TimeNs megatron_simulated = 0;  // the scenario's plan under the full simulator
-  TimeNs simulated = 0;           // this plan, as weft live runs it, under the full simulator
+  // This plan as weft live runs it, timed by the full simulator (dip_plan_simulation.hpp).
+  std::shared_ptr<const SimulatedDipPlan> simulation;
 };
 
 // PipeWeaver's planner (papers/001 §5-§6) for the batch of `scenario`: partitions the
