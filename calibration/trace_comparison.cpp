@@ -97,9 +97,17 @@ TraceComparison compare_traces(const TraceSummary& simulated, const TraceSummary
     const auto it = map.find(key);
     return it == map.end() ? 0.0 : it->second;
   };
+  std::vector<double> rates;  // measured / simulated compute, per stage both traces time
   for (int stage : stages) {
-    comparison.stages.push_back(
-        {"stage " + std::to_string(stage), value(simulated.compute_s, stage), value(measured.compute_s, stage)});
+    const ComparedValue compute = {"stage " + std::to_string(stage), value(simulated.compute_s, stage),
+                                   value(measured.compute_s, stage)};
+    if (compute.simulated_s > 0.0 && compute.measured_s > 0.0)
+      rates.push_back(compute.measured_s / compute.simulated_s);
+    comparison.stages.push_back(compute);
+  }
+  if (!rates.empty()) {
+    const auto [least, most] = std::minmax_element(rates.begin(), rates.end());
+    comparison.measured_stage_rate_spread = (*most - *least) / *least;
   }
   std::set<std::string> classes;
   for (const auto& [name, s] : simulated.class_s) classes.insert(name);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <utility>
@@ -20,7 +21,7 @@ namespace weft {
 // a stage (its TP, CP and DP peers) do the same work, so in a simulation it is 0; measured, it
 // shows a device that ran slower than its peers (on a shared host, a core the host lent elsewhere
 // for a while). The simulation assumes identical devices, so a measurement whose spread exceeds
-// kDisturbedRankSpread is called disturbed (undisturbed runs of the bundled CPU plans on a 2-core
+// kDisturbedSpread is called disturbed (undisturbed runs of the bundled CPU plans on a 2-core
 // machine stay within 3%, docs/ACCURACY.md).
 struct TraceSummary {
   double iteration_s = 0.0;
@@ -32,7 +33,7 @@ struct TraceSummary {
   double rank_spread = 0.0;
 };
 
-inline constexpr double kDisturbedRankSpread = 0.05;
+inline constexpr double kDisturbedSpread = 0.05;
 
 TraceSummary summarize_trace(const JsonCursor& root);
 
@@ -49,8 +50,17 @@ struct TraceComparison {
   std::vector<ComparedValue> stages;   // compute time per stage
   std::vector<ComparedValue> classes;  // op time per class, summed over stages
   double measured_rank_spread = 0.0;
+  // How far apart the stages computed relative to the simulation: (max - min) / min, over the
+  // stages both traces time, of measured / simulated compute time. Ranks of different stages do
+  // different work, which only the simulation can relate: on identical devices, and with a model
+  // whose error does not depend on the op mix, every stage computes at the same fraction of its
+  // simulated time. A pipeline of one rank per stage shows a slow device here and nowhere else. A
+  // spread can also come from the model mispredicting the ops of one stage more than another's.
+  double measured_stage_rate_spread = 0.0;
   std::pair<double, double> measured_range_s;
-  bool measured_disturbed() const { return measured_rank_spread > kDisturbedRankSpread; }
+  bool measured_disturbed() const {
+    return std::max(measured_rank_spread, measured_stage_rate_spread) > kDisturbedSpread;
+  }
 };
 
 // Stages and classes present in either trace are compared (zero where one lacks them).

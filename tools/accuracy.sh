@@ -72,22 +72,24 @@ makespan() { grep -o '"makespan_ns": *[0-9]*' "$1" | head -1 | grep -o '[0-9]*$'
 median_round() { sort -n | awk '{ line[NR] = $2 } END { if (NR) print line[int((NR + 1) / 2)] }'; }
 
 # Each plan is validated twice: on its median round, and on its median undisturbed round (weft
-# validate's verdict on how far apart the ranks of a stage computed, docs/live.md; rounds of
-# single-rank stages always count as undisturbed, since nothing shows their disturbance). The
-# pairs to validate are listed one file per line in $out/pairs.MODEL.KIND.
-echo "== rounds (iteration time, spread of compute time between ranks doing the same work)"
+# validate's verdict on how far apart the ranks of a stage computed, and the stages relative to
+# the calibrated simulation, docs/live.md). The pairs to validate are listed one file per line in
+# $out/pairs.MODEL.KIND.
+echo "== rounds (iteration time; spread of compute time between ranks doing the same work, and between stages relative to the simulation)"
 rm -f "$out"/pairs.*
 for name in "${names[@]}"; do
   rounds_of_plan=()
   for round in $(seq "$rounds"); do rounds_of_plan+=("$out/$name.calibrated.json" "$out/$name.live-$round.json"); done
   "$weft" validate "${rounds_of_plan[@]}" --json "$out/rounds.json" >/dev/null
   mapfile -t spreads < <(grep -o '"measured_rank_spread": *[0-9.e+-]*' "$out/rounds.json" | grep -o '[0-9.e+-]*$')
+  mapfile -t stage_spreads < <(grep -o '"measured_stage_rate_spread": *[0-9.e+-]*' "$out/rounds.json" |
+    grep -o '[0-9.e+-]*$')
   mapfile -t disturbed < <(grep -o '"measured_disturbed": *[a-z]*' "$out/rounds.json" | grep -o '[a-z]*$')
   all=""
   undisturbed=""
   for round in $(seq "$rounds"); do
     time_ns="$(makespan "$out/$name.live-$round.json")"
-    echo "$name round $round: $time_ns ns, ranks ${spreads[round - 1]} apart"
+    echo "$name round $round: $time_ns ns, ranks ${spreads[round - 1]} apart, stages ${stage_spreads[round - 1]} apart"
     all+="$time_ns $round"$'\n'
     if [ "${disturbed[round - 1]}" = false ]; then undisturbed+="$time_ns $round"$'\n'; fi
   done

@@ -49,9 +49,30 @@ TEST_CASE("a trace's rank spread compares the compute time of a stage's ranks", 
   const TraceComparison comparison = compare_traces(summary_of(1000, 1000, 3000), summary);
   CHECK(comparison.measured_rank_spread == Approx(0.25));
   CHECK(comparison.measured_disturbed());
-  const TraceComparison steady = compare_traces(summary, summary_of(1000, 1030, 3000));
+  // Stage 0 measured 1015 us per rank against 1000 simulated, stage 1 3090 against 3000: rates
+  // 1.015 and 1.03, 1.5% apart.
+  const TraceComparison steady = compare_traces(summary_of(1000, 1000, 3000), summary_of(1000, 1030, 3090));
   CHECK(steady.measured_rank_spread == Approx(0.03));
+  CHECK(steady.measured_stage_rate_spread == Approx(0.015 / 1.015));
   CHECK_FALSE(steady.measured_disturbed());
+}
+
+TEST_CASE("stages computing at different rates than simulated show a slow device of a pipeline", "[calibration]") {
+  const TraceSummary simulated = summary_of(1000, 1000, 3000);
+  // Stage 1's one rank took 3600 us where the simulation says 3000, stage 0's ranks as simulated:
+  // no stage has ranks that disagree, but the stages' rates, 1.0 and 1.2, are 20% apart.
+  const TraceComparison slow_stage = compare_traces(simulated, summary_of(1000, 1000, 3600));
+  CHECK(slow_stage.measured_rank_spread == 0.0);
+  CHECK(slow_stage.measured_stage_rate_spread == Approx(0.2));
+  CHECK(slow_stage.measured_disturbed());
+  // Every stage 20% over the simulation is the model's error, the same on every device.
+  const TraceComparison uniform = compare_traces(simulated, summary_of(1200, 1200, 3600));
+  CHECK(uniform.measured_stage_rate_spread == Approx(0.0).margin(1e-12));
+  CHECK_FALSE(uniform.measured_disturbed());
+  // A stage only one trace times has no rate: the other stage alone spreads nothing.
+  TraceSummary one_stage = summary_of(1000, 1000, 3600);
+  one_stage.compute_s.erase(1);
+  CHECK(compare_traces(simulated, one_stage).measured_stage_rate_spread == 0.0);
 }
 
 }  // namespace

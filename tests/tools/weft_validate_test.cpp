@@ -89,6 +89,32 @@ TEST_CASE("weft validate compares iteration, stage and class times and ranks pla
   CHECK_THAT(noisy.out, Contains("do not overlap): 0 of 1;"));
 }
 
+TEST_CASE("weft validate says when a pipeline's stages computed at different rates than simulated", "[cli][validate]") {
+  const TempDir dir;
+  // Two stages of one rank each: the second rank is relabelled as stage 1.
+  auto pipeline = [](double stage1_gemm_us) {
+    nlohmann::json t = nlohmann::json::parse(trace(2, 900, 100, 2'000'000));
+    for (auto& e : t["traceEvents"]) {
+      if (e["pid"] == 2 && e["name"] == "process_name") e["args"]["name"] = "stage 1 / tp 0 / dp 0 (x)";
+      if (e["pid"] == 2 && e["name"] == "g") e["dur"] = stage1_gemm_us;
+    }
+    return t.dump();
+  };
+  const auto sim = dir.write("sim.json", pipeline(900));
+  // Stage 1 computed 1100 + 100 us against 900 + 100 simulated, stage 0 as simulated: 20% apart.
+  const auto real = dir.write("real.json", pipeline(1100));
+  const auto json = dir.file("v.json");
+  const auto run = run_weft("validate '" + sim.string() + "' '" + real.string() + "' --json '" + json.string() + "'");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.out, Contains("the stages computed at rates 20.0% apart"));
+  CHECK_FALSE(Contains("differ by up to").match(run.out));
+  const auto v = nlohmann::json::parse(read_file(json));
+  CHECK(v["pairs"][0]["measured_stage_rate_spread"].get<double>() == Approx(0.2));
+  CHECK(v["pairs"][0]["measured_rank_spread"].get<double>() == 0.0);
+  CHECK(v["pairs"][0]["measured_disturbed"] == true);
+}
+
 TEST_CASE("weft validate rejects what is not a pair of weft traces", "[cli][validate]") {
   const TempDir dir;
   const auto sim = dir.write("sim.json", trace(1, 1, 1, 10));

@@ -68,11 +68,17 @@ void run_validate(const ValidateFlags& flags) {
     fmt::print("{}\n", render({c.iteration}, "iteration time"));
     fmt::print("{}\n", render(c.stages, "compute time per rank"));
     fmt::print("{}\n", render(c.classes, "op time per rank, by class"));
-    if (c.measured_disturbed()) {
+    if (c.measured_rank_spread > kDisturbedSpread) {
       fmt::print(
           "  Measured, ranks of one stage (the same work) differ by up to {:.1f}% in compute time: a device ran "
           "slower than its peers for a while; the simulation assumes identical devices.\n\n",
           100.0 * c.measured_rank_spread);
+    }
+    if (c.measured_stage_rate_spread > kDisturbedSpread) {
+      fmt::print(
+          "  Measured against simulated, the stages computed at rates {:.1f}% apart: a device ran slower than its "
+          "peers for a while, or the model mispredicts one stage's ops more than another's.\n\n",
+          100.0 * c.measured_stage_rate_spread);
     }
     simulated.push_back(c.iteration.simulated_s);
     measured.push_back(c.iteration.measured_s);
@@ -82,6 +88,7 @@ void run_validate(const ValidateFlags& flags) {
                      {"stages", values_json(c.stages)},
                      {"classes", values_json(c.classes)},
                      {"measured_rank_spread", c.measured_rank_spread},
+                     {"measured_stage_rate_spread", c.measured_stage_rate_spread},
                      {"measured_disturbed", c.measured_disturbed()}});
   }
   nlohmann::json json = {{"pairs", pairs}};
