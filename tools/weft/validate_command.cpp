@@ -138,7 +138,8 @@ void add_validate_command(CLI::App& app) {
       "validate",
       "Compare simulated timelines with measured ones (weft simulate --trace, weft live --trace): iteration time, "
       "compute time per pipeline stage and op time per class, with their errors, and how far apart the measured ranks "
-      "of a stage computed; for several plans, how well the simulation ranks them (docs/live.md).");
+      "of a stage computed, and the stages relative to the simulation; for several plans, how well the simulation "
+      "ranks them (docs/live.md).");
   command->add_option("TRACES", flags->traces, "SIMULATED MEASURED trace pairs, one pair per plan")->required();
   command->add_option("--json", flags->json_file, "Write the comparison as JSON to FILE")->type_name("FILE");
   command->callback([flags] { run_validate(*flags); });
