@@ -150,6 +150,9 @@ struct LiveExecutor::State {
         case ActionKind::isend:
         case ActionKind::irecv:
           transfer(action);
+          // What a launch completes (a receive whose message had arrived, a send MPI buffered)
+          // is seen now, not after the stage's next op.
+          poll();
           break;
         case ActionKind::wait_isend:
         case ActionKind::wait_irecv:

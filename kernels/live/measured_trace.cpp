@@ -88,6 +88,24 @@ std::int64_t last_launch(const ExecutionPlan& plan, const SpanIndex& index, cons
   return latest;
 }
 
+// When a transfer was over, as far as its two ends saw: a rank sees a message's end when it next
+// tests or waits for it, which may be long after (a rank tests between its ops, some of them
+// 100 ms long), so a send ends at the earlier of the two ends' sightings. A sender may learn
+// that a large message has arrived only at its next test, while a receiver already waiting for
+// it sees the end at once.
+std::int64_t send_end(const ExecutionPlan& plan, const SpanIndex& index, std::size_t rank, const TimedSpan& span) {
+  const RankCoordinates c = plan.dims.coordinates_of(static_cast<std::int64_t>(rank));
+  std::int64_t end = span.end_ns;
+  for (const PlanAction& action : plan.programs[static_cast<std::size_t>(plan.program_of_rank[rank])].actions) {
+    if (action.kind != ActionKind::isend || kTransferSpan + action.transfer != span.id) continue;
+    const auto peer = static_cast<std::size_t>(plan.dims.rank_of({c.tp, c.cp, c.dp, action.peer_stage}));
+    if (peer >= index.size()) continue;
+    if (const auto received = index[peer].find(span.id); received != index[peer].end())
+      end = std::min(end, received->second.end_ns);
+  }
+  return end;
+}
+
 }  // namespace
 
 nlohmann::json measured_trace_json(const ExecutionPlan& plan, const std::vector<std::vector<TimedSpan>>& spans,
@@ -130,8 +148,10 @@ nlohmann::json measured_trace_json(const ExecutionPlan& plan, const std::vector<
                              {"shape", s.work.shape}};
       if (!s.group.empty()) args["group"] = s.group;
       std::int64_t start = span.start_ns;
+      std::int64_t end = span.end_ns;
+      if (s.work.op_class == OpClass::send) end = std::max(span.start_ns, send_end(plan, index, rank, span));
       if (category_of(s.work.op_class) == OpCategory::communication) {
-        start = std::min(span.end_ns, last_launch(plan, index, collectives, rank, span.id, s));
+        start = std::min(end, last_launch(plan, index, collectives, rank, span.id, s));
         args["waited_us"] = microseconds(start - span.start_ns);
       }
       events.push_back({{"name", s.name},
@@ -140,7 +160,7 @@ nlohmann::json measured_trace_json(const ExecutionPlan& plan, const std::vector<
                         {"pid", pid},
                         {"tid", thread->second},
                         {"ts", microseconds(start)},
-                        {"dur", microseconds(span.end_ns - start)},
+                        {"dur", microseconds(end - start)},
                         {"args", args}});
     }
   }

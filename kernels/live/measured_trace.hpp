@@ -25,7 +25,8 @@ struct MeasuredRunInfo {
 // and transfer named as in the plan, with the same args; otherData carries makespan_ns (the
 // traced iteration's time) and the measured iterations. `spans[r]` are rank r's spans.
 // A communication op's span starts when its last participant launched it, as the simulator
-// starts it; the time the rank waited before that is in its args (waited_us).
+// starts it; the time the rank waited before that is in its args (waited_us). A send ends when
+// the first of its two ends saw it complete.
 nlohmann::json measured_trace_json(const ExecutionPlan& plan, const std::vector<std::vector<TimedSpan>>& spans,
                                    const MeasuredRunInfo& info);
 
