@@ -17,6 +17,13 @@ PlanAction transfer_action(ActionKind kind, int peer_stage) {
   return action;
 }
 
+PlanOp gemm_op() {
+  PlanOp gemm;
+  gemm.name = "gemm";
+  gemm.work = gemm_work(64, 64, 64, Dtype::bf16);
+  return gemm;
+}
+
 PlanAction forward_with(const PlanOp& op) {
   PlanAction action;
   action.kind = ActionKind::forward_stage;
@@ -28,9 +35,7 @@ PlanAction forward_with(const PlanOp& op) {
 // Two pipeline stages of one rank each: stage 0 runs a GEMM and sends its activation to stage 1,
 // which receives it and runs a GEMM.
 ExecutionPlan two_stage_plan() {
-  PlanOp gemm;
-  gemm.name = "gemm";
-  gemm.work = gemm_work(64, 64, 64, Dtype::bf16);
+  const PlanOp gemm = gemm_op();
   ExecutionPlan plan;
   plan.dims.pp = 2;
   plan.programs.resize(2);
@@ -45,16 +50,13 @@ ExecutionPlan two_stage_plan() {
 
 // Two TP ranks of one stage, each a GEMM and then an all-reduce over "tp".
 ExecutionPlan tensor_parallel_plan() {
-  PlanOp gemm;
-  gemm.name = "gemm";
-  gemm.work = gemm_work(64, 64, 64, Dtype::bf16);
   PlanOp reduce;
   reduce.id = 1;
   reduce.name = "tp all-reduce";
   reduce.work.op_class = OpClass::allreduce;
   reduce.work.network_bytes = 4096;
   reduce.group = "tp";
-  PlanAction stage = forward_with(gemm);
+  PlanAction stage = forward_with(gemm_op());
   stage.ops.push_back(reduce);
   ExecutionPlan plan;
   plan.dims.tp = 2;
