@@ -58,14 +58,13 @@ BenchPlan plan_bench(const BenchFlags& flags, const cpu::MpiJob& job) {
 }
 
 void write_cluster_spec(const std::string& file, const MeasurementSet& set) {
-  with_context("--cluster-spec", [&] {
-    const nlohmann::json spec = cluster_spec_json(
-        derive_cluster_spec(set), "One node of " + std::to_string(set.ranks) + " ranks of '" + set.device +
-                                      "', derived by weft bench on " + set.timestamp +
-                                      ": peaks are the best measured rates, links the fitted send latency and "
-                                      "bandwidth, every efficiency 1");
-    write_file_atomically(file, [&](std::ostream& out) { out << spec.dump(2) << '\n'; });
-  });
+  const std::string description = "One node of " + std::to_string(set.ranks) + " ranks of '" + set.device +
+                                  "', derived by weft bench on " + set.timestamp +
+                                  ": peaks are the best measured rates, links the fitted send latency and bandwidth, "
+                                  "every efficiency 1";
+  const nlohmann::json spec =
+      with_context("--cluster-spec", [&] { return cluster_spec_json(derive_cluster_spec(set), description); });
+  write_output("--cluster-spec", file, [&](std::ostream& out) { out << spec.dump(2) << '\n'; });
 }
 
 void run_bench_command(const BenchFlags& flags) {
@@ -98,16 +97,11 @@ void run_bench_command(const BenchFlags& flags) {
         set.quick = plan->suite.quick;
         set.warmup = plan->options.warmup;
         set.samples = plan->options.samples;
-        with_context("-o", [&] {
-          write_file_atomically(flags.output,
-                                [&](std::ostream& out) { out << measurements_json(set).dump(1) << '\n'; });
-        });
-        if (!flags.cluster_spec.empty()) write_cluster_spec(flags.cluster_spec, set);
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        fmt::print("weft bench: {} cases on {} ({} backend, {} rank{}) in {:.1f} s\nWrote {}\n",
-                   set.measurements.size(), set.device, set.backend, set.ranks, set.ranks == 1 ? "" : "s", seconds,
-                   flags.output);
-        if (!flags.cluster_spec.empty()) fmt::print("Wrote {}\n", flags.cluster_spec);
+        fmt::print("weft bench: {} cases on {} ({} backend, {} rank{}) in {:.1f} s\n", set.measurements.size(),
+                   set.device, set.backend, set.ranks, set.ranks == 1 ? "" : "s", seconds);
+        write_output("-o", flags.output, [&](std::ostream& out) { out << measurements_json(set).dump(1) << '\n'; });
+        if (!flags.cluster_spec.empty()) write_cluster_spec(flags.cluster_spec, set);
       });
 }
 

@@ -57,11 +57,9 @@ void run_calibrate(const CalibrateFlags& flags) {
         "collective model of the device's best measured rates):\n{}",
         render_holdout(calibration.holdout));
   }
-  with_context("-o", [&] {
-    write_file_atomically(
-        flags.output, [&](std::ostream& out) { out << profile_json(calibration, utc_timestamp()).dump(1) << '\n'; });
-  });
-  fmt::print("Wrote {} (use it with --calibration)\n", flags.output);
+  write_output(
+      "-o", flags.output, [&](std::ostream& out) { out << profile_json(calibration, utc_timestamp()).dump(1) << '\n'; },
+      "(use it with --calibration)");
 }
 
 }  // namespace

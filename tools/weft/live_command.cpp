@@ -36,7 +36,7 @@ LiveSetup prepare_live(const LiveFlags& flags, const cpu::MpiJob& job) {
   setup.backend = backend_options(flags.rank, job);
   if (flags.warmup < 0) throw InputError("--warmup: expected 0 or more iterations");
   if (flags.iterations < 1) throw InputError("--iterations: expected at least 1 iteration");
-  if (!flags.trace_file.empty()) with_context("--trace", [&] { check_output_path(flags.trace_file); });
+  check_output_paths({{"--trace", &flags.trace_file}});
   const JsonDocument document = JsonDocument::parse_file(flags.plan);
   setup.plan = with_context(flags.plan, [&] { return read_execution_plan(document.root()); });
   with_context(flags.plan, [&] { LiveExecutor::check(setup.plan, job.size()); });
@@ -83,13 +83,10 @@ void run_live(const LiveFlags& flags) {
                  if (flags.trace_file.empty()) return;
                  const MeasuredRunInfo info{backend->device().backend, backend->device().name, setup->options.warmup,
                                             run.iteration_ns, run.median_iteration};
-                 with_context("--trace", [&] {
-                   write_file_atomically(flags.trace_file, [&](std::ostream& out) {
-                     out << measured_trace_json(setup->plan, spans, info).dump() << '\n';
-                   });
-                 });
-                 fmt::print("Wrote {} (the median iteration's timeline; compare it with weft validate)\n",
-                            flags.trace_file);
+                 write_output(
+                     "--trace", flags.trace_file,
+                     [&](std::ostream& out) { out << measured_trace_json(setup->plan, spans, info).dump() << '\n'; },
+                     "(the median iteration's timeline; compare it with weft validate)");
                });
 }
 

@@ -47,16 +47,13 @@ class Stopwatch {
 void write_outputs(const SimulateFlags& flags, const Graph& graph, const SimulationResult& result,
                    const nlohmann::json& json) {
   if (!flags.json_file.empty()) {
-    with_context("--json", [&] {
-      write_file_atomically(flags.json_file, [&](std::ostream& out) { out << json.dump(2) << '\n'; });
-    });
-    fmt::print("\nWrote {}\n", flags.json_file);
+    fmt::print("\n");
+    write_output("--json", flags.json_file, [&](std::ostream& out) { out << json.dump(2) << '\n'; });
   }
   if (!flags.trace_file.empty()) {
-    with_context("--trace", [&] {
-      write_file_atomically(flags.trace_file, [&](std::ostream& out) { write_chrome_trace(out, graph, result); });
-    });
-    fmt::print("Wrote {} (open it in https://ui.perfetto.dev or chrome://tracing)\n", flags.trace_file);
+    write_output(
+        "--trace", flags.trace_file, [&](std::ostream& out) { write_chrome_trace(out, graph, result); },
+        "(open it in https://ui.perfetto.dev or chrome://tracing)");
   }
 }
 
@@ -107,11 +104,9 @@ void run_training(const SimulateFlags& flags, const JsonCursor& root, const Simu
 }
 
 void run_simulate(const SimulateFlags& flags) {
-  if (!flags.trace_file.empty()) with_context("--trace", [&] { check_output_path(flags.trace_file); });
-  if (!flags.json_file.empty()) with_context("--json", [&] { check_output_path(flags.json_file); });
-  if (!flags.plan_file.empty()) {
-    with_context("--emit-plan", [&] { check_output_path(flags.plan_file); });
-    if (flags.reuse.no_reuse) throw InputError("--emit-plan: plans are read off the passes --no-reuse does not build");
+  check_output_paths({{"--trace", &flags.trace_file}, {"--json", &flags.json_file}, {"--emit-plan", &flags.plan_file}});
+  if (!flags.plan_file.empty() && flags.reuse.no_reuse) {
+    throw InputError("--emit-plan: plans are read off the passes --no-reuse does not build");
   }
 
   const JsonDocument document = JsonDocument::parse_file(flags.scenario);

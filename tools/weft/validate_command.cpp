@@ -53,7 +53,7 @@ void run_validate(const ValidateFlags& flags) {
     throw InputError("expected pairs of traces, SIMULATED MEASURED, got " + std::to_string(flags.traces.size()) +
                      " files");
   }
-  if (!flags.json_file.empty()) with_context("--json", [&] { check_output_path(flags.json_file); });
+  check_output_paths({{"--json", &flags.json_file}});
   std::vector<TraceComparison> comparisons;
   for (std::size_t i = 0; i < flags.traces.size(); i += 2) {
     comparisons.push_back(compare_traces(read_trace(flags.traces[i]), read_trace(flags.traces[i + 1])));
@@ -123,10 +123,7 @@ void run_validate(const ValidateFlags& flags) {
                      {"resolved_pairs_ordered_alike", resolved.agreeing}};
   }
   if (!flags.json_file.empty()) {
-    with_context("--json", [&] {
-      write_file_atomically(flags.json_file, [&](std::ostream& out) { out << json.dump(2) << '\n'; });
-    });
-    fmt::print("Wrote {}\n", flags.json_file);
+    write_output("--json", flags.json_file, [&](std::ostream& out) { out << json.dump(2) << '\n'; });
   }
 }
 
