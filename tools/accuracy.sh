@@ -7,7 +7,7 @@
 # among those its ranks ran undisturbed, are validated against the simulation with the default
 # model (the derived cluster spec) and with the profile. A shared machine's speed drifts over
 # minutes: the rounds spread the benches and every plan's runs over the same stretch of time.
-# About 4.5 minutes a round on 2 cores; run it on an otherwise idle machine.
+# 2.5 to 4.5 minutes a round on 2 cores, depending on the host; run it on an otherwise idle machine.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/setup.sh"
 
