@@ -4,14 +4,15 @@
 # runs ROUNDS rounds (default 3), each a bench of the CPU on two MPI ranks (one per core)
 # followed by every cpu-gpt-* plan live for 5 timed iterations, one plan after the other. The
 # profile is fitted to all the rounds' benches; each plan's median round, and its median round
-# among those its ranks ran undisturbed, are validated against the simulation with the default
-# model (the derived cluster spec) and with the profile. A shared machine's speed drifts over
-# minutes: the rounds spread the benches and every plan's runs over the same stretch of time.
+# among its undisturbed ones (docs/ACCURACY.md), are validated against the simulation with the
+# default model (the derived cluster spec) and with the profile. A shared machine's speed drifts
+# over minutes: the rounds spread the benches and every plan's runs over the same stretch of time.
 # 2.5 to 4.5 minutes a round on 2 cores, depending on the host; run it on an otherwise idle machine.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/setup.sh"
 
-if [ $# -lt 1 ] || [ $# -gt 2 ] || [ "$1" = "-h" ] || [ "$1" = "--help" ]; then weft_usage 2 11; fi
+weft_help_if_asked "$@"
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then weft_usage; fi
 out="$1"
 rounds="${2:-3}"
 weft_require_positive_integer ROUNDS "$rounds"

@@ -14,7 +14,8 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/setup.sh"
 
-if [ $# -lt 1 ] || [ $# -gt 2 ] || [ "$1" = "-h" ] || [ "$1" = "--help" ]; then weft_usage 2 9; fi
+weft_help_if_asked "$@"
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then weft_usage; fi
 out="$1"
 iterations="${2:-40}"
 weft_require_positive_integer ITERATIONS "$iterations"

@@ -8,7 +8,8 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/setup.sh"
 
-if [ $# -ne 1 ] || [ "$1" = "-h" ] || [ "$1" = "--help" ]; then weft_usage 2 7; fi
+weft_help_if_asked "$@"
+if [ $# -ne 1 ]; then weft_usage; fi
 out="$1"
 
 weft_install_packages

@@ -55,10 +55,16 @@ weft_build() {
   fi
 }
 
-# Prints lines FIRST to LAST of the calling script's header comment (its usage) and exits 2.
+# Prints the calling script's header comment (the comment lines after the #! line: its usage) and
+# exits with STATUS (default 2: a usage error; 0 when help was asked for).
 weft_usage() {
-  sed -n "$1,$2p" "$0" | sed 's/^# \{0,1\}//'
-  exit 2
+  awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$0"
+  exit "${1:-2}"
+}
+
+# Prints the usage and exits 0 when the first argument asks for help.
+weft_help_if_asked() {
+  case "${1:-}" in -h | --help) weft_usage 0 ;; esac
 }
 
 # Exits 2 with a message unless VALUE ($2) is a positive integer; NAME ($1) says what it is.
