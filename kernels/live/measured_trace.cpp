@@ -17,6 +17,7 @@ struct SpanSource {
   std::string stream;
   OpWork work;
   std::string group;
+  int peer_stage = -1;  // transfers: the pipeline stage of the other end
 };
 
 std::map<std::uint32_t, SpanSource> span_sources(const PlanProgram& program) {
@@ -31,6 +32,7 @@ std::map<std::uint32_t, SpanSource> span_sources(const PlanProgram& program) {
       source.work.network_bytes = action.bytes;
       source.work.shape = {action.bytes};
       source.group = "pp";
+      source.peer_stage = action.peer_stage;
       sources[kTransferSpan + action.transfer] = source;
     }
   }
@@ -38,6 +40,13 @@ std::map<std::uint32_t, SpanSource> span_sources(const PlanProgram& program) {
 }
 
 double microseconds(std::int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+
+// The rank at the other end of a transfer of `rank`: the one of the peer stage with its other
+// coordinates.
+std::size_t transfer_peer(const ExecutionPlan& plan, std::size_t rank, const SpanSource& transfer) {
+  const RankCoordinates c = plan.dims.coordinates_of(static_cast<std::int64_t>(rank));
+  return static_cast<std::size_t>(plan.dims.rank_of({c.tp, c.cp, c.dp, transfer.peer_stage}));
+}
 
 // Spans by id, per rank.
 using SpanIndex = std::vector<std::map<std::uint32_t, TimedSpan>>;
@@ -69,13 +78,7 @@ std::int64_t last_launch(const ExecutionPlan& plan, const SpanIndex& index, cons
     if (span != index[member].end()) latest = std::max(latest, span->second.start_ns);
   };
   if (id >= kTransferSpan) {
-    const auto& program = plan.programs[static_cast<std::size_t>(plan.program_of_rank[rank])];
-    for (const PlanAction& action : program.actions) {
-      if ((action.kind == ActionKind::isend || action.kind == ActionKind::irecv) &&
-          kTransferSpan + action.transfer == id) {
-        consider(static_cast<std::size_t>(plan.dims.rank_of({c.tp, c.cp, c.dp, action.peer_stage})), id);
-      }
-    }
+    consider(transfer_peer(plan, rank, source), id);
     return latest;
   }
   const auto kind = kCommGroupKindNames.parse(source.group);
@@ -93,17 +96,12 @@ std::int64_t last_launch(const ExecutionPlan& plan, const SpanIndex& index, cons
 // 100 ms long), so a send ends at the earlier of the two ends' sightings. A sender may learn
 // that a large message has arrived only at its next test, while a receiver already waiting for
 // it sees the end at once.
-std::int64_t send_end(const ExecutionPlan& plan, const SpanIndex& index, std::size_t rank, const TimedSpan& span) {
-  const RankCoordinates c = plan.dims.coordinates_of(static_cast<std::int64_t>(rank));
-  std::int64_t end = span.end_ns;
-  for (const PlanAction& action : plan.programs[static_cast<std::size_t>(plan.program_of_rank[rank])].actions) {
-    if (action.kind != ActionKind::isend || kTransferSpan + action.transfer != span.id) continue;
-    const auto peer = static_cast<std::size_t>(plan.dims.rank_of({c.tp, c.cp, c.dp, action.peer_stage}));
-    if (peer >= index.size()) continue;
-    if (const auto received = index[peer].find(span.id); received != index[peer].end())
-      end = std::min(end, received->second.end_ns);
-  }
-  return end;
+std::int64_t send_end(const ExecutionPlan& plan, const SpanIndex& index, std::size_t rank, const TimedSpan& span,
+                      const SpanSource& source) {
+  const std::size_t peer = transfer_peer(plan, rank, source);
+  if (peer >= index.size()) return span.end_ns;
+  const auto received = index[peer].find(span.id);
+  return received == index[peer].end() ? span.end_ns : std::min(span.end_ns, received->second.end_ns);
 }
 
 }  // namespace
@@ -149,7 +147,7 @@ nlohmann::json measured_trace_json(const ExecutionPlan& plan, const std::vector<
       if (!s.group.empty()) args["group"] = s.group;
       std::int64_t start = span.start_ns;
       std::int64_t end = span.end_ns;
-      if (s.work.op_class == OpClass::send) end = std::max(span.start_ns, send_end(plan, index, rank, span));
+      if (s.work.op_class == OpClass::send) end = std::max(span.start_ns, send_end(plan, index, rank, span, s));
       if (category_of(s.work.op_class) == OpCategory::communication) {
         start = std::min(end, last_launch(plan, index, collectives, rank, span.id, s));
         args["waited_us"] = microseconds(start - span.start_ns);

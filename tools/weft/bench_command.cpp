@@ -53,7 +53,7 @@ BenchPlan plan_bench(const BenchFlags& flags, const cpu::MpiJob& job) {
   plan.options.samples = flags.samples > 0 ? flags.samples : (flags.quick ? 3 : 5);
   plan.options.timeout = timeout(flags.rank);
   with_context("-o", [&] { check_output_path(flags.output); });
-  if (!flags.cluster_spec.empty()) with_context("--cluster-spec", [&] { check_output_path(flags.cluster_spec); });
+  check_output_paths({{"--cluster-spec", &flags.cluster_spec}});
   return plan;
 }
 

@@ -82,11 +82,10 @@ void write_output(const char* flag, const std::string& file, const std::function
 }
 
 void write_execution_plan(const std::string& file, const ExecutionPlan& plan) {
-  with_context("--emit-plan", [&] {
-    write_file_atomically(file, [&](std::ostream& out) { out << execution_plan_json(plan).dump() << '\n'; });
-  });
-  fmt::print("Wrote {} (the execution plan of {} rank{}; run it with mpirun -np {} weft live)\n", file,
-             plan.world_size(), plan.world_size() == 1 ? "" : "s", plan.world_size());
+  write_output(
+      "--emit-plan", file, [&](std::ostream& out) { out << execution_plan_json(plan).dump() << '\n'; },
+      fmt::format("(the execution plan of {} rank{}; run it with mpirun -np {} weft live)", plan.world_size(),
+                  plan.world_size() == 1 ? "" : "s", plan.world_size()));
 }
 
 }  // namespace weft::cli

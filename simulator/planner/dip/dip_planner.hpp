@@ -34,9 +34,9 @@ struct ScheduleOutcome {
   Bytes peak_activations = 0;  // the most any rank holds at once
 };
 
-// One DP replica's batch under the scenario's schedule and as planned, on the stage model.
 struct SimulatedDipPlan;
 
+// One DP replica's batch under the scenario's schedule and as planned, on the stage model.
 struct ReplicaOutcome {
   int replica = 0;
   TimeNs baseline = 0;
