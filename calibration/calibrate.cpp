@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -21,7 +22,7 @@ MeasurementSet merge(const std::vector<MeasurementFile>& files) {
   if (files.empty()) throw InputError("expected at least one measurement file");
   MeasurementSet merged = files.front().set;
   merged.measurements.clear();
-  std::map<std::tuple<OpClass, Dtype, std::vector<std::int64_t>, MeasurementSplit>, std::size_t> index;
+  std::map<std::tuple<OpClass, Dtype, Kernel, std::vector<std::int64_t>, MeasurementSplit, bool>, std::size_t> index;
   for (const MeasurementFile& file : files) {
     if (file.set.backend != merged.backend || file.set.device != merged.device) {
       throw InputError(
@@ -31,7 +32,8 @@ MeasurementSet merge(const std::vector<MeasurementFile>& files) {
     }
     merged.ranks = std::max(merged.ranks, file.set.ranks);
     for (const Measurement& m : file.set.measurements) {
-      const auto [it, inserted] = index.try_emplace({m.op, m.dtype, m.shape, m.split}, merged.measurements.size());
+      const auto [it, inserted] =
+          index.try_emplace({m.op, m.dtype, m.kernel, m.shape, m.split, m.grid}, merged.measurements.size());
       if (inserted) {
         merged.measurements.push_back(m);
       } else {
@@ -45,6 +47,65 @@ MeasurementSet merge(const std::vector<MeasurementFile>& files) {
 
 std::string dtype_name(Dtype dtype) { return std::string(kDtypeNames.name(dtype)); }
 
+std::vector<double> shape_point(const Measurement& m) { return {m.shape.begin(), m.shape.end()}; }
+
+std::string kernel_suffix(Kernel kernel) {
+  return kernel == Kernel::any ? "" : " " + std::string(kKernelNames.name(kernel));
+}
+
+// The GEMM efficiency of one dtype: the table through the grid measurements, the layout factors
+// and points of the measurements off the grid (`skip`, when given, is left out: leave-one-out).
+GemmEfficiency fit_gemm(const std::vector<const Measurement*>& measurements, double peak, const std::string& what,
+                        const Measurement* skip = nullptr) {
+  GemmEfficiency model;
+  std::vector<GridSample> grid;
+  std::optional<Kernel> grid_layout;
+  for (const Measurement* m : measurements) {
+    if (!m->grid) continue;
+    if (grid_layout && *grid_layout != m->kernel) {
+      throw InputError(fmt::format("{}: the grid mixes layouts {} and {} (mark one layout's shapes \"grid\": false)",
+                                   what, kKernelNames.name(*grid_layout), kKernelNames.name(m->kernel)));
+    }
+    grid_layout = m->kernel;
+    grid.push_back({shape_point(*m), nominal_flops(m->op, m->shape) / (m->median_s() * peak)});
+  }
+  if (grid.empty()) throw InputError(what + ": every GEMM measurement is off the grid (\"grid\": false)");
+  model.grid = fit_grid_table(grid, {"m", "n", "k"}, what);
+  model.grid_layout = *grid_layout;
+  // A shape measured off the grid is a point: the mean efficiency of every measurement of its
+  // layout and shape, on the grid or off it.
+  using PointKey = std::tuple<Kernel, std::int64_t, std::int64_t, std::int64_t>;
+  std::map<PointKey, std::pair<double, int>> point_sums;
+  for (const Measurement* m : measurements) {
+    if (!m->grid && m != skip) point_sums[{m->kernel, m->shape[0], m->shape[1], m->shape[2]}] = {0.0, 0};
+  }
+  std::map<Kernel, std::pair<double, int>> log_ratios;
+  for (const Measurement* m : measurements) {
+    if (m == skip) continue;
+    const double efficiency = nominal_flops(m->op, m->shape) / (m->median_s() * peak);
+    const auto point = point_sums.find({m->kernel, m->shape[0], m->shape[1], m->shape[2]});
+    if (point != point_sums.end()) {
+      point->second.first += efficiency;
+      ++point->second.second;
+    }
+    if (m->grid || m->kernel == model.grid_layout) continue;  // the table is this layout's own measurement
+    auto& [sum, count] = log_ratios[m->kernel];
+    sum += std::log(efficiency / model.grid.at(shape_point(*m)));
+    ++count;
+  }
+  for (const auto& [key, sum] : point_sums) model.points[key] = sum.first / sum.second;
+  for (const auto& [layout, ratio] : log_ratios) model.layout_factors[layout] = std::exp(ratio.first / ratio.second);
+  return model;
+}
+
+std::map<Dtype, std::vector<const Measurement*>> fitted_gemms(const MeasurementSet& set) {
+  std::map<Dtype, std::vector<const Measurement*>> gemms;
+  for (const Measurement& m : set.measurements) {
+    if (m.split == MeasurementSplit::fit && m.op == OpClass::gemm) gemms[m.dtype].push_back(&m);
+  }
+  return gemms;
+}
+
 std::shared_ptr<CalibratedCostModel> fit(const MeasurementSet& set) {
   auto model = std::make_shared<CalibratedCostModel>(set.device);
   const auto peaks = best_flops(set.measurements);
@@ -52,45 +113,53 @@ std::shared_ptr<CalibratedCostModel> fit(const MeasurementSet& set) {
   for (const auto& [dtype, flops] : peaks) model->set_peak_flops(dtype, flops);
   for (const auto& [dtype, bandwidth] : bandwidths) model->set_memory_bandwidth(dtype, bandwidth);
 
-  std::map<Dtype, std::vector<GridSample>> gemm;
   std::map<CalibratedCostModel::AttentionKey, std::vector<GridSample>> attention;
   std::map<Dtype, std::vector<GridSample>> memory;
+  std::map<CalibratedCostModel::KernelKey, std::vector<GridSample>> memory_kernels;
   std::map<CalibratedCostModel::CommunicationKey, std::vector<SizeTime>> communication;
   for (const Measurement& m : set.measurements) {
-    if (m.split != MeasurementSplit::fit) continue;
+    if (m.split != MeasurementSplit::fit || m.op == OpClass::gemm) continue;
     const double t = m.median_s();
-    switch (m.op) {
-      case OpClass::gemm:
-        gemm[m.dtype].push_back(
-            {{static_cast<double>(m.shape[0]), static_cast<double>(m.shape[1]), static_cast<double>(m.shape[2])},
-             nominal_flops(m.op, m.shape) / (t * peaks.at(m.dtype))});
-        break;
-      case OpClass::attention_fwd:
-      case OpClass::attention_bwd: {
-        const auto point = attention_table_point(m.shape);
-        attention[{m.op, m.dtype, m.field("causal") != 0}].push_back(
-            {{point.begin(), point.end()}, nominal_flops(m.op, m.shape) / (t * peaks.at(m.dtype))});
-        break;
+    if (m.op == OpClass::attention_fwd || m.op == OpClass::attention_bwd) {
+      const auto point = attention_table_point(m.shape);
+      attention[{m.op, m.dtype, m.field("causal") != 0, m.kernel}].push_back(
+          {{point.begin(), point.end()}, nominal_flops(m.op, m.shape) / (t * peaks.at(m.dtype))});
+    } else if (is_memory_bound_measurement(m)) {
+      const double efficiency = memory_bound_bytes(m) / (t * bandwidths.at(m.dtype));
+      if (m.kernel == Kernel::any) {
+        memory[m.dtype].push_back({{memory_bound_bytes(m)}, efficiency});
+      } else {
+        const OpWork work = compute_measurement_work(m);
+        memory_kernels[{m.kernel, m.dtype}].push_back({{work.shape.begin(), work.shape.end()}, efficiency});
       }
-      case OpClass::elementwise:
-        memory[m.dtype].push_back({{memory_bound_bytes(m)}, memory_bound_bytes(m) / (t * bandwidths.at(m.dtype))});
-        break;
-      default:
-        communication[{m.op, static_cast<int>(m.field("group_size"))}].push_back(
-            {static_cast<double>(m.field("bytes")), t});
+    } else {
+      communication[{m.op, static_cast<int>(m.field("group_size"))}].push_back(
+          {static_cast<double>(m.field("bytes")), t});
     }
   }
-  for (const auto& [dtype, samples] : gemm) {
-    model->set_gemm(dtype, fit_grid_table(samples, {"m", "n", "k"}, "gemm " + dtype_name(dtype)));
+  for (const auto& [dtype, gemms] : fitted_gemms(set)) {
+    model->set_gemm(dtype, fit_gemm(gemms, peaks.at(dtype), "gemm " + dtype_name(dtype)));
   }
   for (const auto& [key, samples] : attention) {
-    const auto& [pass, dtype, causal] = key;
-    const std::string what =
-        fmt::format("{} {}{}", kOpClassNames.name(pass), dtype_name(dtype), causal ? " causal" : "");
-    model->set_attention(pass, dtype, causal, fit_grid_table(samples, {"batch x heads", "sequence", "head_dim"}, what));
+    const auto& [pass, dtype, causal, kernel] = key;
+    const std::string what = fmt::format("{} {}{}{}", kOpClassNames.name(pass), dtype_name(dtype),
+                                         causal ? " causal" : "", kernel_suffix(kernel));
+    model->set_attention(pass, dtype, causal, fit_grid_table(samples, {"batch x heads", "sequence", "head_dim"}, what),
+                         kernel);
   }
   for (const auto& [dtype, samples] : memory) {
     model->set_memory_bound(dtype, fit_grid_table(samples, {"bytes"}, "elementwise " + dtype_name(dtype)));
+  }
+  for (const auto& [key, samples] : memory_kernels) {
+    const auto& [kernel, dtype] = key;
+    const std::vector<std::string> axes = samples.front().point.size() == 1 ? std::vector<std::string>{"parameters"}
+                                                                            : std::vector<std::string>{"rows", "width"};
+    // A kernel's shapes whose measurement was left out (tools/reference-measurements.py) take the
+    // efficiency of the nearest measured shapes.
+    model->set_memory_kernel(
+        kernel, dtype,
+        fit_grid_table(samples, axes, std::string(kKernelNames.name(kernel)) + " " + dtype_name(dtype),
+                       GridGaps::nearest));
   }
   for (const auto& [key, points] : communication) {
     try {
@@ -107,7 +176,36 @@ std::string holdout_group(const Measurement& m) {
     return fmt::format("{} ({} ranks)", kOpClassNames.name(m.op), m.field("group_size"));
   }
   const bool causal = (m.op == OpClass::attention_fwd || m.op == OpClass::attention_bwd) && m.field("causal") != 0;
-  return fmt::format("{} {}{}", kOpClassNames.name(m.op), dtype_name(m.dtype), causal ? " causal" : "");
+  return fmt::format("{} {}{}{}", kOpClassNames.name(m.op), dtype_name(m.dtype), causal ? " causal" : "",
+                     kernel_suffix(m.kernel));
+}
+
+void add_error(std::map<std::string, HoldoutErrors>& groups, const std::string& name, double default_error,
+               double fitted_error) {
+  HoldoutErrors& group = groups[name];
+  group.group = name;
+  ++group.count;
+  group.default_mean_abs += default_error;
+  group.fitted_mean_abs += fitted_error;
+  group.default_max_abs = std::max(group.default_max_abs, default_error);
+  group.fitted_max_abs = std::max(group.fitted_max_abs, fitted_error);
+}
+
+// Each GEMM measured off the grid, predicted by the fit of every other measurement.
+void add_gemm_leave_one_out(std::map<std::string, HoldoutErrors>& groups, const MeasurementSet& set,
+                            ClusterCostModel& default_cost, const CalibratedCostModel& model) {
+  for (const auto& [dtype, gemms] : fitted_gemms(set)) {
+    const double peak = model.peak_flops().at(dtype);
+    for (const Measurement* m : gemms) {
+      if (m->grid) continue;
+      const GemmEfficiency without = fit_gemm(gemms, peak, "gemm " + dtype_name(dtype), m);
+      const double predicted = nominal_flops(m->op, m->shape) / (without.at(m->kernel, m->shape) * peak);
+      const double measured = m->median_s();
+      add_error(groups, holdout_group(*m) + " (leave one out)",
+                std::abs(predicted_seconds(*m, default_cost) - measured) / measured,
+                std::abs(predicted - measured) / measured);
+    }
+  }
 }
 
 std::vector<HoldoutErrors> holdout_errors(const MeasurementSet& set, const ClusterSpec& default_cluster,
@@ -120,16 +218,10 @@ std::vector<HoldoutErrors> holdout_errors(const MeasurementSet& set, const Clust
   for (const Measurement& m : set.measurements) {
     if (m.split != MeasurementSplit::holdout) continue;
     const double measured = m.median_s();
-    const double default_error = std::abs(predicted_seconds(m, default_cost) - measured) / measured;
-    const double fitted_error = std::abs(predicted_seconds(m, fitted_cost) - measured) / measured;
-    HoldoutErrors& group = groups[holdout_group(m)];
-    group.group = holdout_group(m);
-    ++group.count;
-    group.default_mean_abs += default_error;
-    group.fitted_mean_abs += fitted_error;
-    group.default_max_abs = std::max(group.default_max_abs, default_error);
-    group.fitted_max_abs = std::max(group.fitted_max_abs, fitted_error);
+    add_error(groups, holdout_group(m), std::abs(predicted_seconds(m, default_cost) - measured) / measured,
+              std::abs(predicted_seconds(m, fitted_cost) - measured) / measured);
   }
+  add_gemm_leave_one_out(groups, set, default_cost, *model);
   std::vector<HoldoutErrors> out;
   for (auto& [name, group] : groups) {
     group.default_mean_abs /= group.count;

@@ -31,6 +31,8 @@ struct Calibration {
   std::shared_ptr<const CalibratedCostModel> model;
   MeasurementSet measurements;  // the files merged
   ClusterSpec default_cluster;  // the roofline and collective model of derive_cluster_spec
+  // Per group, the held-out measurements' errors, and for GEMMs measured off the grid the error
+  // of predicting each from the fit of all the others ("gemm bf16 nt (leave one out)").
   std::vector<HoldoutErrors> holdout;
   std::vector<std::string> sources;
 };

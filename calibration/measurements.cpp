@@ -6,22 +6,39 @@ namespace weft {
 namespace {
 
 constexpr std::string_view kMeasurementsFormat = "weft-measurements";
-constexpr int kMeasurementsVersion = 1;
+// Version 2 added kernels, off-grid GEMMs, norm and optimizer measurements, and sources.
+constexpr int kMeasurementsVersion = 2;
 
 const std::vector<std::string_view> kGemmFields = {"m", "n", "k"};
 const std::vector<std::string_view> kAttentionFields = {"batch", "heads", "queries", "keys", "head_dim", "causal"};
 const std::vector<std::string_view> kMemoryFields = {"inputs", "outputs"};
+const std::vector<std::string_view> kKernelRowFields = {"rows", "width"};
+const std::vector<std::string_view> kParameterFields = {"parameters"};
 const std::vector<std::string_view> kCommunicationFields = {"bytes", "group_size"};
 
-Measurement read_measurement(const JsonCursor& json) {
-  json.expect_only({"op", "dtype", "shape", "split", "samples_ns", "median_ns", "min_ns", "max_ns", "spread"});
+Kernel read_measured_kernel(const JsonCursor& json, OpClass op) {
+  const auto kernel = json.find("kernel");
+  if (!kernel) {
+    if (op == OpClass::norm || op == OpClass::optimizer) {
+      json.fail("missing required field 'kernel' (" + std::string(kOpClassNames.name(op)) +
+                " measurements name the kernel they timed)");
+    }
+    return Kernel::any;
+  }
+  return read_kernel(*kernel, op);
+}
+
+Measurement read_measurement(const JsonCursor& json, const std::vector<std::pair<std::string, std::string>>& sources) {
+  json.expect_only({"op", "dtype", "kernel", "shape", "split", "grid", "samples_ns", "median_ns", "min_ns", "max_ns",
+                    "spread", "source", "label"});
   Measurement m;
   const JsonCursor op = json.at("op");
   m.op = op.as_enum(kOpClassNames);
   if (!is_measured_op(m.op)) op.fail("'" + op.as_string() + "' is not a measured op");
   m.dtype = json.at("dtype").as_enum(kDtypeNames);
+  m.kernel = read_measured_kernel(json, m.op);
   const JsonCursor shape = json.at("shape");
-  const auto& fields = measurement_shape_fields(m.op);
+  const auto& fields = measurement_shape_fields(m.op, m.kernel);
   for (const auto& [name, value] : shape.members()) {
     if (std::find(fields.begin(), fields.end(), name) == fields.end())
       value.fail("unknown shape field for " + op.as_string());
@@ -31,16 +48,26 @@ Measurement read_measurement(const JsonCursor& json) {
     m.shape.push_back(field == "causal" ? (value.as_bool() ? 1 : 0) : value.as_positive_int());
   }
   if (auto split = json.find("split")) m.split = split->as_enum(kMeasurementSplitNames);
+  if (auto grid = json.find("grid")) {
+    if (m.op != OpClass::gemm) grid->fail("only GEMM measurements may lie off the grid");
+    m.grid = grid->as_bool();
+  }
   const JsonCursor samples = json.at("samples_ns");
   for (const JsonCursor& sample : samples.elements()) m.samples_ns.push_back(sample.as_positive_number());
   if (m.samples_ns.empty()) samples.fail("expected at least one sample");
+  if (auto source = json.find("source")) {
+    m.source = source->as_string();
+    const bool known = std::any_of(sources.begin(), sources.end(), [&](const auto& s) { return s.first == m.source; });
+    if (!known) source->fail("'" + m.source + "' is not a key of the file's \"sources\"");
+  }
+  if (auto label = json.find("label")) m.label = label->as_string();
   return m;
 }
 
 }  // namespace
 
 std::int64_t Measurement::field(std::string_view name) const {
-  const auto& fields = measurement_shape_fields(op);
+  const auto& fields = measurement_shape_fields(op, kernel);
   const auto it = std::find(fields.begin(), fields.end(), name);
   return shape.at(static_cast<std::size_t>(it - fields.begin()));
 }
@@ -51,6 +78,8 @@ bool is_measured_op(OpClass op) {
     case OpClass::attention_fwd:
     case OpClass::attention_bwd:
     case OpClass::elementwise:
+    case OpClass::norm:
+    case OpClass::optimizer:
     case OpClass::allreduce:
     case OpClass::allgather:
     case OpClass::reducescatter:
@@ -63,7 +92,7 @@ bool is_measured_op(OpClass op) {
   }
 }
 
-const std::vector<std::string_view>& measurement_shape_fields(OpClass op) {
+const std::vector<std::string_view>& measurement_shape_fields(OpClass op, Kernel kernel) {
   switch (op) {
     case OpClass::gemm:
       return kGemmFields;
@@ -71,7 +100,11 @@ const std::vector<std::string_view>& measurement_shape_fields(OpClass op) {
     case OpClass::attention_bwd:
       return kAttentionFields;
     case OpClass::elementwise:
-      return kMemoryFields;
+      return kernel == Kernel::any ? kMemoryFields : kKernelRowFields;
+    case OpClass::norm:
+      return kKernelRowFields;
+    case OpClass::optimizer:
+      return kParameterFields;
     default:
       return kCommunicationFields;
   }
@@ -79,13 +112,13 @@ const std::vector<std::string_view>& measurement_shape_fields(OpClass op) {
 
 MeasurementSet read_measurements(const JsonCursor& root) {
   root.expect_only({"format", "version", "backend", "device", "device_memory_bytes", "libraries", "timestamp", "ranks",
-                    "settings", "measurements"});
+                    "settings", "sources", "notes", "measurements"});
   const JsonCursor format = root.at("format");
   if (format.as_string() != kMeasurementsFormat)
     format.fail("expected \"" + std::string(kMeasurementsFormat) + "\" (a weft bench output)");
   const JsonCursor version = root.at("version");
-  if (version.as_int() != kMeasurementsVersion)
-    version.fail("expected version " + std::to_string(kMeasurementsVersion));
+  if (version.as_int() < 1 || version.as_int() > kMeasurementsVersion)
+    version.fail("expected version 1 to " + std::to_string(kMeasurementsVersion));
   MeasurementSet set;
   const JsonCursor backend = root.at("backend");
   set.backend = backend.as_string();
@@ -104,8 +137,16 @@ MeasurementSet read_measurements(const JsonCursor& root) {
     if (auto warmup = settings->find("warmup")) set.warmup = static_cast<int>(warmup->as_nonnegative_int());
     if (auto samples = settings->find("samples")) set.samples = static_cast<int>(samples->as_nonnegative_int());
   }
+  if (auto sources = root.find("sources")) {
+    for (const auto& [key, citation] : sources->members()) set.sources.emplace_back(key, citation.as_string());
+  }
+  if (auto notes = root.find("notes")) {
+    for (const JsonCursor& note : notes->elements()) set.notes.push_back(note.as_string());
+  }
   const JsonCursor measurements = root.at("measurements");
-  for (const JsonCursor& element : measurements.elements()) set.measurements.push_back(read_measurement(element));
+  for (const JsonCursor& element : measurements.elements()) {
+    set.measurements.push_back(read_measurement(element, set.sources));
+  }
   if (set.measurements.empty()) measurements.fail("expected at least one measurement (the suite is empty)");
   return set;
 }
@@ -116,7 +157,7 @@ nlohmann::json measurements_json(const MeasurementSet& set) {
   nlohmann::json list = nlohmann::json::array();
   for (const Measurement& m : set.measurements) {
     nlohmann::json shape = nlohmann::json::object();
-    const auto& fields = measurement_shape_fields(m.op);
+    const auto& fields = measurement_shape_fields(m.op, m.kernel);
     for (std::size_t i = 0; i < fields.size(); ++i) {
       const std::string name(fields[i]);
       if (name == "causal") {
@@ -126,26 +167,36 @@ nlohmann::json measurements_json(const MeasurementSet& set) {
       }
     }
     const SampleStats stats = sample_stats(m.samples_ns);
-    list.push_back({{"op", kOpClassNames.name(m.op)},
-                    {"dtype", kDtypeNames.name(m.dtype)},
-                    {"shape", shape},
-                    {"split", kMeasurementSplitNames.name(m.split)},
-                    {"samples_ns", m.samples_ns},
-                    {"median_ns", stats.median},
-                    {"min_ns", stats.min},
-                    {"max_ns", stats.max},
-                    {"spread", stats.relative_spread()}});
+    nlohmann::json entry = {{"op", kOpClassNames.name(m.op)}, {"dtype", kDtypeNames.name(m.dtype)}};
+    if (m.kernel != Kernel::any) entry["kernel"] = kKernelNames.name(m.kernel);
+    entry["shape"] = shape;
+    entry["split"] = kMeasurementSplitNames.name(m.split);
+    if (!m.grid) entry["grid"] = false;
+    if (!m.label.empty()) entry["label"] = m.label;
+    if (!m.source.empty()) entry["source"] = m.source;
+    entry["samples_ns"] = m.samples_ns;
+    entry["median_ns"] = stats.median;
+    entry["min_ns"] = stats.min;
+    entry["max_ns"] = stats.max;
+    entry["spread"] = stats.relative_spread();
+    list.push_back(std::move(entry));
   }
-  return {{"format", kMeasurementsFormat},
-          {"version", kMeasurementsVersion},
-          {"backend", set.backend},
-          {"device", set.device},
-          {"device_memory_bytes", set.device_memory_bytes},
-          {"libraries", libraries},
-          {"timestamp", set.timestamp},
-          {"ranks", set.ranks},
-          {"settings", {{"quick", set.quick}, {"warmup", set.warmup}, {"samples", set.samples}}},
-          {"measurements", list}};
+  nlohmann::json json = {{"format", kMeasurementsFormat},
+                         {"version", kMeasurementsVersion},
+                         {"backend", set.backend},
+                         {"device", set.device},
+                         {"device_memory_bytes", set.device_memory_bytes},
+                         {"libraries", libraries},
+                         {"timestamp", set.timestamp},
+                         {"ranks", set.ranks},
+                         {"settings", {{"quick", set.quick}, {"warmup", set.warmup}, {"samples", set.samples}}},
+                         {"measurements", list}};
+  if (!set.sources.empty()) {
+    json["sources"] = nlohmann::json::object();
+    for (const auto& [key, citation] : set.sources) json["sources"][key] = citation;
+  }
+  if (!set.notes.empty()) json["notes"] = set.notes;
+  return json;
 }
 
 }  // namespace weft

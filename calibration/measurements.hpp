@@ -10,6 +10,7 @@
 #include "calibration/sample_stats.hpp"
 #include "simulator/core/dtype.hpp"
 #include "simulator/core/json_cursor.hpp"
+#include "simulator/core/kernel.hpp"
 #include "simulator/core/op_class.hpp"
 #include "simulator/core/units.hpp"
 
@@ -24,9 +25,14 @@ inline constexpr EnumNames<MeasurementSplit, 2> kMeasurementSplitNames({"fit", "
 struct Measurement {
   OpClass op = OpClass::gemm;
   Dtype dtype = Dtype::fp32;
+  Kernel kernel = Kernel::any;  // the implementation measured, where several implement the op
   std::vector<std::int64_t> shape;
   MeasurementSplit split = MeasurementSplit::fit;
+  // GEMMs only: false for a shape off the grid (a layer's GEMM), fitted as a point of its own.
+  bool grid = true;
   std::vector<double> samples_ns;
+  std::string source{};  // a key of MeasurementSet::sources; empty: the file's own measurement
+  std::string label{};   // what the shape is, for people ("llama3-8b tp1 qkv fwd")
 
   double median_ns() const { return sample_stats(samples_ns).median; }
   double median_s() const { return median_ns() / kNsPerSecond; }
@@ -45,16 +51,21 @@ struct MeasurementSet {
   int warmup = 0;
   int samples = 0;
   std::vector<Measurement> measurements;
+  // Where measurements not made by `weft bench` come from: citation per key, and remarks.
+  std::vector<std::pair<std::string, std::string>> sources;
+  std::vector<std::string> notes;
 };
 
 // The ops a measurement file may hold, and the names of their shape fields in order:
 //   gemm                              m, n, k
 //   attention_fwd, attention_bwd      batch, heads, queries, keys, head_dim, causal
 //   elementwise (the memory-bound op) inputs, outputs (elements)
+//   norm, elementwise of a kernel     rows, width (the op's output is rows x width)
+//   optimizer (adamw_fused)           parameters
 //   allreduce, allgather, reducescatter, alltoall, broadcast, send
 //                                     bytes, group_size
 bool is_measured_op(OpClass op);
-const std::vector<std::string_view>& measurement_shape_fields(OpClass op);
+const std::vector<std::string_view>& measurement_shape_fields(OpClass op, Kernel kernel = Kernel::any);
 
 // Reads a measurement file, checking every field; errors name the JSON path.
 MeasurementSet read_measurements(const JsonCursor& root);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "calibration/alpha_beta_fit.hpp"
+#include "calibration/measurement_work.hpp"
 
 namespace weft {
 namespace {
@@ -16,8 +17,10 @@ void keep_best(std::map<Dtype, double>& best, Dtype dtype, double rate) {
 
 }  // namespace
 
+bool is_memory_bound_measurement(const Measurement& m) { return is_memory_bound_class(m.op); }
+
 double memory_bound_bytes(const Measurement& m) {
-  return static_cast<double>((m.field("inputs") + m.field("outputs")) * bytes_per_element(m.dtype));
+  return static_cast<double>(compute_measurement_work(m).memory_bytes);
 }
 
 std::map<Dtype, double> best_flops(const std::vector<Measurement>& measurements) {
@@ -37,7 +40,7 @@ std::map<Dtype, double> best_flops(const std::vector<Measurement>& measurements)
 std::map<Dtype, double> best_memory_bandwidth(const std::vector<Measurement>& measurements) {
   std::map<Dtype, double> best;
   for (const Measurement& m : measurements) {
-    if (fitted(m) && m.op == OpClass::elementwise) keep_best(best, m.dtype, memory_bound_bytes(m) / m.median_s());
+    if (fitted(m) && is_memory_bound_measurement(m)) keep_best(best, m.dtype, memory_bound_bytes(m) / m.median_s());
   }
   return best;
 }

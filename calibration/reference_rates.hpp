@@ -14,13 +14,16 @@ namespace weft {
 // the measurements.
 //   best_flops             per dtype, the fastest GEMM (nominal FLOPs over median time); for a
 //                          dtype without GEMMs, the fastest attention
-//   best_memory_bandwidth  per dtype, the fastest memory-bound op (bytes moved over median time)
+//   best_memory_bandwidth  per dtype, the fastest memory-bound op of any kind (bytes moved over
+//                          median time)
 //   point_to_point_fit     latency and bandwidth of sends between two ranks, if measured
 std::map<Dtype, double> best_flops(const std::vector<Measurement>& measurements);
 std::map<Dtype, double> best_memory_bandwidth(const std::vector<Measurement>& measurements);
 std::optional<AlphaBeta> point_to_point_fit(const std::vector<Measurement>& measurements);
 
-// Bytes a memory-bound measurement moves.
+// Whether a measurement timed a memory-bound op (elementwise, norm, optimizer), and the bytes it
+// moved as the simulator counts them for that op.
+bool is_memory_bound_measurement(const Measurement& measurement);
 double memory_bound_bytes(const Measurement& measurement);
 
 }  // namespace weft

@@ -1,11 +1,14 @@
 #include "cost_models/calibrated_cost_model.hpp"
 
 #include <cmath>
+#include <vector>
 
 namespace weft {
 namespace {
 
 TimeNs to_ns(double seconds) { return static_cast<TimeNs>(std::llround(seconds * kNsPerSecond)); }
+
+std::vector<double> as_point(std::span<const std::int64_t> shape) { return {shape.begin(), shape.end()}; }
 
 }  // namespace
 
@@ -42,34 +45,49 @@ std::array<double, 3> attention_table_point(std::span<const std::int64_t> shape)
           std::sqrt(static_cast<double>(shape[2]) * static_cast<double>(shape[3])), static_cast<double>(shape[4])};
 }
 
-std::optional<TimeNs> CalibratedCostModel::compute_bound(const LogGridTable& table, std::span<const double> point,
-                                                         double flops, Dtype dtype) const {
+double GemmEfficiency::at(Kernel layout, std::span<const std::int64_t> mnk) const {
+  const auto point = points.find({layout, mnk[0], mnk[1], mnk[2]});
+  if (point != points.end()) return point->second;
+  const auto factor = layout_factors.find(layout);
+  return grid.at(as_point(mnk)) * (factor != layout_factors.end() ? factor->second : 1.0);
+}
+
+std::optional<TimeNs> CalibratedCostModel::compute_bound(double efficiency, double flops, Dtype dtype) const {
   const auto peak = peak_flops_.find(dtype);
   if (peak == peak_flops_.end()) return std::nullopt;
-  return to_ns(flops / (table.at(point) * peak->second));
+  return to_ns(flops / (efficiency * peak->second));
+}
+
+std::optional<TimeNs> CalibratedCostModel::memory_duration(const OpWork& work) const {
+  const auto bandwidth = memory_bandwidth_.find(work.dtype);
+  if (bandwidth == memory_bandwidth_.end()) return std::nullopt;
+  const double bytes = static_cast<double>(work.memory_bytes);
+  const auto kernel = memory_kernels_.find({work.kernel, work.dtype});
+  if (kernel != memory_kernels_.end() && kernel->second.axes().size() == work.shape.size()) {
+    return to_ns(bytes / (kernel->second.at(as_point(work.shape)) * bandwidth->second));
+  }
+  const auto table = memory_bound_.find(work.dtype);
+  if (table == memory_bound_.end()) return std::nullopt;
+  const std::array<double, 1> point = {bytes};
+  return to_ns(bytes / (table->second.at(point) * bandwidth->second));
 }
 
 std::optional<TimeNs> CalibratedCostModel::compute_duration(const OpWork& work) const {
   if (work.op_class == OpClass::gemm && work.shape.size() == 3) {
-    const auto table = gemm_.find(work.dtype);
-    if (table == gemm_.end()) return std::nullopt;
-    const std::array<double, 3> point = {static_cast<double>(work.shape[0]), static_cast<double>(work.shape[1]),
-                                         static_cast<double>(work.shape[2])};
-    return compute_bound(table->second, point, nominal_flops(work.op_class, work.shape), work.dtype);
-  }
-  if ((work.op_class == OpClass::attention_fwd || work.op_class == OpClass::attention_bwd) && work.shape.size() == 6) {
-    const auto table = attention_.find({work.op_class, work.dtype, work.shape[5] != 0});
-    if (table == attention_.end()) return std::nullopt;
-    return compute_bound(table->second, attention_table_point(work.shape), nominal_flops(work.op_class, work.shape),
+    const auto model = gemm_.find(work.dtype);
+    if (model == gemm_.end()) return std::nullopt;
+    return compute_bound(model->second.at(work.kernel, work.shape), nominal_flops(work.op_class, work.shape),
                          work.dtype);
   }
-  if (is_memory_bound_class(work.op_class) && work.memory_bytes > 0) {
-    const auto table = memory_bound_.find(work.dtype);
-    const auto bandwidth = memory_bandwidth_.find(work.dtype);
-    if (table == memory_bound_.end() || bandwidth == memory_bandwidth_.end()) return std::nullopt;
-    const std::array<double, 1> point = {static_cast<double>(work.memory_bytes)};
-    return to_ns(static_cast<double>(work.memory_bytes) / (table->second.at(point) * bandwidth->second));
+  if ((work.op_class == OpClass::attention_fwd || work.op_class == OpClass::attention_bwd) && work.shape.size() == 6) {
+    const bool causal = work.shape[5] != 0;
+    auto table = attention_.find({work.op_class, work.dtype, causal, work.kernel});
+    if (table == attention_.end()) table = attention_.find({work.op_class, work.dtype, causal, Kernel::any});
+    if (table == attention_.end()) return std::nullopt;
+    return compute_bound(table->second.at(attention_table_point(work.shape)), nominal_flops(work.op_class, work.shape),
+                         work.dtype);
   }
+  if (is_memory_bound_class(work.op_class) && work.memory_bytes > 0) return memory_duration(work);
   return std::nullopt;
 }
 

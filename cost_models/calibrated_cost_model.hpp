@@ -26,16 +26,32 @@ struct AlphaBeta {
 // when causal, and 2.5 times that for the backward pass (flash attention recomputes the scores).
 double nominal_flops(OpClass op_class, std::span<const std::int64_t> shape);
 
+// A dtype's GEMM efficiency: a table over a grid of (m, n, k) measured in one operand layout,
+// scaled for the other layouts by how their measurements compare with the table, and the
+// efficiency each measured shape reached, which costs that exact shape.
+struct GemmEfficiency {
+  LogGridTable grid;
+  Kernel grid_layout = Kernel::any;
+  std::map<Kernel, double> layout_factors{};  // measured / table, geometric mean per layout
+  std::map<std::tuple<Kernel, std::int64_t, std::int64_t, std::int64_t>, double> points{};
+
+  double at(Kernel layout, std::span<const std::int64_t> mnk) const;
+};
+
 // A calibration profile's cost model (docs/calibration.md): per op class, efficiency curves
 // fitted to measurements of one device, in place of the roofline's constant α.
-//   gemm                 efficiency over (m, n, k), per dtype
+//   gemm                 GemmEfficiency per dtype
 //   attention            efficiency over (batch x heads, sqrt(queries x keys), head_dim), per
-//                        pass, dtype and causal mask
-//   memory-bound ops     (elementwise, norm, embedding, loss, optimizer, memcpy) efficiency over
-//                        the bytes they move, per dtype
+//                        pass, dtype, causal mask and kernel family
+//   memory-bound kernels efficiency over the op's own shape ((rows, width), or (parameters) for
+//                        the optimizer), per kernel (layernorm_fwd, gelu_fwd, adamw_fused, ...)
+//   memory-bound ops     (elementwise, norm, embedding, loss, optimizer, memcpy) no kernel table
+//                        covers: efficiency over the bytes they move, per dtype
 //   communication        latency and bandwidth per collective and group size
 // Efficiencies are fractions of the profile's reference peak FLOP/s and memory bandwidth per
 // dtype (the best the device reached in its measurements), so the profile stands on its own.
+// A table for an op's own kernel is preferred; an attention op falls back to the table of kernel
+// `any` (a backend's own kernel), a memory-bound op to the bytes curve.
 class CalibratedCostModel {
  public:
   explicit CalibratedCostModel(std::string device = {}) : device_(std::move(device)) {}
@@ -45,11 +61,14 @@ class CalibratedCostModel {
 
   void set_peak_flops(Dtype dtype, double flops_per_s) { peak_flops_[dtype] = flops_per_s; }
   void set_memory_bandwidth(Dtype dtype, double bytes_per_s) { memory_bandwidth_[dtype] = bytes_per_s; }
-  void set_gemm(Dtype dtype, LogGridTable efficiency) { gemm_[dtype] = std::move(efficiency); }
-  void set_attention(OpClass pass, Dtype dtype, bool causal, LogGridTable efficiency) {
-    attention_[{pass, dtype, causal}] = std::move(efficiency);
+  void set_gemm(Dtype dtype, GemmEfficiency efficiency) { gemm_[dtype] = std::move(efficiency); }
+  void set_attention(OpClass pass, Dtype dtype, bool causal, LogGridTable efficiency, Kernel kernel = Kernel::any) {
+    attention_[{pass, dtype, causal, kernel}] = std::move(efficiency);
   }
   void set_memory_bound(Dtype dtype, LogGridTable efficiency) { memory_bound_[dtype] = std::move(efficiency); }
+  void set_memory_kernel(Kernel kernel, Dtype dtype, LogGridTable efficiency) {
+    memory_kernels_[{kernel, dtype}] = std::move(efficiency);
+  }
   void set_communication(OpClass op_class, int group_size, AlphaBeta fit) {
     communication_[{op_class, group_size}] = fit;
   }
@@ -60,25 +79,28 @@ class CalibratedCostModel {
   // The calibrated time of a communication op over a group of `group_size` ranks, or nothing.
   std::optional<TimeNs> communication_duration(OpClass op_class, Bytes bytes, int group_size) const;
 
-  using AttentionKey = std::tuple<OpClass, Dtype, bool>;
+  using AttentionKey = std::tuple<OpClass, Dtype, bool, Kernel>;
+  using KernelKey = std::pair<Kernel, Dtype>;
   using CommunicationKey = std::pair<OpClass, int>;
   const std::map<Dtype, double>& peak_flops() const { return peak_flops_; }
   const std::map<Dtype, double>& memory_bandwidth() const { return memory_bandwidth_; }
-  const std::map<Dtype, LogGridTable>& gemm() const { return gemm_; }
+  const std::map<Dtype, GemmEfficiency>& gemm() const { return gemm_; }
   const std::map<AttentionKey, LogGridTable>& attention() const { return attention_; }
   const std::map<Dtype, LogGridTable>& memory_bound() const { return memory_bound_; }
+  const std::map<KernelKey, LogGridTable>& memory_kernels() const { return memory_kernels_; }
   const std::map<CommunicationKey, AlphaBeta>& communication() const { return communication_; }
 
  private:
-  std::optional<TimeNs> compute_bound(const LogGridTable& table, std::span<const double> point, double flops,
-                                      Dtype dtype) const;
+  std::optional<TimeNs> compute_bound(double efficiency, double flops, Dtype dtype) const;
+  std::optional<TimeNs> memory_duration(const OpWork& work) const;
 
   std::string device_;
   std::map<Dtype, double> peak_flops_;
   std::map<Dtype, double> memory_bandwidth_;
-  std::map<Dtype, LogGridTable> gemm_;
+  std::map<Dtype, GemmEfficiency> gemm_;
   std::map<AttentionKey, LogGridTable> attention_;
   std::map<Dtype, LogGridTable> memory_bound_;
+  std::map<KernelKey, LogGridTable> memory_kernels_;
   std::map<CommunicationKey, AlphaBeta> communication_;
 };
 

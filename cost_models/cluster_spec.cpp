@@ -2,19 +2,42 @@
 
 #include <algorithm>
 
+#include "cost_models/profile_format.hpp"
+#include "simulator/core/scenario_library.hpp"
 #include "simulator/core/spec_resolver.hpp"
 
 namespace weft {
 namespace {
 
+// "calibration": "auto" (the default: the bundled profile of the GPU, if there is one), "none",
+// or the name of a bundled profile measured on the cluster's GPU.
+std::shared_ptr<const CalibratedCostModel> read_cluster_calibration(const JsonCursor& json, const DeviceSpec& gpu) {
+  const auto value = json.find("calibration");
+  const std::string name = value ? value->as_string() : "auto";
+  if (name == "none") return nullptr;
+  if (name == "auto") {
+    if (!ScenarioLibrary::contains("profiles", gpu.name)) return nullptr;
+    const nlohmann::json gpu_name(gpu.name);
+    return load_bundled_profile(
+        JsonCursor(gpu_name, json.path().empty() ? "calibration" : json.path() + ".calibration"));
+  }
+  auto profile = load_bundled_profile(*value);
+  if (profile->device() != gpu.name) {
+    value->fail("profile '" + name + "' was measured on '" + profile->device() + "', not on the cluster's GPU '" +
+                gpu.name + "' (name its profile, \"auto\" or \"none\")");
+  }
+  return profile;
+}
+
 ClusterSpec parse_cluster_spec(const JsonCursor& json) {
   json.expect_only({"name", "description", "source", "gpu", "gpus", "gpus_per_node", "nvlink_GBps", "nics_per_node",
                     "nic_Gbps", "topology", "oversubscription", "nvlink_latency_us", "network_latency_us", "cost",
-                    "network_efficiency"});
+                    "network_efficiency", "calibration"});
   ClusterSpec spec;
   spec.name = json.find("name") ? json.at("name").as_string() : "inline";
   spec.gpu = load_device_spec(json.at("gpu"));
   if (spec.gpu.kind == DeviceKind::link) json.at("gpu").fail("expected a GPU or CPU spec, got a link");
+  spec.calibration = read_cluster_calibration(json, spec.gpu);
   auto positive_int = [&](const char* key) {
     const JsonCursor value = json.at(key);
     const std::int64_t number = value.as_positive_int();

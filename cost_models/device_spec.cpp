@@ -7,12 +7,13 @@
 namespace weft {
 
 DeviceSpec parse_device_spec(const JsonCursor& json) {
-  json.expect_only({"name", "kind", "description", "source", "peak_tflops", "memory_bandwidth_GBps",
+  json.expect_only({"name", "kind", "architecture", "description", "source", "peak_tflops", "memory_bandwidth_GBps",
                     "network_bandwidth_GBps", "memory_MiB"});
   DeviceSpec spec;
   spec.name = json.at("name").as_string();
   if (spec.name.empty()) json.at("name").fail("expected a non-empty name");
   spec.kind = json.at("kind").as_enum(kDeviceKindNames);
+  if (auto architecture = json.find("architecture")) spec.architecture = architecture->as_string();
   if (auto peaks = json.find("peak_tflops")) {
     for (const auto& [dtype_name, value] : peaks->members()) {
       auto dtype = kDtypeNames.parse(dtype_name);

@@ -20,6 +20,7 @@ inline constexpr EnumNames<DeviceKind, 3> kDeviceKindNames({"gpu", "cpu", "link"
 struct DeviceSpec {
   std::string name;
   DeviceKind kind = DeviceKind::gpu;
+  std::string architecture;  // e.g. "sm90": software stacks choose kernels by it; empty when unknown
   std::array<double, kDtypeCount> peak_flops{};  // FLOP/s per dtype, dense; 0 where unsupported
   double memory_bandwidth = 0.0;                 // bytes/s
   double network_bandwidth = 0.0;                // bytes/s, one direction
@@ -30,7 +31,7 @@ struct DeviceSpec {
 };
 
 // Reads a spec object:
-//   {"name": "h100-sxm", "kind": "gpu", "peak_tflops": {"bf16": 989, ...},
+//   {"name": "h100-sxm", "kind": "gpu", "architecture": "sm90", "peak_tflops": {"bf16": 989, ...},
 //    "memory_bandwidth_GBps": 3350, "network_bandwidth_GBps": 0, "memory_MiB": 81559}
 DeviceSpec parse_device_spec(const JsonCursor& json);
 

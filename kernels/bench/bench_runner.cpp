@@ -175,7 +175,14 @@ std::vector<Measurement> run_bench(Backend& backend, Communicator& world, const 
     } else {
       samples = gather_samples(world, time_compute(backend, pool, c, options));
     }
-    if (world.rank() == 0) measurements[i] = {c.op, c.dtype, c.shape, c.split, std::move(samples)};
+    if (world.rank() == 0) {
+      Measurement& m = measurements[i];
+      m.op = c.op;
+      m.dtype = c.dtype;
+      m.shape = c.shape;
+      m.split = c.split;
+      m.samples_ns = std::move(samples);
+    }
     if (options.progress) options.progress(done + 1, cases.size());
   }
   return measurements;

@@ -8,6 +8,7 @@ namespace weft {
 
 std::size_t OpWorkHash::operator()(const OpWork& work) const noexcept {
   std::size_t seed = static_cast<std::size_t>(work.op_class) * 31 + static_cast<std::size_t>(work.dtype);
+  seed = hash_mix(seed, static_cast<std::uint64_t>(work.kernel));
   seed = hash_mix(seed, std::bit_cast<std::uint64_t>(work.flops));
   seed = hash_mix(seed, static_cast<std::uint64_t>(work.memory_bytes));
   seed = hash_mix(seed, static_cast<std::uint64_t>(work.network_bytes));

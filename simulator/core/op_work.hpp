@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "simulator/core/dtype.hpp"
+#include "simulator/core/kernel.hpp"
 #include "simulator/core/op_class.hpp"
 #include "simulator/core/units.hpp"
 
@@ -15,6 +16,7 @@ namespace weft {
 struct OpWork {
   OpClass op_class = OpClass::other;
   Dtype dtype = Dtype::bf16;
+  Kernel kernel = Kernel::any;  // the implementation, where a cost model tells them apart
   double flops = 0.0;
   Bytes memory_bytes = 0;           // bytes read and written in device memory
   Bytes network_bytes = 0;          // bytes sent over the op's link or network

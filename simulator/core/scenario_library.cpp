@@ -12,10 +12,14 @@ std::filesystem::path ScenarioLibrary::root() {
   return WEFT_SCENARIOS_DIR;
 }
 
-std::filesystem::path ScenarioLibrary::find(std::string_view folder, std::string_view name, std::string_view what) {
+bool ScenarioLibrary::contains(std::string_view folder, std::string_view name) {
   const bool plain_name = !name.empty() && name.find_first_of("/\\") == std::string_view::npos && name[0] != '.';
+  return plain_name && std::filesystem::is_regular_file(root() / folder / (std::string(name) + ".json"));
+}
+
+std::filesystem::path ScenarioLibrary::find(std::string_view folder, std::string_view name, std::string_view what) {
   const std::filesystem::path file = root() / folder / (std::string(name) + ".json");
-  if (plain_name && std::filesystem::is_regular_file(file)) return file;
+  if (contains(folder, name)) return file;
   std::string known;
   for (const std::string& candidate : names(folder)) known += (known.empty() ? "" : ", ") + candidate;
   throw InputError("unknown " + std::string(what) + " '" + std::string(name) +

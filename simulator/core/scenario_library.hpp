@@ -17,6 +17,9 @@ class ScenarioLibrary {
   // `what` names the kind of thing in the message ("device spec", "model").
   static std::filesystem::path find(std::string_view folder, std::string_view name, std::string_view what);
 
+  // Whether `<root>/<folder>/<name>.json` exists (`name` a plain name, no path).
+  static bool contains(std::string_view folder, std::string_view name);
+
   // Names (file stems) of the JSON files in `<root>/<folder>`, sorted.
   static std::vector<std::string> names(std::string_view folder);
 };

@@ -96,6 +96,8 @@ void write_op(TraceEmitter& emit, const Graph& graph, const SimulationResult& re
                  format_trace_microseconds(result.start(op)), format_trace_microseconds(result.duration(op)),
                  kOpClassNames.name(work.op_class), kDtypeNames.name(work.dtype), work.flops, work.memory_bytes,
                  work.network_bytes, fmt::join(work.shape, ","));
+  if (work.kernel != Kernel::any)
+    fmt::format_to(std::back_inserter(out), R"(,"kernel":"{}")", kKernelNames.name(work.kernel));
   if (const CollectiveId collective = graph.op_collective(op); collective.valid()) {
     out.append(std::string_view(R"(,"collective":)"));
     append_json_string(out, graph.collective_name(collective));

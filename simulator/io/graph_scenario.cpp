@@ -147,6 +147,7 @@ class GraphScenarioReader {
     OpWork work;
     work.op_class = op.at("class").as_enum(kOpClassNames);
     if (auto dtype = op.find("dtype")) work.dtype = dtype->as_enum(kDtypeNames);
+    if (auto kernel = op.find("kernel")) work.kernel = read_kernel(*kernel, work.op_class);
     if (auto flops = op.find("flops")) work.flops = flops->as_nonnegative_number();
     if (auto bytes = op.find("memory_bytes")) work.memory_bytes = bytes->as_nonnegative_int();
     if (auto bytes = op.find("network_bytes")) work.network_bytes = bytes->as_nonnegative_int();
@@ -159,8 +160,8 @@ class GraphScenarioReader {
   void read_ops(const JsonCursor& ops) {
     std::unordered_set<std::string> seen;
     for (const JsonCursor& op : ops.elements()) {
-      op.expect_only({"name", "class", "device", "stream", "dtype", "flops", "memory_bytes", "network_bytes", "shape",
-                      "inputs", "outputs", "after", "collective"});
+      op.expect_only({"name", "class", "device", "stream", "dtype", "kernel", "flops", "memory_bytes", "network_bytes",
+                      "shape", "inputs", "outputs", "after", "collective"});
       const std::string name = unique_name(op, seen, "op");
       const JsonCursor device_json = op.at("device");
       const DeviceEntry& device = device_named(device_json);

@@ -39,6 +39,7 @@ nlohmann::json op_json(const PlanOp& op) {
                          {"memory_bytes", op.work.memory_bytes},
                          {"network_bytes", op.work.network_bytes},
                          {"stream", op.stream}};
+  if (op.work.kernel != Kernel::any) json["kernel"] = kKernelNames.name(op.work.kernel);
   if (op.async) json["async"] = true;
   if (!op.group.empty()) json["group"] = op.group;
   if (!op.after.empty()) json["after"] = op.after;
@@ -131,8 +132,8 @@ class ProgramReader {
   }
 
   PlanOp read_op(const JsonCursor& json) {
-    json.expect_only({"id", "name", "class", "dtype", "shape", "flops", "memory_bytes", "network_bytes", "stream",
-                      "async", "group", "after"});
+    json.expect_only({"id", "name", "class", "dtype", "kernel", "shape", "flops", "memory_bytes", "network_bytes",
+                      "stream", "async", "group", "after"});
     PlanOp op;
     const JsonCursor id = json.at("id");
     op.id = static_cast<std::uint32_t>(id.as_nonnegative_int());
@@ -141,6 +142,7 @@ class ProgramReader {
     op.name = json.at("name").as_string();
     op.work.op_class = json.at("class").as_enum(kOpClassNames);
     op.work.dtype = json.at("dtype").as_enum(kDtypeNames);
+    if (auto kernel = json.find("kernel")) op.work.kernel = read_kernel(*kernel, op.work.op_class);
     for (const JsonCursor& x : json.at("shape").elements()) op.work.shape.push_back(x.as_nonnegative_int());
     op.work.flops = json.at("flops").as_nonnegative_number();
     op.work.memory_bytes = json.at("memory_bytes").as_nonnegative_int();

@@ -7,9 +7,16 @@
 
 #include "cost_models/comm_group.hpp"
 #include "simulator/core/dtype.hpp"
+#include "simulator/core/kernel.hpp"
 #include "simulator/core/op_work.hpp"
 
 namespace weft {
+
+// The kernels a software stack runs where several implement one op (docs/stacks.md).
+struct KernelChoices {
+  Kernel attention = Kernel::any;  // the attention kernel (Kernel::unfused: scores materialized)
+  bool fused_swiglu = true;        // SwiGLU in one kernel; false: SiLU and the product apart
+};
 
 // How a module is sharded on one rank: the parallel degrees that divide its work and the
 // tokens of one microbatch it sees.
@@ -23,6 +30,7 @@ struct ShardContext {
   // themselves (sum of clip lengths squared over their sum); 0: the whole sequence.
   std::int64_t attention_span = 0;
   Dtype dtype = Dtype::bf16;
+  KernelChoices kernels;
 
   // Tokens of one microbatch on this rank (context parallelism splits the sequence).
   std::int64_t tokens() const { return micro_batch * seq_len / cp; }

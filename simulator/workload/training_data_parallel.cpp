@@ -110,9 +110,7 @@ void TrainingGraphBuilder::emit_tied_embedding_sync(int replica) {
 void TrainingGraphBuilder::emit_optimizer(int stage) {
   const std::int64_t parameters = stage_parameters(stage, true) / optimizer_shards();
   if (parameters == 0) return;  // every module on the stage is frozen
-  const OpWork step = memory_bound_work(OpClass::optimizer, kOptimizerTrafficBytes * parameters,
-                                        10.0 * static_cast<double>(parameters), Dtype::fp32, {parameters});
-  const PerPeer<OpId> ops = add_ops(stage, "optimizer step", b_->intern_work(step), std::nullopt);
+  const PerPeer<OpId> ops = add_ops(stage, "optimizer step", b_->intern_work(adam_step_work(parameters)), std::nullopt);
   for (const auto& sync : gradient_syncs_[stage]) after(sync, ops);
   const auto& tensors = static_tensors_[stage];
   consume(ops, tensors.gradients);

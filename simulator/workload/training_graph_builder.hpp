@@ -31,9 +31,6 @@ namespace weft::training_graph {
 
 // Bytes per parameter of the optimizer's fp32 master weights and Adam moments.
 inline constexpr Bytes kOptimizerStateBytes = 12;
-// Traffic of an Adam step per parameter: read gradient (2), master weight, m, v (12); write
-// master weight, m, v (12) and the bf16 parameter (2).
-inline constexpr Bytes kOptimizerTrafficBytes = 28;
 
 enum class Lane : std::uint8_t { compute, tensor_parallel, data_parallel, context_parallel };
 inline constexpr std::array<std::string_view, 4> kLaneNames{"compute", "tp comm", "dp comm", "cp comm"};

@@ -160,11 +160,13 @@ void validate_data(const TrainingScenario& s) {
 }
 
 TrainingScenario load_scenario_without_plan(const JsonCursor& root) {
-  root.expect_only({"description", "model", "cluster", "parallel", "training", "options", "data"});
+  root.expect_only({"description", "model", "cluster", "stack", "parallel", "training", "options", "data"});
   TrainingScenario scenario;
   if (auto value = root.find("description")) scenario.description = value->as_string();
   scenario.model = load_multimodal_spec(root.at("model"));
   scenario.cluster = load_cluster_spec(root.at("cluster"));
+  const nlohmann::json default_stack(kDefaultStack);
+  scenario.stack = load_software_stack(root.find("stack") ? root.at("stack") : JsonCursor(default_stack, "stack"));
   scenario.training = read_training(root.at("training"));
   if (auto value = root.find("options")) scenario.options = read_options(*value);
   return scenario;
@@ -348,6 +350,7 @@ ShardContext TrainingScenario::shard_context() const {
   context.micro_batch = training.micro_batch;
   context.seq_len = training.seq_len;
   context.dtype = training.dtype;
+  context.kernels = stack.kernels(cluster.gpu);
   return context;
 }
 
@@ -429,9 +432,9 @@ void validate_training_scenario(const TrainingScenario& s) {
 }
 
 TrainingScenario load_training_scenario(const JsonCursor& root,
-                                        std::shared_ptr<const CalibratedCostModel> calibration) {
+                                        std::optional<std::shared_ptr<const CalibratedCostModel>> calibration) {
   TrainingScenario scenario = load_scenario_without_plan(root);
-  scenario.cluster.calibration = std::move(calibration);
+  if (calibration) scenario.cluster.calibration = std::move(*calibration);
   scenario.parallel = read_parallel(root.at("parallel"), scenario.cluster);
   if (auto value = root.find("data")) scenario.data = load_data_spec(*value);
   if (auto value = root.at("parallel").find("modality_stages")) read_modality_plan(*value, scenario);

@@ -13,6 +13,7 @@
 #include "simulator/workload/data/data_spec.hpp"
 #include "simulator/workload/modules/attention_core.hpp"
 #include "simulator/workload/multimodal_spec.hpp"
+#include "simulator/workload/software_stack.hpp"
 #include "simulator/workload/stage_graph.hpp"
 #include "simulator/workload/step.hpp"
 
@@ -82,6 +83,7 @@ struct TrainingScenario {
   std::string description;
   MultimodalSpec model;
   ClusterSpec cluster;
+  SoftwareStack stack;
   ParallelPlan parallel;
   TrainingSpec training;
   TrainingOptions options;
@@ -102,10 +104,11 @@ struct TrainingScenario {
 
 // Reads and validates a training scenario; errors name the JSON path and the reason
 // ("parallel.tp: 3 does not divide attention heads 32").
-// `calibration`, when given, costs the cluster's ops where it covers them (ClusterSpec::calibration)
-// from the start: a "time" stage partition is balanced under it, as the iteration is simulated.
-TrainingScenario load_training_scenario(const JsonCursor& root,
-                                        std::shared_ptr<const CalibratedCostModel> calibration = nullptr);
+// `calibration`, when given, replaces the cluster's own profile (ClusterSpec::calibration; null:
+// none) from the start: a "time" stage partition is balanced under it, as the iteration is
+// simulated.
+TrainingScenario load_training_scenario(
+    const JsonCursor& root, std::optional<std::shared_ptr<const CalibratedCostModel>> calibration = std::nullopt);
 
 // The model, cluster, training and options of a scenario, without a plan: what a sweep varies
 // the plan over. A "parallel" section, if present, is not read; a "data" section is an error

@@ -44,7 +44,8 @@ struct Synthetic {
     std::uniform_real_distribution<double> jitter(-kNoise, kNoise);
     std::vector<double> samples;
     for (int i = 0; i < 5; ++i) samples.push_back(seconds * 1e9 * (1.0 + jitter(generator)));
-    set.measurements.push_back({op, Dtype::bf16, std::move(shape), split, std::move(samples)});
+    set.measurements.push_back(
+        {.op = op, .dtype = Dtype::bf16, .shape = std::move(shape), .split = split, .samples_ns = std::move(samples)});
   }
 
   void add_gemm(std::int64_t m, std::int64_t n, std::int64_t k, MeasurementSplit split) {
@@ -82,7 +83,7 @@ TEST_CASE("calibration recovers a known model from noisy measurements", "[calibr
   const double peak = model.peak_flops().at(Dtype::bf16);
   CHECK(peak == Approx(0.5 * kPeak).epsilon(2 * kNoise));
   // Fitted efficiency x reference peak is the true rate at every grid point.
-  const LogGridTable& table = model.gemm().at(Dtype::bf16);
+  const LogGridTable& table = model.gemm().at(Dtype::bf16).grid;
   for (double m : {64.0, 256.0, 1024.0}) {
     for (double n : {64.0, 256.0, 1024.0}) {
       const std::array<double, 3> point = {m, n, 64.0};

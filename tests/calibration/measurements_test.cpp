@@ -21,9 +21,16 @@ TEST_CASE("measurement files round-trip", "[calibration]") {
   set.device = "gpu x";
   set.libraries = {{"nccl", "22809"}};
   set.ranks = 4;
-  set.measurements.push_back(
-      {OpClass::attention_bwd, Dtype::fp16, {1, 8, 512, 512, 64, 1}, MeasurementSplit::holdout, {3.0, 1.0, 2.0}});
-  set.measurements.push_back({OpClass::send, Dtype::bf16, {4096, 2}, MeasurementSplit::fit, {5.0}});
+  set.measurements.push_back({.op = OpClass::attention_bwd,
+                              .dtype = Dtype::fp16,
+                              .shape = {1, 8, 512, 512, 64, 1},
+                              .split = MeasurementSplit::holdout,
+                              .samples_ns = {3.0, 1.0, 2.0}});
+  set.measurements.push_back({.op = OpClass::send,
+                              .dtype = Dtype::bf16,
+                              .shape = {4096, 2},
+                              .split = MeasurementSplit::fit,
+                              .samples_ns = {5.0}});
   const MeasurementSet back = read(measurements_json(set).dump());
   CHECK(back.backend == "cuda");
   CHECK(back.device == "gpu x");
@@ -37,6 +44,44 @@ TEST_CASE("measurement files round-trip", "[calibration]") {
   CHECK(back.measurements[1].field("group_size") == 2);
 }
 
+TEST_CASE("measurement files keep kernels, off-grid shapes, labels and sources", "[calibration]") {
+  MeasurementSet set;
+  set.backend = "cuda";
+  set.device = "h100-sxm";
+  set.sources = {{"ref", "a measured file"}};
+  set.notes = {"converted"};
+  set.measurements.push_back({.op = OpClass::gemm,
+                              .dtype = Dtype::bf16,
+                              .kernel = Kernel::tn,
+                              .shape = {6144, 2048, 4096},
+                              .grid = false,
+                              .samples_ns = {144.0},
+                              .source = "ref",
+                              .label = "gpt3-1.3b tp1 qkv wgrad"});
+  set.measurements.push_back({.op = OpClass::norm,
+                              .dtype = Dtype::bf16,
+                              .kernel = Kernel::rmsnorm_fwd,
+                              .shape = {4096, 2048},
+                              .samples_ns = {14.0}});
+  set.measurements.push_back({.op = OpClass::optimizer,
+                              .dtype = Dtype::fp32,
+                              .kernel = Kernel::adamw_fused,
+                              .shape = {1000},
+                              .samples_ns = {9.0}});
+  const MeasurementSet back = read(measurements_json(set).dump());
+  REQUIRE(back.measurements.size() == 3);
+  CHECK(back.sources == set.sources);
+  CHECK(back.notes == set.notes);
+  CHECK(back.measurements[0].kernel == Kernel::tn);
+  CHECK_FALSE(back.measurements[0].grid);
+  CHECK(back.measurements[0].source == "ref");
+  CHECK(back.measurements[0].label == "gpt3-1.3b tp1 qkv wgrad");
+  CHECK(back.measurements[1].field("rows") == 4096);
+  CHECK(back.measurements[1].field("width") == 2048);
+  CHECK(back.measurements[2].field("parameters") == 1000);
+  CHECK(back.measurements[2].grid);
+}
+
 TEST_CASE("bad measurement files name the JSON path", "[calibration]") {
   CHECK_THROWS_WITH(read(R"({"format": "weft-profile"})"), Catch::Contains("format: expected \"weft-measurements\""));
   CHECK_THROWS_WITH(read(file_with("[]")),
@@ -44,8 +89,22 @@ TEST_CASE("bad measurement files name the JSON path", "[calibration]") {
   CHECK_THROWS_WITH(
       read(file_with(R"([{"op": "gemm", "dtype": "bf16", "shape": {"m": 1, "n": 2}, "samples_ns": [1]}])")),
       Catch::Contains("measurements[0].shape: missing required field 'k'"));
+  CHECK_THROWS_WITH(read(file_with(R"([{"op": "loss", "dtype": "bf16", "shape": {}, "samples_ns": [1]}])")),
+                    Catch::Contains("measurements[0].op: 'loss' is not a measured op"));
   CHECK_THROWS_WITH(read(file_with(R"([{"op": "norm", "dtype": "bf16", "shape": {}, "samples_ns": [1]}])")),
-                    Catch::Contains("measurements[0].op: 'norm' is not a measured op"));
+                    Catch::Contains("measurements[0]: missing required field 'kernel'"));
+  CHECK_THROWS_WITH(
+      read(file_with(R"([{"op": "norm", "dtype": "bf16", "kernel": "nt", "shape": {}, "samples_ns": [1]}])")),
+      Catch::Contains("measurements[0].kernel: 'nt' is not a kernel of norm ops (expected one of any, layernorm_fwd"));
+  CHECK_THROWS_WITH(read(file_with(R"([{"op": "norm", "dtype": "bf16", "kernel": "rmsnorm_fwd",
+                                        "shape": {"inputs": 1, "outputs": 1}, "samples_ns": [1]}])")),
+                    Catch::Contains("measurements[0].shape.inputs: unknown shape field for norm"));
+  CHECK_THROWS_WITH(read(file_with(R"([{"op": "elementwise", "dtype": "bf16", "shape": {"inputs": 1, "outputs": 1},
+                                        "grid": false, "samples_ns": [1]}])")),
+                    Catch::Contains("measurements[0].grid: only GEMM measurements may lie off the grid"));
+  CHECK_THROWS_WITH(read(file_with(R"([{"op": "gemm", "dtype": "bf16", "shape": {"m": 1, "n": 1, "k": 1},
+                                        "source": "paper", "samples_ns": [1]}])")),
+                    Catch::Contains("measurements[0].source: 'paper' is not a key of the file's \"sources\""));
   CHECK_THROWS_WITH(
       read(file_with(R"([{"op": "send", "dtype": "bf16", "shape": {"bytes": 1, "group_size": 2}, "samples_ns": []}])")),
       Catch::Contains("measurements[0].samples_ns: expected at least one sample"));

@@ -23,7 +23,7 @@ CalibratedCostModel example_model() {
   model.set_peak_flops(Dtype::bf16, 1e12);
   model.set_memory_bandwidth(Dtype::bf16, 1e11);
   // Efficiency 0.5 at m = 64 and 0.8 at m = 4096 (n, k single points).
-  model.set_gemm(Dtype::bf16, LogGridTable({{64, 4096}, {128}, {128}}, {0.5, 0.8}));
+  model.set_gemm(Dtype::bf16, {.grid = LogGridTable({{64, 4096}, {128}, {128}}, {0.5, 0.8})});
   model.set_attention(OpClass::attention_fwd, Dtype::bf16, true, LogGridTable({{8}, {1024}, {64}}, {0.4}));
   model.set_memory_bound(Dtype::bf16, LogGridTable({{1e3, 1e6}}, {0.1, 0.6}));
   model.set_communication(OpClass::allreduce, 8, {10e-6, 1.0 / 50e9});

@@ -47,8 +47,13 @@ void run_calibrate(const CalibrateFlags& flags) {
   const CalibratedCostModel& model = *calibration.model;
   fmt::print("weft calibrate: {} measurements of {} ({} backend)\n", calibration.measurements.measurements.size(),
              model.device(), calibration.measurements.backend);
-  fmt::print("Fitted: {} GEMM tables, {} attention tables, {} memory-bound tables, {} communication fits\n",
-             model.gemm().size(), model.attention().size(), model.memory_bound().size(), model.communication().size());
+  std::size_t gemm_points = 0;
+  for (const auto& [dtype, gemm] : model.gemm()) gemm_points += gemm.points.size();
+  fmt::print(
+      "Fitted: {} GEMM tables ({} shapes off the grid), {} attention tables, {} memory-bound tables, {} memory-bound "
+      "kernel tables, {} communication fits\n",
+      model.gemm().size(), gemm_points, model.attention().size(), model.memory_bound().size(),
+      model.memory_kernels().size(), model.communication().size());
   if (calibration.holdout.empty()) {
     fmt::print("No held-out measurements to judge the fit by.\n");
   } else {
@@ -69,7 +74,8 @@ void add_calibrate_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "calibrate",
       "Fit a calibration profile to measurement files of one device (weft bench output): efficiency tables over "
-      "shapes for GEMMs, attention and memory-bound ops, latency and bandwidth per collective and group size; "
+      "shapes for GEMMs (per operand layout), attention (per kernel family) and memory-bound ops (per kernel), "
+      "latency and bandwidth per collective and group size; "
       "report the error of the default and of the fitted model on the held-out measurements (docs/calibration.md).");
   command->add_option("MEASUREMENTS", flags->measurements, "Measurement files (weft bench -o)")->required();
   command->add_option("-o,--output", flags->output, "Profile file to write")->required()->type_name("PROFILE");

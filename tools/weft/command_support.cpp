@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "calibration/profile_io.hpp"
+#include "cost_models/profile_format.hpp"
 #include "simulator/engine/schedule_cache.hpp"
 #include "simulator/io/atomic_file.hpp"
 
@@ -24,12 +24,14 @@ void add_calibration_flag(CLI::App& command, std::string& file) {
   command
       .add_option("--calibration", file,
                   "Cost ops with a calibration profile (weft calibrate) where it covers them, instead of the "
-                  "roofline and collective model; it must have been measured on the cluster's device")
+                  "cluster's own (a bundled cluster names the profile of its GPU, docs/calibration.md); it must "
+                  "have been measured on the cluster's device. 'none': the roofline and collective model alone")
       ->type_name("PROFILE");
 }
 
-std::shared_ptr<const CalibratedCostModel> read_calibration(const std::string& file) {
-  if (file.empty()) return nullptr;
+std::optional<std::shared_ptr<const CalibratedCostModel>> read_calibration(const std::string& file) {
+  if (file.empty()) return std::nullopt;
+  if (file == "none") return std::shared_ptr<const CalibratedCostModel>();
   return with_context("--calibration", [&] {
     const JsonDocument document = JsonDocument::parse_file(file);
     return with_context(file, [&] { return read_profile(document.root()); });
@@ -43,7 +45,7 @@ void check_calibration_device(const std::string& file, const ClusterSpec& cluste
 }
 
 void apply_calibration(const std::string& file, ClusterSpec& cluster) {
-  cluster.calibration = read_calibration(file);
+  if (auto calibration = read_calibration(file)) cluster.calibration = std::move(*calibration);
   check_calibration_device(file, cluster);
 }
 

@@ -2,6 +2,8 @@
 
 #include <functional>
 #include <initializer_list>
+#include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -44,14 +46,16 @@ void add_reuse_flags(CLI::App& command, ReuseFlags& flags);
 // --calibration PROFILE, shared by the commands that simulate.
 void add_calibration_flag(CLI::App& command, std::string& file);
 
-// The profile in `file`, or null when `file` is empty; throws InputError naming the flag.
-std::shared_ptr<const CalibratedCostModel> read_calibration(const std::string& file);
+// What --calibration asks for: nothing when `file` is empty (the cluster's own profile stays), no
+// profile for "none" (the roofline and collective model), else the profile in `file`; throws
+// InputError naming the flag.
+std::optional<std::shared_ptr<const CalibratedCostModel>> read_calibration(const std::string& file);
 
 // Checks that the profile read from `file` and put on `cluster` was measured on its device.
 void check_calibration_device(const std::string& file, const ClusterSpec& cluster);
 
-// Puts the profile in `file` (if not empty) on `cluster`, after checking that it was measured on
-// the cluster's device; throws InputError naming the flag otherwise.
+// Puts what --calibration asks for (read_calibration) on `cluster`, after checking that a profile
+// was measured on the cluster's device; throws InputError naming the flag otherwise.
 void apply_calibration(const std::string& file, ClusterSpec& cluster);
 
 // Now, as ISO 8601 in UTC ("2026-11-23T12:00:00Z"), for the files weft records measurements in.

@@ -74,7 +74,7 @@ void run_graph(const SimulateFlags& flags, const JsonCursor& root, const Simulat
 void run_training(const SimulateFlags& flags, const JsonCursor& root, const SimulationOptions& options) {
   Stopwatch watch;
   // The profile costs ops from the start: a "time" stage partition balances under it.
-  std::shared_ptr<const CalibratedCostModel> calibration = read_calibration(flags.calibration);
+  auto calibration = read_calibration(flags.calibration);
   TrainingScenario scenario =
       with_context(flags.scenario, [&] { return load_training_scenario(root, std::move(calibration)); });
   check_calibration_device(flags.calibration, scenario.cluster);

@@ -29,7 +29,7 @@ void AttentionCore::emit(const ShardContext& context, const std::string& prefix,
   const double model_flops =
       4.0 * static_cast<double>(queries) * static_cast<double>(keys_per_sample) * static_cast<double>(heads * head_dim);
   const double executed = model_.causal() ? model_flops / 2.0 : model_flops;
-  const bool flash = model_.attention == AttentionKernel::flash;
+  const bool flash = model_.attention == AttentionKernel::flash && context.kernels.attention != Kernel::unfused;
   const Bytes q_and_o = 2 * queries * heads * head_dim * element;
   const Bytes kv_read = keys * 2 * kv_heads * head_dim * element;
   const Bytes scores = heads * queries * keys_per_sample;  // elements of the s x s matrices on this rank
@@ -41,6 +41,7 @@ void AttentionCore::emit(const ShardContext& context, const std::string& prefix,
   OpWork forward = memory_bound_work(
       OpClass::attention_fwd, q_and_o + kv_read + score_traffic, executed, context.dtype,
       {context.micro_batch, heads, queries / context.micro_batch, keys_per_sample, head_dim, model_.causal() ? 1 : 0});
+  forward.kernel = flash ? context.kernels.attention : Kernel::unfused;
   OpWork backward = forward;
   backward.op_class = OpClass::attention_bwd;
   backward.flops = executed * (flash ? 2.5 : 2.0);

@@ -15,9 +15,10 @@ void Linear::emit(const ShardContext& context, const std::string& prefix, std::v
 
   Step step;
   step.name = step_name(prefix, "");
-  step.forward = gemm_work(rows, out, in, context.dtype);      // [rows, in] x [in, out]
-  step.backward = gemm_work(rows, in, out, context.dtype);     // dX = dY W^T
-  step.weight_grad = gemm_work(in, out, rows, context.dtype);  // dW = X^T dY
+  // With the weight stored [out, in], as torch.nn.Linear keeps it.
+  step.forward = gemm_work(rows, out, in, context.dtype, Kernel::nt);      // Y = X W^T
+  step.backward = gemm_work(rows, in, out, context.dtype, Kernel::nn);     // dX = dY W
+  step.weight_grad = gemm_work(out, in, rows, context.dtype, Kernel::tn);  // dW = dY^T X
   // Rows every TP (and CP) rank computes alike count once in the model's FLOPs.
   const bool replicated = split_ == TpSplit::none && !(rows_ == Rows::sharded_tokens && context.sequence_parallel);
   const double copies = replicated ? static_cast<double>(context.tp) * (rows_ == Rows::samples ? context.cp : 1) : 1.0;

@@ -15,11 +15,9 @@ Mlp::Mlp(std::string name, std::int64_t in, std::int64_t ffn, std::int64_t out, 
   const bool gated = nonlinearity == Activation::swiglu;
   add<TensorParallelEnter>("tp_enter", in);
   add<Linear>("fc1", in, gated ? 2 * f : f, bias, TpSplit::column);
-  ElementwiseShape activation;
+  // Keeps the activation's input, for its derivative.
+  ElementwiseShape activation = elementwise_kernel_shape(gated ? Kernel::swiglu_fwd : Kernel::gelu_fwd, f);
   activation.rows = Rows::tokens;
-  activation.input_width = gated ? 2 * f : f;
-  activation.output_width = f;
-  activation.saved_width = activation.input_width;  // the activation's input, for its derivative
   activation.tp_split = true;
   add<Elementwise>(gated ? "swiglu" : "gelu", activation);
   add<Linear>("fc2", f, out, bias, TpSplit::row);

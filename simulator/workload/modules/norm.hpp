@@ -19,4 +19,8 @@ class Norm : public Module {
   NormKind kind_;
 };
 
+// A norm's forward op (reads and writes `rows` x `width` activations) or backward op (reads the
+// input and the output gradient, writes the input gradient), each its own kernel.
+OpWork norm_work(NormKind kind, bool backward, std::int64_t rows, std::int64_t width, Dtype dtype);
+
 }  // namespace weft

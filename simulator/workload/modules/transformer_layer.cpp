@@ -11,9 +11,7 @@ namespace {
 
 // x + dropout(sublayer(x)): reads both, writes the sum; keeps the dropout mask.
 ElementwiseShape residual_add(const ModelSpec& model) {
-  ElementwiseShape shape;
-  shape.input_width = 2 * model.hidden;
-  shape.output_width = model.hidden;
+  ElementwiseShape shape = elementwise_kernel_shape(Kernel::add, model.hidden);
   shape.mask_bytes = model.dropout > 0.0 ? model.hidden : 0;
   return shape;
 }

@@ -1,0 +1,47 @@
+#include "simulator/workload/software_stack.hpp"
+
+#include "simulator/core/spec_resolver.hpp"
+
+namespace weft {
+namespace {
+
+SoftwareStack parse_software_stack(const JsonCursor& json) {
+  json.expect_only({"name", "description", "source", "attention", "swiglu"});
+  SoftwareStack stack;
+  stack.name = json.find("name") ? json.at("name").as_string() : "inline";
+  const JsonCursor attention = json.at("attention");
+  if (attention.is_string()) {
+    stack.default_attention = read_kernel(attention, OpClass::attention_fwd);
+  } else {
+    for (const auto& [architecture, value] : attention.members()) {
+      if (architecture == "default") {
+        stack.default_attention = read_kernel(value, OpClass::attention_fwd);
+      } else {
+        stack.attention[architecture] = read_kernel(value, OpClass::attention_fwd);
+      }
+    }
+    if (!attention.find("default")) attention.fail("expected a \"default\" kernel for other architectures");
+  }
+  if (auto swiglu = json.find("swiglu")) {
+    const std::string fusion = swiglu->as_string();
+    if (fusion != "fused" && fusion != "unfused") swiglu->fail("expected \"fused\" or \"unfused\"");
+    stack.fused_swiglu = fusion == "fused";
+  }
+  return stack;
+}
+
+}  // namespace
+
+KernelChoices SoftwareStack::kernels(const DeviceSpec& gpu) const {
+  KernelChoices choices;
+  const auto found = attention.find(gpu.architecture);
+  choices.attention = found != attention.end() ? found->second : default_attention;
+  choices.fused_swiglu = fused_swiglu;
+  return choices;
+}
+
+SoftwareStack load_software_stack(const JsonCursor& json) {
+  return load_spec<SoftwareStack>(json, "stacks", "software stack", parse_software_stack);
+}
+
+}  // namespace weft

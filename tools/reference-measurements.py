@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Converts kernel measurements made with PyTorch (kernels_ref.py's output) into weft's measurement format.
+
+Usage: tools/reference-measurements.py REFERENCE.json DEVICE OUT.json
+
+REFERENCE.json is a file of ../shared/reference/measured/ (made by ../shared/gpu/kernels_ref.py on one
+GPU); DEVICE is the weft device spec it was measured on (h100-sxm). Each measurement keeps its source
+and a label; `weft calibrate OUT.json` then fits a profile (docs/calibration.md, bundled profiles).
+What is converted:
+  gemm_layers     GEMMs of layer shapes: forward X.W^T as kernel nt, dgrad dY.W as nn, wgrad dY^T.X as tn,
+                  off the grid ("grid": false)
+  gemm_grid_nn    the grid of A.B products (kernel nn)
+  attention       SDPA per backend: flash -> flash2, cudnn, efficient, math -> unfused; backward time =
+                  time(forward + backward) - time(forward), as the reference defines it
+  memory          layernorm_fwd, rmsnorm_fwd, gelu_fwd, add, dropout over [tokens, hidden]; layernorm_bwd =
+                  time(layernorm forward + backward) - time(forward); swiglu_fwd (chunk, SiLU and product:
+                  weft's swiglu_unfused_fwd, width = half the input); fused AdamW over fp32 parameters
+  info            the device-to-device copy, as the generic memory-bound op in bf16 and fp32
+A memory-bound row that took longer than a row of the same op moving at least twice its bytes is left
+out (listed in the file's notes): its time says more about the measurement than about the kernel.
+"""
+import json
+import sys
+
+GEMM_LAYOUT = {"fwd": "nt", "dgrad": "nn", "wgrad": "tn"}
+ATTENTION_KERNEL = {"flash": "flash2", "cudnn": "cudnn", "efficient": "efficient", "math": "unfused"}
+ROW_KERNELS = {"layernorm_fwd": ("norm", "layernorm_fwd"), "rmsnorm_fwd": ("norm", "rmsnorm_fwd"),
+               "gelu_fwd": ("elementwise", "gelu_fwd"), "add": ("elementwise", "add"),
+               "dropout_fwd": ("elementwise", "dropout")}
+
+
+def measurement(op, dtype, shape, seconds, label, kernel=None, grid=True):
+    m = {"op": op, "dtype": dtype}
+    if kernel:
+        m["kernel"] = kernel
+    m["shape"] = shape
+    if not grid:
+        m["grid"] = False
+    m["label"] = label
+    m["source"] = "reference"
+    m["samples_ns"] = [round(seconds * 1e9, 1)]
+    return m
+
+
+def gemms(ref):
+    out = []
+    for r in ref["gemm_layers"]["rows"]:
+        label = f"{r['model']} tp{r['tp']} {r['tokens']} tokens {r['layer']} {r['pass']}"
+        out.append(measurement("gemm", "bf16", {"m": r["m"], "n": r["n"], "k": r["k"]}, r["median_s"], label,
+                               GEMM_LAYOUT[r["pass"]], grid=False))
+    for r in ref["gemm_grid_nn"]["rows"]:
+        out.append(measurement("gemm", "bf16", {"m": r["m"], "n": r["n"], "k": r["k"]}, r["median_s"],
+                               "grid A.B", "nn"))
+    return out
+
+
+def attention(ref):
+    out = []
+    for r in ref["attention"]["rows"]:
+        if "error" in r:
+            continue
+        shape = {"batch": 1, "heads": r["heads"], "queries": r["seq"], "keys": r["seq"], "head_dim": r["head_dim"],
+                 "causal": r["causal"]}
+        label = f"sdpa {r['backend']} {r['heads']} heads x {r['seq']} x {r['head_dim']}"
+        kernel = ATTENTION_KERNEL[r["backend"]]
+        out.append(measurement("attention_fwd", "bf16", shape, r["fwd_s"], label, kernel))
+        out.append(measurement("attention_bwd", "bf16", shape, r["bwd_s"], label, kernel))
+    return out
+
+
+def implausible(rows):
+    """Rows slower than a row of the same op that moves at least twice the bytes."""
+    bad = []
+    for r in rows:
+        for other in rows:
+            if other["op"] == r["op"] and other["bytes"] >= 2 * r["bytes"] and other["seconds"] < r["seconds"]:
+                bad.append((r, other))
+                break
+    return bad
+
+
+def memory(ref, notes):
+    rows = []
+    fwd = {(r["op"], r["hidden"], r["tokens"]): r["median_s"] for r in ref["memory"]["rows"] if "hidden" in r}
+    for r in ref["memory"]["rows"]:
+        if r["op"] in ROW_KERNELS:
+            rows.append({"op": r["op"], "tokens": r["tokens"], "width": r["hidden"], "seconds": r["median_s"],
+                         "bytes": r["bytes_in"]})
+        elif r["op"] == "layernorm_fwd_bwd":
+            rows.append({"op": "layernorm_bwd", "tokens": r["tokens"], "width": r["hidden"],
+                         "seconds": r["median_s"] - fwd[("layernorm_fwd", r["hidden"], r["tokens"])],
+                         "bytes": r["bytes_in"], "combined": r["median_s"]})
+        elif r["op"] == "swiglu_fwd":
+            rows.append({"op": r["op"], "tokens": r["tokens"], "width": r["hidden"] // 2, "seconds": r["median_s"],
+                         "bytes": r["bytes_in"]})
+    # The combined layernorm time is what was measured: judge its plausibility, not the difference's.
+    judged = [dict(r, seconds=r.get("combined", r["seconds"])) for r in rows]
+    left_out = set()
+    for r, other in implausible(judged):
+        left_out.add((r["op"], r["tokens"], r["width"]))
+        notes.append(f"left out {r['op']} over {r['tokens']} x {r['width']}: {r['seconds'] * 1e6:.1f} us, more than "
+                     f"{other['seconds'] * 1e6:.1f} us over {other['tokens']} x {other['width']} "
+                     f"({other['bytes'] / r['bytes']:.0f}x the bytes)")
+    out = []
+    for r in rows:
+        if (r["op"], r["tokens"], r["width"]) in left_out:
+            continue
+        op, kernel = ROW_KERNELS.get(r["op"], ("norm", "layernorm_bwd") if r["op"] == "layernorm_bwd"
+                                     else ("elementwise", "swiglu_unfused_fwd"))
+        label = f"{r['op']} {r['tokens']} x {r['width']}"
+        out.append(measurement(op, "bf16", {"rows": r["tokens"], "width": r["width"]}, r["seconds"], label, kernel))
+    for r in ref["memory"]["rows"]:
+        if r["op"] == "adamw_fused_fp32":
+            out.append(measurement("optimizer", "fp32", {"parameters": r["params"]}, r["median_s"],
+                                   f"torch.optim.AdamW(fused=True) over {r['params']} fp32 parameters", "adamw_fused"))
+    return out
+
+
+def copies(ref):
+    """The 1 GiB device-to-device copy: the generic memory-bound op (as many elements read as written)."""
+    seconds = 2 * 2**30 / (ref["info"]["copy_GBps_rw"] * 1e9)
+    out = []
+    for dtype, size in (("bf16", 2), ("fp32", 4)):
+        elements = 2**30 // size
+        out.append(measurement("elementwise", dtype, {"inputs": elements, "outputs": elements}, seconds,
+                               "device-to-device copy of 1 GiB"))
+    return out
+
+
+def main():
+    if len(sys.argv) != 4 or sys.argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+        sys.exit(0 if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help") else 2)
+    reference_path, device, out_path = sys.argv[1:]
+    with open(reference_path) as f:
+        ref = json.load(f)
+    notes = [ref["what"], "measured " + ref["measured"], "method: " + ref["method"]]
+    measurements = gemms(ref) + attention(ref) + memory(ref, notes) + copies(ref)
+    info = ref["info"]
+    out = {
+        "format": "weft-measurements", "version": 2, "backend": "cuda", "device": device,
+        "device_memory_bytes": info["mem_bytes"],
+        "libraries": {"device": info["device"], "pytorch": info["torch"], "cuda": info["cuda"],
+                      "cudnn": str(info["cudnn"])},
+        "timestamp": ref["measured"][:10], "ranks": 1,
+        "sources": {"reference": f"shared/reference/measured/{reference_path.split('/')[-1]} "
+                                 "(made by shared/gpu/kernels_ref.py)"},
+        "notes": notes,
+        "measurements": measurements,
+    }
+    with open(out_path, "w") as f:
+        json.dump(out, f, indent=1)
+        f.write("\n")
+    print(f"{out_path}: {len(measurements)} measurements ({len(notes) - 3} rows left out)")
+
+
+if __name__ == "__main__":
+    main()
