@@ -1,0 +1,105 @@
+#include "calibration/published_suite.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "simulator/engine/simulation.hpp"
+#include "simulator/workload/training_report.hpp"
+#include "simulator/workload/training_workload.hpp"
+
+namespace weft {
+
+PublishedCase read_published_case(const JsonCursor& root, std::string id) {
+  root.expect_only({"description", "source_group", "source", "quote", "gpu", "assumptions", "published", "scenario"});
+  PublishedCase published;
+  published.id = std::move(id);
+  published.source_group = root.at("source_group").as_string();
+  published.source = root.at("source").as_string();
+  published.gpu = root.at("gpu").as_string();
+  root.at("quote").as_string();
+  for (const JsonCursor& assumption : root.at("assumptions").elements()) assumption.as_string();
+  const JsonCursor measured = root.at("published");
+  measured.expect_only({"metric", "value", "flops"});
+  published.metric = measured.at("metric").as_enum(kPublishedMetricNames);
+  published.value = measured.at("value").as_positive_number();
+  if (auto flops = measured.find("flops")) {
+    if (published.metric != PublishedMetric::tflops_per_gpu) flops->fail("only tflops_per_gpu counts FLOPs");
+    published.flops = flops->as_enum(kFlopsConventionNames);
+  } else if (published.metric == PublishedMetric::tflops_per_gpu) {
+    measured.fail("missing required field 'flops' (how the source counts FLOPs: " + kFlopsConventionNames.choices() +
+                  ")");
+  }
+  published.scenario = load_training_scenario(root.at("scenario"));
+  return published;
+}
+
+double convention_flops(const TrainingScenario& scenario, FlopsConvention convention, double model_flops) {
+  if (convention == FlopsConvention::megatron) return model_flops;
+  const ModelSpec& model = scenario.model.single();
+  const double b = static_cast<double>(scenario.training.global_batch);
+  const double s = static_cast<double>(scenario.training.seq_len);
+  const double l = static_cast<double>(model.layers);
+  const double h = static_cast<double>(model.hidden);
+  const double v = static_cast<double>(model.vocab);
+  return 96.0 * b * s * l * h * h * (1.0 + s / (6.0 * h) + v / (16.0 * l * h));
+}
+
+PublishedResult run_published_case(const PublishedCase& published) {
+  const TrainingScenario& scenario = published.scenario;
+  const TrainingWorkload workload = build_training_workload(scenario);
+  const SimulationResult simulated = simulate(workload.graph, *workload.cost_model, {});
+  const TrainingReport report = make_training_report(scenario, workload, simulated);
+
+  PublishedResult result;
+  result.id = published.id;
+  result.source_group = published.source_group;
+  result.gpu = published.gpu;
+  result.gpus = report.gpus;
+  result.metric = published.metric;
+  result.published = published.value;
+  result.oom = report.oom;
+  const double t = report.iteration_time_s;
+  const double tokens = static_cast<double>(scenario.training.global_batch * scenario.training.seq_len);
+  switch (published.metric) {
+    case PublishedMetric::iteration_time_s:
+      result.predicted = t;
+      result.error = published.value / t - 1.0;
+      return result;
+    case PublishedMetric::tokens_per_s:
+      result.predicted = tokens / t;
+      break;
+    case PublishedMetric::tokens_per_s_per_gpu:
+      result.predicted = tokens / t / static_cast<double>(report.gpus);
+      break;
+    case PublishedMetric::tflops_per_gpu:
+      result.predicted = convention_flops(scenario, published.flops, report.model_flops_per_iteration) / t /
+                         static_cast<double>(report.gpus) / 1e12;
+      break;
+  }
+  result.error = result.predicted / published.value - 1.0;
+  return result;
+}
+
+SuiteSummary summarize(const std::vector<PublishedResult>& results) {
+  SuiteSummary summary;
+  std::set<std::string> groups;
+  for (const PublishedResult& r : results) {
+    ++summary.cases;
+    summary.mean_abs_error += std::abs(r.error);
+    summary.mean_signed_error += r.error;
+    if (std::abs(r.error) >= summary.worst_abs_error) {
+      summary.worst_abs_error = std::abs(r.error);
+      summary.worst_case = r.id;
+    }
+    groups.insert(r.source_group);
+  }
+  if (summary.cases > 0) {
+    summary.mean_abs_error /= summary.cases;
+    summary.mean_signed_error /= summary.cases;
+  }
+  summary.source_groups.assign(groups.begin(), groups.end());
+  return summary;
+}
+
+}  // namespace weft

@@ -1,0 +1,77 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "simulator/core/enum_names.hpp"
+#include "simulator/core/json_cursor.hpp"
+#include "simulator/workload/training_scenario.hpp"
+
+namespace weft {
+
+// What a published run reports: its iteration time, its tokens per second (of the whole job or per
+// GPU), or its TFLOP/s per GPU counted by a stated convention.
+enum class PublishedMetric : std::uint8_t { iteration_time_s, tokens_per_s, tokens_per_s_per_gpu, tflops_per_gpu };
+inline constexpr EnumNames<PublishedMetric, 4> kPublishedMetricNames({"iteration_time_s", "tokens_per_s",
+                                                                      "tokens_per_s_per_gpu", "tflops_per_gpu"});
+
+// How a source counts the FLOPs of an iteration:
+//   megatron        weft's model FLOPs (Megatron-LM's num_floating_point_operations: matrix
+//                   multiplications, backward twice the forward, attention over the full s x s,
+//                   no recomputation)
+//   narayanan-eq3   Narayanan et al. 2021 (SC'21) eq. 3, hardware FLOPs with full activation
+//                   recomputation: 96 B s l h^2 (1 + s / 6h + V / 16 l h)
+enum class FlopsConvention : std::uint8_t { megatron, narayanan_eq3 };
+inline constexpr EnumNames<FlopsConvention, 2> kFlopsConventionNames({"megatron", "narayanan-eq3"});
+
+// A published end-to-end training measurement (scenarios/validation/, docs/VALIDATION.md): the
+// run as a weft scenario, where its number comes from and what was assumed to map it.
+struct PublishedCase {
+  std::string id;            // the file's stem
+  std::string source_group;  // cases of one publication or team share it
+  std::string source;
+  std::string gpu;  // as the source names it
+  PublishedMetric metric = PublishedMetric::iteration_time_s;
+  double value = 0.0;
+  FlopsConvention flops = FlopsConvention::megatron;
+  TrainingScenario scenario;
+};
+
+struct PublishedResult {
+  std::string id;
+  std::string source_group;
+  std::string gpu;
+  std::int64_t gpus = 0;
+  PublishedMetric metric = PublishedMetric::iteration_time_s;
+  double published = 0.0;
+  double predicted = 0.0;  // in the published metric
+  // Predicted throughput over published throughput, minus one: positive when weft predicts a
+  // faster run than was measured.
+  double error = 0.0;
+  bool oom = false;  // weft says the plan does not fit in memory
+};
+
+struct SuiteSummary {
+  int cases = 0;
+  double mean_abs_error = 0.0;
+  double mean_signed_error = 0.0;
+  double worst_abs_error = 0.0;
+  std::string worst_case;
+  std::vector<std::string> source_groups;
+};
+
+// Reads a case file {"description", "source_group", "source", "quote", "gpu", "assumptions",
+// "published": {"metric", "value", "flops"}, "scenario": {...}}; errors name the JSON path.
+PublishedCase read_published_case(const JsonCursor& root, std::string id);
+
+// The FLOPs of one iteration of `scenario` by a convention, given weft's model FLOPs.
+double convention_flops(const TrainingScenario& scenario, FlopsConvention convention, double model_flops);
+
+// Simulates the case's run (folded, with reuse) and compares it with the published value.
+PublishedResult run_published_case(const PublishedCase& published);
+
+// Mean absolute, mean signed and worst error over `results`.
+SuiteSummary summarize(const std::vector<PublishedResult>& results);
+
+}  // namespace weft

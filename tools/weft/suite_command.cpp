@@ -1,0 +1,134 @@
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <tbb/parallel_for.h>
+
+#include "calibration/published_suite.hpp"
+#include "simulator/core/scenario_library.hpp"
+#include "simulator/io/text_table.hpp"
+#include "tools/weft/command_support.hpp"
+#include "tools/weft/commands.hpp"
+
+namespace weft::cli {
+namespace {
+
+struct SuiteFlags {
+  std::vector<std::string> paths;
+  std::string json_file;
+};
+
+// The case files: each path a case file or a folder of them (sorted by name).
+std::vector<std::filesystem::path> case_files(const std::vector<std::string>& paths) {
+  std::vector<std::filesystem::path> files;
+  for (const std::string& path : paths) {
+    if (!std::filesystem::is_directory(path)) {
+      files.emplace_back(path);
+      continue;
+    }
+    std::vector<std::filesystem::path> folder;
+    for (const auto& entry : std::filesystem::directory_iterator(path)) {
+      if (entry.is_regular_file() && entry.path().extension() == ".json") folder.push_back(entry.path());
+    }
+    std::sort(folder.begin(), folder.end());
+    if (folder.empty()) throw InputError(path + ": no case files (*.json) in this folder");
+    files.insert(files.end(), folder.begin(), folder.end());
+  }
+  return files;
+}
+
+std::string format_value(PublishedMetric metric, double value) {
+  switch (metric) {
+    case PublishedMetric::iteration_time_s:
+      return fmt::format("{:.2f} s", value);
+    case PublishedMetric::tokens_per_s:
+      return fmt::format("{:.0f} tok/s", value);
+    case PublishedMetric::tokens_per_s_per_gpu:
+      return fmt::format("{:.0f} tok/s/GPU", value);
+    case PublishedMetric::tflops_per_gpu:
+      return fmt::format("{:.1f} TFLOP/s", value);
+  }
+  return {};
+}
+
+std::string render(const std::vector<PublishedResult>& results) {
+  TextTable table;
+  for (const char* header : {"case", "source", "GPUs", "GPU"}) table.add_column(header, TextTable::Align::left);
+  table.add_column("published", TextTable::Align::right);
+  table.add_column("weft", TextTable::Align::right);
+  table.add_column("error", TextTable::Align::right);
+  for (const PublishedResult& r : results) {
+    table.add_row({r.id, r.source_group, std::to_string(r.gpus), r.gpu, format_value(r.metric, r.published),
+                   format_value(r.metric, r.predicted) + (r.oom ? " (OOM)" : ""),
+                   fmt::format("{:+.1f}%", 100.0 * r.error)});
+  }
+  return table.render("  ");
+}
+
+nlohmann::json results_json(const std::vector<PublishedResult>& results, const SuiteSummary& summary) {
+  nlohmann::json cases = nlohmann::json::array();
+  for (const PublishedResult& r : results) {
+    cases.push_back({{"case", r.id},
+                     {"source_group", r.source_group},
+                     {"gpu", r.gpu},
+                     {"gpus", r.gpus},
+                     {"metric", kPublishedMetricNames.name(r.metric)},
+                     {"published", r.published},
+                     {"predicted", r.predicted},
+                     {"error", r.error},
+                     {"oom", r.oom}});
+  }
+  return {{"cases", cases},
+          {"summary",
+           {{"cases", summary.cases},
+            {"mean_abs_error", summary.mean_abs_error},
+            {"mean_signed_error", summary.mean_signed_error},
+            {"worst_abs_error", summary.worst_abs_error},
+            {"worst_case", summary.worst_case},
+            {"source_groups", summary.source_groups}}}};
+}
+
+void run_suite(const SuiteFlags& flags) {
+  check_output_paths({{"--json", &flags.json_file}});
+  const std::vector<std::string> paths =
+      flags.paths.empty() ? std::vector<std::string>{(ScenarioLibrary::root() / "validation").string()} : flags.paths;
+  std::vector<PublishedCase> cases;
+  for (const std::filesystem::path& file : case_files(paths)) {
+    const JsonDocument document = JsonDocument::parse_file(file);
+    cases.push_back(
+        with_context(file.string(), [&] { return read_published_case(document.root(), file.stem().string()); }));
+  }
+  std::vector<PublishedResult> results(cases.size());
+  tbb::parallel_for(std::size_t{0}, cases.size(), [&](std::size_t i) { results[i] = run_published_case(cases[i]); });
+  const SuiteSummary summary = summarize(results);
+  fmt::print("weft suite: {} published training runs from {} sources\n{}", summary.cases, summary.source_groups.size(),
+             render(results));
+  fmt::print(
+      "Mean |error| {:.1f}%, worst {:.1f}% ({}), mean signed error {:+.1f}% (error: weft's throughput over the "
+      "published one, minus 1; positive: weft predicts a faster run)\n",
+      100.0 * summary.mean_abs_error, 100.0 * summary.worst_abs_error, summary.worst_case,
+      100.0 * summary.mean_signed_error);
+  if (!flags.json_file.empty()) {
+    write_output("--json", flags.json_file,
+                 [&](std::ostream& out) { out << results_json(results, summary).dump(2) << '\n'; });
+  }
+}
+
+}  // namespace
+
+void add_suite_command(CLI::App& app) {
+  auto flags = std::make_shared<SuiteFlags>();
+  CLI::App* command = app.add_subcommand(
+      "suite",
+      "Simulate published end-to-end training runs (scenarios/validation/: each a scenario with the published "
+      "iteration time, tokens/s or TFLOP/s per GPU and its source) and print weft's error on each, then the mean "
+      "absolute, worst and mean signed error (docs/VALIDATION.md).");
+  command->add_option("CASES", flags->paths, "Case files or folders of them (default: the bundled suite)");
+  command->add_option("--json", flags->json_file, "Also write the results as JSON")->type_name("FILE");
+  command->callback([flags] { run_suite(*flags); });
+}
+
+}  // namespace weft::cli
