@@ -144,7 +144,10 @@ std::shared_ptr<CalibratedCostModel> fit(const MeasurementSet& set) {
     const auto& [pass, dtype, causal, kernel] = key;
     const std::string what = fmt::format("{} {}{}{}", kOpClassNames.name(pass), dtype_name(dtype),
                                          causal ? " causal" : "", kernel_suffix(kernel));
-    model->set_attention(pass, dtype, causal, fit_grid_table(samples, {"batch x heads", "sequence", "head_dim"}, what),
+    // Published figures hold batch x heads x sequence fixed (the FlashAttention README's setup): the
+    // grid points between them take the nearest measured shapes' efficiency.
+    model->set_attention(pass, dtype, causal,
+                         fit_grid_table(samples, {"batch x heads", "sequence", "head_dim"}, what, GridGaps::nearest),
                          kernel);
   }
   for (const auto& [dtype, samples] : memory) {

@@ -20,7 +20,7 @@ PublishedCase read_published_case(const JsonCursor& root, std::string id) {
   root.at("quote").as_string();
   for (const JsonCursor& assumption : root.at("assumptions").elements()) assumption.as_string();
   const JsonCursor measured = root.at("published");
-  measured.expect_only({"metric", "value", "flops"});
+  measured.expect_only({"metric", "value", "flops", "peak_memory_GB"});
   published.metric = measured.at("metric").as_enum(kPublishedMetricNames);
   published.value = measured.at("value").as_positive_number();
   if (auto flops = measured.find("flops")) {
@@ -30,6 +30,7 @@ PublishedCase read_published_case(const JsonCursor& root, std::string id) {
     measured.fail("missing required field 'flops' (how the source counts FLOPs: " + kFlopsConventionNames.choices() +
                   ")");
   }
+  if (auto memory = measured.find("peak_memory_GB")) published.peak_memory_gb = memory->as_positive_number();
   published.scenario = load_training_scenario(root.at("scenario"));
   return published;
 }
@@ -59,6 +60,10 @@ PublishedResult run_published_case(const PublishedCase& published) {
   result.metric = published.metric;
   result.published = published.value;
   result.oom = report.oom;
+  result.published_memory_gb = published.peak_memory_gb;
+  for (const StageReport& stage : report.stages) {
+    result.predicted_memory_gb = std::max(result.predicted_memory_gb, static_cast<double>(stage.peak_memory) / 1e9);
+  }
   const double t = report.iteration_time_s;
   const double tokens = static_cast<double>(scenario.training.global_batch * scenario.training.seq_len);
   switch (published.metric) {
@@ -93,7 +98,14 @@ SuiteSummary summarize(const std::vector<PublishedResult>& results) {
       summary.worst_case = r.id;
     }
     groups.insert(r.source_group);
+    if (r.published_memory_gb > 0.0) {
+      const double error = std::abs(r.predicted_memory_gb / r.published_memory_gb - 1.0);
+      ++summary.memory_cases;
+      summary.memory_mean_abs_error += error;
+      summary.memory_worst_abs_error = std::max(summary.memory_worst_abs_error, error);
+    }
   }
+  if (summary.memory_cases > 0) summary.memory_mean_abs_error /= summary.memory_cases;
   if (summary.cases > 0) {
     summary.mean_abs_error /= summary.cases;
     summary.mean_signed_error /= summary.cases;

@@ -35,6 +35,7 @@ struct PublishedCase {
   PublishedMetric metric = PublishedMetric::iteration_time_s;
   double value = 0.0;
   FlopsConvention flops = FlopsConvention::megatron;
+  double peak_memory_gb = 0.0;  // the most memory a GPU used, where the source says (0: not said)
   TrainingScenario scenario;
 };
 
@@ -49,7 +50,9 @@ struct PublishedResult {
   // Predicted throughput over published throughput, minus one: positive when weft predicts a
   // faster run than was measured.
   double error = 0.0;
-  bool oom = false;  // weft says the plan does not fit in memory
+  bool oom = false;                  // weft says the plan does not fit in memory
+  double published_memory_gb = 0.0;  // 0: the source gives no peak memory
+  double predicted_memory_gb = 0.0;  // weft's peak over every GPU
 };
 
 struct SuiteSummary {
@@ -59,10 +62,15 @@ struct SuiteSummary {
   double worst_abs_error = 0.0;
   std::string worst_case;
   std::vector<std::string> source_groups;
+  // Over the cases whose source gives the peak memory: weft's relative error on it.
+  int memory_cases = 0;
+  double memory_mean_abs_error = 0.0;
+  double memory_worst_abs_error = 0.0;
 };
 
 // Reads a case file {"description", "source_group", "source", "quote", "gpu", "assumptions",
-// "published": {"metric", "value", "flops"}, "scenario": {...}}; errors name the JSON path.
+// "published": {"metric", "value", "flops", "peak_memory_GB"}, "scenario": {...}}; errors name the
+// JSON path.
 PublishedCase read_published_case(const JsonCursor& root, std::string id);
 
 // The FLOPs of one iteration of `scenario` by a convention, given weft's model FLOPs.

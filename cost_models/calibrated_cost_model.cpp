@@ -58,36 +58,43 @@ std::optional<TimeNs> CalibratedCostModel::compute_bound(double efficiency, doub
   return to_ns(flops / (efficiency * peak->second));
 }
 
-std::optional<TimeNs> CalibratedCostModel::memory_duration(const OpWork& work) const {
-  const auto bandwidth = memory_bandwidth_.find(work.dtype);
+Dtype CalibratedCostModel::measured_dtype(Dtype dtype) const {
+  if (peak_flops_.contains(dtype) || memory_bandwidth_.contains(dtype)) return dtype;
+  if (dtype == Dtype::fp16) return Dtype::bf16;
+  if (dtype == Dtype::bf16) return Dtype::fp16;
+  return dtype;
+}
+
+std::optional<TimeNs> CalibratedCostModel::memory_duration(const OpWork& work, Dtype dtype) const {
+  const auto bandwidth = memory_bandwidth_.find(dtype);
   if (bandwidth == memory_bandwidth_.end()) return std::nullopt;
   const double bytes = static_cast<double>(work.memory_bytes);
-  const auto kernel = memory_kernels_.find({work.kernel, work.dtype});
+  const auto kernel = memory_kernels_.find({work.kernel, dtype});
   if (kernel != memory_kernels_.end() && kernel->second.axes().size() == work.shape.size()) {
     return to_ns(bytes / (kernel->second.at(as_point(work.shape)) * bandwidth->second));
   }
-  const auto table = memory_bound_.find(work.dtype);
+  const auto table = memory_bound_.find(dtype);
   if (table == memory_bound_.end()) return std::nullopt;
   const std::array<double, 1> point = {bytes};
   return to_ns(bytes / (table->second.at(point) * bandwidth->second));
 }
 
 std::optional<TimeNs> CalibratedCostModel::compute_duration(const OpWork& work) const {
+  const Dtype dtype = measured_dtype(work.dtype);
   if (work.op_class == OpClass::gemm && work.shape.size() == 3) {
-    const auto model = gemm_.find(work.dtype);
+    const auto model = gemm_.find(dtype);
     if (model == gemm_.end()) return std::nullopt;
-    return compute_bound(model->second.at(work.kernel, work.shape), nominal_flops(work.op_class, work.shape),
-                         work.dtype);
+    return compute_bound(model->second.at(work.kernel, work.shape), nominal_flops(work.op_class, work.shape), dtype);
   }
   if ((work.op_class == OpClass::attention_fwd || work.op_class == OpClass::attention_bwd) && work.shape.size() == 6) {
     const bool causal = work.shape[5] != 0;
-    auto table = attention_.find({work.op_class, work.dtype, causal, work.kernel});
-    if (table == attention_.end()) table = attention_.find({work.op_class, work.dtype, causal, Kernel::any});
+    auto table = attention_.find({work.op_class, dtype, causal, work.kernel});
+    if (table == attention_.end()) table = attention_.find({work.op_class, dtype, causal, Kernel::any});
     if (table == attention_.end()) return std::nullopt;
     return compute_bound(table->second.at(attention_table_point(work.shape)), nominal_flops(work.op_class, work.shape),
-                         work.dtype);
+                         dtype);
   }
-  if (is_memory_bound_class(work.op_class) && work.memory_bytes > 0) return memory_duration(work);
+  if (is_memory_bound_class(work.op_class) && work.memory_bytes > 0) return memory_duration(work, dtype);
   return std::nullopt;
 }
 

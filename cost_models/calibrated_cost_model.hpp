@@ -51,7 +51,8 @@ struct GemmEfficiency {
 // Efficiencies are fractions of the profile's reference peak FLOP/s and memory bandwidth per
 // dtype (the best the device reached in its measurements), so the profile stands on its own.
 // A table for an op's own kernel is preferred; an attention op falls back to the table of kernel
-// `any` (a backend's own kernel), a memory-bound op to the bytes curve.
+// `any` (a backend's own kernel), a memory-bound op to the bytes curve. fp16 ops use bf16 tables
+// where the profile measured no fp16, and the other way round.
 class CalibratedCostModel {
  public:
   explicit CalibratedCostModel(std::string device = {}) : device_(std::move(device)) {}
@@ -91,8 +92,12 @@ class CalibratedCostModel {
   const std::map<CommunicationKey, AlphaBeta>& communication() const { return communication_; }
 
  private:
+  // The dtype whose tables cost an op of `dtype`: its own, or, for a 16-bit float type the profile
+  // has no measurement of, the other one (fp16 and bf16 run at the same tensor-core rate and
+  // move the same bytes on every GPU weft bundles).
+  Dtype measured_dtype(Dtype dtype) const;
   std::optional<TimeNs> compute_bound(double efficiency, double flops, Dtype dtype) const;
-  std::optional<TimeNs> memory_duration(const OpWork& work) const;
+  std::optional<TimeNs> memory_duration(const OpWork& work, Dtype dtype) const;
 
   std::string device_;
   std::map<Dtype, double> peak_flops_;

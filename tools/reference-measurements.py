@@ -10,8 +10,11 @@ What is converted:
   gemm_layers     GEMMs of layer shapes: forward X.W^T as kernel nt, dgrad dY.W as nn, wgrad dY^T.X as tn,
                   off the grid ("grid": false)
   gemm_grid_nn    the grid of A.B products (kernel nn)
-  attention       SDPA per backend: flash -> flash2, cudnn, efficient, math -> unfused; backward time =
-                  time(forward + backward) - time(forward), as the reference defines it
+  attention       SDPA per backend: flash -> flash2, cudnn, efficient; backward time = time(forward +
+                  backward) - time(forward), as the reference defines it. The math backend is left out: PyTorch
+                  2.11 computes it in fp32, not as the unfused 16-bit attention of Megatron-LM; the unfused
+                  kernel's measurements come from the FlashAttention README's standard attention instead
+                  (scenarios/measurements/published/flash-attention-readme.csv)
   memory          layernorm_fwd, rmsnorm_fwd, gelu_fwd, add, dropout over [tokens, hidden]; layernorm_bwd =
                   time(layernorm forward + backward) - time(forward); swiglu_fwd (chunk, SiLU and product:
                   weft's swiglu_unfused_fwd, width = half the input); fused AdamW over fp32 parameters
@@ -20,26 +23,20 @@ A memory-bound row that took longer than a row of the same op moving at least tw
 out (listed in the file's notes): its time says more about the measurement than about the kernel.
 """
 import json
+import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from measurement_files import FIGURES_SOURCE, measurement, standard_attention  # noqa: E402
+
+FIGURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scenarios", "measurements", "published",
+                       "flash-attention-readme.csv")
+
 GEMM_LAYOUT = {"fwd": "nt", "dgrad": "nn", "wgrad": "tn"}
-ATTENTION_KERNEL = {"flash": "flash2", "cudnn": "cudnn", "efficient": "efficient", "math": "unfused"}
+ATTENTION_KERNEL = {"flash": "flash2", "cudnn": "cudnn", "efficient": "efficient"}
 ROW_KERNELS = {"layernorm_fwd": ("norm", "layernorm_fwd"), "rmsnorm_fwd": ("norm", "rmsnorm_fwd"),
                "gelu_fwd": ("elementwise", "gelu_fwd"), "add": ("elementwise", "add"),
                "dropout_fwd": ("elementwise", "dropout")}
-
-
-def measurement(op, dtype, shape, seconds, label, kernel=None, grid=True):
-    m = {"op": op, "dtype": dtype}
-    if kernel:
-        m["kernel"] = kernel
-    m["shape"] = shape
-    if not grid:
-        m["grid"] = False
-    m["label"] = label
-    m["source"] = "reference"
-    m["samples_ns"] = [round(seconds * 1e9, 1)]
-    return m
 
 
 def gemms(ref):
@@ -47,24 +44,24 @@ def gemms(ref):
     for r in ref["gemm_layers"]["rows"]:
         label = f"{r['model']} tp{r['tp']} {r['tokens']} tokens {r['layer']} {r['pass']}"
         out.append(measurement("gemm", "bf16", {"m": r["m"], "n": r["n"], "k": r["k"]}, r["median_s"], label,
-                               GEMM_LAYOUT[r["pass"]], grid=False))
+                               "reference", GEMM_LAYOUT[r["pass"]], grid=False))
     for r in ref["gemm_grid_nn"]["rows"]:
         out.append(measurement("gemm", "bf16", {"m": r["m"], "n": r["n"], "k": r["k"]}, r["median_s"],
-                               "grid A.B", "nn"))
+                               "grid A.B", "reference", "nn"))
     return out
 
 
 def attention(ref):
     out = []
     for r in ref["attention"]["rows"]:
-        if "error" in r:
+        if "error" in r or r["backend"] not in ATTENTION_KERNEL:
             continue
         shape = {"batch": 1, "heads": r["heads"], "queries": r["seq"], "keys": r["seq"], "head_dim": r["head_dim"],
                  "causal": r["causal"]}
         label = f"sdpa {r['backend']} {r['heads']} heads x {r['seq']} x {r['head_dim']}"
         kernel = ATTENTION_KERNEL[r["backend"]]
-        out.append(measurement("attention_fwd", "bf16", shape, r["fwd_s"], label, kernel))
-        out.append(measurement("attention_bwd", "bf16", shape, r["bwd_s"], label, kernel))
+        out.append(measurement("attention_fwd", "bf16", shape, r["fwd_s"], label, "reference", kernel))
+        out.append(measurement("attention_bwd", "bf16", shape, r["bwd_s"], label, "reference", kernel))
     return out
 
 
@@ -108,11 +105,13 @@ def memory(ref, notes):
         op, kernel = ROW_KERNELS.get(r["op"], ("norm", "layernorm_bwd") if r["op"] == "layernorm_bwd"
                                      else ("elementwise", "swiglu_unfused_fwd"))
         label = f"{r['op']} {r['tokens']} x {r['width']}"
-        out.append(measurement(op, "bf16", {"rows": r["tokens"], "width": r["width"]}, r["seconds"], label, kernel))
+        out.append(measurement(op, "bf16", {"rows": r["tokens"], "width": r["width"]}, r["seconds"], label,
+                               "reference", kernel))
     for r in ref["memory"]["rows"]:
         if r["op"] == "adamw_fused_fp32":
             out.append(measurement("optimizer", "fp32", {"parameters": r["params"]}, r["median_s"],
-                                   f"torch.optim.AdamW(fused=True) over {r['params']} fp32 parameters", "adamw_fused"))
+                                   f"torch.optim.AdamW(fused=True) over {r['params']} fp32 parameters", "reference",
+                                   "adamw_fused"))
     return out
 
 
@@ -123,7 +122,7 @@ def copies(ref):
     for dtype, size in (("bf16", 2), ("fp32", 4)):
         elements = 2**30 // size
         out.append(measurement("elementwise", dtype, {"inputs": elements, "outputs": elements}, seconds,
-                               "device-to-device copy of 1 GiB"))
+                               "device-to-device copy of 1 GiB", "reference"))
     return out
 
 
@@ -135,7 +134,8 @@ def main():
     with open(reference_path) as f:
         ref = json.load(f)
     notes = [ref["what"], "measured " + ref["measured"], "method: " + ref["method"]]
-    measurements = gemms(ref) + attention(ref) + memory(ref, notes) + copies(ref)
+    measurements = (gemms(ref) + attention(ref) + standard_attention(FIGURES, device, "figures") + memory(ref, notes) +
+                    copies(ref))
     info = ref["info"]
     out = {
         "format": "weft-measurements", "version": 2, "backend": "cuda", "device": device,
@@ -144,7 +144,8 @@ def main():
                       "cudnn": str(info["cudnn"])},
         "timestamp": ref["measured"][:10], "ranks": 1,
         "sources": {"reference": f"shared/reference/measured/{reference_path.split('/')[-1]} "
-                                 "(made by shared/gpu/kernels_ref.py)"},
+                                 "(made by shared/gpu/kernels_ref.py)",
+                    "figures": FIGURES_SOURCE},
         "notes": notes,
         "measurements": measurements,
     }

@@ -25,7 +25,7 @@ std::string describe_plan(const TrainingScenario& s) {
   std::string plan = fmt::format("tp {}, cp {}, pp {}, dp {}", p.tp, p.cp, p.pp, p.dp);
   if (p.vpp > 1) plan += fmt::format(", vpp {}", p.vpp);
   if (p.sequence_parallel && p.tp > 1) plan += ", sequence parallel";
-  if (p.zero == 1) plan += ", ZeRO-1";
+  if (p.zero >= 1) plan += p.zero == 1 ? ", ZeRO-1" : ", ZeRO-2";
   plan += fmt::format(", schedule {}, recompute {}", kPipelineScheduleNames.name(p.schedule),
                       kRecomputePolicyNames.name(p.recompute));
   if (p.cp > 1) plan += fmt::format(", cp {}", kContextParallelAlgorithmNames.name(p.cp_algorithm));

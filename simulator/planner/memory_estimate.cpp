@@ -40,7 +40,8 @@ std::vector<Bytes> estimate_stage_memory(const TrainingScenario& s) {
   const std::vector<int> layers = s.layers_per_virtual_stage();
   const int groups = static_cast<int>(layers.size());
   const std::int64_t microbatches = s.microbatches();
-  const std::int64_t shards = p.zero == 1 ? std::int64_t{p.dp} * p.cp : 1;
+  const std::int64_t shards = p.zero >= 1 ? std::int64_t{p.dp} * p.cp : 1;
+  const std::int64_t gradient_shards = p.zero >= 2 ? shards : 1;
 
   std::vector<Bytes> estimates;
   for (int stage = 0; stage < p.pp; ++stage) {
@@ -77,7 +78,8 @@ std::vector<Bytes> estimate_stage_memory(const TrainingScenario& s) {
                       std::min<std::int64_t>(microbatches, p.pp - stage) * chunk_saved.back();
         break;
     }
-    const Bytes fixed = 2 * parameters + 2 * parameters + 12 * parameters / shards + s.options.framework_overhead;
+    const Bytes fixed = 2 * parameters + s.stack.gradient_bytes(s.training.dtype) * parameters / gradient_shards +
+                        12 * parameters / shards + s.options.framework_overhead;
     estimates.push_back(fixed + activations);
   }
   return estimates;

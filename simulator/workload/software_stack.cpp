@@ -6,7 +6,8 @@ namespace weft {
 namespace {
 
 SoftwareStack parse_software_stack(const JsonCursor& json) {
-  json.expect_only({"name", "description", "source", "attention", "swiglu"});
+  json.expect_only({"name", "description", "source", "attention", "swiglu", "overlap_grad_reduce",
+                    "overlap_param_gather", "gradient_bytes"});
   SoftwareStack stack;
   stack.name = json.find("name") ? json.at("name").as_string() : "inline";
   const JsonCursor attention = json.at("attention");
@@ -26,6 +27,18 @@ SoftwareStack parse_software_stack(const JsonCursor& json) {
     const std::string fusion = swiglu->as_string();
     if (fusion != "fused" && fusion != "unfused") swiglu->fail("expected \"fused\" or \"unfused\"");
     stack.fused_swiglu = fusion == "fused";
+  }
+  if (auto value = json.find("overlap_grad_reduce")) stack.overlap_grad_reduce = value->as_bool();
+  if (auto value = json.find("overlap_param_gather")) stack.overlap_param_gather = value->as_bool();
+  if (auto bytes = json.find("gradient_bytes")) {
+    bytes->expect_only({"bf16", "fp16"});
+    for (auto [dtype, field] :
+         {std::pair{"bf16", &stack.bf16_gradient_bytes}, std::pair{"fp16", &stack.fp16_gradient_bytes}}) {
+      const auto value = bytes->find(dtype);
+      if (!value) continue;
+      *field = value->as_positive_int();
+      if (*field != 2 && *field != 4) value->fail("expected 2 (16-bit gradients) or 4 (fp32)");
+    }
   }
   return stack;
 }

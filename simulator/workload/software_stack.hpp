@@ -19,6 +19,21 @@ struct SoftwareStack {
   std::map<std::string, Kernel> attention;
   Kernel default_attention = Kernel::any;
   bool fused_swiglu = true;
+  // Whether data-parallel gradient reduction and ZeRO-1 parameter gathers overlap compute
+  // (Megatron-Core's --overlap-grad-reduce and --overlap-param-gather) or run after the backward
+  // pass and the optimizer step; a scenario's options may say otherwise.
+  bool overlap_grad_reduce = true;
+  // Bytes per gradient element kept and reduced over data parallelism, per training dtype:
+  // Megatron-LM accumulates and all-reduces bf16 training's gradients in fp32 ("bfloat16 requires
+  // gradient accumulation and all-reduce to be done in fp32", arguments.py) and fp16 training's in
+  // fp16 unless told otherwise.
+  Bytes bf16_gradient_bytes = 4;
+  Bytes fp16_gradient_bytes = 2;
+
+  Bytes gradient_bytes(Dtype training) const {
+    return training == Dtype::fp16 ? fp16_gradient_bytes : bf16_gradient_bytes;
+  }
+  bool overlap_param_gather = true;
 
   // The kernels this stack runs on `gpu`.
   KernelChoices kernels(const DeviceSpec& gpu) const;

@@ -28,13 +28,13 @@ std::vector<TrainingGraphBuilder::Bucket> TrainingGraphBuilder::buckets(int stag
 }
 
 void TrainingGraphBuilder::emit_gradient_reduction(int stage) {
-  const bool sharded = s_.parallel.zero == 1;
+  const bool sharded = s_.parallel.zero >= 1;
   if (dims_.dp * dims_.cp == 1) return;
   const std::vector<Bucket> stage_buckets = buckets(stage);
   for (std::size_t k = 0; k < stage_buckets.size(); ++k) {
     const Bucket& bucket = stage_buckets[k];
-    const OpWork reduction =
-        communication_work(sharded ? OpClass::reducescatter : OpClass::allreduce, 2 * bucket.parameters);
+    const OpWork reduction = communication_work(sharded ? OpClass::reducescatter : OpClass::allreduce,
+                                                s_.stack.gradient_bytes(s_.training.dtype) * bucket.parameters);
     const PerPeer<OpId> ops =
         add_ops(stage, name("grad {} bucket {}", sharded ? "reduce-scatter" : "all-reduce", k),
                 placed_work(reduction, CommGroupKind::dp, stage), CommGroupKind::dp, Lane::data_parallel);
@@ -74,7 +74,7 @@ void TrainingGraphBuilder::group_replica_collectives() {
 }
 
 void TrainingGraphBuilder::after_param_gather(int chunk, const PerPeer<OpId>& first_forward) {
-  if (s_.parallel.zero != 1 || !s_.options.overlap_param_gather) return;
+  if (s_.parallel.zero < 1 || !s_.options.overlap_param_gather) return;
   for (std::size_t k = 0; k < param_gathers_.size(); ++k) {
     const auto& chunks = param_gather_chunks_[k];
     if (std::find(chunks.begin(), chunks.end(), static_cast<std::size_t>(chunk)) != chunks.end()) {
@@ -89,7 +89,7 @@ void TrainingGraphBuilder::emit_tied_embedding_sync(int replica) {
     return;
   const ModelSpec& model = s_.model.modules.back().model;
   const std::int64_t table = (model.vocab + s_.parallel.tp - 1) / s_.parallel.tp * model.hidden;
-  const OpWork reduction = communication_work(OpClass::allreduce, 2 * table);
+  const OpWork reduction = communication_work(OpClass::allreduce, s_.stack.gradient_bytes(s_.training.dtype) * table);
   const int first = stage_of(replica, embedding_position_);
   const int last = stage_of(replica, s_.parallel.pp - 1);
   // One communicator: the first stage's rank and the last stage's rank with the same coordinates.
@@ -116,7 +116,7 @@ void TrainingGraphBuilder::emit_optimizer(int stage) {
   consume(ops, tensors.gradients);
   consume(ops, tensors.optimizer_states);
   optimizer_ops_[stage] = ops;
-  if (s_.parallel.zero == 1 && !s_.options.overlap_param_gather) emit_param_gather(stage);
+  if (s_.parallel.zero >= 1 && !s_.options.overlap_param_gather) emit_param_gather(stage);
 }
 
 double TrainingGraphBuilder::model_flops_per_iteration() const {

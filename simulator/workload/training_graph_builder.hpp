@@ -245,7 +245,7 @@ class TrainingGraphBuilder {
   // The parameters a stage holds, and those of them it trains.
   std::int64_t stage_parameters(int stage, bool trainable_only) const;
 
-  int optimizer_shards() const { return s_.parallel.zero == 1 ? s_.parallel.dp * s_.parallel.cp : 1; }
+  int optimizer_shards() const { return s_.parallel.zero >= 1 ? s_.parallel.dp * s_.parallel.cp : 1; }
 
   void create_static_tensors(int stage);
 

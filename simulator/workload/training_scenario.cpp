@@ -41,7 +41,11 @@ ParallelPlan read_parallel(const JsonCursor& json, const ClusterSpec& cluster) {
   if (auto value = json.find("sequence_parallel")) plan.sequence_parallel = value->as_bool();
   if (auto value = json.find("zero")) {
     const std::int64_t zero = value->as_nonnegative_int();
-    if (zero > 1) value->fail("expected 0 (no sharding) or 1 (distributed optimizer)");
+    if (zero > 2) {
+      value->fail(
+          "expected 0 (no sharding), 1 (distributed optimizer) or 2 (gradients sharded too); ZeRO-3 is "
+          "not modelled yet");
+    }
     plan.zero = static_cast<int>(zero);
   }
   if (auto value = json.find("schedule")) plan.schedule = value->as_enum(kPipelineScheduleNames);
@@ -99,10 +103,10 @@ TrainingSpec read_training(const JsonCursor& json) {
   return training;
 }
 
-TrainingOptions read_options(const JsonCursor& json) {
+// `options` holds the stack's defaults; the scenario's fields replace them.
+TrainingOptions read_options(const JsonCursor& json, TrainingOptions options) {
   json.expect_only({"framework_overhead_GiB", "ideal_network", "overlap_grad_reduce", "overlap_param_gather",
                     "dp_bucket_parameters", "collective_algorithm"});
-  TrainingOptions options;
   if (auto value = json.find("framework_overhead_GiB")) {
     options.framework_overhead = static_cast<Bytes>(value->as_nonnegative_number() * kBytesPerGiB);
   }
@@ -168,7 +172,9 @@ TrainingScenario load_scenario_without_plan(const JsonCursor& root) {
   const nlohmann::json default_stack(kDefaultStack);
   scenario.stack = load_software_stack(root.find("stack") ? root.at("stack") : JsonCursor(default_stack, "stack"));
   scenario.training = read_training(root.at("training"));
-  if (auto value = root.find("options")) scenario.options = read_options(*value);
+  scenario.options.overlap_grad_reduce = scenario.stack.overlap_grad_reduce;
+  scenario.options.overlap_param_gather = scenario.stack.overlap_param_gather;
+  if (auto value = root.find("options")) scenario.options = read_options(*value, scenario.options);
   return scenario;
 }
 

@@ -6,10 +6,13 @@ namespace weft {
 
 StaticMemory rank_static_memory(const TrainingScenario& scenario, std::int64_t parameters, std::int64_t trained) {
   const ParallelPlan& p = scenario.parallel;
-  const std::int64_t optimizer_shards = p.zero == 1 ? std::int64_t{p.dp} * p.cp : 1;
+  const std::int64_t optimizer_shards = p.zero >= 1 ? std::int64_t{p.dp} * p.cp : 1;
+  // ZeRO-2 keeps only its shard of the reduced gradients (each bucket is reduce-scattered as the
+  // backward pass produces it, so only the shard outlives it).
+  const std::int64_t gradient_shards = p.zero >= 2 ? optimizer_shards : 1;
   StaticMemory memory;
   memory.parameters = 2 * parameters;
-  memory.gradients = 2 * trained;
+  memory.gradients = scenario.stack.gradient_bytes(scenario.training.dtype) * trained / gradient_shards;
   memory.optimizer_states = training_graph::kOptimizerStateBytes * trained / optimizer_shards;
   memory.framework_overhead = scenario.options.framework_overhead;
   return memory;

@@ -117,6 +117,74 @@ TEST_CASE("calibration recovers a known model from noisy measurements", "[calibr
   CHECK(calibration.holdout.size() == 2);
 }
 
+TEST_CASE("GEMMs off the grid give their layout's factor and cost their own shapes exactly", "[calibration]") {
+  Synthetic s;
+  const std::vector<std::int64_t> axis = {64, 256, 1024};
+  for (std::int64_t m : axis) {
+    for (std::int64_t n : axis) {
+      for (std::int64_t k : axis) s.add_gemm(m, n, k, MeasurementSplit::fit);
+    }
+  }
+  for (Measurement& m : s.set.measurements) m.kernel = Kernel::nn;
+  // Weight-gradient GEMMs (tn) run at 0.8 of the grid's efficiency, off the grid's points.
+  for (const auto& [m, n, k] : kHeldOutGemms) {
+    s.add_gemm(m, n, k, MeasurementSplit::fit);
+    Measurement& off = s.set.measurements.back();
+    off.kernel = Kernel::tn;
+    off.grid = false;
+    for (double& sample : off.samples_ns) sample /= 0.8;
+  }
+  s.add(OpClass::elementwise, {1 << 20, 1 << 20}, 4.0 * (1 << 20) / kBandwidth, MeasurementSplit::fit);
+  const Calibration calibration = calibrate({{"layouts.json", s.set}});
+  const GemmEfficiency& gemm = calibration.model->gemm().at(Dtype::bf16);
+  CHECK(gemm.grid_layout == Kernel::nn);
+  CHECK(gemm.layout_factors.at(Kernel::tn) == Approx(0.8).epsilon(3 * kNoise));
+  CHECK_FALSE(gemm.layout_factors.contains(Kernel::nn));
+  REQUIRE(gemm.points.size() == kHeldOutGemms.size());
+  const double peak = calibration.model->peak_flops().at(Dtype::bf16);
+  for (const auto& [m, n, k] : kHeldOutGemms) {
+    const Measurement* measured = nullptr;
+    for (const Measurement& candidate : s.set.measurements) {
+      if (!candidate.grid && candidate.shape == std::vector<std::int64_t>{m, n, k}) measured = &candidate;
+    }
+    REQUIRE(measured != nullptr);
+    const std::vector<std::int64_t> shape = {m, n, k};
+    CHECK(gemm.at(Kernel::tn, shape) * peak == Approx(2.0 * static_cast<double>(m * n * k) / measured->median_s()));
+  }
+  // Each tn point predicted from the others: the grid and the factor of the other two points.
+  const auto loo = std::find_if(calibration.holdout.begin(), calibration.holdout.end(),
+                                [](const HoldoutErrors& g) { return g.group == "gemm bf16 tn (leave one out)"; });
+  REQUIRE(loo != calibration.holdout.end());
+  CHECK(loo->count == 3);
+  CHECK(loo->fitted_max_abs < 4 * kNoise);
+}
+
+TEST_CASE("memory-bound kernels get tables over their rows and width, gaps from the nearest shapes", "[calibration]") {
+  Synthetic s;
+  // A layernorm that moves 2 x rows x width bf16 elements at 0.5 of the bandwidth below width 4096
+  // and 0.25 from there on; one shape (4096 x 4096) was left out.
+  for (std::int64_t rows : {1024, 4096, 16384}) {
+    for (std::int64_t width : {1024, 4096}) {
+      if (rows == 4096 && width == 4096) continue;
+      const double bytes = 2.0 * 2.0 * static_cast<double>(rows * width);
+      const double seconds = bytes / ((width < 4096 ? 0.5 : 0.25) * kBandwidth);
+      s.add(OpClass::norm, {rows, width}, seconds, MeasurementSplit::fit);
+      s.set.measurements.back().kernel = Kernel::layernorm_fwd;
+    }
+  }
+  const Calibration calibration = calibrate({{"norms.json", s.set}});
+  const LogGridTable& table = calibration.model->memory_kernels().at({Kernel::layernorm_fwd, Dtype::bf16});
+  const double bandwidth = calibration.model->memory_bandwidth().at(Dtype::bf16);
+  const std::array<double, 2> narrow = {16384.0, 1024.0};
+  const std::array<double, 2> wide = {16384.0, 4096.0};
+  CHECK(table.at(narrow) * bandwidth == Approx(0.5 * kBandwidth).epsilon(2 * kNoise));
+  CHECK(table.at(wide) * bandwidth == Approx(0.25 * kBandwidth).epsilon(2 * kNoise));
+  // The missing shape's nearest measured shapes are (1024, 4096) and (16384, 4096), both 0.25,
+  // two octaves away in rows; (4096, 1024) is two octaves away in width.
+  const std::array<double, 2> gap = {4096.0, 4096.0};
+  CHECK(table.at(gap) * bandwidth == Approx((0.25 + 0.25 + 0.5) / 3 * kBandwidth).epsilon(2 * kNoise));
+}
+
 TEST_CASE("calibration refuses measurements of different devices and incomplete grids", "[calibration]") {
   MeasurementSet a = synthetic_measurements();
   MeasurementSet b = a;

@@ -9,10 +9,11 @@
 namespace weft {
 namespace {
 
-OpWork gemm(std::int64_t m, std::int64_t n, std::int64_t k, Dtype dtype = Dtype::bf16) {
+OpWork gemm(std::int64_t m, std::int64_t n, std::int64_t k, Dtype dtype = Dtype::bf16, Kernel layout = Kernel::any) {
   OpWork work;
   work.op_class = OpClass::gemm;
   work.dtype = dtype;
+  work.kernel = layout;
   work.shape = {m, n, k};
   work.flops = 2.0 * static_cast<double>(m * n * k);
   return work;
@@ -60,9 +61,66 @@ TEST_CASE("the calibrated model divides nominal work by fitted efficiency x refe
   CHECK(*model.communication_duration(OpClass::allreduce, 1'000'000, 8) == 10'000 + 20'000);
 }
 
+TEST_CASE("a measured GEMM shape costs what it measured; others scale the grid by their layout's factor",
+          "[cost_models][calibration]") {
+  CalibratedCostModel model("test-device");
+  model.set_peak_flops(Dtype::bf16, 1e12);
+  GemmEfficiency gemm_model;
+  gemm_model.grid = LogGridTable({{64, 4096}, {128}, {128}}, {0.5, 0.8});
+  gemm_model.grid_layout = Kernel::nn;
+  gemm_model.layout_factors = {{Kernel::tn, 0.9}};
+  gemm_model.points = {{{Kernel::tn, 512, 128, 128}, 0.3}};
+  model.set_gemm(Dtype::bf16, gemm_model);
+  const auto flops_512 = 2.0 * 512 * 128 * 128;
+  // The grid's own layout, and a layout without a factor: 0.65 at m = 512 (halfway in the logarithm).
+  CHECK(*model.compute_duration(gemm(512, 128, 128, Dtype::bf16, Kernel::nn)) ==
+        std::llround(flops_512 / 0.65e12 * 1e9));
+  CHECK(*model.compute_duration(gemm(512, 128, 128, Dtype::bf16, Kernel::nt)) ==
+        std::llround(flops_512 / 0.65e12 * 1e9));
+  // The measured point, exactly; the same layout elsewhere: 0.9 x the grid.
+  CHECK(*model.compute_duration(gemm(512, 128, 128, Dtype::bf16, Kernel::tn)) ==
+        std::llround(flops_512 / 0.3e12 * 1e9));
+  CHECK(*model.compute_duration(gemm(64, 128, 128, Dtype::bf16, Kernel::tn)) ==
+        std::llround(2.0 * 64 * 128 * 128 / (0.9 * 0.5e12) * 1e9));
+}
+
+TEST_CASE("an op's own kernel table comes first, then the generic one", "[cost_models][calibration]") {
+  CalibratedCostModel model = example_model();
+  model.set_attention(OpClass::attention_fwd, Dtype::bf16, true, LogGridTable({{8}, {1024}, {64}}, {0.2}),
+                      Kernel::cudnn);
+  OpWork attention;
+  attention.op_class = OpClass::attention_fwd;
+  attention.shape = {1, 8, 1024, 1024, 64, 1};
+  const double flops = 4.0 * 8 * 1024 * 1024 * 64 / 2;
+  attention.kernel = Kernel::cudnn;
+  CHECK(*model.compute_duration(attention) == std::llround(flops / 0.2e12 * 1e9));
+  attention.kernel = Kernel::flash2;  // no table of its own: the backend's generic one (0.4)
+  CHECK(*model.compute_duration(attention) == std::llround(flops / 0.4e12 * 1e9));
+
+  // A layernorm over 4096 x 1024 at 0.5 of 100 GB/s from its kernel table; an add of the same bytes
+  // from the bytes curve (0.6 at 1e6 bytes and beyond).
+  model.set_memory_kernel(Kernel::layernorm_fwd, Dtype::bf16, LogGridTable({{4096}, {1024}}, {0.5}));
+  OpWork norm;
+  norm.op_class = OpClass::norm;
+  norm.kernel = Kernel::layernorm_fwd;
+  norm.memory_bytes = 2 * 4096 * 1024 * 2;
+  norm.shape = {4096, 1024};
+  CHECK(*model.compute_duration(norm) == std::llround(16.0 * 1024 * 1024 / 0.5e11 * 1e9));
+  norm.kernel = Kernel::add;
+  CHECK(*model.compute_duration(norm) == std::llround(16.0 * 1024 * 1024 / 0.6e11 * 1e9));
+}
+
+TEST_CASE("fp16 ops use a profile's bf16 tables when it measured no fp16", "[cost_models][calibration]") {
+  const CalibratedCostModel model = example_model();
+  CHECK(model.compute_duration(gemm(64, 128, 128, Dtype::fp16)) == model.compute_duration(gemm(64, 128, 128)));
+  CalibratedCostModel both = example_model();
+  both.set_peak_flops(Dtype::fp16, 2e12);  // an fp16 measurement of its own: no borrowing
+  CHECK_FALSE(both.compute_duration(gemm(64, 128, 128, Dtype::fp16)));
+}
+
 TEST_CASE("the calibrated model leaves uncovered ops to the default rules", "[cost_models][calibration]") {
   const CalibratedCostModel model = example_model();
-  CHECK_FALSE(model.compute_duration(gemm(64, 128, 128, Dtype::fp16)));
+  CHECK_FALSE(model.compute_duration(gemm(64, 128, 128, Dtype::fp32)));
   OpWork non_causal;
   non_causal.op_class = OpClass::attention_fwd;
   non_causal.shape = {1, 8, 512, 512, 64, 0};
@@ -76,7 +134,7 @@ TEST_CASE("a cluster's calibration takes precedence over its roofline and collec
   ClusterSpec cluster;
   cluster.gpu.name = "test-device";
   cluster.gpu.peak_flops[static_cast<std::size_t>(Dtype::bf16)] = 1e15;
-  cluster.gpu.peak_flops[static_cast<std::size_t>(Dtype::fp16)] = 1e15;
+  cluster.gpu.peak_flops[static_cast<std::size_t>(Dtype::fp32)] = 1e15;
   cluster.gpus = 8;
   cluster.nvlink_bandwidth = 1e11;
   cluster.nics_per_node = 1;
@@ -87,8 +145,8 @@ TEST_CASE("a cluster's calibration takes precedence over its roofline and collec
   cluster.calibration = std::make_shared<CalibratedCostModel>(example_model());
   ClusterCostModel calibrated(cluster);
   CHECK(calibrated.duration(g, cluster.gpu) == *example_model().compute_duration(g));
-  // An fp16 GEMM is not in the profile: the roofline again.
-  CHECK(calibrated.duration(gemm(64, 128, 128, Dtype::fp16), cluster.gpu) == roofline);
+  // An fp32 GEMM is not in the profile: the roofline again.
+  CHECK(calibrated.duration(gemm(64, 128, 128, Dtype::fp32), cluster.gpu) == roofline);
   std::vector<std::int64_t> ranks = {0, 1, 2, 3, 4, 5, 6, 7};
   OpWork reduce;
   reduce.op_class = OpClass::allreduce;

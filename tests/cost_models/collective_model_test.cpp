@@ -81,7 +81,7 @@ TEST_CASE("hierarchical all-reduce is reduce-scatter, all-reduce across nodes, a
   const ClusterSpec cluster = round_cluster();
   const CollectiveModel model(cluster);
   const double s = 8e9;
-  const double expected = s * 7 / 8 / 100e9            // reduce-scatter over 8 local ranks
+  const double expected = s * 7 / 8 / 100e9             // reduce-scatter over 8 local ranks
                           + (s / 8) * 2 * 3 / 4 / 25e9  // all-reduce of a shard over 4 nodes
                           + s * 7 / 8 / 100e9;          // all-gather over 8 local ranks
   CHECK(model.time(OpClass::allreduce, 8'000'000'000, group(32, 8, 4), CollectiveAlgorithm::hierarchical) ==
@@ -143,9 +143,32 @@ TEST_CASE("bundled clusters load and partial overrides replace fields", "[collec
     CHECK(load_cluster_spec(named.root()).gpus == 16384);
   }
   const auto bad = JsonDocument::parse_text(R"({"base": "dgx-h100", "topology": "torus"})", "test");
-  CHECK_THROWS_WITH(load_cluster_spec(bad.root()), Contains("topology: 'torus' is not one of rail-optimized or fat-tree"));
+  CHECK_THROWS_WITH(load_cluster_spec(bad.root()),
+                    Contains("topology: 'torus' is not one of rail-optimized or fat-tree"));
   const auto odd = JsonDocument::parse_text(R"({"base": "dgx-h100", "gpus": 12})", "test");
   CHECK_THROWS_WITH(load_cluster_spec(odd.root()), Contains("gpus: 12 GPUs do not fill whole nodes of 8"));
+}
+
+TEST_CASE("a cluster costs its GPU's ops by the GPU's bundled profile unless told otherwise", "[collectives][spec]") {
+  auto cluster = [](const std::string& text) {
+    const auto document = JsonDocument::parse_text(text, "test");
+    return load_cluster_spec(document.root());
+  };
+  // "auto" (the default): scenarios/profiles/<gpu>.json where there is one.
+  const ClusterSpec h100 = cluster(R"({"base": "dgx-h100", "gpus": 8})");
+  REQUIRE(h100.calibration != nullptr);
+  CHECK(h100.calibration->device() == "h100-sxm");
+  CHECK(cluster(R"({"base": "dgx-h100", "gpu": "h800", "gpus": 8})").calibration->device() == "h800");
+  CHECK(cluster(R"({"base": "dgx-h100", "gpus": 8, "calibration": "none"})").calibration == nullptr);
+  CHECK(cluster(R"({"base": "dgx-h100", "gpus": 8, "calibration": "h100-sxm"})").calibration == h100.calibration);
+  // A GPU without a bundled profile keeps the roofline.
+  CHECK(cluster(R"({"base": "dgx-h100", "gpus": 8, "gpu": {"base": "h100-sxm", "name": "h100-custom"}})").calibration ==
+        nullptr);
+  CHECK_THROWS_WITH(cluster(R"({"base": "dgx-h100", "gpus": 8, "calibration": "a100-sxm-80gb"})"),
+                    Contains("calibration: profile 'a100-sxm-80gb' was measured on 'a100-sxm-80gb', not on the "
+                             "cluster's GPU 'h100-sxm'"));
+  CHECK_THROWS_WITH(cluster(R"({"base": "dgx-h100", "gpus": 8, "calibration": "tpu"})"),
+                    Contains("calibration: unknown calibration profile 'tpu' (known: a100-sxm-40gb, "));
 }
 
 }  // namespace

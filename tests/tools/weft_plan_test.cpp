@@ -72,7 +72,7 @@ TEST_CASE("weft plan rejects bad input with exit 2 and writes nothing", "[cli][p
   rejects(test::small_vlm_scenario(R"({"samples": "no-such-file.jsonl"})"), "", "no-such-file.jsonl");
   rejects(test::small_vlm_scenario(R"({"dataset": "no-such-dataset"})"), "", "no-such-dataset");
   rejects(test::small_vlm_scenario(test::kImageTextData), "--memory-limit-gib 4", "leaves nothing for activations");
-  rejects(test::small_vlm_scenario(test::kImageTextData), "--memory-limit-gib 11.4", "is too small for this batch");
+  rejects(test::small_vlm_scenario(test::kImageTextData), "--memory-limit-gib 13.4", "is too small for this batch");
   rejects(test::small_vlm_scenario(test::kImageTextData, R"(, "schedule": "zb-h1")"), "",
           "parallel.schedule: zb-h1 splits weight passes");
   rejects(test::small_vlm_scenario(test::kImageTextData), "--time-budget 0", "--time-budget: expected seconds > 0");

@@ -68,6 +68,19 @@ std::string render(const std::vector<PublishedResult>& results) {
   return table.render("  ");
 }
 
+std::string render_memory(const std::vector<PublishedResult>& results) {
+  TextTable table;
+  table.add_column("case", TextTable::Align::left);
+  for (const char* header : {"published", "weft", "error"}) table.add_column(header, TextTable::Align::right);
+  for (const PublishedResult& r : results) {
+    if (r.published_memory_gb <= 0.0) continue;
+    table.add_row({r.id, fmt::format("{:.0f} GB", r.published_memory_gb),
+                   fmt::format("{:.1f} GB", r.predicted_memory_gb),
+                   fmt::format("{:+.1f}%", 100.0 * (r.predicted_memory_gb / r.published_memory_gb - 1.0))});
+  }
+  return table.render("  ");
+}
+
 nlohmann::json results_json(const std::vector<PublishedResult>& results, const SuiteSummary& summary) {
   nlohmann::json cases = nlohmann::json::array();
   for (const PublishedResult& r : results) {
@@ -79,7 +92,9 @@ nlohmann::json results_json(const std::vector<PublishedResult>& results, const S
                      {"published", r.published},
                      {"predicted", r.predicted},
                      {"error", r.error},
-                     {"oom", r.oom}});
+                     {"oom", r.oom},
+                     {"predicted_memory_GB", r.predicted_memory_gb}});
+    if (r.published_memory_gb > 0.0) cases.back()["published_memory_GB"] = r.published_memory_gb;
   }
   return {{"cases", cases},
           {"summary",
@@ -88,7 +103,10 @@ nlohmann::json results_json(const std::vector<PublishedResult>& results, const S
             {"mean_signed_error", summary.mean_signed_error},
             {"worst_abs_error", summary.worst_abs_error},
             {"worst_case", summary.worst_case},
-            {"source_groups", summary.source_groups}}}};
+            {"source_groups", summary.source_groups},
+            {"memory_cases", summary.memory_cases},
+            {"memory_mean_abs_error", summary.memory_mean_abs_error},
+            {"memory_worst_abs_error", summary.memory_worst_abs_error}}}};
 }
 
 void run_suite(const SuiteFlags& flags) {
@@ -111,6 +129,11 @@ void run_suite(const SuiteFlags& flags) {
       "published one, minus 1; positive: weft predicts a faster run)\n",
       100.0 * summary.mean_abs_error, 100.0 * summary.worst_abs_error, summary.worst_case,
       100.0 * summary.mean_signed_error);
+  if (summary.memory_cases > 0) {
+    fmt::print("\nPeak memory per GPU, where the source gives it:\n{}", render_memory(results));
+    fmt::print("Peak memory: mean |error| {:.1f}%, worst {:.1f}% over {} runs\n", 100.0 * summary.memory_mean_abs_error,
+               100.0 * summary.memory_worst_abs_error, summary.memory_cases);
+  }
   if (!flags.json_file.empty()) {
     write_output("--json", flags.json_file,
                  [&](std::ostream& out) { out << results_json(results, summary).dump(2) << '\n'; });

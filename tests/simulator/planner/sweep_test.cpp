@@ -56,7 +56,8 @@ TEST_CASE("grid specs narrow axes and bad ones are explained", "[sweep][errors]"
   CHECK_THROWS_WITH(apply_grid_spec(grid, "pp=x"), Contains("expected non-negative integers or ranges a..b"));
   CHECK_THROWS_WITH(apply_grid_spec(grid, "schedule=1f2b"),
                     Contains("expected gpipe, 1f1b, interleaved, zb-h1 or encoder-first"));
-  CHECK_THROWS_WITH(apply_grid_spec(grid, "zero=2"), Contains("expected 0 or 1"));
+  CHECK_THROWS_WITH(apply_grid_spec(grid, "zero=3"), Contains("expected 0, 1 or 2"));
+  CHECK_THROWS_WITH(apply_grid_spec(grid, "sp=2"), Contains("expected 0 or 1"));
 }
 
 TEST_CASE("uneven pipeline splits are balanced with the lightest ends", "[sweep]") {

@@ -90,6 +90,27 @@ TEST_CASE("data parallelism adds gradient reduction and shards the optimizer und
   CHECK(one.optimizer_states == 6 * one.parameters);
   CHECK(zero.report.stages[0].exposed_comm_s[static_cast<std::size_t>(CommGroupKind::dp)] >= 0.0);
   CHECK(plain.report.stages[0].exposed_comm_s[static_cast<std::size_t>(CommGroupKind::dp)] == 0.0);
+  // bf16 training keeps fp32 gradients (Megatron-Core, the default stack): 4 bytes per parameter.
+  CHECK(one.gradients == 2 * one.parameters);
+  CHECK(two.gradients == one.gradients);
+}
+
+TEST_CASE("ZeRO-2 shards the gradients as ZeRO-1 shards the optimizer states; fp16 keeps 16-bit gradients",
+          "[workload]") {
+  const auto one = run_training(scenario_from(small_plan(kSmallLlama, 8, R"({"tp": 4, "dp": 2, "zero": 1})", 16)));
+  const auto two = run_training(scenario_from(small_plan(kSmallLlama, 8, R"({"tp": 4, "dp": 2, "zero": 2})", 16)));
+  const StaticMemory& sharded_states = one.report.stages[0].static_memory;
+  const StaticMemory& sharded_gradients = two.report.stages[0].static_memory;
+  CHECK(sharded_gradients.gradients == sharded_states.gradients / 2);
+  CHECK(sharded_gradients.optimizer_states == sharded_states.optimizer_states);
+  CHECK(sharded_gradients.parameters == sharded_states.parameters);
+  // The same communication: a reduce-scatter of the gradients and an all-gather of the parameters.
+  CHECK(two.report.iteration_time_s == one.report.iteration_time_s);
+
+  std::string fp16 = small_plan(kSmallLlama, 8, R"({"tp": 4, "dp": 2, "zero": 1})", 16);
+  fp16.replace(fp16.find("\"seq_len\""), 0, R"("dtype": "fp16", )");
+  const auto half = run_training(scenario_from(fp16));
+  CHECK(half.report.stages[0].static_memory.gradients == half.report.stages[0].static_memory.parameters);
 }
 
 TEST_CASE("1F1B keeps p - s microbatches of activations on stage s", "[workload][memory]") {
@@ -122,7 +143,8 @@ TEST_CASE("impossible plans are rejected with the reason", "[workload][errors]")
   rejected(R"({"pp": 2, "dp": 1, "stage_layers": [3, 4]})", 2, 2, "parallel.stage_layers: the entries add up to 7");
   rejected(R"({"cp": 2, "dp": 1})", 2, 2, "training.seq_len: 2050 is not divisible by 2 x cp = 4", kSmallLlama, 2050);
   rejected(R"({"tp": 2, "dp": 1, "schedule": "zb-h2"})", 2, 2, "parallel.schedule: 'zb-h2' is not one of");
-  rejected(R"({"tp": 2, "dp": 1, "zero": 3})", 2, 2, "parallel.zero: expected 0 (no sharding) or 1");
+  rejected(R"({"tp": 2, "dp": 1, "zero": 3})", 2, 2,
+           "parallel.zero: expected 0 (no sharding), 1 (distributed optimizer) or 2 (gradients sharded too)");
   rejected(R"({"tp": 1, "dp": 1})", 1, 1, "training.seq_len: 4096 exceeds the model's 2048 positions", kSmallGpt, 4096);
   CHECK_THROWS_WITH(scenario_from(R"({"model": "llama9", "cluster": "dgx-h100", "parallel": {}, "training": {}})"),
                     Contains("model: unknown model 'llama9'"));

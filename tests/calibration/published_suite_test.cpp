@@ -1,0 +1,94 @@
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "calibration/published_suite.hpp"
+#include "tests/simulator/workload/training_test_support.hpp"
+
+namespace weft {
+namespace {
+
+using test::kSmallLlama;
+
+const std::string kScenario = R"({"model": )" + kSmallLlama +
+                              R"(, "cluster": {"base": "dgx-h100", "gpus": 8}, "parallel": {"tp": 2, "dp": 4},
+                                 "training": {"global_batch": 16, "seq_len": 1024}})";
+
+std::string case_with(const std::string& published) {
+  return R"({"description": "d", "source_group": "g", "source": "s", "quote": "q", "gpu": "H100",
+            "assumptions": ["a"], "published": )" +
+         published + R"(, "scenario": )" + kScenario + "}";
+}
+
+std::string number(double value) { return nlohmann::json(value).dump(); }
+
+PublishedCase read_case(const std::string& text) {
+  const JsonDocument document = JsonDocument::parse_text(text, "case.json");
+  return read_published_case(document.root(), "case");
+}
+
+TEST_CASE("Narayanan et al.'s eq. 3 counts an iteration's hardware FLOPs with full recomputation",
+          "[calibration][suite]") {
+  // GPT of 3 layers, hidden 8, vocabulary 16; a batch of 2 sequences of 4 tokens.
+  const std::string gpt = R"({"model": {"name": "tiny", "kind": "decoder", "layers": 3, "hidden": 8, "ffn_hidden": 32,
+                                        "heads": 2, "vocab": 16, "activation": "gelu", "norm": "layernorm",
+                                        "position": "learned", "max_positions": 4},
+                              "cluster": {"base": "dgx-h100", "gpus": 1}, "parallel": {},
+                              "training": {"global_batch": 2, "seq_len": 4}})";
+  const TrainingScenario scenario = test::scenario_from(gpt);
+  // 96 B s l h^2 (1 + s / 6h + V / 16 l h) = 96 * 2 * 4 * 3 * 64 * (1 + 4/48 + 16/384).
+  const double expected = 96.0 * 2 * 4 * 3 * 64 * (1.0 + 4.0 / 48.0 + 16.0 / 384.0);
+  CHECK(convention_flops(scenario, FlopsConvention::narayanan_eq3, 123.0) == Approx(expected));
+  CHECK(convention_flops(scenario, FlopsConvention::megatron, 123.0) == 123.0);
+}
+
+TEST_CASE("a published run's error is weft's throughput over the published one, minus 1", "[calibration][suite]") {
+  // As the case loads it: the cluster's own (bundled) profile.
+  const JsonDocument scenario = JsonDocument::parse_text(kScenario, "scenario.json");
+  const auto run = test::run_training(load_training_scenario(scenario.root()));
+  const double time = run.report.iteration_time_s;
+  const double tokens = 16.0 * 1024;
+
+  const PublishedResult slower = run_published_case(
+      read_case(case_with(R"({"metric": "iteration_time_s", "value": )" + number(time * 1.25) + "}")));
+  CHECK(slower.predicted == Approx(time));
+  CHECK(slower.error == Approx(0.25));  // measured 25% slower: weft is 25% optimistic
+  CHECK(slower.gpus == 8);
+
+  const PublishedResult tokens_case = run_published_case(
+      read_case(case_with(R"({"metric": "tokens_per_s", "value": )" + number(tokens / time / 2) + "}")));
+  CHECK(tokens_case.predicted == Approx(tokens / time));
+  CHECK(tokens_case.error == Approx(1.0).epsilon(1e-6));
+
+  const PublishedResult per_gpu = run_published_case(
+      read_case(case_with(R"({"metric": "tokens_per_s_per_gpu", "value": )" + number(tokens / time / 8 * 1.6) + "}")));
+  CHECK(per_gpu.error == Approx(1.0 / 1.6 - 1.0).epsilon(1e-6));
+
+  const double tflops = run.report.model_flops_per_iteration / time / 8 / 1e12;
+  const PublishedResult flops = run_published_case(read_case(
+      case_with(R"({"metric": "tflops_per_gpu", "value": )" + number(tflops * 0.8) + R"(, "flops": "megatron"})")));
+  CHECK(flops.predicted == Approx(tflops));
+  CHECK(flops.error == Approx(0.25).epsilon(1e-6));
+
+  const SuiteSummary summary = summarize({slower, per_gpu});
+  CHECK(summary.cases == 2);
+  CHECK(summary.mean_abs_error == Approx((0.25 + 0.375) / 2).epsilon(1e-6));
+  CHECK(summary.mean_signed_error == Approx((0.25 - 0.375) / 2).epsilon(1e-6));
+  CHECK(summary.worst_abs_error == Approx(0.375).epsilon(1e-6));
+  CHECK(summary.source_groups == std::vector<std::string>{"g"});
+}
+
+TEST_CASE("bad case files name the JSON path", "[calibration][suite][errors]") {
+  CHECK_THROWS_WITH(read_case(case_with(R"({"metric": "tflops_per_gpu", "value": 100})")),
+                    Catch::Contains("published: missing required field 'flops' (how the source counts FLOPs: "
+                                    "megatron or narayanan-eq3)"));
+  CHECK_THROWS_WITH(read_case(case_with(R"({"metric": "tokens_per_s", "value": 100, "flops": "megatron"})")),
+                    Catch::Contains("published.flops: only tflops_per_gpu counts FLOPs"));
+  CHECK_THROWS_WITH(read_case(case_with(R"({"metric": "mfu", "value": 0.4})")),
+                    Catch::Contains("published.metric: 'mfu' is not one of iteration_time_s, tokens_per_s, "));
+  CHECK_THROWS_WITH(read_case(case_with(R"({"metric": "iteration_time_s", "value": -3})")),
+                    Catch::Contains("published.value"));
+}
+
+}  // namespace
+}  // namespace weft

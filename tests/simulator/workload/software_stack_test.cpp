@@ -1,0 +1,102 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "simulator/workload/model.hpp"
+#include "tests/simulator/workload/training_test_support.hpp"
+
+namespace weft {
+namespace {
+
+using test::kSmallLlama;
+using test::scenario_from;
+
+std::string scenario_with(const std::string& stack, const std::string& gpu = "h100-sxm",
+                          const std::string& options = "") {
+  return R"({"model": )" + kSmallLlama + R"(, "cluster": {"base": "dgx-h100", "gpu": ")" + gpu + R"(", "gpus": 8}, )" +
+         (stack.empty() ? "" : R"("stack": )" + stack + ", ") +
+         R"("parallel": {"tp": 2, "dp": 4, "zero": 1}, "training": {"global_batch": 8, "seq_len": 1024})" +
+         (options.empty() ? "" : R"(, "options": )" + options) + "}";
+}
+
+// The kernels of one transformer layer's forward steps, as the scenario's stack runs them.
+std::vector<Step> layer_steps(const TrainingScenario& scenario) {
+  const Model model(scenario.model.single());
+  return model.layer_steps(scenario.shard_context(), 0);
+}
+
+const Step& step_named(const std::vector<Step>& steps, const std::string& suffix) {
+  const auto found = std::find_if(steps.begin(), steps.end(), [&](const Step& s) {
+    return s.name.size() >= suffix.size() && s.name.compare(s.name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  });
+  REQUIRE(found != steps.end());
+  return *found;
+}
+
+TEST_CASE("a stack chooses the attention kernel per GPU architecture and the SwiGLU fusion", "[workload][stack]") {
+  // Megatron-Core (the default): cuDNN attention on Hopper, FlashAttention-2 before; SwiGLU fused.
+  const TrainingScenario hopper = scenario_from(scenario_with(""));
+  CHECK(hopper.stack.name == "megatron-core");
+  CHECK(hopper.shard_context().kernels.attention == Kernel::cudnn);
+  const TrainingScenario ampere = scenario_from(scenario_with("", "a100-sxm-80gb"));
+  CHECK(ampere.shard_context().kernels.attention == Kernel::flash2);
+  const auto megatron = layer_steps(hopper);
+  CHECK(step_named(megatron, "attn.core").forward->kernel == Kernel::cudnn);
+  CHECK(step_named(megatron, "attn.core").backward->kernel == Kernel::cudnn);
+  CHECK(step_named(megatron, "mlp.swiglu").forward->kernel == Kernel::swiglu_fwd);
+  CHECK(step_named(megatron, "attn.qkv").forward->kernel == Kernel::nt);
+  CHECK(step_named(megatron, "attn.qkv").backward->kernel == Kernel::nn);
+  CHECK(step_named(megatron, "attn.qkv").weight_grad->kernel == Kernel::tn);
+  CHECK(step_named(megatron, "attn_norm").forward->kernel == Kernel::rmsnorm_fwd);
+  CHECK(step_named(megatron, "attn_norm").backward->kernel == Kernel::rmsnorm_bwd);
+  CHECK(step_named(megatron, "mlp_residual").forward->kernel == Kernel::add);
+
+  // Plain PyTorch: SwiGLU as SiLU and a product, the same traffic counted for the fused op.
+  const auto eager = layer_steps(scenario_from(scenario_with(R"("pytorch-eager")")));
+  const OpWork& swiglu = *step_named(eager, "mlp.swiglu").forward;
+  CHECK(swiglu.kernel == Kernel::swiglu_unfused_fwd);
+  CHECK(swiglu.memory_bytes == step_named(megatron, "mlp.swiglu").forward->memory_bytes);
+}
+
+TEST_CASE("unfused attention keeps its scores for the backward pass", "[workload][stack]") {
+  const auto fused = layer_steps(scenario_from(scenario_with("")));
+  const auto unfused = layer_steps(scenario_from(scenario_with(R"("megatron-lm-2021")")));
+  const Step& flash = step_named(fused, "attn.core");
+  const Step& scores = step_named(unfused, "attn.core");
+  CHECK(scores.forward->kernel == Kernel::unfused);
+  // 8 heads per TP rank x 1024 x 1024 scores of 2 bytes (softmax output; the model has no dropout),
+  // where fused attention keeps a 4-byte log-sum-exp per query and head instead.
+  CHECK(scores.recomputable_bytes == 8 * 1024 * 1024 * 2);
+  CHECK(scores.saved_bytes - flash.saved_bytes == 8 * 1024 * 1024 * 2 - 8 * 1024 * 4);
+}
+
+TEST_CASE("a stack sets whether gradient reduction overlaps the backward pass; a scenario may say otherwise",
+          "[workload][stack]") {
+  CHECK(scenario_from(scenario_with("")).options.overlap_grad_reduce);
+  const TrainingScenario old = scenario_from(scenario_with(R"("megatron-lm-2021")"));
+  CHECK_FALSE(old.options.overlap_grad_reduce);
+  CHECK_FALSE(old.options.overlap_param_gather);
+  const TrainingScenario told =
+      scenario_from(scenario_with(R"("megatron-lm-2021")", "h100-sxm", R"({"overlap_grad_reduce": true})"));
+  CHECK(told.options.overlap_grad_reduce);
+  CHECK_FALSE(told.options.overlap_param_gather);
+}
+
+TEST_CASE("bad stacks are rejected with their JSON path", "[workload][stack][errors]") {
+  CHECK_THROWS_WITH(scenario_from(scenario_with(R"("megatron-9")")),
+                    Catch::Contains("stack: unknown software stack 'megatron-9' (known: megatron-core, "));
+  CHECK_THROWS_WITH(scenario_from(scenario_with(R"({"attention": "nt"})")),
+                    Catch::Contains("stack.attention: 'nt' is not a kernel of attention_fwd ops (expected one of any, "
+                                    "cudnn, flash2, flash3, efficient, unfused)"));
+  CHECK_THROWS_WITH(scenario_from(scenario_with(R"({"attention": {"sm90": "cudnn"}})")),
+                    Catch::Contains("stack.attention: expected a \"default\" kernel for other architectures"));
+  CHECK_THROWS_WITH(scenario_from(scenario_with(R"({"base": "megatron-core", "swiglu": "maybe"})")),
+                    Catch::Contains("stack.swiglu: expected \"fused\" or \"unfused\""));
+  CHECK_THROWS_WITH(scenario_from(scenario_with(R"({"attention": "cudnn", "fusion": true})")),
+                    Catch::Contains("stack.fusion: unknown field"));
+}
+
+}  // namespace
+}  // namespace weft

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Derives the measurement file of a GPU weft has no kernel measurements of from a measured one.
+
+Usage: tools/derive-measurements.py MEASURED.json DEVICE OUT.json
+
+MEASURED.json is a weft measurement file (scenarios/measurements/h100-sxm.json); DEVICE one of the GPUs
+below. Each measurement's time is scaled by the ratio of what the two GPUs reach on that kind of kernel,
+from the public figures cited per GPU: GEMMs by their maximum achievable matmul rates, memory-bound
+kernels by their memory bandwidths, attention by a published ratio of the two GPUs' rates for that
+kernel family (or the GEMM ratio where none is published), or the GPU's own published figures where
+there are some (unfused attention on the A100). The file's notes say which; `weft calibrate
+OUT.json` then makes the GPU's bundled profile. A derived file is an estimate: shapes keep the measured
+GPU's efficiency curve, and times the measured GPU's host dispatch bound (calls under about 15 us on
+the H100) are scaled as if they were kernel time, overstating tiny kernels on a slower GPU.
+"""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from measurement_files import FIGURES_SOURCE, standard_attention  # noqa: E402
+
+FIGURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scenarios", "measurements", "published",
+                       "flash-attention-readme.csv")
+
+MAMF_SOURCE = ("stas00/ml-engineering compute/accelerator/README.md at 744d01e18b79512572f64a6bbd8b5f4a725203a7, "
+               "Maximum Achievable Matmul FLOPS table: A100 SXM bf16 271.2 TFLOP/s (1024x10240x5120), "
+               "H100 SXM 794.5 (note: H200 the same)")
+FA2_SOURCE = ("Dao-AILab/flash-attention README figures flash2_a100_fwd_bwd_benchmark.png and "
+              "flash2_h100_fwd_bwd_benchmark.png (commit 4f285b354796fb17df8636485b9a04df3ebbb7dc), values read off "
+              "the bars: A100 / H100 forward+backward TFLOP/s, median over head size 64 and 128, causal or not, "
+              "512-16K tokens: FlashAttention-2 0.60 (0.59-0.61 per panel), standard PyTorch attention 0.54 "
+              "(0.52-0.56)")
+H100_COPY_GBPS = 2996.6  # shared/reference/measured/h100-sxm-2026-11-26.json info.copy_GBps_rw
+
+# Per GPU: (description, GEMM time ratio, memory-bound time ratio, attention time ratio per kernel, notes).
+DERIVED = {
+    "a100-sxm-80gb": dict(
+        gemm=794.5 / 271.2, memory=3350 / 2039,
+        attention={"flash2": 1 / 0.60, "efficient": 1 / 0.60, "cudnn": 794.5 / 271.2}, unfused="a100-sxm-80gb",
+        notes=[MAMF_SOURCE, FA2_SOURCE,
+               "unfused attention: the A100's own standard attention figures (FlashAttention README)",
+               "memory-bound kernels: the datasheet bandwidths, 2,039 GB/s (A100 SXM 80GB) against 3,350 GB/s (H100 "
+               "SXM), as the same fraction of the peak (no public A100 copy measurement was found)",
+               "efficient (memory-efficient) attention, a kernel of the A100's generation, takes FlashAttention-2's "
+               "ratio; cuDNN attention, tuned for the H100 as FlashAttention-3 is, the GEMM ratio"]),
+    "a100-sxm-40gb": dict(
+        gemm=794.5 / 271.2, memory=3350 / 1555,
+        attention={"flash2": 1 / 0.60, "efficient": 1 / 0.60, "cudnn": 794.5 / 271.2}, unfused="a100-sxm-80gb",
+        notes=[MAMF_SOURCE, FA2_SOURCE,
+               "unfused attention: the A100 80GB's standard attention figures (FlashAttention README)",
+               "memory-bound kernels: the datasheet bandwidths, 1,555 GB/s (A100 SXM 40GB) against 3,350 GB/s (H100 "
+               "SXM); the attention ratios were measured on the A100 80GB",
+               "efficient attention takes FlashAttention-2's ratio; cuDNN attention the GEMM ratio"]),
+    "h800": dict(
+        gemm=1.0, memory=1.0, attention={},
+        notes=["the H800 SXM is the H100 SXM's GPU and HBM3 with NVLink limited to 400 GB/s "
+               "(shared/reference/README.md): its kernels take the H100's times"]),
+    "h200": dict(
+        gemm=1.0, memory=H100_COPY_GBPS / 4300.0, attention={},
+        notes=["shared/reference/README.md: the H200's bf16 GEMM 8192^3 769-798 TFLOP/s against the H100's 798, and "
+               "ml-engineering's MAMF table (H200 the same as the H100): GEMMs and attention take the H100's times",
+               "memory-bound kernels: device-to-device copy about 4.3 TB/s on the H200 against 2,996.6 GB/s on the H100 "
+               "(shared/reference/README.md and shared/reference/measured/h100-sxm-2026-11-26.json)"]),
+}
+
+MEMORY_OPS = {"elementwise", "norm", "optimizer"}
+
+
+def ratio(m, spec):
+    if m["op"] == "gemm":
+        return spec["gemm"]
+    if m["op"] in MEMORY_OPS:
+        return spec["memory"]
+    if m["op"] in ("attention_fwd", "attention_bwd"):
+        return spec["attention"].get(m.get("kernel", "any"), spec["gemm"])
+    raise SystemExit(f"cannot derive a {m['op']} measurement")
+
+
+def main():
+    if len(sys.argv) != 4 or sys.argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+        print("GPUs: " + ", ".join(DERIVED))
+        sys.exit(0 if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help") else 2)
+    measured_path, device, out_path = sys.argv[1:]
+    if device not in DERIVED:
+        sys.exit(f"derive-measurements: unknown GPU '{device}' (known: {', '.join(DERIVED)})")
+    spec = DERIVED[device]
+    with open(measured_path) as f:
+        measured = json.load(f)
+    out = dict(measured)
+    out["device"] = device
+    out.pop("device_memory_bytes", None)
+    out["sources"] = dict(measured.get("sources", {}))
+    out["sources"]["derived"] = (f"derived from {measured_path} (measured on {measured['device']}) by "
+                                 "tools/derive-measurements.py; see notes")
+    out["notes"] = [f"every time is {measured['device']}'s, scaled to the {device}"] + spec["notes"]
+    out["measurements"] = []
+    own_unfused = spec.get("unfused")
+    if own_unfused:
+        out["sources"]["figures"] = FIGURES_SOURCE
+        out["measurements"] += standard_attention(FIGURES, own_unfused, "figures")
+    for m in measured["measurements"]:
+        if own_unfused and m.get("kernel") == "unfused":
+            continue
+        derived = {k: v for k, v in m.items() if k not in ("median_ns", "min_ns", "max_ns", "spread")}
+        scale = ratio(m, spec)
+        derived["samples_ns"] = [round(t * scale, 1) for t in m["samples_ns"]]
+        if m.get("source") == "reference":
+            derived["source"] = "derived"
+        out["measurements"].append(derived)
+    with open(out_path, "w") as f:
+        json.dump(out, f, indent=1)
+        f.write("\n")
+    print(f"{out_path}: {len(out['measurements'])} measurements derived from {measured_path}")
+
+
+if __name__ == "__main__":
+    main()
