@@ -5,7 +5,7 @@ WEFT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
 # Debian packages the build and the tests need (ccache is used when present, never required;
 # chromium renders the HTML report in a test; Open MPI runs the CPU backend's ranks; CBC solves the
-# planner's integer programs).
+# planner's integer programs; python3 runs tools/docs.py, which checks the docs' generated numbers).
 WEFT_PACKAGES=(
   cmake ninja-build g++
   libboost-graph-dev libeigen3-dev libfmt-dev nlohmann-json3-dev libtbb-dev libcli11-dev
@@ -13,6 +13,7 @@ WEFT_PACKAGES=(
   libopenmpi-dev openmpi-bin
   coinor-libcbc-dev
   chromium
+  python3
 )
 
 weft_install_packages() {

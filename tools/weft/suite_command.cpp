@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <filesystem>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -68,6 +69,22 @@ std::string render(const std::vector<PublishedResult>& results) {
   return table.render("  ");
 }
 
+// Per source group: its cases' mean absolute and mean signed error.
+std::string render_sources(const std::vector<PublishedResult>& results, const SuiteSummary& summary) {
+  TextTable table;
+  table.add_column("source", TextTable::Align::left);
+  for (const char* header : {"runs", "mean |error|", "mean signed"}) table.add_column(header, TextTable::Align::right);
+  for (const std::string& group : summary.source_groups) {
+    std::vector<PublishedResult> of_group;
+    std::copy_if(results.begin(), results.end(), std::back_inserter(of_group),
+                 [&](const PublishedResult& r) { return r.source_group == group; });
+    const SuiteSummary part = summarize(of_group);
+    table.add_row({group, std::to_string(part.cases), fmt::format("{:.1f}%", 100.0 * part.mean_abs_error),
+                   fmt::format("{:+.1f}%", 100.0 * part.mean_signed_error)});
+  }
+  return table.render("  ");
+}
+
 std::string render_memory(const std::vector<PublishedResult>& results) {
   TextTable table;
   table.add_column("case", TextTable::Align::left);
@@ -129,6 +146,7 @@ void run_suite(const SuiteFlags& flags) {
       "published one, minus 1; positive: weft predicts a faster run)\n",
       100.0 * summary.mean_abs_error, 100.0 * summary.worst_abs_error, summary.worst_case,
       100.0 * summary.mean_signed_error);
+  fmt::print("\nPer source:\n{}", render_sources(results, summary));
   if (summary.memory_cases > 0) {
     fmt::print("\nPeak memory per GPU, where the source gives it:\n{}", render_memory(results));
     fmt::print("Peak memory: mean |error| {:.1f}%, worst {:.1f}% over {} runs\n", 100.0 * summary.memory_mean_abs_error,
