@@ -101,9 +101,8 @@ KernelOp kernel_op_for(const OpWork& work) {
   }
 }
 
-void run_kernel(Backend& backend, const OperandPool& pool, const KernelOp& op) {
-  const std::byte* in = pool.read();
-  std::byte* out = pool.write();
+void run_kernel(Backend& backend, OperandPool& pool, const KernelOp& op) {
+  const auto [in, out] = pool.take(op.read_bytes(), op.write_bytes());
   switch (op.kind) {
     case KernelKind::gemm:
       return backend.gemm(op.gemm, in, in + op.gemm.a_bytes(), out);

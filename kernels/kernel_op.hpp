@@ -30,6 +30,6 @@ struct KernelOp {
 KernelOp kernel_op_for(const OpWork& work);
 
 // Runs `op` with operands from `pool` (reserved for it).
-void run_kernel(Backend& backend, const OperandPool& pool, const KernelOp& op);
+void run_kernel(Backend& backend, OperandPool& pool, const KernelOp& op);
 
 }  // namespace weft

@@ -7,24 +7,43 @@
 namespace weft {
 
 // Device memory for ops run for their time, not their values (benchmarks, the live executor):
-// one region every op reads and one region ops write, each grown to the largest op. The read
-// region holds 16-bit halves that are bf16 values in ±[0.5, 1); read as fp32 words, as bf16 or
-// as fp16 they are normal numbers of modest size, so no kernel meets a NaN, an infinity or a
-// subnormal slow path, and since no op reads what another wrote, values never grow.
+// one region ops read and one region ops write, each grown to the largest op. The read region
+// holds 16-bit halves that are bf16 values in ±[0.5, 1); read as fp32 words, as bf16 or as fp16
+// they are normal numbers of modest size, so no kernel meets a NaN, an infinity or a subnormal
+// slow path, and since no op reads what another wrote, values never grow.
+//
+// A benchmark times one op on the same operands over and over (its cache-hot time, as a kernel
+// benchmark reports it). With a rotation, each op takes the next stretch of both regions instead,
+// so that consecutive ops touch memory the ones before them did not, as a training step's ops
+// read activations and weights of their own: the live executor runs plans so.
 class OperandPool {
  public:
   explicit OperandPool(Backend& backend) : backend_(backend) {}
 
-  void reserve(std::int64_t read_bytes, std::int64_t write_bytes);
+  // Grows the regions to hold `read_bytes` and `write_bytes` plus `rotation_bytes` more to rotate
+  // through (0: every op takes the regions' start).
+  void reserve(std::int64_t read_bytes, std::int64_t write_bytes, std::int64_t rotation_bytes = 0);
   const std::byte* read() const { return read_.data(); }
   std::byte* write() const { return write_.data(); }
   std::int64_t read_bytes() const { return read_.bytes(); }
   std::int64_t write_bytes() const { return write_.bytes(); }
 
+  struct Operands {
+    const std::byte* read;
+    std::byte* write;
+  };
+  // Where the next op reads `read_bytes` and writes `write_bytes`: the regions' start without a
+  // rotation, else the stretch after the previous op's, wrapping to the start when it would not
+  // fit.
+  Operands take(std::int64_t read_bytes, std::int64_t write_bytes);
+
  private:
   Backend& backend_;
   Buffer read_;
   Buffer write_;
+  std::int64_t rotation_bytes_ = 0;
+  std::int64_t read_offset_ = 0;
+  std::int64_t write_offset_ = 0;
 };
 
 }  // namespace weft
