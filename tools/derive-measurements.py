@@ -18,7 +18,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
-from measurement_files import FIGURES_SOURCE, standard_attention  # noqa: E402
+from measurement_files import FIGURES_SOURCE, standard_attention, write_measurement_file  # noqa: E402
 
 FIGURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scenarios", "measurements", "published",
                        "flash-attention-readme.csv")
@@ -29,29 +29,31 @@ MAMF_SOURCE = ("stas00/ml-engineering compute/accelerator/README.md at 744d01e18
 FA2_SOURCE = ("Dao-AILab/flash-attention README figures flash2_a100_fwd_bwd_benchmark.png and "
               "flash2_h100_fwd_bwd_benchmark.png (commit 4f285b354796fb17df8636485b9a04df3ebbb7dc), values read off "
               "the bars: A100 / H100 forward+backward TFLOP/s, median over head size 64 and 128, causal or not, "
-              "512-16K tokens: FlashAttention-2 0.60 (0.59-0.61 per panel), standard PyTorch attention 0.54 "
-              "(0.52-0.56)")
+              "512-16K tokens: FlashAttention-2 0.60 (0.59-0.61 per panel)")
 H100_COPY_GBPS = 2996.6  # shared/reference/measured/h100-sxm-2026-11-26.json info.copy_GBps_rw
 
 # Per GPU: (description, GEMM time ratio, memory-bound time ratio, attention time ratio per kernel, notes).
+A100_ATTENTION = {"flash2": 1 / 0.60, "efficient": 1 / 0.60, "cudnn": 794.5 / 271.2}
+
+
+def a100(bandwidth_gbps, memory_note):
+    """An A100 SXM of `bandwidth_gbps` datasheet HBM bandwidth: the ratios above, its own unfused attention figures
+    (measured on the A100 80GB)."""
+    return dict(gemm=794.5 / 271.2, memory=3350 / bandwidth_gbps, attention=A100_ATTENTION, unfused="a100-sxm-80gb",
+                notes=[MAMF_SOURCE, FA2_SOURCE,
+                       "unfused attention: the A100 80GB's standard attention figures (FlashAttention README)",
+                       f"memory-bound kernels: the datasheet bandwidths, {bandwidth_gbps:,} GB/s against 3,350 GB/s (H100 "
+                       f"SXM), as the same fraction of the peak ({memory_note})",
+                       "efficient (memory-efficient) attention, a kernel of the A100's generation, takes "
+                       "FlashAttention-2's ratio; cuDNN attention, tuned for the H100 as FlashAttention-3 is, the GEMM "
+                       "ratio"])
+
+
+# Per GPU: GEMM time ratio, memory-bound time ratio, attention time ratio per kernel, unfused attention figures
+# of its own, notes.
 DERIVED = {
-    "a100-sxm-80gb": dict(
-        gemm=794.5 / 271.2, memory=3350 / 2039,
-        attention={"flash2": 1 / 0.60, "efficient": 1 / 0.60, "cudnn": 794.5 / 271.2}, unfused="a100-sxm-80gb",
-        notes=[MAMF_SOURCE, FA2_SOURCE,
-               "unfused attention: the A100's own standard attention figures (FlashAttention README)",
-               "memory-bound kernels: the datasheet bandwidths, 2,039 GB/s (A100 SXM 80GB) against 3,350 GB/s (H100 "
-               "SXM), as the same fraction of the peak (no public A100 copy measurement was found)",
-               "efficient (memory-efficient) attention, a kernel of the A100's generation, takes FlashAttention-2's "
-               "ratio; cuDNN attention, tuned for the H100 as FlashAttention-3 is, the GEMM ratio"]),
-    "a100-sxm-40gb": dict(
-        gemm=794.5 / 271.2, memory=3350 / 1555,
-        attention={"flash2": 1 / 0.60, "efficient": 1 / 0.60, "cudnn": 794.5 / 271.2}, unfused="a100-sxm-80gb",
-        notes=[MAMF_SOURCE, FA2_SOURCE,
-               "unfused attention: the A100 80GB's standard attention figures (FlashAttention README)",
-               "memory-bound kernels: the datasheet bandwidths, 1,555 GB/s (A100 SXM 40GB) against 3,350 GB/s (H100 "
-               "SXM); the attention ratios were measured on the A100 80GB",
-               "efficient attention takes FlashAttention-2's ratio; cuDNN attention the GEMM ratio"]),
+    "a100-sxm-80gb": a100(2039, "no public A100 copy measurement was found"),
+    "a100-sxm-40gb": a100(1555, "no public A100 copy measurement was found; the attention figures are the 80GB's"),
     "h800": dict(
         gemm=1.0, memory=1.0, attention={},
         notes=["the H800 SXM is the H100 SXM's GPU and HBM3 with NVLink limited to 400 GB/s "
@@ -109,9 +111,7 @@ def main():
         if m.get("source") == "reference":
             derived["source"] = "derived"
         out["measurements"].append(derived)
-    with open(out_path, "w") as f:
-        json.dump(out, f, indent=1)
-        f.write("\n")
+    write_measurement_file(out_path, out)
     print(f"{out_path}: {len(out['measurements'])} measurements derived from {measured_path}")
 
 

@@ -27,7 +27,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
-from measurement_files import FIGURES_SOURCE, measurement, standard_attention  # noqa: E402
+from measurement_files import FIGURES_SOURCE, measurement, standard_attention, write_measurement_file  # noqa: E402
 
 FIGURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scenarios", "measurements", "published",
                        "flash-attention-readme.csv")
@@ -149,9 +149,7 @@ def main():
         "notes": notes,
         "measurements": measurements,
     }
-    with open(out_path, "w") as f:
-        json.dump(out, f, indent=1)
-        f.write("\n")
+    write_measurement_file(out_path, out)
     print(f"{out_path}: {len(measurements)} measurements ({len(notes) - 3} rows left out)")
 
 

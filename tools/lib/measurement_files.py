@@ -1,5 +1,7 @@
 """Shared by tools/reference-measurements.py and tools/derive-measurements.py: weft measurement entries."""
 import csv
+import json
+import os
 
 
 def measurement(op, dtype, shape, seconds, label, source, kernel=None, grid=True):
@@ -42,3 +44,11 @@ def standard_attention(csv_path, device, source):
     if not out:
         raise SystemExit(f"{csv_path}: no standard attention figures of {device}")
     return out
+
+
+def write_measurement_file(path, contents):
+    """Writes a measurement file whole or not at all (a temporary file renamed over it)."""
+    with open(path + ".tmp", "w") as f:
+        json.dump(contents, f, indent=1)
+        f.write("\n")
+    os.replace(path + ".tmp", path)
