@@ -15,10 +15,13 @@ PublishedCase read_published_case(const JsonCursor& root, std::string id) {
   PublishedCase published;
   published.id = std::move(id);
   published.source_group = root.at("source_group").as_string();
+  published.description = root.at("description").as_string();
   published.source = root.at("source").as_string();
+  published.quote = root.at("quote").as_string();
+  for (const JsonCursor& assumption : root.at("assumptions").elements()) {
+    published.assumptions.push_back(assumption.as_string());
+  }
   published.gpu = root.at("gpu").as_string();
-  root.at("quote").as_string();
-  for (const JsonCursor& assumption : root.at("assumptions").elements()) assumption.as_string();
   const JsonCursor measured = root.at("published");
   measured.expect_only({"metric", "value", "flops", "peak_memory_GB"});
   published.metric = measured.at("metric").as_enum(kPublishedMetricNames);

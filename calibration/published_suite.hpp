@@ -30,7 +30,10 @@ inline constexpr EnumNames<FlopsConvention, 2> kFlopsConventionNames({"megatron"
 struct PublishedCase {
   std::string id;            // the file's stem
   std::string source_group;  // cases of one publication or team share it
+  std::string description;
   std::string source;
+  std::string quote;  // the row or sentence the value comes from
+  std::vector<std::string> assumptions;
   std::string gpu;  // as the source names it
   PublishedMetric metric = PublishedMetric::iteration_time_s;
   double value = 0.0;

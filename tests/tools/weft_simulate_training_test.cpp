@@ -216,6 +216,33 @@ TEST_CASE("bad training scenarios exit 2 with the JSON path and the reason", "[c
                                 "expected a training scenario (model, cluster, parallel, training)");
   test::expect_simulate_rejects(R"({"devices": [{"name": "g", "spec": "h100-sxm"}], "ops": []})",
                                 "--unfold: applies to training", "--unfold");
+  const std::string plan = R"(, "parallel": {"tp": 8, "dp": 1}})";
+  test::expect_simulate_rejects("{" + base + R"(, "stack": "megatron-9")" + plan,
+                                "stack: unknown software stack 'megatron-9'");
+  test::expect_simulate_rejects("{" + base + R"(, "stack": {"base": "pytorch-eager", "swiglu": "half"})" + plan,
+                                "stack.swiglu: expected \"fused\" or \"unfused\"");
+  test::expect_simulate_rejects(
+      R"({"model": "llama3-8b", "cluster": {"base": "dgx-h100", "gpus": 8, "calibration": "a100-sxm-80gb"},
+          "training": {"global_batch": 8, "seq_len": 4096})" +
+          plan,
+      "cluster.calibration: profile 'a100-sxm-80gb' was measured on 'a100-sxm-80gb'");
+}
+
+TEST_CASE("the bundled GPU's profile costs a scenario by default; --calibration none turns it off", "[cli]") {
+  const TempDir dir;
+  const auto calibrated =
+      run_weft("simulate '" + experiment("llama3-70b-512xh100") + "' --json '" + dir.file("a.json").string() + "'");
+  const auto roofline = run_weft("simulate '" + experiment("llama3-70b-512xh100") + "' --calibration none --json '" +
+                                 dir.file("b.json").string() + "'");
+  REQUIRE(calibrated.exit_code == 0);
+  REQUIRE(roofline.exit_code == 0);
+  const double profiled = nlohmann::json::parse(read_file(dir.file("a.json")))["iteration_time_s"];
+  const double datasheet = nlohmann::json::parse(read_file(dir.file("b.json")))["iteration_time_s"];
+  // The measured kernels run slower than the datasheet peak times the cluster's efficiencies.
+  CHECK(profiled > datasheet * 1.05);
+  const auto missing = run_weft("simulate '" + experiment("llama3-70b-512xh100") + "' --calibration no-such.json");
+  CHECK(missing.exit_code == 2);
+  CHECK_THAT(missing.err, Contains("--calibration"));
 }
 
 }  // namespace

@@ -96,6 +96,10 @@ TEST_CASE("bad stacks are rejected with their JSON path", "[workload][stack][err
                     Catch::Contains("stack.swiglu: expected \"fused\" or \"unfused\""));
   CHECK_THROWS_WITH(scenario_from(scenario_with(R"({"attention": "cudnn", "fusion": true})")),
                     Catch::Contains("stack.fusion: unknown field"));
+  CHECK_THROWS_WITH(scenario_from(scenario_with(R"({"attention": "cudnn", "gradient_bytes": {"bf16": 3}})")),
+                    Catch::Contains("stack.gradient_bytes.bf16: expected 2 (16-bit gradients) or 4 (fp32)"));
+  CHECK_THROWS_WITH(scenario_from(scenario_with(R"({"attention": "cudnn", "gradient_bytes": {"fp8": 1}})")),
+                    Catch::Contains("stack.gradient_bytes.fp8: unknown field"));
 }
 
 }  // namespace
