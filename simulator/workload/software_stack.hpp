@@ -30,8 +30,16 @@ struct SoftwareStack {
   Bytes bf16_gradient_bytes = 4;
   Bytes fp16_gradient_bytes = 2;
 
+  // DeepSpeed's BF16 optimizer keeps each parameter's 16-bit gradient besides the fp32
+  // accumulator it reduces (2 more bytes per parameter, never communicated).
+  bool keeps_low_precision_gradients = false;
+
   Bytes gradient_bytes(Dtype training) const {
     return training == Dtype::fp16 ? fp16_gradient_bytes : bf16_gradient_bytes;
+  }
+  // What gradients hold per trained parameter: the reduced buffer and any 16-bit copy.
+  Bytes gradient_memory_bytes(Dtype training) const {
+    return gradient_bytes(training) + (keeps_low_precision_gradients ? bytes_per_element(training) : 0);
   }
   bool overlap_param_gather = true;
 

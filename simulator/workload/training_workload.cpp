@@ -12,7 +12,7 @@ StaticMemory rank_static_memory(const TrainingScenario& scenario, std::int64_t p
   const std::int64_t gradient_shards = p.zero >= 2 ? optimizer_shards : 1;
   StaticMemory memory;
   memory.parameters = 2 * parameters;
-  memory.gradients = scenario.stack.gradient_bytes(scenario.training.dtype) * trained / gradient_shards;
+  memory.gradients = scenario.stack.gradient_memory_bytes(scenario.training.dtype) * trained / gradient_shards;
   memory.optimizer_states = training_graph::kOptimizerStateBytes * trained / optimizer_shards;
   memory.framework_overhead = scenario.options.framework_overhead;
   return memory;

@@ -84,6 +84,16 @@ TEST_CASE("a stack sets whether gradient reduction overlaps the backward pass; a
   CHECK_FALSE(told.options.overlap_param_gather);
 }
 
+TEST_CASE("a stack's gradients: fp32 for bf16 training, DeepSpeed's bf16 copies besides", "[workload][stack]") {
+  const auto megatron = test::run_training(scenario_from(scenario_with("")));
+  const auto deepspeed = test::run_training(scenario_from(scenario_with(R"("megatron-deepspeed")")));
+  const StaticMemory& fp32 = megatron.report.stages[0].static_memory;
+  const StaticMemory& both = deepspeed.report.stages[0].static_memory;
+  // bf16 parameters of 2 bytes; fp32 gradients of 4 (Megatron-LM), 4 + 2 (DeepSpeed's BF16 optimizer).
+  CHECK(fp32.gradients == 2 * fp32.parameters);
+  CHECK(both.gradients == 3 * both.parameters);
+}
+
 TEST_CASE("bad stacks are rejected with their JSON path", "[workload][stack][errors]") {
   CHECK_THROWS_WITH(scenario_from(scenario_with(R"("megatron-9")")),
                     Catch::Contains("stack: unknown software stack 'megatron-9' (known: megatron-core, "));
