@@ -61,7 +61,10 @@ TEST_CASE("bench, calibrate, simulate, live and validate run end to end on two C
     // The simulated side is the plan's simulated iteration; the measured one a real run.
     CHECK(iteration["simulated_s"].get<double>() == Approx(simulated[i] * 1e-9));
     CHECK(iteration["measured_s"].get<double>() > 0.0);
-    CHECK(std::isfinite(iteration["error"].get<double>()));
+    // A quick bench and two iterations of a 2-layer model of width 128 on a shared machine: the
+    // error swings by tens of percent from run to run (docs/ACCURACY.md has the full loop's).
+    // Beyond half either way the model or the executor is broken, not the measurement noisy.
+    CHECK(std::abs(iteration["error"].get<double>()) < 0.5);
     CHECK(validation["pairs"][i]["classes"].size() >= 5);
   }
   const double correlation = validation["plans"]["rank_correlation"];
