@@ -6,16 +6,21 @@
 
 namespace weft {
 
+// Several times the largest last-level cache of the devices weft runs on (the H100's 50 MB L2; a
+// CPU socket's L3).
+inline constexpr std::int64_t kTrainingOperandRotation = std::int64_t{256} << 20;
+
 // Device memory for ops run for their time, not their values (benchmarks, the live executor):
 // one region ops read and one region ops write, each grown to the largest op. The read region
 // holds 16-bit halves that are bf16 values in ±[0.5, 1); read as fp32 words, as bf16 or as fp16
 // they are normal numbers of modest size, so no kernel meets a NaN, an infinity or a subnormal
 // slow path, and since no op reads what another wrote, values never grow.
 //
-// A benchmark times one op on the same operands over and over (its cache-hot time, as a kernel
-// benchmark reports it). With a rotation, each op takes the next stretch of both regions instead,
-// so that consecutive ops touch memory the ones before them did not, as a training step's ops
-// read activations and weights of their own: the live executor runs plans so.
+// Without a rotation every op reads and writes the regions' start: the same operands over and
+// over, cache-hot. With a rotation each op takes the next stretch of both regions instead, so that
+// consecutive ops touch memory the ones before them did not, as a training step's ops read
+// activations and weights of their own: `weft bench` times kernels so and `weft live` runs plans
+// so, each rotating through kTrainingOperandRotation more bytes than its largest op needs.
 class OperandPool {
  public:
   explicit OperandPool(Backend& backend) : backend_(backend) {}

@@ -19,12 +19,6 @@ constexpr std::array<CommGroupKind, 3> kGroupKinds = {CommGroupKind::tp, CommGro
 
 bool is_communication(const PlanOp& op) { return category_of(op.work.op_class) == OpCategory::communication; }
 
-// Compute ops rotate through this much more operand memory than the largest one needs, so that an
-// op finds its inputs no warmer than in training, where each layer reads activations and weights
-// of its own: several times the largest last-level cache of the devices weft runs on (the H100's
-// 50 MB L2; a CPU socket's L3).
-constexpr std::int64_t kFreshOperandBytes = std::int64_t{256} << 20;
-
 }  // namespace
 
 struct LiveExecutor::State {
@@ -75,7 +69,7 @@ struct LiveExecutor::State {
       if (action.kind == ActionKind::irecv)
         receive_buffers[kTransferSpan + action.transfer] = backend.allocate(action.bytes);
     }
-    pool.reserve(std::max<std::int64_t>(read, 1), std::max<std::int64_t>(write, 1), kFreshOperandBytes);
+    pool.reserve(std::max<std::int64_t>(read, 1), std::max<std::int64_t>(write, 1), kTrainingOperandRotation);
   }
 
   Communicator& group(const PlanOp& op) {
