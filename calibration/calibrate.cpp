@@ -13,6 +13,7 @@
 #include "calibration/measurement_work.hpp"
 #include "calibration/reference_rates.hpp"
 #include "cost_models/cluster_cost_model.hpp"
+#include "cost_models/profile_format.hpp"
 #include "simulator/core/input_error.hpp"
 
 namespace weft {
@@ -57,6 +58,7 @@ std::string kernel_suffix(Kernel kernel) {
 // and points of the measurements off the grid (`skip`, when given, is left out: leave-one-out).
 GemmEfficiency fit_gemm(const std::vector<const Measurement*>& measurements, double peak, const std::string& what,
                         const Measurement* skip = nullptr) {
+  auto efficiency_of = [&](const Measurement& m) { return nominal_flops(m.op, m.shape) / (m.median_s() * peak); };
   GemmEfficiency model;
   std::vector<GridSample> grid;
   std::optional<Kernel> grid_layout;
@@ -67,7 +69,7 @@ GemmEfficiency fit_gemm(const std::vector<const Measurement*>& measurements, dou
                                    what, kKernelNames.name(*grid_layout), kKernelNames.name(m->kernel)));
     }
     grid_layout = m->kernel;
-    grid.push_back({shape_point(*m), nominal_flops(m->op, m->shape) / (m->median_s() * peak)});
+    grid.push_back({shape_point(*m), efficiency_of(*m)});
   }
   if (grid.empty()) throw InputError(what + ": every GEMM measurement is off the grid (\"grid\": false)");
   model.grid = fit_grid_table(grid, {"m", "n", "k"}, what);
@@ -82,7 +84,7 @@ GemmEfficiency fit_gemm(const std::vector<const Measurement*>& measurements, dou
   std::map<Kernel, std::pair<double, int>> log_ratios;
   for (const Measurement* m : measurements) {
     if (m == skip) continue;
-    const double efficiency = nominal_flops(m->op, m->shape) / (m->median_s() * peak);
+    const double efficiency = efficiency_of(*m);
     const auto point = point_sums.find({m->kernel, m->shape[0], m->shape[1], m->shape[2]});
     if (point != point_sums.end()) {
       point->second.first += efficiency;
@@ -125,11 +127,12 @@ std::shared_ptr<CalibratedCostModel> fit(const MeasurementSet& set) {
       attention[{m.op, m.dtype, m.field("causal") != 0, m.kernel}].push_back(
           {{point.begin(), point.end()}, nominal_flops(m.op, m.shape) / (t * peaks.at(m.dtype))});
     } else if (is_memory_bound_measurement(m)) {
-      const double efficiency = memory_bound_bytes(m) / (t * bandwidths.at(m.dtype));
+      const OpWork work = compute_measurement_work(m);
+      const double bytes = static_cast<double>(work.memory_bytes);
+      const double efficiency = bytes / (t * bandwidths.at(m.dtype));
       if (m.kernel == Kernel::any) {
-        memory[m.dtype].push_back({{memory_bound_bytes(m)}, efficiency});
+        memory[m.dtype].push_back({{bytes}, efficiency});
       } else {
-        const OpWork work = compute_measurement_work(m);
         memory_kernels[{m.kernel, m.dtype}].push_back({{work.shape.begin(), work.shape.end()}, efficiency});
       }
     } else {
@@ -155,14 +158,12 @@ std::shared_ptr<CalibratedCostModel> fit(const MeasurementSet& set) {
   }
   for (const auto& [key, samples] : memory_kernels) {
     const auto& [kernel, dtype] = key;
-    const std::vector<std::string> axes = samples.front().point.size() == 1 ? std::vector<std::string>{"parameters"}
-                                                                            : std::vector<std::string>{"rows", "width"};
     // A kernel's shapes whose measurement was left out (tools/reference-measurements.py) take the
     // efficiency of the nearest measured shapes.
     model->set_memory_kernel(
         kernel, dtype,
-        fit_grid_table(samples, axes, std::string(kKernelNames.name(kernel)) + " " + dtype_name(dtype),
-                       GridGaps::nearest));
+        fit_grid_table(samples, profile_format::memory_kernel_axes(kernel),
+                       std::string(kKernelNames.name(kernel)) + " " + dtype_name(dtype), GridGaps::nearest));
   }
   for (const auto& [key, points] : communication) {
     try {

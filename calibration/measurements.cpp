@@ -37,6 +37,9 @@ Measurement read_measurement(const JsonCursor& json, const std::vector<std::pair
   if (!is_measured_op(m.op)) op.fail("'" + op.as_string() + "' is not a measured op");
   m.dtype = json.at("dtype").as_enum(kDtypeNames);
   m.kernel = read_measured_kernel(json, m.op);
+  if (m.op == OpClass::optimizer && m.dtype != Dtype::fp32) {
+    json.at("dtype").fail("the optimizer step runs on fp32 master weights: expected fp32");
+  }
   const JsonCursor shape = json.at("shape");
   const auto& fields = measurement_shape_fields(m.op, m.kernel);
   for (const auto& [name, value] : shape.members()) {

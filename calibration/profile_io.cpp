@@ -81,8 +81,7 @@ nlohmann::json profile_json(const Calibration& calibration, const std::string& c
   nlohmann::json memory_kernels = nlohmann::json::array();
   for (const auto& [key, table] : model.memory_kernels()) {
     const auto& [kernel, dtype] = key;
-    nlohmann::json entry =
-        table_json(table, kernel_class(kernel) == OpClass::optimizer ? kKernelParameterAxes : kKernelRowAxes);
+    nlohmann::json entry = table_json(table, memory_kernel_axes(kernel));
     entry["kernel"] = kernel_name(kernel);
     entry["dtype"] = kDtypeNames.name(dtype);
     memory_kernels.push_back(entry);

@@ -35,6 +35,9 @@ PublishedCase read_published_case(const JsonCursor& root, std::string id) {
   }
   if (auto memory = measured.find("peak_memory_GB")) published.peak_memory_gb = memory->as_positive_number();
   published.scenario = load_training_scenario(root.at("scenario"));
+  if (published.flops == FlopsConvention::narayanan_eq3 && published.scenario.model.multimodal()) {
+    measured.at("flops").fail("narayanan-eq3 counts the FLOPs of one GPT; the scenario's model has several modules");
+  }
   return published;
 }
 

@@ -72,11 +72,12 @@ double CollectiveModel::time(OpClass op_class, Bytes bytes, const CommGroup& gro
           throw std::invalid_argument("not a communication op class");
       }
     case CollectiveAlgorithm::tree: {
-      if (op_class != OpClass::allreduce || group.nodes <= 1) return time(op_class, bytes, group, CollectiveAlgorithm::ring);
+      if (op_class != OpClass::allreduce || group.nodes <= 1)
+        return time(op_class, bytes, group, CollectiveAlgorithm::ring);
       const double bandwidth_term = 2.0 * (n - 1) / n * size / ring_bandwidth(group);
       const double depth = std::ceil(std::log2(static_cast<double>(group.nodes)));
-      const double latency = 2.0 * (depth * cluster_.network_latency_s +
-                                    (group.ranks_per_node - 1) * cluster_.nvlink_latency_s);
+      const double latency =
+          2.0 * (depth * cluster_.network_latency_s + (group.ranks_per_node - 1) * cluster_.nvlink_latency_s);
       return bandwidth_term + latency;
     }
     case CollectiveAlgorithm::hierarchical: {

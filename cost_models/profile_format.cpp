@@ -94,8 +94,7 @@ void read_memory_kernel(const JsonCursor& entry, CalibratedCostModel& model) {
     kernel_json.fail("'" + kernel_json.as_string() + "' is not a memory-bound kernel");
   }
   const Dtype dtype = read_dtype(entry, model.memory_bandwidth(), "memory_bandwidth");
-  const auto& axes = home == OpClass::optimizer ? kKernelParameterAxes : kKernelRowAxes;
-  model.set_memory_kernel(*kernel, dtype, read_table(entry, axes));
+  model.set_memory_kernel(*kernel, dtype, read_table(entry, memory_kernel_axes(*kernel)));
 }
 
 }  // namespace

@@ -21,6 +21,12 @@ inline const std::vector<std::string> kMemoryAxes = {"bytes"};
 inline const std::vector<std::string> kKernelRowAxes = {"rows", "width"};
 inline const std::vector<std::string> kKernelParameterAxes = {"parameters"};
 
+// The axes of a memory-bound kernel's table: the optimizer's over parameters, the others' over the
+// op's rows and width.
+inline const std::vector<std::string>& memory_kernel_axes(Kernel kernel) {
+  return kernel_class(kernel) == OpClass::optimizer ? kKernelParameterAxes : kKernelRowAxes;
+}
+
 }  // namespace weft::profile_format
 
 namespace weft {

@@ -99,6 +99,9 @@ TEST_CASE("bad measurement files name the JSON path", "[calibration]") {
   CHECK_THROWS_WITH(read(file_with(R"([{"op": "norm", "dtype": "bf16", "kernel": "rmsnorm_fwd",
                                         "shape": {"inputs": 1, "outputs": 1}, "samples_ns": [1]}])")),
                     Catch::Contains("measurements[0].shape.inputs: unknown shape field for norm"));
+  CHECK_THROWS_WITH(read(file_with(R"([{"op": "optimizer", "dtype": "bf16", "kernel": "adamw_fused",
+                                        "shape": {"parameters": 10}, "samples_ns": [1]}])")),
+                    Catch::Contains("measurements[0].dtype: the optimizer step runs on fp32 master weights"));
   CHECK_THROWS_WITH(read(file_with(R"([{"op": "elementwise", "dtype": "bf16", "shape": {"inputs": 1, "outputs": 1},
                                         "grid": false, "samples_ns": [1]}])")),
                     Catch::Contains("measurements[0].grid: only GEMM measurements may lie off the grid"));

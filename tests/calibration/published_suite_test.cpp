@@ -88,6 +88,12 @@ TEST_CASE("bad case files name the JSON path", "[calibration][suite][errors]") {
                     Catch::Contains("published.metric: 'mfu' is not one of iteration_time_s, tokens_per_s, "));
   CHECK_THROWS_WITH(read_case(case_with(R"({"metric": "iteration_time_s", "value": -3})")),
                     Catch::Contains("published.value"));
+  std::string vlm = case_with(R"({"metric": "tflops_per_gpu", "value": 100, "flops": "narayanan-eq3"})");
+  vlm.replace(
+      vlm.find(kScenario), kScenario.size(),
+      R"({"model": "vlm-s", "cluster": {"base": "h800-testbed", "gpus": 16}, "parallel": {"tp": 4, "pp": 4, "stage_layers": "parameters"},
+                  "training": {"global_batch": 4, "seq_len": 8192, "images": 8}})");
+  CHECK_THROWS_WITH(read_case(vlm), Catch::Contains("published.flops: narayanan-eq3 counts the FLOPs of one GPT"));
 }
 
 }  // namespace
