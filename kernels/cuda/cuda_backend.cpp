@@ -66,6 +66,10 @@ FlashAttentionProblem problem(const AttentionShape& shape) {
     throw InputError(fmt::format("attention on the cuda backend supports head_dim up to {}, got {}", flash::kMaxHeadDim,
                                  shape.head_dim));
   }
+  if (!flash::slices_fit_grid(shape.batch, shape.heads)) {
+    throw InputError(fmt::format("attention on the cuda backend runs at most {} batch x head slices, got {} x {}",
+                                 flash::kMaxGridY, shape.batch, shape.heads));
+  }
   FlashAttentionProblem p;
   p.batch = shape.batch;
   p.heads = shape.heads;

@@ -24,6 +24,13 @@ constexpr int kBackwardKeyTile = 64;
 constexpr int kBackwardQueryTile = 32;
 constexpr int kMaxHeadDim = 128;
 
+// Both kernels' grids run batch x heads blocks in y, which CUDA bounds at 65,535.
+constexpr long kMaxGridY = 65535;
+// Whether `batch` x `heads` slices fit the grid (divided, not multiplied: the product may overflow).
+WEFT_HOST_DEVICE inline bool slices_fit_grid(long batch, long heads) {
+  return batch > 0 && heads > 0 && batch <= kMaxGridY / heads;
+}
+
 // The online softmax of one query row over the key tiles seen so far: the largest score and the
 // sum of exp(score - max); the output accumulator holds sum of exp(score - max) * v.
 struct RowState {

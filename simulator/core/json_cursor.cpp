@@ -1,12 +1,19 @@
 #include "simulator/core/json_cursor.hpp"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
 
+#include "simulator/core/host_memory.hpp"
+
 namespace weft {
 namespace {
+
+// Memory reading a document takes per byte of its text, the text's two copies included: a graph
+// scenario of 300,000 ops, 60 MB of JSON, peaked at 540 MB parsed (docs/PERFORMANCE.md).
+constexpr Bytes kJsonBytesPerTextByte = 10;
 
 std::string child_path(const std::string& parent, std::string_view key) {
   if (parent.empty()) return std::string(key);
@@ -132,7 +139,30 @@ std::int64_t JsonCursor::as_positive_int() const {
   return value;
 }
 
+std::int64_t JsonCursor::as_int_in(std::int64_t min, std::int64_t max) const {
+  const std::int64_t value = as_int();
+  if (value < min || value > max) {
+    fail("expected an integer from " + std::to_string(min) + " to " + std::to_string(max) + ", got " +
+         std::to_string(value));
+  }
+  return value;
+}
+
+int JsonCursor::as_nonnegative_int32() const { return static_cast<int>(as_int_in(0, std::numeric_limits<int>::max())); }
+
+void check_file_fits_memory(const std::filesystem::path& file, Bytes bytes_per_text_byte) {
+  std::error_code error;
+  const auto size = std::filesystem::file_size(file, error);
+  const Bytes limit = host_memory_bytes() / 2 / bytes_per_text_byte;
+  if (error || size <= static_cast<std::uintmax_t>(limit)) return;
+  throw InputError(file.string() + ": " + std::to_string(size / kBytesPerMiB) + " MiB would take about " +
+                   std::to_string(size * static_cast<std::uintmax_t>(bytes_per_text_byte) / kBytesPerGiB) +
+                   " GiB to read; the limit is " + std::to_string(limit / kBytesPerMiB) + " MiB (half of " +
+                   host_memory_text() + ")");
+}
+
 JsonDocument JsonDocument::parse_file(const std::filesystem::path& file) {
+  check_file_fits_memory(file, kJsonBytesPerTextByte);
   std::ifstream in(file, std::ios::binary);
   if (!in) throw InputError(file.string() + ": cannot open file");
   std::ostringstream text;

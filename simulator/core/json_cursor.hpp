@@ -50,6 +50,10 @@ class JsonCursor {
   std::int64_t as_int() const;
   std::int64_t as_nonnegative_int() const;
   std::int64_t as_positive_int() const;
+  // An integer from `min` to `max`; the error names both.
+  std::int64_t as_int_in(std::int64_t min, std::int64_t max) const;
+  // An integer >= 0 that fits an int.
+  int as_nonnegative_int32() const;
 
   template <class Enum, std::size_t N>
   Enum as_enum(const EnumNames<Enum, N>& names) const {
@@ -68,7 +72,12 @@ class JsonCursor {
   std::string path_;
 };
 
-// A parsed JSON file. Syntax errors become InputError with the file name, line and column.
+// Refuses (InputError) a file that would take more than half of this machine's memory to read,
+// at `bytes_per_text_byte` of memory per byte of it; a file whose size is unknown passes.
+void check_file_fits_memory(const std::filesystem::path& file, std::int64_t bytes_per_text_byte);
+
+// A parsed JSON file. Syntax errors become InputError with the file name, line and column; a file
+// too large to parse in memory is refused before it is read.
 class JsonDocument {
  public:
   static JsonDocument parse_file(const std::filesystem::path& file);

@@ -5,7 +5,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include <fmt/format.h>
+
 #include "simulator/graph/graph_builder.hpp"
+#include "simulator/graph/graph_size_limit.hpp"
 
 namespace weft {
 namespace {
@@ -19,6 +22,8 @@ struct DeviceEntry {
 
 class GraphScenarioReader {
  public:
+  explicit GraphScenarioReader(std::int64_t max_ops) : max_ops_(max_ops) {}
+
   GraphScenario read(const JsonCursor& root) {
     root.expect_only({"description", "devices", "tensors", "ops", "cost"});
     std::string description;
@@ -27,12 +32,23 @@ class GraphScenarioReader {
     if (auto value = root.find("cost")) cost_model = RooflineCostModel::from_json(*value);
     read_devices(root.at("devices"));
     if (auto tensors = root.find("tensors")) read_tensors(*tensors);
+    check_size(root.at("ops"));
     read_ops(root.at("ops"));
     Graph graph = build(root.at("ops"));
     return {std::move(description), std::move(graph), cost_model ? std::move(*cost_model) : RooflineCostModel()};
   }
 
  private:
+  void check_size(const JsonCursor& ops) const {
+    const auto count = static_cast<std::int64_t>(ops.json().size());
+    const std::int64_t limit = graph_op_limit(max_ops_);
+    if (count > limit) {
+      ops.fail(fmt::format("{} ops, about {:.1f} GB to hold; the limit is {} ops ({})", count,
+                           static_cast<double>(count * kGraphBytesPerOp) / kBytesPerGB, limit,
+                           graph_op_limit_source(max_ops_)));
+    }
+  }
+
   static std::string unique_name(const JsonCursor& json, std::unordered_set<std::string>& seen, const char* what) {
     const JsonCursor name_json = json.at("name");
     std::string name = name_json.as_string();
@@ -243,6 +259,7 @@ class GraphScenarioReader {
     }
   }
 
+  std::int64_t max_ops_ = 0;
   GraphBuilder builder_;
   std::map<std::string, std::pair<DeviceSpecId, DeviceSpec>, std::less<>> specs_;
   std::vector<DeviceKind> spec_kinds_;  // indexed by DeviceSpecId
@@ -258,6 +275,8 @@ class GraphScenarioReader {
 
 }  // namespace
 
-GraphScenario load_graph_scenario(const JsonCursor& root) { return GraphScenarioReader().read(root); }
+GraphScenario load_graph_scenario(const JsonCursor& root, std::int64_t max_ops) {
+  return GraphScenarioReader(max_ops).read(root);
+}
 
 }  // namespace weft

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "cost_models/roofline_cost_model.hpp"
@@ -16,7 +17,8 @@ struct GraphScenario {
   RooflineCostModel cost_model;
 };
 
-// Reads a graph scenario; every error names the JSON path of the offending value.
-GraphScenario load_graph_scenario(const JsonCursor& root);
+// Reads a graph scenario; every error names the JSON path of the offending value. One of more than
+// `max_ops` ops (graph_op_limit: 0 is the default) is refused before any is built.
+GraphScenario load_graph_scenario(const JsonCursor& root, std::int64_t max_ops = 0);
 
 }  // namespace weft

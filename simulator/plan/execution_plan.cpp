@@ -4,8 +4,13 @@
 #include <set>
 #include <string>
 
+#include "simulator/core/checked_math.hpp"
+
 namespace weft {
 namespace {
+
+// More ranks than any cluster weft plans for (16,384 GPUs) by far, few enough to index with an int.
+constexpr std::int64_t kMaxRanks = std::int64_t{1} << 24;
 
 constexpr std::string_view kFormat = "weft-plan";
 constexpr int kVersion = 1;
@@ -78,7 +83,7 @@ class ProgramReader {
     PlanProgram program;
     program.label = json.at("label").as_string();
     const JsonCursor stage = json.at("stage");
-    program.stage = static_cast<int>(stage.as_nonnegative_int());
+    program.stage = stage.as_nonnegative_int32();
     if (program.stage >= dims_.pp) stage.fail("expected a stage below parallel.pp = " + std::to_string(dims_.pp));
     for (const JsonCursor& action : json.at("actions").elements()) program.actions.push_back(read_action(action));
     for (const auto& [transfer, where] : launched_)
@@ -93,8 +98,8 @@ class ProgramReader {
     if (has_ops(action.kind)) {
       if (is_stage(action.kind)) {
         json.expect_only({"action", "chunk", "microbatch", "ops"});
-        action.chunk = static_cast<int>(json.at("chunk").as_nonnegative_int());
-        action.microbatch = static_cast<int>(json.at("microbatch").as_nonnegative_int());
+        action.chunk = json.at("chunk").as_nonnegative_int32();
+        action.microbatch = json.at("microbatch").as_nonnegative_int32();
       } else {
         json.expect_only({"action", "ops"});
       }
@@ -111,7 +116,7 @@ class ProgramReader {
     if (action.kind == ActionKind::isend || action.kind == ActionKind::irecv) {
       json.expect_only({"action", "transfer", "peer_stage", "tag", "bytes", "name"});
       const JsonCursor peer = json.at("peer_stage");
-      action.peer_stage = static_cast<int>(peer.as_nonnegative_int());
+      action.peer_stage = peer.as_nonnegative_int32();
       if (action.peer_stage >= dims_.pp) peer.fail("expected a stage below parallel.pp = " + std::to_string(dims_.pp));
       action.tag = json.at("tag").as_nonnegative_int();
       action.bytes = json.at("bytes").as_positive_int();
@@ -206,8 +211,13 @@ ExecutionPlan read_execution_plan(const JsonCursor& root) {
   if (auto description = root.find("description")) plan.description = description->as_string();
   const JsonCursor parallel = root.at("parallel");
   parallel.expect_only({"tp", "cp", "dp", "pp"});
-  auto degree = [&](const char* key) { return static_cast<int>(parallel.at(key).as_positive_int()); };
+  auto degree = [&](const char* key) { return static_cast<int>(parallel.at(key).as_int_in(1, kMaxRanks)); };
   plan.dims = {degree("tp"), degree("cp"), degree("dp"), degree("pp")};
+  // Multiplied saturating: four degrees in range can still overflow together.
+  if (saturating_mul(saturating_mul(plan.dims.tp, plan.dims.cp), saturating_mul(plan.dims.dp, plan.dims.pp)) >
+      kMaxRanks) {
+    parallel.fail("tp x cp x dp x pp is more than " + std::to_string(kMaxRanks) + " ranks");
+  }
   plan.simulated_iteration_ns = root.at("simulated_iteration_ns").as_nonnegative_int();
   for (const JsonCursor& program : root.at("programs").elements()) {
     plan.programs.push_back(ProgramReader(plan.dims).read(program));

@@ -10,8 +10,8 @@
 namespace weft {
 namespace {
 
-[[noreturn]] void reject(const char* rule, const std::string& message,
-                         const std::string& path = "parallel.modality_stages") {
+[[noreturn]] void reject_modality_plan(const char* rule, const std::string& message,
+                                       const std::string& path = "parallel.modality_stages") {
   throw InvalidPlan(path + ": " + message, rule);
 }
 
@@ -30,15 +30,16 @@ void check_model_shape(const MultimodalSpec& model) {
   for (std::size_t m = 0; m < model.modules.size(); ++m) {
     const ModuleSpec& module = model.modules[m];
     if (module.projector && module.inputs.front() != last_transformer) {
-      reject("projector away from its module", "projector '" + module.name + "' must be listed right after '" +
-                                                   model.modules[module.inputs.front()].name +
-                                                   "', the module it reads, to run on that module's last stage");
+      reject_modality_plan("projector away from its module",
+                           "projector '" + module.name + "' must be listed right after '" +
+                               model.modules[module.inputs.front()].name +
+                               "', the module it reads, to run on that module's last stage");
     }
     if (!module.projector) last_transformer = m;
     if (m + 1 < model.modules.size() && readers(model, m).size() != 1) {
-      reject("module read by several modules",
-             "module '" + module.name +
-                 "' is read by several modules; its stages can hand their output to one module only");
+      reject_modality_plan("module read by several modules",
+                           "module '" + module.name +
+                               "' is read by several modules; its stages can hand their output to one module only");
     }
   }
 }
@@ -69,25 +70,27 @@ std::vector<int> read_modality_stages(const JsonCursor& json, const MultimodalSp
 
 void check_modality_plan(const ParallelPlan& plan, const MultimodalSpec& model) {
   if (plan.vpp != 1) {
-    reject("modality parallelism with vpp > 1", "modules on stages of their own need vpp = 1", "parallel.vpp");
+    reject_modality_plan("modality parallelism with vpp > 1", "modules on stages of their own need vpp = 1",
+                         "parallel.vpp");
   }
   if (plan.schedule != PipelineSchedule::gpipe && plan.schedule != PipelineSchedule::one_f_one_b) {
-    reject("modality parallelism with another schedule",
-           "modules on stages of their own run the gpipe or 1f1b schedule, not '" +
-               std::string(kPipelineScheduleNames.name(plan.schedule)) + "'",
-           "parallel.schedule");
+    reject_modality_plan("modality parallelism with another schedule",
+                         "modules on stages of their own run the gpipe or 1f1b schedule, not '" +
+                             std::string(kPipelineScheduleNames.name(plan.schedule)) + "'",
+                         "parallel.schedule");
   }
   check_model_shape(model);
   const int total = std::accumulate(plan.modality_stages.begin(), plan.modality_stages.end(), 0);
   if (total != plan.pp) {
-    reject("modality stages do not add up to pp",
-           "the modules' stages add up to " + std::to_string(total) + ", parallel.pp is " + std::to_string(plan.pp));
+    reject_modality_plan(
+        "modality stages do not add up to pp",
+        "the modules' stages add up to " + std::to_string(total) + ", parallel.pp is " + std::to_string(plan.pp));
   }
   for (std::size_t m = 0; m < model.modules.size(); ++m) {
     if (plan.modality_stages[m] > model.modules[m].layers()) {
-      reject("more stages than layers", "module '" + model.modules[m].name + "' has " +
-                                            std::to_string(model.modules[m].layers()) + " layers for " +
-                                            std::to_string(plan.modality_stages[m]) + " stages");
+      reject_modality_plan("more stages than layers", "module '" + model.modules[m].name + "' has " +
+                                                          std::to_string(model.modules[m].layers()) + " layers for " +
+                                                          std::to_string(plan.modality_stages[m]) + " stages");
     }
   }
   if (plan.stage_layers.size() != static_cast<std::size_t>(plan.pp)) return;  // the general check reports it
@@ -97,18 +100,19 @@ void check_modality_plan(const ParallelPlan& plan, const MultimodalSpec& model) 
     for (int k = 0; k < plan.modality_stages[m]; ++k) {
       const int in_stage = plan.stage_layers[stage++];
       if (in_stage == 0) {
-        reject("a stage without layers",
-               "entry " + std::to_string(stage - 1) + " is 0: under modality parallelism every stage holds layers",
-               "parallel.stage_layers");
+        reject_modality_plan(
+            "a stage without layers",
+            "entry " + std::to_string(stage - 1) + " is 0: under modality parallelism every stage holds layers",
+            "parallel.stage_layers");
       }
       layers += in_stage;
     }
     if (layers != model.modules[m].layers()) {
-      reject("a stage across modules",
-             "the stages of module '" + model.modules[m].name + "' hold " + std::to_string(layers) +
-                 " layers, the module has " + std::to_string(model.modules[m].layers()) +
-                 " (a stage holds layers of one module)",
-             "parallel.stage_layers");
+      reject_modality_plan("a stage across modules",
+                           "the stages of module '" + model.modules[m].name + "' hold " + std::to_string(layers) +
+                               " layers, the module has " + std::to_string(model.modules[m].layers()) +
+                               " (a stage holds layers of one module)",
+                           "parallel.stage_layers");
     }
   }
 }

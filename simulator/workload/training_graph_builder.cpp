@@ -4,6 +4,8 @@
 #include <charconv>
 #include <numeric>
 
+#include "simulator/core/checked_math.hpp"
+
 namespace weft::training_graph {
 namespace {
 
@@ -392,7 +394,7 @@ void TrainingGraphBuilder::create_static_tensors(int stage) {
 
 void TrainingGraphBuilder::emit_stage(int stage) {
   const int pp = s_.parallel.pp;
-  const int microbatches = static_cast<int>(s_.microbatches());
+  const int microbatches = checked_int(s_.microbatches(), "microbatches per pipeline");
   const std::size_t chunks = chunks_of(stage).size();
   records_.assign(chunks * static_cast<std::size_t>(microbatches), {});
   pending_.assign(records_.size(), {});

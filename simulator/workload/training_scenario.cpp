@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "simulator/core/checked_math.hpp"
 #include "simulator/core/input_error.hpp"
 #include "simulator/workload/modality_stages.hpp"
 #include "simulator/workload/stage_partition.hpp"
@@ -77,9 +78,21 @@ TrainingSpec read_training(const JsonCursor& json) {
       {"global_batch", "micro_batch", "seq_len", "images", "video_seconds", "audio_seconds", "dtype", "optimizer"});
   TrainingSpec training;
   training.global_batch = json.at("global_batch").as_positive_int();
-  training.micro_batch = json.find("micro_batch") ? json.at("micro_batch").as_positive_int() : 1;
+  if (training.global_batch > kMaxGlobalBatch) {
+    json.at("global_batch").fail("expected at most " + std::to_string(kMaxGlobalBatch) + " samples");
+  }
   training.seq_len = json.at("seq_len").as_positive_int();
-  if (training.seq_len > (1LL << 24)) json.at("seq_len").fail("expected at most 16777216 tokens");
+  if (training.seq_len > kMaxMicrobatchTokens) {
+    json.at("seq_len").fail("expected at most " + std::to_string(kMaxMicrobatchTokens) + " tokens");
+  }
+  if (auto value = json.find("micro_batch")) {
+    training.micro_batch = value->as_positive_int();
+    // Divided first: the product of two large values would overflow.
+    if (training.micro_batch > kMaxMicrobatchTokens / training.seq_len) {
+      value->fail(std::to_string(training.micro_batch) + " samples of " + std::to_string(training.seq_len) +
+                  " tokens are more than " + std::to_string(kMaxMicrobatchTokens) + " tokens in a microbatch");
+    }
+  }
   if (auto value = json.find("images")) {
     training.images = value->as_nonnegative_int();
     if (training.images > 4096) value->fail("expected at most 4096 images per sample");
@@ -108,7 +121,10 @@ TrainingOptions read_options(const JsonCursor& json, TrainingOptions options) {
   json.expect_only({"framework_overhead_GiB", "ideal_network", "overlap_grad_reduce", "overlap_param_gather",
                     "dp_bucket_parameters", "collective_algorithm"});
   if (auto value = json.find("framework_overhead_GiB")) {
-    options.framework_overhead = static_cast<Bytes>(value->as_nonnegative_number() * kBytesPerGiB);
+    const double gib = value->as_nonnegative_number();
+    if (gib > kMaxFrameworkOverheadGiB)
+      value->fail("expected at most " + std::to_string(kMaxFrameworkOverheadGiB) + " GiB");
+    options.framework_overhead = static_cast<Bytes>(gib * kBytesPerGiB);
   }
   if (auto value = json.find("ideal_network")) options.ideal_network = value->as_bool();
   if (auto value = json.find("overlap_grad_reduce")) options.overlap_grad_reduce = value->as_bool();
@@ -342,8 +358,8 @@ void derive_stage_layers(TrainingScenario& scenario) {
 std::optional<MicrobatchShapes> TrainingScenario::microbatch_shapes() const {
   if (!data) return std::nullopt;
   MicrobatchShapes shapes =
-      draw_microbatch_shapes(*data, parallel.dp, static_cast<int>(microbatches()), training.micro_batch,
-                             training.seq_len, model.sequence_tokens_per_image());
+      draw_microbatch_shapes(*data, parallel.dp, checked_int(microbatches(), "microbatches per pipeline"),
+                             training.micro_batch, training.seq_len, model.sequence_tokens_per_image());
   check_microbatch_shapes(*this, shapes);
   return shapes;
 }

@@ -54,6 +54,11 @@ struct ParallelPlan {
 
 // The most tokens a module may see in one microbatch (and a sequence may have).
 inline constexpr std::int64_t kMaxMicrobatchTokens = std::int64_t{1} << 24;
+// Samples per iteration: 2^36 of the longest sequences (2^24 tokens) still count their tokens in
+// an int64.
+inline constexpr std::int64_t kMaxGlobalBatch = std::int64_t{1} << 36;
+// More than any GPU holds; bounded so that it converts to bytes exactly.
+inline constexpr std::int64_t kMaxFrameworkOverheadGiB = std::int64_t{1} << 20;
 
 struct TrainingSpec {
   std::int64_t global_batch = 0;  // samples per iteration

@@ -1,5 +1,6 @@
 #include "simulator/workload/training_workload.hpp"
 
+#include "simulator/workload/graph_size.hpp"
 #include "simulator/workload/training_graph_builder.hpp"
 
 namespace weft {
@@ -19,6 +20,7 @@ StaticMemory rank_static_memory(const TrainingScenario& scenario, std::int64_t p
 }
 
 TrainingWorkload build_training_workload(const TrainingScenario& scenario, const WorkloadOptions& options) {
+  check_training_graph_size(scenario, options);
   return training_graph::TrainingGraphBuilder(scenario, options).build();
 }
 

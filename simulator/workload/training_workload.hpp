@@ -72,6 +72,9 @@ struct WorkloadOptions {
   // a composite op of it, so that the engine simulates each pass and layer once per situation
   // (docs/ARCHITECTURE.md, subgraph reuse). Off: every op is in the graph.
   bool composites = true;
+  // Refuse, with an InputError that says why, a graph estimated to hold more ops than this
+  // (graph_size.hpp); 0: half of this machine's memory's worth.
+  std::int64_t max_ops = 0;
 };
 
 // Builds the iteration.

@@ -7,6 +7,7 @@
 
 #include "cost_models/profile_format.hpp"
 #include "simulator/engine/schedule_cache.hpp"
+#include "simulator/graph/graph_size_limit.hpp"
 #include "simulator/io/atomic_file.hpp"
 
 namespace weft::cli {
@@ -18,6 +19,16 @@ void add_reuse_flags(CLI::App& command, ReuseFlags& flags) {
   command.add_flag("--stats", flags.stats,
                    "Print how often repeated passes and layers were stamped from cached schedules (hits), simulated "
                    "to fill the cache (misses) or fell back to simulating every op");
+}
+
+void add_max_ops_flag(CLI::App& command, std::int64_t& max_ops) {
+  command
+      .add_option("--max-ops", max_ops,
+                  fmt::format("Refuse a graph estimated to hold more than N ops (default {}: half of this machine's "
+                              "memory at {} bytes an op)",
+                              default_max_graph_ops(), kGraphBytesPerOp))
+      ->type_name("N")
+      ->check(CLI::PositiveNumber);
 }
 
 void add_calibration_flag(CLI::App& command, std::string& file) {

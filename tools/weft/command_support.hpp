@@ -43,6 +43,9 @@ struct ReuseFlags {
 
 void add_reuse_flags(CLI::App& command, ReuseFlags& flags);
 
+// --max-ops N, shared by the commands that build graphs (graph_size_limit.hpp).
+void add_max_ops_flag(CLI::App& command, std::int64_t& max_ops);
+
 // --calibration PROFILE, shared by the commands that simulate.
 void add_calibration_flag(CLI::App& command, std::string& file);
 

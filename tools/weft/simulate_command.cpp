@@ -27,6 +27,7 @@ struct SimulateFlags {
   std::string calibration;
   std::string plan_file;
   bool unfold = false;
+  std::int64_t max_ops = 0;
   ReuseFlags reuse;
 };
 
@@ -61,7 +62,7 @@ void run_graph(const SimulateFlags& flags, const JsonCursor& root, const Simulat
   if (flags.unfold) throw InputError("--unfold: applies to training scenarios only");
   if (!flags.calibration.empty()) throw InputError("--calibration: applies to training scenarios only");
   if (!flags.plan_file.empty()) throw InputError("--emit-plan: applies to training scenarios only");
-  const GraphScenario scenario = with_context(flags.scenario, [&] { return load_graph_scenario(root); });
+  const GraphScenario scenario = with_context(flags.scenario, [&] { return load_graph_scenario(root, flags.max_ops); });
   const SimulationResult result =
       with_context(flags.scenario, [&] { return simulate(scenario.graph, scenario.cost_model, options); });
   fmt::print("weft simulate {}\n", flags.scenario);
@@ -79,8 +80,10 @@ void run_training(const SimulateFlags& flags, const JsonCursor& root, const Simu
       with_context(flags.scenario, [&] { return load_training_scenario(root, std::move(calibration)); });
   check_calibration_device(flags.calibration, scenario.cluster);
   if (!flags.plan_file.empty()) with_context("--emit-plan", [&] { check_execution_plan_scope(scenario); });
-  const TrainingWorkload workload =
-      build_training_workload(scenario, {.unfold = flags.unfold, .composites = !flags.reuse.no_reuse});
+  const TrainingWorkload workload = with_context(flags.scenario, [&] {
+    return build_training_workload(
+        scenario, {.unfold = flags.unfold, .composites = !flags.reuse.no_reuse, .max_ops = flags.max_ops});
+  });
   const double build_ms = watch.lap_ms();
   const SimulationResult result =
       with_context(flags.scenario, [&] { return simulate(workload.graph, *workload.cost_model, options); });
@@ -146,6 +149,7 @@ void add_simulate_command(CLI::App& app) {
                    "and transfers in simulated order, for weft live (training scenarios; docs/live.md)")
       ->type_name("FILE");
   add_reuse_flags(*command, flags->reuse);
+  add_max_ops_flag(*command, flags->max_ops);
   command->callback([flags] { run_simulate(*flags); });
 }
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <string>
 
+#include "simulator/core/checked_math.hpp"
 #include "simulator/core/input_error.hpp"
 #include "simulator/engine/engine.hpp"
 #include "simulator/io/format_units.hpp"
@@ -38,7 +39,7 @@ void check_plannable(const TrainingScenario& scenario) {
 
 // Each DP replica's microbatches: drawn from the data, or one replica's all alike.
 std::vector<std::vector<SampleShape>> replica_shapes(const TrainingScenario& scenario) {
-  const auto microbatches = static_cast<int>(scenario.microbatches());
+  const int microbatches = checked_int(scenario.microbatches(), "microbatches per pipeline");
   const std::optional<MicrobatchShapes> drawn = scenario.microbatch_shapes();
   if (!drawn) return {std::vector<SampleShape>(static_cast<std::size_t>(microbatches), scenario.training.sample())};
   std::vector<std::vector<SampleShape>> replicas(static_cast<std::size_t>(drawn->replicas));

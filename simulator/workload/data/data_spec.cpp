@@ -69,9 +69,18 @@ DataSpec load_data_spec(const JsonCursor& json) {
   return data;
 }
 
+// Memory per byte of a samples file: a sample takes 32 B and its shortest line 18 B, and the
+// vector grows by doubling.
+constexpr std::int64_t kSampleBytesPerTextByte = 4;
+
 std::vector<SampleContents> read_samples_file(const std::string& file) {
+  check_file_fits_memory(file, kSampleBytesPerTextByte);
   std::ifstream in(file);
   if (!in) throw InputError(file + ": cannot open file");
+  return read_samples(in, file);
+}
+
+std::vector<SampleContents> read_samples(std::istream& in, const std::string& file) {
   std::vector<SampleContents> samples;
   std::string line;
   for (std::size_t number = 1; std::getline(in, line); ++number) {

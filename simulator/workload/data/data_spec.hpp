@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <istream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,8 +35,11 @@ struct DataSpec {
 // text optional).
 DataSpec load_data_spec(const JsonCursor& json);
 
-// The samples of a JSON Lines file; errors name the file and line.
+// The samples of a JSON Lines file; errors name the file and line. A file whose samples would
+// take more than half of this machine's memory is refused before it is read.
 std::vector<SampleContents> read_samples_file(const std::string& file);
+// The same from a stream; `file` names it in errors.
+std::vector<SampleContents> read_samples(std::istream& in, const std::string& file);
 
 // The shape of every microbatch of every DP replica, as simulated, and what they hold.
 struct MicrobatchShapes {

@@ -2,6 +2,8 @@
 // math the GPU runs, against attention computed directly from its definition.
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include "kernels/cuda/flash_attention_reference.hpp"
 #include "kernels/cuda/flash_attention_tiles.hpp"
 #include "tests/support/naive_attention.hpp"
@@ -87,6 +89,15 @@ TEST_CASE("causal tiles skip exactly the keys no query of the tile sees", "[kern
   // The key tile at 64 is first seen by query 64 - offset.
   CHECK(backward_first_query_tile(true, 64, 0) == 2);
   CHECK(backward_first_query_tile(true, 64, 64) == 0);
+}
+
+TEST_CASE("batch x head slices beyond CUDA's grid limit are refused, without overflowing", "[kernels][attention]") {
+  CHECK(cuda::flash::slices_fit_grid(1, 65535));
+  CHECK(cuda::flash::slices_fit_grid(255, 257));  // 65,535 slices
+  CHECK_FALSE(cuda::flash::slices_fit_grid(256, 257));
+  CHECK_FALSE(cuda::flash::slices_fit_grid(65536, 1));
+  CHECK_FALSE(cuda::flash::slices_fit_grid(std::numeric_limits<long>::max(), 2));
+  CHECK_FALSE(cuda::flash::slices_fit_grid(0, 8));
 }
 
 }  // namespace

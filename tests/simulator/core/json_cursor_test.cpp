@@ -2,6 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
+
 #include "simulator/core/dtype.hpp"
 
 namespace weft {
@@ -41,6 +44,29 @@ TEST_CASE("syntax errors give the file, line and column", "[json][errors]") {
                     Catch::Matchers::StartsWith("bad.json:3:3: invalid JSON: "));
   CHECK_THROWS_WITH(JsonDocument::parse_file("/nonexistent/file.json"),
                     Equals("/nonexistent/file.json: cannot open file"));
+}
+
+TEST_CASE("bounded integers name their bounds", "[json][errors]") {
+  const auto document = JsonDocument::parse_text(R"({"a": 5, "b": 4294967296, "c": -1})", "x.json");
+  const JsonCursor root = document.root();
+  CHECK(root.at("a").as_int_in(1, 5) == 5);
+  CHECK_THROWS_WITH(root.at("a").as_int_in(6, 9), Equals("a: expected an integer from 6 to 9, got 5"));
+  CHECK(root.at("a").as_nonnegative_int32() == 5);
+  CHECK_THROWS_WITH(root.at("b").as_nonnegative_int32(),
+                    Equals("b: expected an integer from 0 to 2147483647, got 4294967296"));
+  CHECK_THROWS_WITH(root.at("c").as_nonnegative_int32(), Equals("c: expected an integer from 0 to 2147483647, got -1"));
+}
+
+TEST_CASE("a file too large to parse in memory is refused before it is read", "[json][errors][size]") {
+  const std::filesystem::path file = std::filesystem::temp_directory_path() / "weft-json-cursor-test-huge.json";
+  { std::ofstream create(file); }
+  // A sparse file: its size is 1 TiB, it takes no disk.
+  std::filesystem::resize_file(file, std::uintmax_t{1} << 40);
+  CHECK_THROWS_WITH(JsonDocument::parse_file(file),
+                    Catch::Matchers::Contains("1048576 MiB would take about 10240 GiB to read; the limit "
+                                              "is") &&
+                        Catch::Matchers::Contains("half of this machine's"));
+  std::filesystem::remove(file);
 }
 
 }  // namespace

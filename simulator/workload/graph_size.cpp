@@ -1,0 +1,120 @@
+#include "simulator/workload/graph_size.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "simulator/core/checked_math.hpp"
+#include "simulator/workload/multimodal_model.hpp"
+#include "simulator/workload/pipeline_schedule.hpp"
+
+namespace weft {
+namespace {
+
+// Outer ops of one microbatch's chunk with passes as composites: its forward, backward, weight and
+// recompute passes, and the activation and gradient transfers at its ends.
+constexpr std::int64_t kComposedOpsPerChunk = 6;
+
+// Ops of one step for one microbatch, as the builder emits them (training_passes.cpp): a ring
+// attention step computes `chunks` parts with a transfer between each two.
+std::int64_t step_ops(const Step& step, bool split_weight_grads, bool full_recompute) {
+  const std::int64_t once = step.context_parallel_chunks > 1 ? 2 * std::int64_t{step.context_parallel_chunks} - 1 : 1;
+  std::int64_t ops = 0;
+  if (step.forward) ops += full_recompute ? 2 * once : once;
+  if (step.backward) ops += once;
+  if (step.weight_grad) ops += split_weight_grads ? 2 : 1;  // a pending weight gradient waits in its own pass
+  if (step.regather) ops += 1;
+  return ops;
+}
+
+// Ops of one microbatch on each pipeline position, summed over its chunks (virtual stages).
+std::vector<std::int64_t> ops_per_position(const TrainingScenario& s) {
+  const ParallelPlan& p = s.parallel;
+  const MultimodalModel model(s.model, p.cp_algorithm);
+  const ShardContext context = s.shard_context();
+  const std::vector<int> layers = s.layers_per_virtual_stage();
+  const bool split = splits_weight_gradients(p.schedule);
+  const bool full_recompute = p.recompute == RecomputePolicy::full;
+  std::vector<std::int64_t> ops(static_cast<std::size_t>(p.pp), 0);
+  int first = 0;
+  std::vector<Step> steps;
+  std::vector<int> blocks;
+  for (std::size_t group = 0; group < layers.size(); ++group) {
+    steps.clear();
+    blocks.clear();
+    model.append_steps(context, s.training.sample(),
+                       {first, first + layers[group], group == 0, group + 1 == layers.size()}, false, steps, blocks);
+    std::int64_t& position = ops[group % ops.size()];
+    position += kComposedOpsPerChunk - 4;  // the transfers
+    for (const Step& step : steps) position += step_ops(step, split, full_recompute);
+    first += layers[group];
+  }
+  return ops;
+}
+
+std::string digits(std::int64_t value) {
+  std::string text = std::to_string(value);
+  for (auto at = static_cast<std::ptrdiff_t>(text.size()) - 3; at > (text[0] == '-' ? 1 : 0); at -= 3) {
+    text.insert(static_cast<std::size_t>(at), ",");
+  }
+  return text;
+}
+
+}  // namespace
+
+GraphSize estimate_training_graph(const TrainingScenario& s, const WorkloadOptions& options) {
+  const ParallelPlan& p = s.parallel;
+  // With per-sample data every DP replica is simulated; unfolded, every rank.
+  const std::int64_t replicas = s.data ? p.dp : 1;
+  const std::int64_t peers_per_stage = options.unfold ? std::int64_t{p.dp} * p.cp * p.tp : 1;
+  const std::int64_t ranks_per_position = replicas * peers_per_stage;
+  GraphSize size;
+  size.simulated_ranks = saturating_mul(ranks_per_position, p.pp);
+  size.microbatches = s.microbatches();
+  const std::int64_t chunks = std::int64_t{p.pp} * p.vpp;
+  std::int64_t per_rank_ops = 0;
+  for (const std::int64_t ops : ops_per_position(s)) {
+    size.ops_per_microbatch = std::max(size.ops_per_microbatch, ops);
+    size.ops = saturating_add(size.ops, saturating_mul(ranks_per_position, saturating_mul(size.microbatches, ops)));
+    per_rank_ops += ops;
+  }
+  // Each rank's gradient reductions, parameter gathers and optimizer: at most one op per step.
+  size.ops = saturating_add(size.ops, saturating_mul(size.simulated_ranks, per_rank_ops));
+  if (options.composites) {
+    // Templates hold at most one microbatch's ops of each position.
+    const std::int64_t composed = saturating_mul(kComposedOpsPerChunk, saturating_mul(size.microbatches, chunks));
+    size.held_ops = saturating_add(saturating_mul(size.simulated_ranks, composed), per_rank_ops);
+    size.held_ops = std::min(size.held_ops, size.ops);
+  } else {
+    size.held_ops = size.ops;
+  }
+  size.bytes = saturating_mul(size.held_ops, kGraphBytesPerOp);
+  return size;
+}
+
+void check_training_graph_size(const TrainingScenario& s, const WorkloadOptions& options) {
+  const std::int64_t limit = graph_op_limit(options.max_ops);
+  const GraphSize size = estimate_training_graph(s, options);
+  if (size.held_ops <= limit) return;
+  // Name the factor that makes the size: many microbatches, many ranks, or a long model.
+  std::string cause;
+  if (size.microbatches >= size.simulated_ranks && size.microbatches >= size.ops_per_microbatch) {
+    cause = fmt::format("training.global_batch: {} samples make {} microbatches on each of {} simulated ranks",
+                        digits(s.training.global_batch), digits(size.microbatches), digits(size.simulated_ranks));
+  } else if (size.simulated_ranks >= size.ops_per_microbatch) {
+    cause = fmt::format("{}: {} simulated ranks of {} microbatches", options.unfold ? "--unfold" : "parallel.dp",
+                        digits(size.simulated_ranks), digits(size.microbatches));
+  } else {
+    cause = fmt::format("model: its {} layers make {} ops per microbatch on a rank, {} microbatches on {} ranks",
+                        s.model.layers(), digits(size.ops_per_microbatch), digits(size.microbatches),
+                        digits(size.simulated_ranks));
+  }
+  const std::string held = size.held_ops == size.ops ? "" : fmt::format(" ({} held in memory)", digits(size.held_ops));
+  throw InputError(fmt::format("{}, about {} ops{} and {:.1f} GB; the limit is {} ops ({})", cause, digits(size.ops),
+                               held, static_cast<double>(size.bytes) / kBytesPerGB, digits(limit),
+                               graph_op_limit_source(options.max_ops)));
+}
+
+}  // namespace weft

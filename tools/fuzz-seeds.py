@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Writes the seed corpus of every fuzz harness (tests/fuzz/) from the bundled files, and from
+outputs of WEFT (execution plans, traces) for the files weft writes and reads back.
+
+usage: tools/fuzz-seeds.py --weft BUILD/tools/weft --out DIR
+"""
+import argparse
+import json
+import pathlib
+import subprocess
+import tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SCENARIOS = ROOT / "scenarios"
+
+
+def write(out, harness, name, data):
+    folder = out / harness
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_bytes(data if isinstance(data, bytes) else data.encode())
+
+
+def spec_seeds(out):
+    # The first byte picks the loader (tests/fuzz/spec_fuzz.cpp).
+    for kind, folder in enumerate(["models", "clusters", "clusters/devices", "stacks"]):
+        for path in sorted((SCENARIOS / folder).glob("*.json")):
+            write(out, "spec", f"{kind}-{path.stem}", bytes([kind]) + path.read_bytes())
+
+
+def data_seeds(out):
+    for path in sorted(SCENARIOS.glob("experiments/*.json")):
+        document = json.loads(path.read_text())
+        if "data" in document:
+            write(out, "data", f"0-{path.stem}", b"\0" + json.dumps(document["data"]).encode())
+    for path in sorted((SCENARIOS / "datasets").glob("*.json")):
+        spec = {"dataset": json.loads(path.read_text()), "seed": 1, "pad_to": 128}
+        write(out, "data", f"0-dataset-{path.stem}", b"\0" + json.dumps(spec).encode())
+    for path in sorted(SCENARIOS.rglob("*.jsonl")):
+        write(out, "data", f"1-{path.stem}", b"\1" + path.read_bytes()[:4096])
+    write(out, "data", "1-inline", b'\1{"text_tokens": 1200, "images": 2}\n{"text_tokens": 80, "video_seconds": 4.5}\n')
+
+
+def measurement_seeds(out):
+    for path in sorted((SCENARIOS / "measurements").glob("*.json")):
+        document = json.loads(path.read_text())
+        write(out, "measurements", path.stem, path.read_text())
+        # Small files too: each input then runs in milliseconds.
+        for kind in ["gemm", "attention", "layernorm", "allreduce", "optimizer"]:
+            few = [m for m in document.get("measurements", []) if kind in json.dumps(m)][:6]
+            if few:
+                write(out, "measurements", f"{path.stem}-{kind}", json.dumps({**document, "measurements": few}))
+    for path in sorted((SCENARIOS / "profiles").glob("*.json")):
+        write(out, "profile", path.stem, path.read_text())
+
+
+def scenario_seeds(out):
+    for path in sorted(SCENARIOS.glob("experiments/*.json")) + sorted(SCENARIOS.glob("validation/*.json")):
+        document = json.loads(path.read_text())
+        write(out, "graph_scenario" if "ops" in document else "training_scenario", path.stem, path.read_text())
+
+
+def output_seeds(out, weft):
+    with tempfile.TemporaryDirectory() as scratch:
+        scratch = pathlib.Path(scratch)
+        runs = {
+            name: ["simulate", str(SCENARIOS / f"experiments/{name}.json"), "--emit-plan", str(scratch / f"{name}.plan.json"),
+                   "--trace", str(scratch / f"{name}.trace.json")]
+            for name in ["cpu-gpt-dp2", "cpu-gpt-tp2-sp", "cpu-gpt-pp2-zb"]
+        }
+        runs["cpu-vlm-pp2-dip"] = ["plan", str(SCENARIOS / "experiments/cpu-vlm-pp2-dip.json"), "--iterations", "20",
+                                  "--emit-plan", str(scratch / "cpu-vlm-pp2-dip.plan.json")]
+        for name, arguments in runs.items():
+            subprocess.run([weft, *arguments], check=True, stdout=subprocess.DEVNULL)
+        for path in sorted(scratch.glob("*.plan.json")):
+            write(out, "execution_plan", path.name, path.read_text())
+        for path in sorted(scratch.glob("*.trace.json")):
+            write(out, "trace", path.name, path.read_text())
+    write(out, "trace", "tiny_trace.json", (ROOT / "tests/golden/tiny_trace.json").read_text())
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--weft", required=True, help="the weft binary")
+    parser.add_argument("--out", required=True, help="the corpus folder (one subfolder per harness)")
+    arguments = parser.parse_args()
+    out = pathlib.Path(arguments.out)
+    spec_seeds(out)
+    data_seeds(out)
+    measurement_seeds(out)
+    scenario_seeds(out)
+    output_seeds(out, arguments.weft)
+
+
+if __name__ == "__main__":
+    main()
