@@ -2,16 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "simulator/io/csv.hpp"
 #include "simulator/io/format_units.hpp"
 #include "simulator/io/text_table.hpp"
 
 namespace weft {
-namespace {
-
-// Numbers in CSV and JSON are written with enough digits to round-trip.
-std::string number(double value) { return fmt::format("{:.17g}", value); }
-
-}  // namespace
 
 TimeShares time_shares(const TrainingReport& report) {
   TimeShares shares;
@@ -74,28 +69,28 @@ std::string render_sweep_report(const TrainingScenario& base, int gpus, const Sw
   return out;
 }
 
+std::string sweep_csv_cells(const PlanOutcome& plan) {
+  const ParallelPlan& p = plan.scenario.parallel;
+  std::string cells = fmt::format(
+      "{},{},{},{},{},{},{},{},{},{},{},{},", p.tp, p.pp, p.dp, p.cp, p.vpp, plan.scenario.training.micro_batch,
+      p.sequence_parallel ? 1 : 0, kRecomputePolicyNames.name(p.recompute), p.zero,
+      kPipelineScheduleNames.name(p.schedule), kPlanStatusNames.name(plan.status), csv_quoted(plan.reason));
+  if (plan.simulated()) {
+    const TrainingReport& report = *plan.report;
+    const TimeShares shares = time_shares(report);
+    return cells + fmt::format("{},{},{},{},{},1,{},{}", csv_number(report.iteration_time_s), csv_number(report.mfu),
+                               csv_number(report.tokens_per_s), csv_number(report.tflops_per_gpu), plan.peak_memory(),
+                               csv_number(shares.bubble), csv_number(shares.exposed_comm));
+  }
+  if (plan.status == PlanStatus::oom) return cells + fmt::format(",,,,{},0,,", plan.peak_memory());
+  return cells + ",,,,,,,";
+}
+
 void write_sweep_csv(std::ostream& out, const SweepResult& result) {
-  out << "rank,tp,pp,dp,cp,vpp,micro_batch,sequence_parallel,recompute,zero,schedule,status,reason,"
-         "iteration_time_s,mfu,tokens_per_s,tflops_per_gpu,peak_memory_bytes,memory_simulated,bubble_share,"
-         "exposed_comm_share\n";
+  out << "rank," << kSweepCsvPlanColumns << '\n';
   std::size_t rank = 0;
   for (const PlanOutcome& plan : result.plans) {
-    const ParallelPlan& p = plan.scenario.parallel;
-    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",", plan.status == PlanStatus::ok ? ++rank : 0, p.tp,
-                       p.pp, p.dp, p.cp, p.vpp, plan.scenario.training.micro_batch, p.sequence_parallel ? 1 : 0,
-                       kRecomputePolicyNames.name(p.recompute), p.zero, kPipelineScheduleNames.name(p.schedule),
-                       kPlanStatusNames.name(plan.status), plan.reason);
-    if (plan.simulated()) {
-      const TrainingReport& report = *plan.report;
-      const TimeShares shares = time_shares(report);
-      out << fmt::format("{},{},{},{},{},1,{},{}\n", number(report.iteration_time_s), number(report.mfu),
-                         number(report.tokens_per_s), number(report.tflops_per_gpu), plan.peak_memory(),
-                         number(shares.bubble), number(shares.exposed_comm));
-    } else if (plan.status == PlanStatus::oom) {
-      out << fmt::format(",,,,{},0,,\n", plan.peak_memory());
-    } else {
-      out << ",,,,,,,\n";
-    }
+    out << (plan.status == PlanStatus::ok ? ++rank : 0) << ',' << sweep_csv_cells(plan) << '\n';
   }
 }
 

@@ -106,6 +106,9 @@ std::vector<SimulationTask> simulation_tasks(const std::vector<PlanOutcome>& pla
   return tasks;
 }
 
+// A plan that passed the memory estimate and has not been simulated yet.
+bool waits(const PlanOutcome& plan) { return plan.status == PlanStatus::ok && !plan.simulated(); }
+
 bool ranks_before(const PlanOutcome& a, const PlanOutcome& b) {
   if (a.status != b.status) return a.status < b.status;
   if (a.status == PlanStatus::ok) {
@@ -125,14 +128,12 @@ Bytes PlanOutcome::peak_memory() const {
   return stage_memory.empty() ? 0 : *std::max_element(stage_memory.begin(), stage_memory.end());
 }
 
-SweepResult run_sweep(const TrainingScenario& base, const SweepGrid& grid, int gpus, const SweepOptions& options) {
+SweepResult enumerate_sweep(const TrainingScenario& base, const SweepGrid& grid, int gpus) {
   PlanEnumeration enumeration = enumerate_plans(base, grid, gpus);
   SweepResult result;
   result.considered = static_cast<std::int64_t>(enumeration.plans.size());
   result.invalid = enumeration.invalid;
   result.invalid_by_reason = std::move(enumeration.invalid_by_reason);
-
-  std::vector<std::size_t> to_simulate;
   for (PlanCandidate& candidate : enumeration.plans) {
     PlanOutcome plan;
     plan.label = plan_label(candidate.scenario);
@@ -142,38 +143,59 @@ SweepResult run_sweep(const TrainingScenario& base, const SweepGrid& grid, int g
       plan.status = PlanStatus::invalid;
       plan.reason = candidate.invalid_rule;
     } else if (passes_memory_estimate(plan)) {
-      to_simulate.push_back(result.plans.size());
+      ++result.simulated;
     } else {
       ++result.dropped_by_memory_estimate;
     }
     result.plans.push_back(std::move(plan));
   }
+  return result;
+}
 
-  const std::vector<SimulationTask> tasks = simulation_tasks(result.plans, to_simulate, options.reuse);
+void simulate_sweep(SweepResult& sweep, const SweepOptions& options) {
+  std::vector<std::size_t> to_simulate;
+  for (std::size_t i = 0; i < sweep.plans.size(); ++i) {
+    if (waits(sweep.plans[i])) to_simulate.push_back(i);
+  }
+  sweep.reused = sweep.simulated - static_cast<std::int64_t>(to_simulate.size());
+
+  const std::vector<SimulationTask> tasks = simulation_tasks(sweep.plans, to_simulate, options.reuse);
   std::atomic<std::size_t> done{0};
   tbb::task_arena arena(std::max(1, options.threads));
   arena.execute([&] {
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, tasks.size(), 1), [&](const auto& range) {
       for (std::size_t i = range.begin(); i < range.end(); ++i) {
+        if (options.stop && options.stop()) return;
         const SimulationTask& task = tasks[i];
+        PlanOutcome& plan = sweep.plans[task.plan];
         if (task.reordered) {
-          simulate_plan_and_reordered(result.plans[task.plan], result.plans[*task.reordered]);
+          simulate_plan_and_reordered(plan, sweep.plans[*task.reordered]);
         } else {
-          simulate_plan(result.plans[task.plan], options.reuse);
+          simulate_plan(plan, options.reuse);
+        }
+        if (options.on_simulated) {
+          options.on_simulated(plan);
+          if (task.reordered) options.on_simulated(sweep.plans[*task.reordered]);
         }
         const std::size_t finished = done += task.reordered ? 2 : 1;
         if (options.progress) options.progress(finished, to_simulate.size());
       }
     });
   });
-  result.simulated = static_cast<std::int64_t>(to_simulate.size());
-  result.resumed = std::count_if(tasks.begin(), tasks.end(), [](const SimulationTask& t) { return t.reordered; });
+  sweep.resumed = std::count_if(tasks.begin(), tasks.end(), [](const SimulationTask& t) { return t.reordered; });
+  sweep.unfinished = std::count_if(sweep.plans.begin(), sweep.plans.end(), waits);
+  if (sweep.interrupted()) return;
 
-  for (const PlanOutcome& plan : result.plans) {
-    if (plan.status == PlanStatus::oom) ++result.out_of_memory;
-    if (plan.status == PlanStatus::ok) ++result.feasible;
+  for (const PlanOutcome& plan : sweep.plans) {
+    if (plan.status == PlanStatus::oom) ++sweep.out_of_memory;
+    if (plan.status == PlanStatus::ok) ++sweep.feasible;
   }
-  std::stable_sort(result.plans.begin(), result.plans.end(), ranks_before);
+  std::stable_sort(sweep.plans.begin(), sweep.plans.end(), ranks_before);
+}
+
+SweepResult run_sweep(const TrainingScenario& base, const SweepGrid& grid, int gpus, const SweepOptions& options) {
+  SweepResult result = enumerate_sweep(base, grid, gpus);
+  simulate_sweep(result, options);
   return result;
 }
 

@@ -35,6 +35,11 @@ struct SweepOptions {
   bool reuse = true;
   // Called now and then, from any thread, with plans finished and plans to simulate.
   std::function<void(std::size_t done, std::size_t total)> progress;
+  // Called from any thread, several at once, as each plan's simulation is done (to record it).
+  std::function<void(const PlanOutcome& plan)> on_simulated;
+  // Asked from any thread before each plan: true leaves it and every later one unsimulated (a
+  // Ctrl-C); the plans already under way are finished.
+  std::function<bool()> stop;
 };
 
 struct SweepResult {
@@ -47,13 +52,24 @@ struct SweepResult {
   std::int64_t dropped_by_memory_estimate = 0;  // out of memory before simulating
   std::int64_t simulated = 0;
   std::int64_t resumed = 0;        // of those, GPipe plans resumed from their 1F1B plan's checkpoint
+  std::int64_t reused = 0;         // of those, plans whose outcome was given, not simulated (sweep_journal.hpp)
+  std::int64_t unfinished = 0;     // of those, plans left unsimulated by SweepOptions::stop
   std::int64_t out_of_memory = 0;  // estimated or simulated
   std::int64_t feasible = 0;
+
+  bool interrupted() const { return unfinished > 0; }
 };
 
-// Enumerates the grid, drops plans whose memory lower bound exceeds the GPU, simulates the rest
-// (folded) on `options.threads` threads, and ranks them. The result does not depend on the
-// thread count.
+// Enumerates the grid and settles the plans that need no simulation: invalid ones, and those whose
+// memory lower bound exceeds the GPU. The others wait (status ok, no report), in enumeration order.
+SweepResult enumerate_sweep(const TrainingScenario& base, const SweepGrid& grid, int gpus);
+
+// Simulates the plans that wait (folded) on `options.threads` threads and ranks every plan. A plan
+// given its outcome before (a report) is taken as it is. When `options.stop` ends the sweep early,
+// `unfinished` says how many plans still wait, and the plans are left unranked.
+void simulate_sweep(SweepResult& sweep, const SweepOptions& options);
+
+// Both: the result does not depend on the thread count.
 SweepResult run_sweep(const TrainingScenario& base, const SweepGrid& grid, int gpus, const SweepOptions& options);
 
 }  // namespace weft

@@ -3,22 +3,16 @@
 #include <charconv>
 #include <string>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "simulator/core/input_error.hpp"
+#include "simulator/core/split_text.hpp"
 
 namespace weft {
 namespace {
 
 constexpr std::string_view kAxes = "tp, pp, cp, vpp, mb, recompute, zero, schedule or sp";
-
-std::vector<std::string_view> split(std::string_view text, char separator) {
-  std::vector<std::string_view> parts;
-  while (true) {
-    const std::size_t at = text.find(separator);
-    parts.push_back(text.substr(0, at));
-    if (at == std::string_view::npos) return parts;
-    text.remove_prefix(at + 1);
-  }
-}
 
 [[noreturn]] void bad_value(std::string_view axis, std::string_view value, std::string_view expected) {
   throw InputError("'" + std::string(axis) + "=" + std::string(value) + "': expected " + std::string(expected));
@@ -39,7 +33,7 @@ std::vector<std::int64_t> parse_integers(std::string_view axis, std::string_view
   auto add = [&](std::int64_t value) {
     if (std::find(out.begin(), out.end(), value) == out.end()) out.push_back(value);
   };
-  for (std::string_view item : split(values, ',')) {
+  for (std::string_view item : split_text(values, ',')) {
     if (const std::size_t dots = item.find(".."); dots != std::string_view::npos) {
       const std::int64_t low = parse_integer(axis, item.substr(0, dots));
       const std::int64_t high = parse_integer(axis, item.substr(dots + 2));
@@ -65,7 +59,7 @@ std::vector<int> positive_ints(std::string_view axis, std::string_view values) {
 template <class Enum, std::size_t N>
 std::vector<Enum> parse_names(std::string_view axis, std::string_view values, const EnumNames<Enum, N>& names) {
   std::vector<Enum> out;
-  for (std::string_view item : split(values, ',')) {
+  for (std::string_view item : split_text(values, ',')) {
     const auto value = names.parse(item);
     if (!value) bad_value(axis, item, names.choices());
     if (std::find(out.begin(), out.end(), *value) == out.end()) out.push_back(*value);
@@ -76,6 +70,13 @@ std::vector<Enum> parse_names(std::string_view axis, std::string_view values, co
 std::vector<int> powers_of_two_up_to(int limit) {
   std::vector<int> out;
   for (int value = 1; value <= limit; value *= 2) out.push_back(value);
+  return out;
+}
+
+template <class Enum, std::size_t N>
+std::vector<std::string_view> names_of(const std::vector<Enum>& values, const EnumNames<Enum, N>& names) {
+  std::vector<std::string_view> out;
+  for (Enum value : values) out.push_back(names.name(value));
   return out;
 }
 
@@ -110,7 +111,7 @@ SweepGrid default_grid(const TrainingScenario& scenario, int gpus) {
 }
 
 void apply_grid_spec(SweepGrid& grid, std::string_view spec) {
-  for (std::string_view term : split(spec, ' ')) {
+  for (std::string_view term : split_text(spec, ' ')) {
     if (term.empty()) continue;
     const std::size_t equals = term.find('=');
     if (equals == std::string_view::npos || equals == 0 || equals + 1 == term.size()) {
@@ -148,6 +149,15 @@ void apply_grid_spec(SweepGrid& grid, std::string_view spec) {
       throw InputError("unknown axis '" + std::string(axis) + "' (expected " + std::string(kAxes) + ")");
     }
   }
+}
+
+std::string grid_spec(const SweepGrid& grid) {
+  const std::vector<int> sp(grid.sequence_parallel.begin(), grid.sequence_parallel.end());
+  return fmt::format("tp={} pp={} cp={} vpp={} mb={} recompute={} zero={} schedule={} sp={}", fmt::join(grid.tp, ","),
+                     fmt::join(grid.pp, ","), fmt::join(grid.cp, ","), fmt::join(grid.vpp, ","),
+                     fmt::join(grid.micro_batch, ","), fmt::join(names_of(grid.recompute, kRecomputePolicyNames), ","),
+                     fmt::join(grid.zero, ","), fmt::join(names_of(grid.schedule, kPipelineScheduleNames), ","),
+                     fmt::join(sp, ","));
 }
 
 }  // namespace weft

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -34,5 +35,9 @@ SweepGrid default_grid(const TrainingScenario& scenario, int gpus);
 // `a..b` inclusive. Axes: tp, pp, cp, vpp, mb, recompute, zero, schedule, sp. Example:
 // "tp=1,2,4,8 pp=1..16 mb=1,2". Throws InputError naming the axis or value at fault.
 void apply_grid_spec(SweepGrid& grid, std::string_view spec);
+
+// Every axis of `grid` as a spec that apply_grid_spec reads back to the same grid, values in
+// their order ("tp=1,2 pp=1 ... sp=1,0").
+std::string grid_spec(const SweepGrid& grid);
 
 }  // namespace weft

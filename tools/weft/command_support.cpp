@@ -9,6 +9,7 @@
 #include "simulator/engine/schedule_cache.hpp"
 #include "simulator/graph/graph_size_limit.hpp"
 #include "simulator/io/atomic_file.hpp"
+#include "tools/weft/interrupt.hpp"
 
 namespace weft::cli {
 
@@ -88,11 +89,29 @@ void check_output_paths(std::initializer_list<std::pair<const char*, const std::
   }
 }
 
+namespace {
+
+std::vector<std::string>& outputs_written() {
+  static std::vector<std::string> files;
+  return files;
+}
+
+}  // namespace
+
 void write_output(const char* flag, const std::string& file, const std::function<void(std::ostream&)>& write,
                   std::string_view note) {
-  with_context(flag, [&] { write_file_atomically(file, write); });
+  if (interrupt_requested()) throw_interrupted(fmt::format("before writing {} {}", flag, file));
+  with_context(flag, [&] {
+    write_file_atomically(file, [&](std::ostream& out) {
+      write(out);
+      if (interrupt_requested()) throw_interrupted(fmt::format("while writing {} {}", flag, file));
+    });
+  });
+  outputs_written().push_back(file);
   fmt::print("Wrote {}{}{}\n", file, note.empty() ? "" : " ", note);
 }
+
+const std::vector<std::string>& written_outputs() { return outputs_written(); }
 
 void write_execution_plan(const std::string& file, const ExecutionPlan& plan) {
   write_output(

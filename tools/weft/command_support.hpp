@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -31,9 +32,13 @@ auto with_context(const std::string& context, Fn&& fn) {
 void check_output_paths(std::initializer_list<std::pair<const char*, const std::string*>> outputs);
 
 // Writes `file` atomically with `write` (an error names `flag`), then prints "Wrote FILE" and
-// `note` after it.
+// `note` after it. After a Ctrl-C (interrupt.hpp) it throws Interrupted instead, before writing or
+// before renaming the temporary file into place (which it then removes): no partial file is left.
 void write_output(const char* flag, const std::string& file, const std::function<void(std::ostream&)>& write,
                   std::string_view note = {});
+
+// The files write_output wrote so far, in order.
+const std::vector<std::string>& written_outputs();
 
 // --no-reuse and --stats, shared by the commands that simulate.
 struct ReuseFlags {

@@ -6,13 +6,15 @@
 #include "simulator/core/input_error.hpp"
 #include "simulator/core/version.hpp"
 #include "tools/weft/commands.hpp"
+#include "tools/weft/interrupt.hpp"
 #include "tools/weft/mpi_command.hpp"
 
 int main(int argc, char** argv) {
   weft::keep_freed_memory_for_reuse();
   CLI::App app(
       "weft: simulate and plan the distributed training of large models on GPU clusters.\n"
-      "Exit status: 0 success, 1 internal error, 2 bad input or usage.",
+      "Exit status: 0 success, 1 internal error, 2 bad input or usage; sweep and plan stopped by Ctrl-C or SIGTERM end "
+      "as the signal does (status 130 or 143).",
       "weft");
   app.set_version_flag("--version", std::string("weft ") + std::string(weft::version()));
   app.require_subcommand(1);
@@ -36,6 +38,8 @@ int main(int argc, char** argv) {
     return app.exit(error) == 0 ? 0 : 2;
   } catch (const weft::cli::QuietExit& exit) {
     return exit.code;
+  } catch (const weft::cli::Interrupted& stop) {
+    return weft::cli::end_interrupted(stop);
   } catch (const weft::InputError& error) {
     fmt::print(stderr, "weft: error: {}\n", error.what());
     return 2;

@@ -11,6 +11,7 @@
 #include "simulator/planner/dip/dip_plan_simulation.hpp"
 #include "tools/weft/command_support.hpp"
 #include "tools/weft/commands.hpp"
+#include "tools/weft/interrupt.hpp"
 
 namespace weft::cli {
 namespace {
@@ -53,7 +54,9 @@ dip::DipOptions planner_options(const PlanFlags& flags) {
 }
 
 void run_plan_command(const PlanFlags& flags) {
-  const dip::DipOptions options = planner_options(flags);
+  const InterruptHandler interrupts("weft plan");
+  dip::DipOptions options = planner_options(flags);
+  options.stop = [] { return interrupt_requested(); };
   check_output_paths({{"--emit-plan", &flags.plan_file},
                       {"--json", &flags.json_file},
                       {"--trace", &flags.trace_file},
@@ -69,6 +72,10 @@ void run_plan_command(const PlanFlags& flags) {
         "(plan a scenario with dp 1)");
   }
   const dip::DipPlan plan = with_context(flags.scenario, [&] { return dip::plan_dip(scenario, options); });
+  if (interrupt_requested()) {
+    throw_interrupted(fmt::format("while planning, after {} expansions of the search in {:.1f} s",
+                                  plan.search.iterations, plan.search_s));
+  }
 
   fmt::print("weft plan {}\n", flags.scenario);
   if (!scenario.description.empty()) fmt::print("{}\n", scenario.description);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "simulator/core/json_cursor.hpp"
+#include "simulator/core/version.hpp"
 #include "simulator/engine/engine.hpp"
 #include "simulator/io/chrome_trace_writer.hpp"
 #include "simulator/io/progress_bar.hpp"
@@ -14,6 +15,8 @@
 #include "simulator/planner/sweep.hpp"
 #include "tools/weft/command_support.hpp"
 #include "tools/weft/commands.hpp"
+#include "tools/weft/incremental_sweep.hpp"
+#include "tools/weft/interrupt.hpp"
 
 namespace weft::cli {
 namespace {
@@ -30,7 +33,26 @@ struct SweepFlags {
   int threads = 0;
   std::string calibration;
   ReuseFlags reuse;
+  IncrementalFlags incremental;
 };
+
+// What a sweep's journal must have been written for to be resumed: what decides which plans the
+// sweep simulates and what it finds for them. JSON is fingerprinted as parsed, so that its layout
+// does not count.
+SweepJournalInputs journal_inputs(const JsonDocument& scenario, const std::string& calibration, int gpus,
+                                  const SweepGrid& grid) {
+  std::string profile = "default";  // the cluster's own
+  if (calibration == "none") {
+    profile = "none";
+  } else if (!calibration.empty()) {
+    profile = content_fingerprint(JsonDocument::parse_file(calibration).root().json().dump());
+  }
+  return {{"weft", std::string(version())},
+          {"scenario", content_fingerprint(scenario.root().json().dump())},
+          {"calibration", profile},
+          {"gpus", std::to_string(gpus)},
+          {"grid", grid_spec(grid)}};
+}
 
 void write_trace_of_best(const SweepFlags& flags, const PlanOutcome& best) {
   const TrainingWorkload workload = build_training_workload(best.scenario, {.composites = !flags.reuse.no_reuse});
@@ -43,41 +65,7 @@ void write_trace_of_best(const SweepFlags& flags, const PlanOutcome& best) {
       [&](std::ostream& out) { write_chrome_trace(out, workload.graph, result); }, "(the best plan's timeline)");
 }
 
-void run_sweep_command(const SweepFlags& flags) {
-  check_output_paths({{"--csv", &flags.csv_file},
-                      {"--json", &flags.json_file},
-                      {"--html", &flags.html_file},
-                      {"--trace-best", &flags.trace_best_file}});
-  if (flags.top == 0) throw InputError("--top: expected at least 1");
-  if (flags.threads < 0) throw InputError("--threads: expected at least 1");
-
-  const auto start = std::chrono::steady_clock::now();
-  const JsonDocument document = JsonDocument::parse_file(flags.scenario);
-  TrainingScenario base = with_context(flags.scenario, [&] { return load_sweep_scenario(document.root()); });
-  apply_calibration(flags.calibration, base.cluster);
-  const int gpus = flags.gpus > 0 ? flags.gpus : base.cluster.gpus;
-  if (flags.gpus < 0) throw InputError("--gpus: expected a positive GPU count");
-  SweepGrid grid = default_grid(base, gpus);
-  if (!flags.grid.empty()) with_context("--grid", [&] { apply_grid_spec(grid, flags.grid); });
-
-  ProgressBar progress("simulating");
-  SweepOptions options;
-  options.threads =
-      flags.threads > 0 ? flags.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  options.reuse = !flags.reuse.no_reuse;
-  options.progress = [&](std::size_t done, std::size_t total) { progress.update(done, total); };
-  const SweepResult result = run_sweep(base, grid, gpus, options);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-
-  fmt::print("weft sweep {}\n", flags.scenario);
-  fmt::print("{}", render_sweep_report(base, gpus, result, flags.top));
-  fmt::print("\nSwept in {:.2f} s on {} thread(s): {} plans simulated, {:.1f} plans/s\n", seconds, options.threads,
-             result.simulated, static_cast<double>(result.simulated) / seconds);
-  print_reuse_stats(flags.reuse);
-  if (flags.reuse.stats) {
-    fmt::print("Checkpoint-restore: {} GPipe plans resumed from the checkpoint of their 1F1B plan\n", result.resumed);
-  }
-
+void write_outputs(const SweepFlags& flags, const TrainingScenario& base, int gpus, const SweepResult& result) {
   if (!flags.csv_file.empty())
     write_output("--csv", flags.csv_file, [&](std::ostream& out) { write_sweep_csv(out, result); });
   if (!flags.json_file.empty()) {
@@ -95,6 +83,64 @@ void run_sweep_command(const SweepFlags& flags) {
       fmt::print("No trace written: no plan fits.\n");
     }
   }
+}
+
+void run_sweep_command(const SweepFlags& flags) {
+  const InterruptHandler interrupts("weft sweep");
+  check_output_paths({{"--csv", &flags.csv_file},
+                      {"--json", &flags.json_file},
+                      {"--html", &flags.html_file},
+                      {"--trace-best", &flags.trace_best_file}});
+  if (flags.top == 0) throw InputError("--top: expected at least 1");
+  if (flags.threads < 0) throw InputError("--threads: expected at least 1");
+  IncrementalSweep journal(flags.incremental, flags.csv_file);
+
+  const auto start = std::chrono::steady_clock::now();
+  const JsonDocument document = JsonDocument::parse_file(flags.scenario);
+  TrainingScenario base = with_context(flags.scenario, [&] { return load_sweep_scenario(document.root()); });
+  apply_calibration(flags.calibration, base.cluster);
+  const int gpus = flags.gpus > 0 ? flags.gpus : base.cluster.gpus;
+  if (flags.gpus < 0) throw InputError("--gpus: expected a positive GPU count");
+  SweepGrid grid = default_grid(base, gpus);
+  if (!flags.grid.empty()) with_context("--grid", [&] { apply_grid_spec(grid, flags.grid); });
+
+  SweepResult result = enumerate_sweep(base, grid, gpus);
+  if (journal.enabled()) journal.open(result, journal_inputs(document, flags.calibration, gpus, grid));
+  ProgressBar progress("simulating");
+  SweepOptions options;
+  options.threads =
+      flags.threads > 0 ? flags.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.reuse = !flags.reuse.no_reuse;
+  options.progress = [&](std::size_t done, std::size_t total) { progress.update(done, total); };
+  options.on_simulated = [&](const PlanOutcome& plan) { journal.add(plan); };
+  options.stop = [] { return interrupt_requested(); };
+  simulate_sweep(result, options);
+  if (result.interrupted()) {
+    const std::int64_t done = result.simulated - result.unfinished;
+    throw_interrupted(fmt::format("after {} of {} plans", done, result.simulated), journal.resume_hint(done));
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const std::int64_t simulated_now = result.simulated - result.reused;
+
+  fmt::print("weft sweep {}\n", flags.scenario);
+  fmt::print("{}", render_sweep_report(base, gpus, result, flags.top));
+  if (journal.enabled() && result.reused > 0) {
+    fmt::print("\nResumed from {}: {} plans as recorded there, {} simulated now\n", journal.file(), result.reused,
+               simulated_now);
+  }
+  fmt::print("\nSwept in {:.2f} s on {} thread(s): {} plans simulated, {:.1f} plans/s\n", seconds, options.threads,
+             simulated_now, static_cast<double>(simulated_now) / seconds);
+  print_reuse_stats(flags.reuse);
+  if (flags.reuse.stats) {
+    fmt::print("Checkpoint-restore: {} GPipe plans resumed from the checkpoint of their 1F1B plan\n", result.resumed);
+  }
+  try {
+    write_outputs(flags, base, gpus, result);
+  } catch (Interrupted& stop) {
+    if (journal.enabled()) stop.hint = journal.resume_hint(result.simulated);
+    throw;
+  }
+  journal.finish();
 }
 
 }  // namespace
@@ -115,7 +161,8 @@ void add_sweep_command(CLI::App& app) {
                    "recompute, zero, schedule, sp")
       ->type_name("SPEC");
   command->add_option("--top", flags->top, "Plans to show (default 10)")->type_name("K");
-  command->add_option("--csv", flags->csv_file, "Write every plan as CSV to FILE")->type_name("FILE");
+  command->add_option("--csv", flags->csv_file, "Write every plan as CSV to FILE (see --incremental)")
+      ->type_name("FILE");
   command->add_option("--json", flags->json_file, "Write every plan as JSON to FILE")->type_name("FILE");
   command->add_option("--html", flags->html_file, "Write a self-contained HTML report to FILE")->type_name("FILE");
   command->add_option("--trace-best", flags->trace_best_file, "Write the best plan's Chrome trace to FILE")
@@ -123,6 +170,7 @@ void add_sweep_command(CLI::App& app) {
   command->add_option("--threads", flags->threads, "Simulation threads (default: all cores)")->type_name("T");
   add_calibration_flag(*command, flags->calibration);
   add_reuse_flags(*command, flags->reuse);
+  add_incremental_flags(*command, flags->incremental);
   command->callback([flags] { run_sweep_command(*flags); });
 }
 

@@ -190,6 +190,7 @@ PrioritySearchResult rank_groups(const StageFlows& flows, std::span<const PairCa
   search.window = options.window;
   search.time_budget_s = options.max_iterations > 0 ? 0.0 : options.time_budget_s;
   search.max_iterations = options.max_iterations > 0 ? options.max_iterations : INT64_MAX;
+  search.stop = options.stop;
   const double busy = static_cast<double>(flows.busy());
   auto score = [&](const std::vector<int>& group_priorities) {
     try {
@@ -307,6 +308,7 @@ DipPlan plan_dip(const TrainingScenario& scenario, const DipOptions& options) {
     if (r == 0 || plan.schedule.makespan > slowest.schedule.makespan) slowest = std::move(plan);
   }
   slowest.replicas = std::move(outcomes);
+  if (options.stop && options.stop()) return slowest;
   const TrainingWorkload workload = build_training_workload(scenario, {.name_ops = false});
   slowest.megatron_simulated = simulate(workload.graph, *workload.cost_model).makespan;
   slowest.simulation = std::make_shared<const SimulatedDipPlan>(simulate_dip_plan(scenario, slowest));

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +24,9 @@ struct DipOptions {
   int tuning_candidates = 8;  // K of §6.3
   Bytes memory_limit = 0;     // per GPU; 0: the GPU's memory
   bool slowest = false;       // rank for the longest iteration instead (the worst schedule of Fig. 10)
+  // Asked before each round of the search and before the plan is simulated: true ends the search
+  // as its budget would, and plan_dip returns the plan without its simulation (a Ctrl-C).
+  std::function<bool()> stop;
 };
 
 // One schedule of the ablation (papers/001 Table 5), timed on the stage model.
@@ -60,7 +64,8 @@ struct DipPlan {
   Bytes static_memory = 0;        // the most any rank holds for the whole iteration
   Bytes activation_limit = 0;     // what the memory limit leaves for activations
   TimeNs megatron_simulated = 0;  // the scenario's plan under the full simulator
-  // This plan as weft live runs it, timed by the full simulator (dip_plan_simulation.hpp).
+  // This plan as weft live runs it, timed by the full simulator (dip_plan_simulation.hpp); empty
+  // when DipOptions::stop ended the planning.
   std::shared_ptr<const SimulatedDipPlan> simulation;
 };
 

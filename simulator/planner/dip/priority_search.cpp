@@ -59,7 +59,7 @@ class Search {
     auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
     const bool budgeted = options_.time_budget_s > 0.0;
     while (result_.iterations < options_.max_iterations && !nodes_[0].complete &&
-           !(budgeted && elapsed() >= options_.time_budget_s)) {
+           !(budgeted && elapsed() >= options_.time_budget_s) && !(options_.stop && options_.stop())) {
       // Select and expand a batch, drawing every random number in order.
       std::vector<std::size_t> expanded;
       std::vector<std::vector<int>> jobs;

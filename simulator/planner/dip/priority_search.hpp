@@ -26,6 +26,8 @@ struct PrioritySearchOptions {
   // Seconds of wall-clock time after which no new round starts (0: none). With a budget, how far
   // the search gets depends on the machine; without one, only on the seed and the batch.
   double time_budget_s = 0.0;
+  // Asked before each round: true ends the search as the budget does (a Ctrl-C).
+  std::function<bool()> stop;
 };
 
 // When the search found a better assignment.

@@ -20,6 +20,12 @@ inline TrainingScenario scenario_from(const std::string& text,
   return load_training_scenario(document.root(), std::move(calibration));
 }
 
+// A scenario for weft sweep (no parallel section).
+inline TrainingScenario sweep_scenario_from(const std::string& text) {
+  const JsonDocument document = JsonDocument::parse_text(text, "scenario.json");
+  return load_sweep_scenario(document.root());
+}
+
 struct TrainingRun {
   TrainingWorkload workload;
   SimulationResult result;
