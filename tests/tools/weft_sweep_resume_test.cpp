@@ -24,7 +24,7 @@ using test::TempDir;
 
 // 113 plans to simulate (23 of them out of memory), a second's work on one thread.
 const std::string kScenario = test::experiment("llama3-70b-512xh100");
-const std::string kGrid = "tp=4,8 pp=4,8,16 cp=1 vpp=1,2 mb=1,2 zero=1 recompute=none,full";
+const std::string kResumeGrid = "tp=4,8 pp=4,8,16 cp=1 vpp=1,2 mb=1,2 zero=1 recompute=none,full";
 
 // Rows of plans in a journal: the lines that start with a quoted label.
 std::size_t journal_rows(const std::filesystem::path& file) {
@@ -53,12 +53,12 @@ TEST_CASE("Ctrl-C stops an incremental sweep with no partial output; --resume fi
            "' --html '" + dir.file(name + ".html").string() + "'";
   };
   auto sweep = [&](const std::string& flags) { return run_weft("sweep '" + scenario + "' " + flags); };
-  const auto clean = sweep("--grid '" + kGrid + "' --threads 2" + outputs("clean"));
+  const auto clean = sweep("--grid '" + kResumeGrid + "' --threads 2" + outputs("clean"));
   INFO(clean.err);
   REQUIRE(clean.exit_code == 0);
 
   const std::string partial = dir.file("p.csv.partial").string();
-  BackgroundWeft running({"sweep", scenario, "--grid", kGrid, "--threads", "1", "--incremental", "--csv",
+  BackgroundWeft running({"sweep", scenario, "--grid", kResumeGrid, "--threads", "1", "--incremental", "--csv",
                           dir.file("p.csv").string(), "--json", dir.file("p.json").string(), "--html",
                           dir.file("p.html").string()});
   REQUIRE(running.wait_until([&] { return journal_rows(partial) >= 2; }));
@@ -74,20 +74,20 @@ TEST_CASE("Ctrl-C stops an incremental sweep with no partial output; --resume fi
   const std::size_t rows = journal_rows(partial);
 
   // The journal is resumed only by the sweep that wrote it, and only as it was written.
-  const auto other_grid = sweep("--grid '" + kGrid + " mb=1' --resume" + outputs("p"));
+  const auto other_grid = sweep("--grid '" + kResumeGrid + " mb=1' --resume" + outputs("p"));
   CHECK(other_grid.exit_code == 2);
   CHECK_THAT(other_grid.err,
              Contains("weft: error: --resume: " + partial + ": line 6: the journal is for grid 'tp=4,8 pp=4,8,16") &&
                  Contains("it is another sweep's journal"));
   const std::string copy = dir.file("q.csv.partial").string();
   std::ofstream(copy) << journal << "\"tp1\",2\n";
-  const auto corrupt = sweep("--grid '" + kGrid + "' --resume --csv '" + dir.file("q.csv").string() + "'");
+  const auto corrupt = sweep("--grid '" + kResumeGrid + "' --resume --csv '" + dir.file("q.csv").string() + "'");
   CHECK(corrupt.exit_code == 2);
   CHECK_THAT(corrupt.err, Contains("--resume: " + copy + ": line " + std::to_string(8 + rows) + ": 2 columns, not 22"));
   std::filesystem::remove(copy);
   CHECK(read_file(partial) == journal);
 
-  const auto resumed = sweep("--grid '" + kGrid + "' --threads 2 --resume" + outputs("p"));
+  const auto resumed = sweep("--grid '" + kResumeGrid + "' --threads 2 --resume" + outputs("p"));
   INFO(resumed.err);
   REQUIRE(resumed.exit_code == 0);
   CHECK_THAT(resumed.out, Contains("Resumed from " + partial + ": " + std::to_string(rows) + " plans"));
@@ -99,8 +99,8 @@ TEST_CASE("Ctrl-C stops an incremental sweep with no partial output; --resume fi
 
 TEST_CASE("SIGTERM stops a sweep without a journal: nothing is written", "[cli][sweep][interrupt]") {
   const TempDir dir;
-  BackgroundWeft running({"sweep", kScenario, "--grid", kGrid, "--threads", "1", "--csv", dir.file("p.csv").string(),
-                          "--html", dir.file("p.html").string()});
+  BackgroundWeft running({"sweep", kScenario, "--grid", kResumeGrid, "--threads", "1", "--csv",
+                          dir.file("p.csv").string(), "--html", dir.file("p.html").string()});
   REQUIRE(running.wait_until([&] { return running.catches(SIGTERM); }));
   running.send(SIGTERM);
   const auto stopped = running.wait();
@@ -149,7 +149,7 @@ TEST_CASE("weft sweep --incremental and --resume need --csv, and a journal where
           "[cli][sweep][errors]") {
   const TempDir dir;
   auto rejected = [&](const std::string& flags, const std::string& message) {
-    const auto run = run_weft("sweep '" + kScenario + "' --grid '" + kGrid + "' " + flags);
+    const auto run = run_weft("sweep '" + kScenario + "' --grid '" + kResumeGrid + "' " + flags);
     CHECK(run.exit_code == 2);
     CHECK_THAT(run.err, Contains("weft: error: " + message));
   };

@@ -3,18 +3,17 @@
 
 WEFT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
-# Debian packages the build and the tests need (ccache is used when present, never required;
-# chromium renders the HTML report in a test; Open MPI runs the CPU backend's ranks; CBC solves the
-# planner's integer programs; python3 runs tools/docs.py, which checks the docs' generated numbers).
-WEFT_PACKAGES=(
+# Debian packages weft's build needs (ccache is used when present, never required; Open MPI runs
+# the CPU backend's ranks; CBC solves the planner's integer programs).
+WEFT_BUILD_PACKAGES=(
   cmake ninja-build g++
   libboost-graph-dev libeigen3-dev libfmt-dev nlohmann-json3-dev libtbb-dev libcli11-dev
-  catch2 libbenchmark-dev
   libopenmpi-dev openmpi-bin
   coinor-libcbc-dev
-  chromium
-  python3
 )
+# And those its tests add: Catch2 and Google Benchmark; chromium renders the HTML report in a test;
+# python3 runs tools/docs.py, which checks the docs' generated numbers.
+WEFT_PACKAGES=("${WEFT_BUILD_PACKAGES[@]}" catch2 libbenchmark-dev chromium python3)
 
 weft_install_packages() {
   local missing=() package
@@ -48,8 +47,19 @@ weft_build() {
     fi
     echo "${args[*]}" >"$stamp"
   fi
-  echo "weft: building $build_dir" >&2
-  if ! cmake --build "$build_dir" >"$build_dir/build.log" 2>&1; then
+  echo "weft: building $build_dir${WEFT_TARGET:+ (target $WEFT_TARGET)}" >&2
+  local build=(cmake --build "$build_dir" ${WEFT_TARGET:+--target "$WEFT_TARGET"})
+  if [ -n "${WEFT_PROGRESS:-}" ]; then
+    # Ninja's [done/total] lines, one at a time on the terminal's last line; the log keeps them all.
+    if ! "${build[@]}" 2>&1 | tee "$build_dir/build.log" |
+        awk '/^\[[0-9]+\/[0-9]+\]/ { printf "\r  %s", $1; fflush() } END { print "" }' >&2; then
+      cat "$build_dir/build.log" >&2
+      echo "weft: build failed (log: $build_dir/build.log)" >&2
+      exit 1
+    fi
+    return 0
+  fi
+  if ! "${build[@]}" >"$build_dir/build.log" 2>&1; then
     cat "$build_dir/build.log" >&2
     echo "weft: build failed (log: $build_dir/build.log)" >&2
     exit 1
