@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "simulator/io/format_units.hpp"
+#include "simulator/core/format_units.hpp"
 #include "simulator/io/text_table.hpp"
 
 namespace weft {

@@ -5,9 +5,9 @@
 #include <chrono>
 #include <string>
 
+#include "simulator/core/format_units.hpp"
 #include "simulator/core/input_error.hpp"
 #include "simulator/engine/engine.hpp"
-#include "simulator/io/format_units.hpp"
 #include "simulator/planner/dip/dip_plan_simulation.hpp"
 #include "simulator/workload/pipeline_schedule.hpp"
 #include "simulator/workload/training_workload.hpp"
