@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
+#include "simulator/core/format_units.hpp"
 #include "simulator/core/version.hpp"
 #include "simulator/engine/expanded_ops.hpp"
 #include "simulator/graph/flatten.hpp"
-#include "simulator/io/format_units.hpp"
 
 namespace weft {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "simulator/io/format_units.hpp"
+#include "simulator/core/format_units.hpp"
 #include "simulator/io/text_table.hpp"
 #include "simulator/planner/dip/dip_plan_simulation.hpp"
 #include "simulator/planner/dip/rank_actions.hpp"

@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "simulator/core/format_units.hpp"
 #include "simulator/core/version.hpp"
 #include "simulator/engine/critical_path.hpp"
-#include "simulator/io/format_units.hpp"
 #include "simulator/io/text_table.hpp"
 
 namespace weft {

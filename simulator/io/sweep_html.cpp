@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "simulator/io/format_units.hpp"
+#include "simulator/core/format_units.hpp"
 #include "simulator/io/sweep_report_format.hpp"
 
 namespace weft {

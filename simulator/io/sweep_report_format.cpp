@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "simulator/core/format_units.hpp"
 #include "simulator/io/csv.hpp"
-#include "simulator/io/format_units.hpp"
 #include "simulator/io/text_table.hpp"
 
 namespace weft {

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "simulator/io/format_units.hpp"
+#include "simulator/core/format_units.hpp"
 #include "simulator/io/text_table.hpp"
 #include "simulator/workload/modality_stages.hpp"
 

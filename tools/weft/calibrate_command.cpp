@@ -6,8 +6,8 @@
 
 #include "calibration/calibrate.hpp"
 #include "calibration/profile_io.hpp"
+#include "simulator/core/format_units.hpp"
 #include "simulator/io/atomic_file.hpp"
-#include "simulator/io/format_units.hpp"
 #include "simulator/io/text_table.hpp"
 #include "tools/weft/command_support.hpp"
 #include "tools/weft/commands.hpp"

@@ -6,9 +6,9 @@
 #include <string>
 
 #include "simulator/core/checked_math.hpp"
+#include "simulator/core/format_units.hpp"
 #include "simulator/core/input_error.hpp"
 #include "simulator/engine/engine.hpp"
-#include "simulator/io/format_units.hpp"
 #include "simulator/planner/dip/dip_plan_simulation.hpp"
 #include "simulator/workload/pipeline_schedule.hpp"
 #include "simulator/workload/training_workload.hpp"

@@ -1,3 +1,4 @@
+// Times, sizes and fractions as weft prints them: in reports, error messages and traces.
 #pragma once
 
 #include <string>

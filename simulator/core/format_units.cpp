@@ -1,4 +1,4 @@
-#include "simulator/io/format_units.hpp"
+#include "simulator/core/format_units.hpp"
 
 #include <cstdlib>
 
