@@ -11,10 +11,12 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include "simulator/core/checked_math.hpp"
 #include "simulator/engine/engine.hpp"
 #include "simulator/engine/simulation_checkpoint.hpp"
 #include "simulator/planner/memory_estimate.hpp"
 #include "simulator/planner/plan_enumeration.hpp"
+#include "simulator/workload/graph_size.hpp"
 #include "simulator/workload/schedule_reorder.hpp"
 
 namespace weft {
@@ -128,7 +130,8 @@ Bytes PlanOutcome::peak_memory() const {
   return stage_memory.empty() ? 0 : *std::max_element(stage_memory.begin(), stage_memory.end());
 }
 
-SweepResult enumerate_sweep(const TrainingScenario& base, const SweepGrid& grid, int gpus) {
+SweepResult enumerate_sweep(const TrainingScenario& base, const SweepGrid& grid, int gpus, std::int64_t max_ops) {
+  const std::int64_t op_limit = graph_op_limit(max_ops);
   PlanEnumeration enumeration = enumerate_plans(base, grid, gpus);
   SweepResult result;
   result.considered = static_cast<std::int64_t>(enumeration.plans.size());
@@ -142,8 +145,15 @@ SweepResult enumerate_sweep(const TrainingScenario& base, const SweepGrid& grid,
     if (!candidate.valid()) {
       plan.status = PlanStatus::invalid;
       plan.reason = candidate.invalid_rule;
+    } else if (const GraphSize size = estimate_training_graph(plan.scenario, {}); size.held_ops > op_limit) {
+      // Refused as simulate would refuse it; the rest of the grid goes on.
+      plan.status = PlanStatus::invalid;
+      plan.reason = kGraphTooLarge;
+      ++result.invalid;
+      ++result.invalid_by_reason[plan.reason];
     } else if (passes_memory_estimate(plan)) {
       ++result.simulated;
+      result.estimated_graph_ops = saturating_add(result.estimated_graph_ops, size.held_ops);
     } else {
       ++result.dropped_by_memory_estimate;
     }
@@ -194,7 +204,7 @@ void simulate_sweep(SweepResult& sweep, const SweepOptions& options) {
 }
 
 SweepResult run_sweep(const TrainingScenario& base, const SweepGrid& grid, int gpus, const SweepOptions& options) {
-  SweepResult result = enumerate_sweep(base, grid, gpus);
+  SweepResult result = enumerate_sweep(base, grid, gpus, options.max_ops);
   simulate_sweep(result, options);
   return result;
 }

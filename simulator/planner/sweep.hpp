@@ -29,8 +29,13 @@ struct PlanOutcome {
   Bytes peak_memory() const;
 };
 
+// The reason of a plan whose graph is over the op limit (graph_size.hpp).
+inline constexpr const char* kGraphTooLarge = "graph over the op limit (--max-ops)";
+
 struct SweepOptions {
   int threads = 1;
+  // A plan whose graph would hold more ops is not simulated (invalid); 0: graph_op_limit's default.
+  std::int64_t max_ops = 0;
   // Simulate each repeated pass once and stamp it (false: every op; same answer, slower).
   bool reuse = true;
   // Called now and then, from any thread, with plans finished and plans to simulate.
@@ -56,13 +61,17 @@ struct SweepResult {
   std::int64_t unfinished = 0;     // of those, plans left unsimulated by SweepOptions::stop
   std::int64_t out_of_memory = 0;  // estimated or simulated
   std::int64_t feasible = 0;
+  // Ops the graphs of the plans to simulate hold, summed (graph_size.hpp): what a sweep's time
+  // scales with.
+  std::int64_t estimated_graph_ops = 0;
 
   bool interrupted() const { return unfinished > 0; }
 };
 
 // Enumerates the grid and settles the plans that need no simulation: invalid ones, and those whose
-// memory lower bound exceeds the GPU. The others wait (status ok, no report), in enumeration order.
-SweepResult enumerate_sweep(const TrainingScenario& base, const SweepGrid& grid, int gpus);
+// memory lower bound exceeds the GPU, and those whose graph would hold more than `max_ops` ops
+// (graph_op_limit). The others wait (status ok, no report), in enumeration order.
+SweepResult enumerate_sweep(const TrainingScenario& base, const SweepGrid& grid, int gpus, std::int64_t max_ops = 0);
 
 // Simulates the plans that wait (folded) on `options.threads` threads and ranks every plan. A plan
 // given its outcome before (a report) is taken as it is. When `options.stop` ends the sweep early,

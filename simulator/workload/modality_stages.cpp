@@ -51,7 +51,7 @@ std::vector<int> read_modality_stages(const JsonCursor& json, const MultimodalSp
   std::vector<int> stages(model.modules.size(), 0);
   for (const auto& [name, value] : json.members()) {
     const auto module = std::find_if(model.modules.begin(), model.modules.end(),
-                                     [&](const ModuleSpec& candidate) { return candidate.name == name; });
+                                     [&name = name](const ModuleSpec& candidate) { return candidate.name == name; });
     if (module == model.modules.end()) value.fail("'" + name + "' is not a module of the model");
     if (module->projector) {
       value.fail("'" + name + "' is a projector: it runs on the last stage of the module it reads");

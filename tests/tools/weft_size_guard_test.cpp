@@ -71,5 +71,43 @@ TEST_CASE("a scenario file too large to read is refused at once", "[cli][size]")
   CHECK_THAT(run.err, Contains("1048576 MiB would take about 10240 GiB to read"));
 }
 
+TEST_CASE("a sweep that would take too long is refused before it simulates, naming --grid", "[cli][size]") {
+  const test::TempDir dir;
+  const auto csv = dir.file("plans.csv");
+  const auto run = run_weft("sweep '" + test::experiment("llama3-70b-1024xh100") +
+                            "' --grid 'pp=1..8 cp=1,2 vpp=1,2,4' --max-minutes 0.001 --csv '" + csv.string() + "'");
+  CHECK(run.exit_code == 2);
+  CHECK_THAT(run.err, Contains("--grid: 972 plans to simulate would take at least") &&
+                          Contains("more than --max-minutes 0.001; narrow the grid with --grid"));
+  CHECK(run.out.empty());
+  CHECK_FALSE(std::filesystem::exists(csv));
+}
+
+TEST_CASE("sweep plans over the op limit are set aside as invalid, the others ranked", "[cli][size]") {
+  const auto run = run_weft("sweep '" + test::experiment("llama3-70b-1024xh100") +
+                            "' --grid 'tp=8 pp=4,8 cp=1 vpp=1 mb=1,2 zero=1 recompute=none' --max-ops 12000");
+  REQUIRE(run.exit_code == 0);
+  // The plans with more microbatches or more stages are over; the others are simulated and fit.
+  CHECK_THAT(run.out, Contains("24 considered: 6 invalid") && Contains("6 x graph over the op limit (--max-ops)") &&
+                          Contains("6 fit"));
+  const auto unlimited = run_weft("sweep '" + test::experiment("llama3-70b-1024xh100") +
+                                  "' --grid 'tp=8 pp=4,8 cp=1 vpp=1 mb=1,2 zero=1 recompute=none'");
+  CHECK_THAT(unlimited.out, Contains("24 considered: 0 invalid") && Contains("10 fit"));
+}
+
+TEST_CASE("weft plan refuses unbounded budgets and graphs over the limit", "[cli][size]") {
+  const std::string scenario = "'" + test::experiment("cpu-vlm-pp2-dip") + "'";
+  for (const auto& [flags, message] :
+       {std::pair{"--time-budget 1e300", "--time-budget: expected seconds > 0 and at most 86400 (a day)"},
+        std::pair{"--iterations 10000000000", "--iterations: expected 1 to 1000000000"},
+        std::pair{"--memory-limit-gib 1e300", "--memory-limit-gib: 1e+300 is out of range"},
+        std::pair{"--max-ops 10", "the limit is 10 ops (--max-ops)"}}) {
+    INFO(flags);
+    const auto run = run_weft("plan " + scenario + " " + flags);
+    CHECK(run.exit_code == 2);
+    CHECK_THAT(run.err, Contains(message));
+  }
+}
+
 }  // namespace
 }  // namespace weft

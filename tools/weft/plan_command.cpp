@@ -4,11 +4,13 @@
 
 #include <fmt/format.h>
 
+#include "simulator/core/checked_math.hpp"
 #include "simulator/core/json_cursor.hpp"
 #include "simulator/io/chrome_trace_writer.hpp"
 #include "simulator/io/dip_plan_format.hpp"
 #include "simulator/io/stage_trace_writer.hpp"
 #include "simulator/planner/dip/dip_plan_simulation.hpp"
+#include "simulator/workload/graph_size.hpp"
 #include "tools/weft/command_support.hpp"
 #include "tools/weft/commands.hpp"
 #include "tools/weft/interrupt.hpp"
@@ -25,6 +27,7 @@ struct PlanFlags {
   int sub_microbatch = 0;
   int window = 0;
   double memory_limit_gib = 0.0;
+  std::int64_t max_ops = 0;
   bool slowest = false;
   std::string plan_file;
   std::string json_file;
@@ -33,9 +36,19 @@ struct PlanFlags {
   std::string calibration;
 };
 
+// Budgets beyond these are a hang, not a search: a day, and 10^9 tree expansions (the search makes
+// hundreds to thousands a second, docs/plan.md).
+constexpr double kMaxTimeBudgetSeconds = 86'400;
+constexpr std::int64_t kMaxIterations = 1'000'000'000;
+
 dip::DipOptions planner_options(const PlanFlags& flags) {
-  if (!(flags.time_budget_s > 0.0)) throw InputError("--time-budget: expected seconds > 0");
-  if (flags.iterations < 0) throw InputError("--iterations: expected at least 1");
+  if (!(flags.time_budget_s > 0.0 && flags.time_budget_s <= kMaxTimeBudgetSeconds)) {
+    throw InputError(
+        fmt::format("--time-budget: expected seconds > 0 and at most {:g} (a day)", kMaxTimeBudgetSeconds));
+  }
+  if (flags.iterations < 0 || flags.iterations > kMaxIterations) {
+    throw InputError(fmt::format("--iterations: expected 1 to {}", kMaxIterations));
+  }
   if (flags.threads < 0) throw InputError("--threads: expected at least 1");
   if (flags.sub_microbatch < 0) throw InputError("--sub-microbatch: expected at least 1");
   if (flags.window < 0) throw InputError("--window: expected 0 (any) or at least 1");
@@ -48,7 +61,9 @@ dip::DipOptions planner_options(const PlanFlags& flags) {
   options.seed = flags.seed;
   options.sub_microbatch = flags.sub_microbatch;
   options.window = flags.window;
-  options.memory_limit = static_cast<Bytes>(flags.memory_limit_gib * 1024.0 * 1024.0 * 1024.0);
+  options.memory_limit =
+      checked_scaled_int64(flags.memory_limit_gib, static_cast<double>(kBytesPerGiB), "--memory-limit-gib");
+  options.max_ops = flags.max_ops;
   options.slowest = flags.slowest;
   return options;
 }
@@ -65,6 +80,7 @@ void run_plan_command(const PlanFlags& flags) {
   const TrainingScenario scenario = with_context(
       flags.scenario, [&] { return load_training_scenario(document.root(), read_calibration(flags.calibration)); });
   check_calibration_device(flags.calibration, scenario.cluster);
+  with_context(flags.scenario, [&] { check_training_graph_size(scenario, {.max_ops = flags.max_ops}); });
   if (!flags.plan_file.empty() && scenario.data && scenario.parallel.dp > 1) {
     throw InputError(
         "--emit-plan: with per-sample data each of the " + std::to_string(scenario.parallel.dp) +
@@ -114,7 +130,7 @@ void add_plan_command(CLI::App& app) {
       "its data section the batch (with per-sample data, every DP replica's batch is planned, and the slowest "
       "reported).");
   command->add_option("SCENARIO", flags->scenario, "Scenario JSON file")->required();
-  command->add_option("--time-budget", flags->time_budget_s, "Seconds the search may take (default 10)")
+  command->add_option("--time-budget", flags->time_budget_s, "Seconds the search may take (default 10, at most 86400)")
       ->type_name("S");
   command
       ->add_option("--iterations", flags->iterations,
@@ -153,6 +169,7 @@ void add_plan_command(CLI::App& app) {
                    "Write the execution plan of the schedule, with every stage's ops, to FILE (run it with weft live)")
       ->type_name("FILE");
   add_calibration_flag(*command, flags->calibration);
+  add_max_ops_flag(*command, flags->max_ops);
   command->callback([flags] { run_plan_command(*flags); });
 }
 

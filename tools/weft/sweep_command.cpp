@@ -32,6 +32,8 @@ struct SweepFlags {
   std::string trace_best_file;
   int threads = 0;
   std::string calibration;
+  std::int64_t max_ops = 0;
+  double max_minutes = 60.0;
   ReuseFlags reuse;
   IncrementalFlags incremental;
 };
@@ -85,6 +87,23 @@ void write_outputs(const SweepFlags& flags, const TrainingScenario& base, int gp
   }
 }
 
+// Simulation time per op the graphs of a sweep hold (graph_size.hpp), on one thread, at its
+// fastest measured: the default Llama 3 405B grid, 2,096 plans holding 1.03 G ops, swept in 18.2 s on
+// 2 threads (docs/PERFORMANCE.md). tools/demo.sh's grid takes 14x as long per op (2.5 s on 2
+// threads for 10.5 M ops): the estimate is a lower bound, so that no grid is refused that would
+// finish in time.
+constexpr double kSweepSecondsPerHeldOp = 18.2 * 2 / 1.03e9;
+
+// Refuses, before simulating, a grid that would take longer than `max_minutes` at the least.
+void check_sweep_time(const SweepResult& result, int threads, double max_minutes) {
+  const double seconds = static_cast<double>(result.estimated_graph_ops) * kSweepSecondsPerHeldOp / threads;
+  if (seconds <= max_minutes * 60.0) return;
+  throw InputError(fmt::format(
+      "--grid: {} plans to simulate would take at least {:.0f} minutes on {} thread{}, more than --max-minutes {:g}; "
+      "narrow the grid with --grid (e.g. \"pp=1..8 cp=1,2\") or raise --max-minutes",
+      result.simulated, seconds / 60.0, threads, threads == 1 ? "" : "s", max_minutes));
+}
+
 void run_sweep_command(const SweepFlags& flags) {
   const InterruptHandler interrupts("weft sweep");
   check_output_paths({{"--csv", &flags.csv_file},
@@ -104,12 +123,15 @@ void run_sweep_command(const SweepFlags& flags) {
   SweepGrid grid = default_grid(base, gpus);
   if (!flags.grid.empty()) with_context("--grid", [&] { apply_grid_spec(grid, flags.grid); });
 
-  SweepResult result = enumerate_sweep(base, grid, gpus);
+  SweepResult result = enumerate_sweep(base, grid, gpus, flags.max_ops);
+  const int threads =
+      flags.threads > 0 ? flags.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  check_sweep_time(result, threads, flags.max_minutes);
   if (journal.enabled()) journal.open(result, journal_inputs(document, flags.calibration, gpus, grid));
   ProgressBar progress("simulating");
   SweepOptions options;
-  options.threads =
-      flags.threads > 0 ? flags.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.threads = threads;
+  options.max_ops = flags.max_ops;
   options.reuse = !flags.reuse.no_reuse;
   options.progress = [&](std::size_t done, std::size_t total) { progress.update(done, total); };
   options.on_simulated = [&](const PlanOutcome& plan) { journal.add(plan); };
@@ -171,6 +193,13 @@ void add_sweep_command(CLI::App& app) {
   add_calibration_flag(*command, flags->calibration);
   add_reuse_flags(*command, flags->reuse);
   add_incremental_flags(*command, flags->incremental);
+  add_max_ops_flag(*command, flags->max_ops);
+  command
+      ->add_option("--max-minutes", flags->max_minutes,
+                   "Refuse a grid estimated to take longer than M minutes to simulate (default 60); narrow it with "
+                   "--grid instead where you can")
+      ->type_name("M")
+      ->check(CLI::PositiveNumber);
   command->callback([flags] { run_sweep_command(*flags); });
 }
 

@@ -309,7 +309,7 @@ DipPlan plan_dip(const TrainingScenario& scenario, const DipOptions& options) {
   }
   slowest.replicas = std::move(outcomes);
   if (options.stop && options.stop()) return slowest;
-  const TrainingWorkload workload = build_training_workload(scenario, {.name_ops = false});
+  const TrainingWorkload workload = build_training_workload(scenario, {.name_ops = false, .max_ops = options.max_ops});
   slowest.megatron_simulated = simulate(workload.graph, *workload.cost_model).makespan;
   slowest.simulation = std::make_shared<const SimulatedDipPlan>(simulate_dip_plan(scenario, slowest));
   return slowest;

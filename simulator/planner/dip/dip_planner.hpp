@@ -24,6 +24,7 @@ struct DipOptions {
   int tuning_candidates = 8;  // K of §6.3
   Bytes memory_limit = 0;     // per GPU; 0: the GPU's memory
   bool slowest = false;       // rank for the longest iteration instead (the worst schedule of Fig. 10)
+  std::int64_t max_ops = 0;   // the scenario's graph is refused over this many ops (graph_size.hpp; 0: default)
   // Asked before each round of the search and before the plan is simulated: true ends the search
   // as its budget would, and plan_dip returns the plan without its simulation (a Ctrl-C).
   std::function<bool()> stop;
