@@ -33,7 +33,6 @@ done
 
 if [ -z "$build_dir" ]; then
   build_dir="$WEFT_ROOT/build-fuzz"
-  WEFT_PACKAGES+=(clang-14 libclang-rt-14-dev)
   weft_install_packages
   CC=clang-14 CXX=clang++-14 weft_build "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" -DWEFT_FUZZ=ON -DWEFT_SANITIZE=ON -DWEFT_CUDA=OFF \

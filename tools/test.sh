@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds weft and its tests, and runs every test through ctest.
 #   tools/test.sh             Release build in build/
-#   tools/test.sh --sanitize  AddressSanitizer + UndefinedBehaviorSanitizer build in build-sanitize/
+#   tools/test.sh --sanitize  AddressSanitizer + UndefinedBehaviorSanitizer build (clang) in build-sanitize/,
+#                             with the fuzz harnesses
 # With CI=true, warnings are errors and targets compile in unity batches (faster clean builds).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/setup.sh"
@@ -12,15 +13,16 @@ case "$mode" in
   --sanitize)
     # The CUDA backend is compiled and linked by the plain pass; sanitizers do not apply to it.
     # -O1 with line tables compiles in half the time of -O2 -g, and the sanitizers' reports keep
-    # their file and line.
+    # their file and line. Clang, so that the same build links the fuzz harnesses (tests/fuzz/),
+    # each of which runs a few seconds as a test.
     build_dir="$WEFT_ROOT/build-sanitize"
     args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" -DWEFT_SANITIZE=ON
-          -DWEFT_CUDA=OFF)
+          -DWEFT_CUDA=OFF -DWEFT_FUZZ=ON -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14)
     export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
     export LSAN_OPTIONS="suppressions=$WEFT_ROOT/tools/lib/lsan-suppressions.txt:print_suppressions=0"
     export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
     ;;
-  -h|--help) sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) echo "tools/test.sh: unknown option '$mode' (expected --sanitize)" >&2; exit 2 ;;
 esac
 

@@ -192,6 +192,11 @@ JsonDocument JsonDocument::parse_text(std::string_view text, std::string_view or
     if (auto colon = what.find(": "); colon != std::string::npos) what = what.substr(colon + 2);
     throw InputError(std::string(origin) + ":" + std::to_string(line) + ":" + std::to_string(column) +
                      ": invalid JSON: " + what);
+  } catch (const nlohmann::json::out_of_range& error) {
+    // A number beyond a double (1e999); nlohmann says which, not where.
+    std::string what = error.what();
+    if (auto bracket = what.find("] "); bracket != std::string::npos) what = what.substr(bracket + 2);
+    throw InputError(std::string(origin) + ": invalid JSON: " + what);
   }
 }
 

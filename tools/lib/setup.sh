@@ -12,8 +12,9 @@ WEFT_BUILD_PACKAGES=(
   coinor-libcbc-dev
 )
 # And those its tests add: Catch2 and Google Benchmark; chromium renders the HTML report in a test;
-# python3 runs tools/docs.py, which checks the docs' generated numbers.
-WEFT_PACKAGES=("${WEFT_BUILD_PACKAGES[@]}" catch2 libbenchmark-dev chromium python3)
+# python3 runs tools/docs.py, which checks the docs' generated numbers; clang 14 and its libFuzzer
+# runtime build the sanitizer pass and the fuzz harnesses.
+WEFT_PACKAGES=("${WEFT_BUILD_PACKAGES[@]}" catch2 libbenchmark-dev chromium python3 clang-14 libclang-rt-14-dev)
 
 weft_install_packages() {
   local missing=() package

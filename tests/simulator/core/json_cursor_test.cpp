@@ -42,6 +42,9 @@ TEST_CASE("type and value errors name the path and the expectation", "[json][err
 TEST_CASE("syntax errors give the file, line and column", "[json][errors]") {
   CHECK_THROWS_WITH(JsonDocument::parse_text("{\n  \"a\": 1,\n  oops\n}", "bad.json"),
                     Catch::Matchers::StartsWith("bad.json:3:3: invalid JSON: "));
+  // Found by the profile fuzz harness: a number beyond a double escaped as nlohmann's out_of_range.
+  CHECK_THROWS_WITH(JsonDocument::parse_text("{\"a\": [0.1172301E912135118]}", "big.json"),
+                    Equals("big.json: invalid JSON: number overflow parsing '0.1172301E912135118'"));
   CHECK_THROWS_WITH(JsonDocument::parse_file("/nonexistent/file.json"),
                     Equals("/nonexistent/file.json: cannot open file"));
 }
