@@ -14,7 +14,9 @@ std::filesystem::path ScenarioLibrary::root() {
 
 bool ScenarioLibrary::contains(std::string_view folder, std::string_view name) {
   const bool plain_name = !name.empty() && name.find_first_of("/\\") == std::string_view::npos && name[0] != '.';
-  return plain_name && std::filesystem::is_regular_file(root() / folder / (std::string(name) + ".json"));
+  // Not thrown: a name the file system refuses (too long) is simply not in the library.
+  std::error_code error;
+  return plain_name && std::filesystem::is_regular_file(root() / folder / (std::string(name) + ".json"), error);
 }
 
 std::filesystem::path ScenarioLibrary::find(std::string_view folder, std::string_view name, std::string_view what) {
@@ -30,7 +32,7 @@ std::vector<std::string> ScenarioLibrary::names(std::string_view folder) {
   std::vector<std::string> out;
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(root() / folder, error)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".json") out.push_back(entry.path().stem().string());
+    if (entry.is_regular_file(error) && entry.path().extension() == ".json") out.push_back(entry.path().stem().string());
   }
   std::sort(out.begin(), out.end());
   return out;

@@ -31,6 +31,15 @@ weft_install_packages() {
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 }
 
+# Shows each "[done/total]" line of a build on stdin in place on stderr.
+weft_show_progress() {
+  local line
+  while IFS= read -r line; do
+    case "$line" in \[[0-9]*/[0-9]*\]*) printf '\r  %s' "${line%% *}" >&2 ;; esac
+  done
+  echo >&2
+}
+
 # weft_build BUILD_DIR [CMAKE_ARGS...]: configures when the tree is new or its arguments changed
 # (ninja reconfigures by itself when a CMakeLists.txt changes), then builds.
 weft_build() {
@@ -51,9 +60,9 @@ weft_build() {
   echo "weft: building $build_dir${WEFT_TARGET:+ (target $WEFT_TARGET)}" >&2
   local build=(cmake --build "$build_dir" ${WEFT_TARGET:+--target "$WEFT_TARGET"})
   if [ -n "${WEFT_PROGRESS:-}" ]; then
-    # Ninja's [done/total] lines, one at a time on the terminal's last line; the log keeps them all.
-    if ! "${build[@]}" 2>&1 | tee "$build_dir/build.log" |
-        awk '/^\[[0-9]+\/[0-9]+\]/ { printf "\r  %s", $1; fflush() } END { print "" }' >&2; then
+    # Ninja's [done/total] lines, one at a time on the terminal's last line, as they come (a shell
+    # loop: awk would buffer them); the log keeps them all.
+    if ! "${build[@]}" 2>&1 | tee "$build_dir/build.log" | weft_show_progress; then
       cat "$build_dir/build.log" >&2
       echo "weft: build failed (log: $build_dir/build.log)" >&2
       exit 1
