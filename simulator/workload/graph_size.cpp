@@ -37,18 +37,33 @@ std::vector<std::int64_t> ops_per_position(const TrainingScenario& s) {
   const std::vector<int> layers = s.layers_per_virtual_stage();
   const bool split = splits_weight_gradients(p.schedule);
   const bool full_recompute = p.recompute == RecomputePolicy::full;
-  std::vector<std::int64_t> ops(static_cast<std::size_t>(p.pp), 0);
-  int first = 0;
   std::vector<Step> steps;
   std::vector<int> blocks;
-  for (std::size_t group = 0; group < layers.size(); ++group) {
+  auto count = [&](const MultimodalModel::Layers& range) {
     steps.clear();
     blocks.clear();
-    model.append_steps(context, s.training.sample(),
-                       {first, first + layers[group], group == 0, group + 1 == layers.size()}, false, steps, blocks);
+    model.append_steps(context, s.training.sample(), range, false, steps, blocks);
+    std::int64_t ops = 0;
+    for (const Step& step : steps) ops += step_ops(step, split, full_recompute);
+    return ops;
+  };
+  // A model of one module repeats one layer: a chunk is its first layer with the blocks anchored to
+  // it, and as many more as it has of a layer in the middle (a sweep estimates thousands of plans).
+  const int total_layers = model.layer_count();
+  const bool uniform = !s.model.multimodal() && total_layers >= 3;
+  const std::int64_t middle_layer = uniform ? count({1, 2, false, false}) : 0;
+  std::vector<std::int64_t> ops(static_cast<std::size_t>(p.pp), 0);
+  int first = 0;
+  for (std::size_t group = 0; group < layers.size(); ++group) {
+    const bool first_stage = group == 0;
+    const bool last_stage = group + 1 == layers.size();
     std::int64_t& position = ops[group % ops.size()];
     position += kComposedOpsPerChunk - 4;  // the transfers
-    for (const Step& step : steps) position += step_ops(step, split, full_recompute);
+    if (uniform && layers[group] > 1) {
+      position += count({first, first + 1, first_stage, last_stage}) + (layers[group] - 1) * middle_layer;
+    } else {
+      position += count({first, first + layers[group], first_stage, last_stage});
+    }
     first += layers[group];
   }
   return ops;
