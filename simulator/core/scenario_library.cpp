@@ -32,7 +32,8 @@ std::vector<std::string> ScenarioLibrary::names(std::string_view folder) {
   std::vector<std::string> out;
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(root() / folder, error)) {
-    if (entry.is_regular_file(error) && entry.path().extension() == ".json") out.push_back(entry.path().stem().string());
+    if (entry.is_regular_file(error) && entry.path().extension() == ".json")
+      out.push_back(entry.path().stem().string());
   }
   std::sort(out.begin(), out.end());
   return out;
