@@ -59,7 +59,9 @@ nlohmann::json cluster_spec_json(const ClusterSpec& spec, const std::string& des
           {"topology", kNetworkTopologyNames.name(spec.topology)},
           {"nvlink_latency_us", spec.nvlink_latency_s * 1e6},
           {"network_latency_us", spec.network_latency_s * 1e6},
-          {"network_efficiency", spec.network_efficiency}};
+          {"network_efficiency", spec.network_efficiency},
+          {"nic_efficiency", spec.nic_efficiency},
+          {"collectives", kCollectiveRulesNames.name(spec.collectives)}};
 }
 
 }  // namespace weft

@@ -32,7 +32,7 @@ std::shared_ptr<const CalibratedCostModel> read_cluster_calibration(const JsonCu
 ClusterSpec parse_cluster_spec(const JsonCursor& json) {
   json.expect_only({"name", "description", "source", "gpu", "gpus", "gpus_per_node", "nvlink_GBps", "nics_per_node",
                     "nic_Gbps", "topology", "oversubscription", "nvlink_latency_us", "network_latency_us", "cost",
-                    "network_efficiency", "calibration"});
+                    "network_efficiency", "nic_efficiency", "calibration", "collectives"});
   ClusterSpec spec;
   spec.name = json.find("name") ? json.at("name").as_string() : "inline";
   spec.gpu = load_device_spec(json.at("gpu"));
@@ -59,13 +59,19 @@ ClusterSpec parse_cluster_spec(const JsonCursor& json) {
     spec.oversubscription = value->as_number();
     if (spec.oversubscription < 1.0) value->fail("expected a ratio >= 1 (1 means non-blocking)");
   }
+  spec.collectives = spec.gpu.kind == DeviceKind::gpu ? CollectiveRules::nccl : CollectiveRules::latency_bandwidth;
+  if (auto value = json.find("collectives")) spec.collectives = value->as_enum(kCollectiveRulesNames);
   if (auto value = json.find("nvlink_latency_us")) spec.nvlink_latency_s = value->as_nonnegative_number() * 1e-6;
   if (auto value = json.find("network_latency_us")) spec.network_latency_s = value->as_nonnegative_number() * 1e-6;
   if (auto value = json.find("cost")) spec.compute_rules = RooflineCostModel::from_json(*value);
-  if (auto value = json.find("network_efficiency")) {
-    spec.network_efficiency = value->as_positive_number();
-    if (spec.network_efficiency > 1.0) value->fail("expected an efficiency in (0, 1]");
-  }
+  auto efficiency = [](const JsonCursor& value) {
+    const double number = value.as_positive_number();
+    if (number > 1.0) value.fail("expected an efficiency in (0, 1]");
+    return number;
+  };
+  if (auto value = json.find("network_efficiency")) spec.network_efficiency = efficiency(*value);
+  spec.nic_efficiency = spec.network_efficiency;
+  if (auto value = json.find("nic_efficiency")) spec.nic_efficiency = efficiency(*value);
   return spec;
 }
 

@@ -15,6 +15,13 @@ enum class NetworkTopology : std::uint8_t { rail_optimized, fat_tree };
 
 inline constexpr EnumNames<NetworkTopology, 2> kNetworkTopologyNames({"rail-optimized", "fat-tree"});
 
+// How collectives are costed (docs/collectives.md): by NCCL's tuner model (GPU clusters' default),
+// or by a latency-bandwidth model with the cluster's per-step latencies (CPU clusters' default:
+// MPI between ranks).
+enum class CollectiveRules : std::uint8_t { nccl, latency_bandwidth };
+
+inline constexpr EnumNames<CollectiveRules, 2> kCollectiveRulesNames({"nccl", "latency-bandwidth"});
+
 // A GPU cluster: identical nodes of GPUs joined by NVLink/NVSwitch, and a scale-out network of
 // NICs. Bandwidths are one direction, in bytes per second. A cluster of CPU ranks (one rank per
 // core or socket, MPI between them) is described the same way, its `gpu` a device of kind cpu.
@@ -29,12 +36,15 @@ struct ClusterSpec {
   NetworkTopology topology = NetworkTopology::rail_optimized;
   // Fat tree only: how many times more bandwidth the leaves offer than the spine carries.
   double oversubscription = 1.0;
-  double nvlink_latency_s = 1e-6;   // per step of a collective within a node
-  double network_latency_s = 5e-6;  // per step that crosses the network
-  // Roofline rules for compute (efficiencies by op class) and the network efficiency that
-  // scales both NVLink and NIC bandwidth in collectives.
+  CollectiveRules collectives = CollectiveRules::latency_bandwidth;
+  // Per step of a latency-bandwidth collective, and of every all-to-all and send/recv.
+  double nvlink_latency_s = 1e-6;   // within a node
+  double network_latency_s = 5e-6;  // crossing the network
+  // Roofline rules for compute (efficiencies by op class), and the fractions of NVLink and of NIC
+  // line rate that collectives reach (from nccl-tests bus bandwidths, docs/collectives.md).
   RooflineCostModel compute_rules;
-  double network_efficiency = 1.0;
+  double network_efficiency = 1.0;  // NVLink, and NICs unless nic_efficiency says otherwise
+  double nic_efficiency = 1.0;
   // A calibration profile (weft calibrate) measured on this cluster's device: where it covers an
   // op, it replaces the roofline rules and the collective model.
   std::shared_ptr<const CalibratedCostModel> calibration;

@@ -2,10 +2,18 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
+
+#include "cost_models/nccl_tuning.hpp"
 
 namespace weft {
 namespace {
+
+bool nccl_tunes(OpClass op_class) {
+  return op_class == OpClass::allreduce || op_class == OpClass::allgather || op_class == OpClass::reducescatter ||
+         op_class == OpClass::broadcast;
+}
 
 CommGroup intra_node_part(const CommGroup& group) {
   CommGroup part = group;
@@ -28,7 +36,7 @@ CommGroup inter_node_part(const CommGroup& group) {
 double CollectiveModel::nvlink_bandwidth() const { return cluster_.nvlink_bandwidth * cluster_.network_efficiency; }
 
 double CollectiveModel::gpu_network_bandwidth() const {
-  return cluster_.network_bandwidth_per_gpu() * cluster_.network_efficiency;
+  return cluster_.network_bandwidth_per_gpu() * cluster_.nic_efficiency;
 }
 
 double CollectiveModel::ring_bandwidth(const CommGroup& group) const {
@@ -41,11 +49,28 @@ double CollectiveModel::step_latency(const CommGroup& group) const {
   return group.nodes > 1 ? cluster_.network_latency_s : cluster_.nvlink_latency_s;
 }
 
+double CollectiveModel::nccl_time(OpClass op_class, Bytes bytes, const CommGroup& group,
+                                  NcclAlgorithm algorithm) const {
+  const NcclLinks links{ring_bandwidth(group), compute_capability(cluster_.gpu.architecture)};
+  double best = std::numeric_limits<double>::infinity();
+  for (NcclProtocol protocol : {NcclProtocol::ll, NcclProtocol::ll128, NcclProtocol::simple}) {
+    if (const auto seconds = nccl_collective_seconds(op_class, algorithm, protocol, bytes, group, links)) {
+      best = std::min(best, *seconds);
+    }
+  }
+  return best;
+}
+
 double CollectiveModel::time(OpClass op_class, Bytes bytes, const CommGroup& group,
                              CollectiveAlgorithm algorithm) const {
   const double size = static_cast<double>(bytes);
   const double n = group.size;
   if (group.size <= 1 && op_class != OpClass::send && op_class != OpClass::recv) return 0.0;
+  if (cluster_.collectives == CollectiveRules::nccl && nccl_tunes(op_class) &&
+      algorithm != CollectiveAlgorithm::hierarchical) {
+    const bool tree = algorithm == CollectiveAlgorithm::tree && op_class == OpClass::allreduce;
+    return nccl_time(op_class, bytes, group, tree ? NcclAlgorithm::tree : NcclAlgorithm::ring);
+  }
   switch (algorithm) {
     case CollectiveAlgorithm::ring:
       switch (op_class) {
@@ -96,6 +121,13 @@ double CollectiveModel::time(OpClass op_class, Bytes bytes, const CommGroup& gro
 
 CollectiveTime CollectiveModel::time(OpClass op_class, Bytes bytes, const CommGroup& group) const {
   CollectiveTime best{time(op_class, bytes, group, CollectiveAlgorithm::ring), CollectiveAlgorithm::ring};
+  if (cluster_.collectives == CollectiveRules::nccl) {
+    // NCCL runs a tree inside a node too, and never the hierarchical composition.
+    if (op_class != OpClass::allreduce || group.size <= 1) return best;
+    const double seconds = time(op_class, bytes, group, CollectiveAlgorithm::tree);
+    if (seconds < best.seconds) best = {seconds, CollectiveAlgorithm::tree};
+    return best;
+  }
   if (op_class != OpClass::allreduce || group.nodes <= 1) return best;
   for (CollectiveAlgorithm algorithm : {CollectiveAlgorithm::tree, CollectiveAlgorithm::hierarchical}) {
     const double seconds = time(op_class, bytes, group, algorithm);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "cost_models/comm_group.hpp"
+#include "cost_models/nccl_tuning.hpp"
 #include "simulator/core/op_class.hpp"
 #include "simulator/core/units.hpp"
 
@@ -15,7 +16,11 @@ struct CollectiveTime {
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;
 };
 
-// Latency-bandwidth model of NCCL's collectives (docs/collectives.md). Message sizes follow
+// The time of a collective on a cluster (docs/collectives.md). On GPU clusters all-reduce,
+// all-gather, reduce-scatter and broadcast follow NCCL's own tuner model (nccl_tuning.hpp):
+// NCCL's latencies and bandwidth factors per algorithm and protocol, the fastest combination
+// chosen as NCCL chooses it. Otherwise, and for all-to-all and send/recv everywhere, a
+// latency-bandwidth model with the cluster's per-step latencies (below). Message sizes follow
 // nccl-tests: all-reduce and broadcast move a buffer of `bytes` on every rank; all-gather's
 // `bytes` is the gathered output, reduce-scatter's the full input; all-to-all's what each rank
 // holds; send/recv's the message.
@@ -28,7 +33,8 @@ struct CollectiveTime {
 //                 the bandwidth of a ring, latency logarithmic in the number of nodes
 //   hierarchical  reduce-scatter inside nodes, all-reduce of the shards across nodes (one
 //                 ring per local rank, each on its own NICs), all-gather inside nodes
-// and the cheapest applicable one is used, as NCCL's tuner does, unless one is forced.
+// and the cheapest applicable one is used unless one is forced. Under NCCL's model the candidates
+// are NCCL's own, ring and tree; hierarchical is only run when forced.
 class CollectiveModel {
  public:
   explicit CollectiveModel(const ClusterSpec& cluster) : cluster_(cluster) {}
@@ -44,6 +50,8 @@ class CollectiveModel {
   // NICs of the node's members when it crosses nodes.
   double ring_bandwidth(const CommGroup& group) const;
   double step_latency(const CommGroup& group) const;
+  // NCCL's tuner time of `algorithm` with its fastest protocol.
+  double nccl_time(OpClass op_class, Bytes bytes, const CommGroup& group, NcclAlgorithm algorithm) const;
 
   const ClusterSpec& cluster_;
 };

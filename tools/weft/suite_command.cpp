@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <iterator>
 #include <memory>
 #include <string>
@@ -8,7 +9,9 @@
 #include <fmt/format.h>
 #include <tbb/parallel_for.h>
 
+#include "calibration/published_collectives.hpp"
 #include "calibration/published_suite.hpp"
+#include "simulator/core/format_units.hpp"
 #include "simulator/core/scenario_library.hpp"
 #include "simulator/io/text_table.hpp"
 #include "tools/weft/command_support.hpp"
@@ -22,21 +25,30 @@ struct SuiteFlags {
   std::string json_file;
 };
 
-// The case files: each path a case file or a folder of them (sorted by name).
-std::vector<std::filesystem::path> case_files(const std::vector<std::string>& paths) {
-  std::vector<std::filesystem::path> files;
+// The case files (*.json) and collective measurement files (*.csv): each path one file or a folder
+// of them (sorted by name).
+struct SuiteFiles {
+  std::vector<std::filesystem::path> cases;
+  std::vector<std::filesystem::path> collectives;
+
+  void add(const std::filesystem::path& file) { (file.extension() == ".csv" ? collectives : cases).push_back(file); }
+};
+
+SuiteFiles suite_files(const std::vector<std::string>& paths) {
+  SuiteFiles files;
   for (const std::string& path : paths) {
     if (!std::filesystem::is_directory(path)) {
-      files.emplace_back(path);
+      files.add(path);
       continue;
     }
     std::vector<std::filesystem::path> folder;
     for (const auto& entry : std::filesystem::directory_iterator(path)) {
-      if (entry.is_regular_file() && entry.path().extension() == ".json") folder.push_back(entry.path());
+      const auto extension = entry.path().extension();
+      if (entry.is_regular_file() && (extension == ".json" || extension == ".csv")) folder.push_back(entry.path());
     }
     std::sort(folder.begin(), folder.end());
-    if (folder.empty()) throw InputError(path + ": no case files (*.json) in this folder");
-    files.insert(files.end(), folder.begin(), folder.end());
+    if (folder.empty()) throw InputError(path + ": no case files (*.json) or nccl-tests files (*.csv) in this folder");
+    for (const auto& file : folder) files.add(file);
   }
   return files;
 }
@@ -126,19 +138,57 @@ nlohmann::json results_json(const std::vector<PublishedResult>& results, const S
             {"memory_worst_abs_error", summary.memory_worst_abs_error}}}};
 }
 
-void run_suite(const SuiteFlags& flags) {
-  check_output_paths({{"--json", &flags.json_file}});
-  const std::vector<std::string> paths =
-      flags.paths.empty() ? std::vector<std::string>{(ScenarioLibrary::root() / "validation").string()} : flags.paths;
-  std::vector<PublishedCase> cases;
-  for (const std::filesystem::path& file : case_files(paths)) {
-    const JsonDocument document = JsonDocument::parse_file(file);
-    cases.push_back(
-        with_context(file.string(), [&] { return read_published_case(document.root(), file.stem().string()); }));
+std::vector<CollectiveRunResult> run_collectives(const std::vector<std::filesystem::path>& files) {
+  std::vector<PublishedCollective> rows;
+  for (const std::filesystem::path& file : files) {
+    std::ifstream in(file);
+    if (!in) throw InputError(file.string() + ": cannot open the file");
+    const auto read = read_published_collectives(in, file.string());
+    rows.insert(rows.end(), read.begin(), read.end());
   }
-  std::vector<PublishedResult> results(cases.size());
-  tbb::parallel_for(std::size_t{0}, cases.size(), [&](std::size_t i) { results[i] = run_published_case(cases[i]); });
-  const SuiteSummary summary = summarize(results);
+  return run_published_collectives(rows);
+}
+
+std::string render_collectives(const std::vector<CollectiveRunResult>& results) {
+  TextTable table;
+  for (const char* header : {"collective", "cluster"}) table.add_column(header, TextTable::Align::left);
+  table.add_column("GPUs", TextTable::Align::right);
+  table.add_column("NVLS", TextTable::Align::left);
+  for (const char* header : {"sizes", "largest", "busbw", "weft", "error", "median |error|"}) {
+    table.add_column(header, TextTable::Align::right);
+  }
+  table.add_column("source", TextTable::Align::left);
+  for (const CollectiveRunResult& r : results) {
+    // The source's repository (or page) and file name: enough to find the row in the CSV.
+    const std::string source = r.source.substr(0, r.source.find(" @"));
+    table.add_row({r.collective, r.cluster, fmt::format("{}x{}", r.nodes, r.gpus_per_node), r.nvls,
+                   std::to_string(r.sizes), format_bytes(r.largest), fmt::format("{:.1f} GB/s", r.measured_busbw_gbps),
+                   fmt::format("{:.1f} GB/s", r.predicted_busbw_gbps), fmt::format("{:+.1f}%", 100.0 * r.largest_error),
+                   fmt::format("{:.1f}%", 100.0 * r.median_abs_error), source.substr(source.rfind('/') + 1)});
+  }
+  return table.render("  ");
+}
+
+nlohmann::json collectives_json(const std::vector<CollectiveRunResult>& results) {
+  nlohmann::json runs = nlohmann::json::array();
+  for (const CollectiveRunResult& r : results) {
+    runs.push_back({{"collective", r.collective},
+                    {"cluster", r.cluster},
+                    {"nodes", r.nodes},
+                    {"gpus_per_node", r.gpus_per_node},
+                    {"nvls", r.nvls},
+                    {"source", r.source},
+                    {"sizes", r.sizes},
+                    {"largest_bytes", r.largest},
+                    {"measured_busbw_GBps", r.measured_busbw_gbps},
+                    {"predicted_busbw_GBps", r.predicted_busbw_gbps},
+                    {"largest_error", r.largest_error},
+                    {"median_abs_error", r.median_abs_error}});
+  }
+  return runs;
+}
+
+void print_training_runs(const std::vector<PublishedResult>& results, const SuiteSummary& summary) {
   fmt::print("weft suite: {} published training runs from {} sources\n{}", summary.cases, summary.source_groups.size(),
              render(results));
   fmt::print(
@@ -152,9 +202,34 @@ void run_suite(const SuiteFlags& flags) {
     fmt::print("Peak memory: mean |error| {:.1f}%, worst {:.1f}% over {} runs\n", 100.0 * summary.memory_mean_abs_error,
                100.0 * summary.memory_worst_abs_error, summary.memory_cases);
   }
+}
+
+void run_suite(const SuiteFlags& flags) {
+  check_output_paths({{"--json", &flags.json_file}});
+  const std::vector<std::string> paths =
+      flags.paths.empty() ? std::vector<std::string>{(ScenarioLibrary::root() / "validation").string()} : flags.paths;
+  const SuiteFiles files = suite_files(paths);
+  std::vector<PublishedCase> cases;
+  for (const std::filesystem::path& file : files.cases) {
+    const JsonDocument document = JsonDocument::parse_file(file);
+    cases.push_back(
+        with_context(file.string(), [&] { return read_published_case(document.root(), file.stem().string()); }));
+  }
+  const std::vector<CollectiveRunResult> collectives = run_collectives(files.collectives);
+  std::vector<PublishedResult> results(cases.size());
+  tbb::parallel_for(std::size_t{0}, cases.size(), [&](std::size_t i) { results[i] = run_published_case(cases[i]); });
+  const SuiteSummary summary = summarize(results);
+  if (!cases.empty()) print_training_runs(results, summary);
+  if (!collectives.empty()) {
+    fmt::print(
+        "{}Collectives: published nccl-tests runs (error: weft's throughput over the measured one, minus 1, "
+        "at the largest size, and the median over every size)\n{}",
+        cases.empty() ? "" : "\n", render_collectives(collectives));
+  }
   if (!flags.json_file.empty()) {
-    write_output("--json", flags.json_file,
-                 [&](std::ostream& out) { out << results_json(results, summary).dump(2) << '\n'; });
+    nlohmann::json document = results_json(results, summary);
+    document["collectives"] = collectives_json(collectives);
+    write_output("--json", flags.json_file, [&](std::ostream& out) { out << document.dump(2) << '\n'; });
   }
 }
 
@@ -166,8 +241,10 @@ void add_suite_command(CLI::App& app) {
       "suite",
       "Simulate published end-to-end training runs (scenarios/validation/: each a scenario with the published "
       "iteration time, tokens/s or TFLOP/s per GPU and its source) and print weft's error on each, then the mean "
-      "absolute, worst and mean signed error (docs/VALIDATION.md).");
-  command->add_option("CASES", flags->paths, "Case files or folders of them (default: the bundled suite)");
+      "absolute, worst and mean signed error; then cost the published nccl-tests runs (scenarios/validation/*.csv) by "
+      "weft's collective model and print its error on each (docs/VALIDATION.md, docs/collectives.md).");
+  command->add_option("CASES", flags->paths,
+                      "Case files (*.json), nccl-tests files (*.csv) or folders of them (default: the bundled suite)");
   command->add_option("--json", flags->json_file, "Also write the results as JSON")->type_name("FILE");
   command->callback([flags] { run_suite(*flags); });
 }
