@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <optional>
 #include <string>
@@ -36,6 +37,24 @@ bool passes_memory_estimate(PlanOutcome& plan) {
   return true;
 }
 
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// The time simulate_sweep's threads spend in each phase, in nanoseconds.
+struct PhaseTotals {
+  std::atomic<std::int64_t> graph{0};
+  std::atomic<std::int64_t> engine{0};
+  std::atomic<std::int64_t> report{0};
+
+  // Adds the time since `start` to `total`; returns now.
+  static Clock::time_point lap(std::atomic<std::int64_t>& total, Clock::time_point start) {
+    const Clock::time_point now = Clock::now();
+    total += std::chrono::duration_cast<std::chrono::nanoseconds>(now - start).count();
+    return now;
+  }
+};
+
 // The plan's report from its simulated iteration; a stage whose peak exceeds the capacity makes
 // the plan out of memory.
 void record_simulation(PlanOutcome& plan, const TrainingWorkload& workload, const SimulationResult& result) {
@@ -51,27 +70,38 @@ void record_simulation(PlanOutcome& plan, const TrainingWorkload& workload, cons
   }
 }
 
-void simulate_plan(PlanOutcome& plan, bool reuse) {
+void simulate_plan(PlanOutcome& plan, bool reuse, PhaseTotals& totals) {
+  Clock::time_point start = Clock::now();
   const TrainingWorkload workload =
       build_training_workload(plan.scenario, {.unfold = false, .name_ops = false, .composites = reuse});
+  start = PhaseTotals::lap(totals.graph, start);
   SimulationOptions options;
   options.reuse = reuse;
-  record_simulation(plan, workload, simulate(workload.graph, *workload.cost_model, options));
+  const SimulationResult result = simulate(workload.graph, *workload.cost_model, options);
+  start = PhaseTotals::lap(totals.engine, start);
+  record_simulation(plan, workload, result);
+  PhaseTotals::lap(totals.report, start);
 }
 
 // `plan`, and `reordered`, the same layout in another schedule of the same passes (GPipe for a
 // 1F1B plan): one workload, simulated once and resumed from a checkpoint in the other order.
-void simulate_plan_and_reordered(PlanOutcome& plan, PlanOutcome& reordered) {
+void simulate_plan_and_reordered(PlanOutcome& plan, PlanOutcome& reordered, PhaseTotals& totals) {
+  Clock::time_point start = Clock::now();
   TrainingWorkload workload = build_training_workload(plan.scenario, {.unfold = false, .name_ops = false});
+  start = PhaseTotals::lap(totals.graph, start);
   SimulationOptions options;
   options.cache = &ScheduleCache::shared();
   const SimulationCheckpoint checkpoint(workload.graph, *workload.cost_model, options);
+  start = PhaseTotals::lap(totals.engine, start);
   record_simulation(plan, workload, checkpoint.result());
+  start = PhaseTotals::lap(totals.report, start);
   const ParallelPlan& layout = reordered.scenario.parallel;
   auto resumed = checkpoint.resume(schedule_order(workload, layout.schedule, layout.vpp));
   workload.graph = std::move(resumed.reissued.graph);
   for (PassOp& pass : workload.passes) pass.op = resumed.reissued.op_of[pass.op.value()];
+  start = PhaseTotals::lap(totals.engine, start);
   record_simulation(reordered, workload, resumed.result);
+  PhaseTotals::lap(totals.report, start);
 }
 
 // What one task simulates: a plan, and with it the plan resumed from its checkpoint, if any.
@@ -132,8 +162,11 @@ Bytes PlanOutcome::peak_memory() const {
 
 SweepResult enumerate_sweep(const TrainingScenario& base, const SweepGrid& grid, int gpus, std::int64_t max_ops) {
   const std::int64_t op_limit = graph_op_limit(max_ops);
+  const Clock::time_point start = Clock::now();
   PlanEnumeration enumeration = enumerate_plans(base, grid, gpus);
   SweepResult result;
+  result.phases.derive = seconds_since(start);
+  const Clock::time_point estimates = Clock::now();
   result.considered = static_cast<std::int64_t>(enumeration.plans.size());
   result.invalid = enumeration.invalid;
   result.invalid_by_reason = std::move(enumeration.invalid_by_reason);
@@ -159,6 +192,7 @@ SweepResult enumerate_sweep(const TrainingScenario& base, const SweepGrid& grid,
     }
     result.plans.push_back(std::move(plan));
   }
+  result.phases.estimate = seconds_since(estimates);
   return result;
 }
 
@@ -171,6 +205,7 @@ void simulate_sweep(SweepResult& sweep, const SweepOptions& options) {
 
   const std::vector<SimulationTask> tasks = simulation_tasks(sweep.plans, to_simulate, options.reuse);
   std::atomic<std::size_t> done{0};
+  PhaseTotals totals;
   tbb::task_arena arena(std::max(1, options.threads));
   arena.execute([&] {
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, tasks.size(), 1), [&](const auto& range) {
@@ -179,9 +214,9 @@ void simulate_sweep(SweepResult& sweep, const SweepOptions& options) {
         const SimulationTask& task = tasks[i];
         PlanOutcome& plan = sweep.plans[task.plan];
         if (task.reordered) {
-          simulate_plan_and_reordered(plan, sweep.plans[*task.reordered]);
+          simulate_plan_and_reordered(plan, sweep.plans[*task.reordered], totals);
         } else {
-          simulate_plan(plan, options.reuse);
+          simulate_plan(plan, options.reuse, totals);
         }
         if (options.on_simulated) {
           options.on_simulated(plan);
@@ -192,6 +227,9 @@ void simulate_sweep(SweepResult& sweep, const SweepOptions& options) {
       }
     });
   });
+  sweep.phases.graph = static_cast<double>(totals.graph.load()) * 1e-9;
+  sweep.phases.engine = static_cast<double>(totals.engine.load()) * 1e-9;
+  sweep.phases.report = static_cast<double>(totals.report.load()) * 1e-9;
   sweep.resumed = std::count_if(tasks.begin(), tasks.end(), [](const SimulationTask& t) { return t.reordered; });
   sweep.unfinished = std::count_if(sweep.plans.begin(), sweep.plans.end(), waits);
   if (sweep.interrupted()) return;

@@ -47,6 +47,15 @@ struct SweepOptions {
   std::function<bool()> stop;
 };
 
+// Where a sweep's time went, in seconds summed over its threads.
+struct SweepPhaseTimes {
+  double derive = 0.0;    // deriving each plan's scenario from the grid and checking its rules
+  double estimate = 0.0;  // the memory lower bound and graph size of each valid plan
+  double graph = 0.0;     // building the workloads of the simulated plans (graphs, pass templates)
+  double engine = 0.0;    // simulating them: template lookups, template simulations, stamping
+  double report = 0.0;    // their reports
+};
+
 struct SweepResult {
   // Ranked: plans that fit, by throughput (then memory headroom, then label); then plans out
   // of memory; then invalid plans; each group otherwise by label.
@@ -64,6 +73,7 @@ struct SweepResult {
   // Ops the graphs of the plans to simulate hold, summed (graph_size.hpp): what a sweep's time
   // scales with.
   std::int64_t estimated_graph_ops = 0;
+  SweepPhaseTimes phases;
 
   bool interrupted() const { return unfinished > 0; }
 };

@@ -75,6 +75,10 @@ TEST_CASE("a sweep with --no-reuse ranks the same plans with the same numbers", 
   // GPipe plans came from their 1F1B plans' checkpoints with reuse, and were built anew without.
   CHECK_THAT(reused.out, Contains("Checkpoint-restore: ") && !Contains("Checkpoint-restore: 0 "));
   CHECK_THAT(every_op.out, Contains("Checkpoint-restore: 0 GPipe plans"));
+  // Where the time went, phase by phase (docs/PERFORMANCE.md).
+  CHECK_THAT(reused.out, Contains("Time by phase: enumeration ") && Contains(" plans ") &&
+                             Contains("per simulated plan ") && Contains("(graph ") && Contains(", engine ") &&
+                             Contains(", report "));
 }
 
 TEST_CASE("a sweep where nothing fits says so and exits 0", "[cli][sweep]") {

@@ -19,7 +19,8 @@ void add_reuse_flags(CLI::App& command, ReuseFlags& flags) {
                    "stamping it (same answer, slower; for checking)");
   command.add_flag("--stats", flags.stats,
                    "Print how often repeated passes and layers were stamped from cached schedules (hits), simulated "
-                   "to fill the cache (misses) or fell back to simulating every op");
+                   "to fill the cache (misses) or fell back to simulating every op; weft sweep also prints where "
+                   "its time went (enumeration, then graph, engine and report per simulated plan)");
 }
 
 void add_max_ops_flag(CLI::App& command, std::int64_t& max_ops) {

@@ -104,6 +104,18 @@ void check_sweep_time(const SweepResult& result, int threads, double max_minutes
       result.simulated, seconds / 60.0, threads, threads == 1 ? "" : "s", max_minutes));
 }
 
+// Where the sweep's time went: enumeration once, then per simulated plan (summed over threads).
+void print_phase_times(const SweepResult& result) {
+  const SweepPhaseTimes& t = result.phases;
+  const double simulated = static_cast<double>(std::max<std::int64_t>(1, result.simulated - result.reused));
+  const double per_plan = t.graph + t.engine + t.report;
+  fmt::print(
+      "Time by phase: enumeration {:.2f} s (deriving {} plans {:.2f} s, estimating memory and graph size {:.2f} s); "
+      "per simulated plan {:.2f} ms (graph {:.2f} ms, engine {:.2f} ms, report {:.2f} ms), summed over threads\n",
+      t.derive + t.estimate, result.considered, t.derive, t.estimate, 1e3 * per_plan / simulated,
+      1e3 * t.graph / simulated, 1e3 * t.engine / simulated, 1e3 * t.report / simulated);
+}
+
 void run_sweep_command(const SweepFlags& flags) {
   const InterruptHandler interrupts("weft sweep");
   check_output_paths({{"--csv", &flags.csv_file},
@@ -155,6 +167,7 @@ void run_sweep_command(const SweepFlags& flags) {
   print_reuse_stats(flags.reuse);
   if (flags.reuse.stats) {
     fmt::print("Checkpoint-restore: {} GPipe plans resumed from the checkpoint of their 1F1B plan\n", result.resumed);
+    print_phase_times(result);
   }
   try {
     write_outputs(flags, base, gpus, result);
