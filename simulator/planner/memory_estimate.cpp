@@ -78,7 +78,7 @@ std::vector<Bytes> estimate_stage_memory(const TrainingScenario& s) {
                       std::min<std::int64_t>(microbatches, p.pp - stage) * chunk_saved.back();
         break;
     }
-    const Bytes fixed = 2 * parameters +
+    const Bytes fixed = 2 * parameters / (p.zero >= 3 ? shards : 1) +
                         s.stack.gradient_memory_bytes(s.training.dtype) * parameters / gradient_shards +
                         12 * parameters / shards + s.options.framework_overhead;
     estimates.push_back(fixed + activations);

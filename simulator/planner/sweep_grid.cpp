@@ -137,7 +137,7 @@ void apply_grid_spec(SweepGrid& grid, std::string_view spec) {
     } else if (axis == "zero" || axis == "sp") {
       std::vector<int> flags;
       for (std::int64_t value : parse_integers(axis, values)) {
-        if (value > (axis == "zero" ? 2 : 1)) bad_value(axis, values, axis == "zero" ? "0, 1 or 2" : "0 or 1");
+        if (value > (axis == "zero" ? 3 : 1)) bad_value(axis, values, axis == "zero" ? "0, 1, 2 or 3" : "0 or 1");
         flags.push_back(static_cast<int>(value));
       }
       if (axis == "zero") {

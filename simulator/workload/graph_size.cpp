@@ -64,6 +64,11 @@ std::vector<std::int64_t> ops_per_position(const TrainingScenario& s) {
     } else {
       position += count({first, first + layers[group], first_stage, last_stage});
     }
+    // ZeRO-3: each layer, and the input and output blocks, gathered twice and reduce-scattered
+    // (training_sharded_layers.cpp); under full recompute one more gather for the recompute pass.
+    if (p.zero >= 3 && std::int64_t{p.dp} * p.cp > 1) {
+      position += 3 * (layers[group] + first_stage + last_stage) + (full_recompute ? 1 : 0);
+    }
     first += layers[group];
   }
   return ops;

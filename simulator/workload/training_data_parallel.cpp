@@ -29,7 +29,8 @@ std::vector<TrainingGraphBuilder::Bucket> TrainingGraphBuilder::buckets(int stag
 
 void TrainingGraphBuilder::emit_gradient_reduction(int stage) {
   const bool sharded = s_.parallel.zero >= 1;
-  if (dims_.dp * dims_.cp == 1) return;
+  // ZeRO-3 reduce-scatters each layer's gradients in its backward pass (training_sharded_layers.cpp).
+  if (dims_.dp * dims_.cp == 1 || s_.parallel.zero >= 3) return;
   const std::vector<Bucket> stage_buckets = buckets(stage);
   for (std::size_t k = 0; k < stage_buckets.size(); ++k) {
     const Bucket& bucket = stage_buckets[k];
@@ -74,7 +75,7 @@ void TrainingGraphBuilder::group_replica_collectives() {
 }
 
 void TrainingGraphBuilder::after_param_gather(int chunk, const PerPeer<OpId>& first_forward) {
-  if (s_.parallel.zero < 1 || !s_.options.overlap_param_gather) return;
+  if (s_.parallel.zero < 1 || s_.parallel.zero >= 3 || !s_.options.overlap_param_gather) return;
   for (std::size_t k = 0; k < param_gathers_.size(); ++k) {
     const auto& chunks = param_gather_chunks_[k];
     if (std::find(chunks.begin(), chunks.end(), static_cast<std::size_t>(chunk)) != chunks.end()) {
@@ -112,11 +113,15 @@ void TrainingGraphBuilder::emit_optimizer(int stage) {
   if (parameters == 0) return;  // every module on the stage is frozen
   const PerPeer<OpId> ops = add_ops(stage, "optimizer step", b_->intern_work(adam_step_work(parameters)), std::nullopt);
   for (const auto& sync : gradient_syncs_[stage]) after(sync, ops);
+  // ZeRO-3's last reduce-scatters are inside the stage's last passes.
+  if (s_.parallel.zero >= 3) after(stage_last_compute_[stage], ops);
   const auto& tensors = static_tensors_[stage];
   consume(ops, tensors.gradients);
   consume(ops, tensors.optimizer_states);
   optimizer_ops_[stage] = ops;
-  if (s_.parallel.zero >= 1 && !s_.options.overlap_param_gather) emit_param_gather(stage);
+  if (s_.parallel.zero == 1 || s_.parallel.zero == 2) {
+    if (!s_.options.overlap_param_gather) emit_param_gather(stage);
+  }
 }
 
 double TrainingGraphBuilder::model_flops_per_iteration() const {

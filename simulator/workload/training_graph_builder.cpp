@@ -400,7 +400,7 @@ void TrainingGraphBuilder::emit_stage(int stage) {
   pending_.assign(records_.size(), {});
   last_grad_op_.assign(chunks, {});
   first_forward_op_.assign(chunks, {});
-  if (s_.parallel.zero >= 1 && s_.options.overlap_param_gather) emit_param_gather(stage);
+  if ((s_.parallel.zero == 1 || s_.parallel.zero == 2) && s_.options.overlap_param_gather) emit_param_gather(stage);
   for (const PipelineAction& action : pipeline_actions(
            s_.parallel.schedule, graph_.schedule_position(position_of(stage)), pp, s_.parallel.vpp, microbatches)) {
     const std::size_t slot = static_cast<std::size_t>(action.chunk) * static_cast<std::size_t>(microbatches) +

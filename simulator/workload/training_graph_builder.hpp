@@ -122,6 +122,8 @@ struct BoundaryKey {
   bool backward = false;
 };
 
+class ShardedLayers;
+
 class TrainingGraphBuilder {
  public:
   TrainingGraphBuilder(const TrainingScenario& scenario, const WorkloadOptions& options);
@@ -439,13 +441,17 @@ class TrainingGraphBuilder {
   void recompute_layer(int stage, const Chunk& chunk, std::size_t last, int mb, const ForwardRecord& record,
                        std::vector<PerPeer<TensorId>>& recomputed);
 
+  // ZeRO-3's per-layer gathers and reduce-scatters (training_sharded_layers.hpp).
+  friend class ShardedLayers;
+  PerPeer<TensorId> layer_parameters_;  // the gathered parameters the current layer's ops read
+
   // Backward TP collectives run asynchronously on the TP stream; other ops stay on compute.
   static Lane backward_lane(const Step& step);
 
   // The weight gradient of one step; in a weight pass, its ops off the compute stream wait for
   // the pass's barrier `join`.
-  void emit_weight_grad(int stage, const Chunk& chunk, const PendingWeightGrad& weight, int mb,
-                        const PerPeer<OpId>& join = {});
+  PerPeer<OpId> emit_weight_grad(int stage, const Chunk& chunk, const PendingWeightGrad& weight, int mb,
+                                 const PerPeer<OpId>& join = {});
 
   void emit_weight_pass(int stage, const Chunk& chunk, const PipelineAction& action, ForwardRecord& record,
                         std::vector<PendingWeightGrad>& pending);

@@ -1,4 +1,5 @@
 #include "simulator/workload/training_graph_builder.hpp"
+#include "simulator/workload/training_sharded_layers.hpp"
 
 #include <algorithm>
 
@@ -49,10 +50,12 @@ PerPeer<OpId> TrainingGraphBuilder::forward_body(int stage, const Chunk& chunk, 
   record.saved.assign(chunk.steps.size(), {});
   record.checkpoint.assign(chunk.steps.size(), {});
   PerPeer<OpId> first_op;
+  ShardedLayers sharded(*this, stage, chunk, false, mb);
   for (std::size_t i = 0; i < chunk.steps.size(); ++i) {
     const Step& step = chunk.steps[i];
     if (!step.forward) continue;
     begin_layer(chunk, i);
+    sharded.enter(i);
     const bool layer_start = full_recompute && is_layer(chunk, i) && (i == 0 || chunk.block[i - 1] != chunk.block[i]) &&
                              chunk.block_has_backward[i];
     PerPeer<OpId> ops;
@@ -66,6 +69,7 @@ PerPeer<OpId> TrainingGraphBuilder::forward_body(int stage, const Chunk& chunk, 
     if (first_op.empty()) {
       for (const PerPeer<TensorId>& other : also_read) consume(ops, other);
     }
+    sharded.note(i, ops, false);
     produce(ops, out);
     const bool keeps_saved = !(full_recompute && is_layer(chunk, i));
     const Bytes saved = step.saved_bytes - (selective ? step.recomputable_bytes : 0);
@@ -80,6 +84,7 @@ PerPeer<OpId> TrainingGraphBuilder::forward_body(int stage, const Chunk& chunk, 
     if (first_op.empty()) first_op = ops;
     x = std::move(out);
   }
+  sharded.finish();
   record.output = std::move(x);
   return first_op;
 }
@@ -141,8 +146,12 @@ void TrainingGraphBuilder::emit_backward(int stage, Chunk& chunk, const Pipeline
     std::vector<PerPeer<TensorId>> recomputed(chunk.steps.size());
     // Its own pass: it reads only its checkpoint, so unlike the rest of the backward it need
     // not wait for the incoming gradient.
-    if (recomputes_before_gradient(chunk))
+    if (recomputes_before_gradient(chunk)) {
+      ShardedLayers sharded(*this, stage, chunk, true, mb, false);
+      sharded.enter(chunk.steps.size() - 1);
       recompute_layer(stage, chunk, chunk.steps.size() - 1, mb, record, recomputed);
+      sharded.finish();
+    }
     dx = backward_body(stage, chunk, dy, record, std::move(recomputed), mb, pending);
   }
   for (int input : chunk.gradient_inputs) send(stage, input, {input, mb, true}, dx, "gradient");
@@ -169,7 +178,10 @@ PerPeer<TensorId> TrainingGraphBuilder::emit_backward_passes(int stage, const Ch
   if (recomputes_before_gradient(chunk)) {
     emit_pass(stage, chunk, "recompute", mb, {}, escapes, record.bundles, [&](std::vector<PassBundle>& leaving) {
       std::vector<PerPeer<TensorId>> inner(chunk.steps.size());
+      ShardedLayers sharded(*this, stage, chunk, true, -1, false);
+      sharded.enter(chunk.steps.size() - 1);
       recompute_layer(stage, chunk, chunk.steps.size() - 1, -1, forward_handles(chunk), inner);
+      sharded.finish();
       for (std::size_t k = 0; k < inner.size(); ++k) {
         leave(leaving, route_of_saved(chunk, k, Route::recompute_to_backward), member_key(Kept::recomputed, k),
               inner[k]);
@@ -226,9 +238,11 @@ PerPeer<TensorId> TrainingGraphBuilder::backward_body(int stage, const Chunk& ch
                                                       std::vector<PerPeer<TensorId>> recomputed, int mb,
                                                       std::vector<PendingWeightGrad>& pending) {
   const bool selective = s_.parallel.recompute == RecomputePolicy::selective;
+  ShardedLayers sharded(*this, stage, chunk, true, mb);
   for (std::size_t k = chunk.steps.size(); k-- > 0;) {
     const Step& step = chunk.steps[k];
     begin_layer(chunk, k);
+    sharded.enter(k);
     const bool layer_end = k + 1 < chunk.steps.size() && chunk.block[k + 1] != chunk.block[k];
     if (s_.parallel.recompute == RecomputePolicy::full && is_layer(chunk, k) && layer_end &&
         chunk.block_has_backward[k]) {
@@ -258,17 +272,19 @@ PerPeer<TensorId> TrainingGraphBuilder::backward_body(int stage, const Chunk& ch
       consume(ops, rematerialized);
       produce(ops, dx);
       record_grad_op(chunk, k, ops);
+      sharded.note(k, ops, step.parameters > 0 && !step.weight_grad);
     }
     if (step.weight_grad) {
       PendingWeightGrad weight{k, dy, saved};
       if (split_weight_grads_) {
         pending.push_back(std::move(weight));
       } else {
-        emit_weight_grad(stage, chunk, weight, mb);
+        sharded.note(k, emit_weight_grad(stage, chunk, weight, mb), true);
       }
     }
     dy = std::move(dx);
   }
+  sharded.finish();
   return dy;
 }
 
@@ -285,6 +301,7 @@ void TrainingGraphBuilder::recompute_layer(int stage, const Chunk& chunk, std::s
     const PerPeer<OpId> ops =
         add_ops(stage, op_name(step, "recompute", mb), step_work(*step.forward, step.comm, stage), step.comm);
     consume(ops, x);
+    consume(ops, layer_parameters_);
     if (step.saved_bytes > 0) {
       recomputed[i] = add_tensors(stage, step.saved_bytes, TensorKind::activation);
       produce(ops, recomputed[i]);
@@ -304,8 +321,8 @@ Lane TrainingGraphBuilder::backward_lane(const Step& step) {
   return tensor_parallel ? Lane::tensor_parallel : Lane::compute;
 }
 
-void TrainingGraphBuilder::emit_weight_grad(int stage, const Chunk& chunk, const PendingWeightGrad& weight, int mb,
-                                            const PerPeer<OpId>& join) {
+PerPeer<OpId> TrainingGraphBuilder::emit_weight_grad(int stage, const Chunk& chunk, const PendingWeightGrad& weight,
+                                                     int mb, const PerPeer<OpId>& join) {
   const Step& step = chunk.steps[weight.step];
   PerPeer<TensorId> input = weight.input;
   if (step.regather) {
@@ -323,6 +340,7 @@ void TrainingGraphBuilder::emit_weight_grad(int stage, const Chunk& chunk, const
   consume(ops, weight.output_grad);
   consume(ops, input);
   record_grad_op(chunk, weight.step, ops);
+  return ops;
 }
 
 void TrainingGraphBuilder::emit_weight_pass(int stage, const Chunk& chunk, const PipelineAction& action,

@@ -42,10 +42,10 @@ ParallelPlan read_parallel(const JsonCursor& json, const ClusterSpec& cluster) {
   if (auto value = json.find("sequence_parallel")) plan.sequence_parallel = value->as_bool();
   if (auto value = json.find("zero")) {
     const std::int64_t zero = value->as_nonnegative_int();
-    if (zero > 2) {
+    if (zero > 3) {
       value->fail(
-          "expected 0 (no sharding), 1 (distributed optimizer) or 2 (gradients sharded too); ZeRO-3 is "
-          "not modelled yet");
+          "expected 0 (no sharding), 1 (distributed optimizer), 2 (gradients sharded too) or 3 (parameters "
+          "too, gathered layer by layer as FSDP does)");
     }
     plan.zero = static_cast<int>(zero);
   }
@@ -445,6 +445,11 @@ void validate_training_scenario(const TrainingScenario& s) {
   } else if (p.vpp != 1) {
     reject("parallel.vpp", "vpp > 1 needs the interleaved schedule",
            "vpp = " + str(p.vpp) + " needs schedule 'interleaved' or 'encoder-first'");
+  }
+  if (p.zero >= 3 && p.schedule == PipelineSchedule::zb_h1) {
+    reject("parallel.zero", "zero 3 needs weight gradients in the backward pass",
+           "ZeRO-3 reduce-scatters each layer's gradients in its backward pass, and schedule 'zb-h1' defers weight "
+           "gradients to passes of their own (use 1f1b, interleaved or gpipe)");
   }
   if (p.cp > 1 && t.seq_len % (2 * p.cp) != 0) {
     reject("training.seq_len", "sequence not divisible by 2 x cp",

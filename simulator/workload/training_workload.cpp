@@ -12,7 +12,8 @@ StaticMemory rank_static_memory(const TrainingScenario& scenario, std::int64_t p
   // backward pass produces it, so only the shard outlives it).
   const std::int64_t gradient_shards = p.zero >= 2 ? optimizer_shards : 1;
   StaticMemory memory;
-  memory.parameters = 2 * parameters;
+  // ZeRO-3 keeps only its shard of the parameters; a gathered layer is a transient buffer.
+  memory.parameters = 2 * parameters / (p.zero >= 3 ? optimizer_shards : 1);
   memory.gradients = scenario.stack.gradient_memory_bytes(scenario.training.dtype) * trained / gradient_shards;
   memory.optimizer_states = training_graph::kOptimizerStateBytes * trained / optimizer_shards;
   memory.framework_overhead = scenario.options.framework_overhead;

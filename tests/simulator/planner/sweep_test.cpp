@@ -56,7 +56,7 @@ TEST_CASE("grid specs narrow axes and bad ones are explained", "[sweep][errors]"
   CHECK_THROWS_WITH(apply_grid_spec(grid, "pp=x"), Contains("expected non-negative integers or ranges a..b"));
   CHECK_THROWS_WITH(apply_grid_spec(grid, "schedule=1f2b"),
                     Contains("expected gpipe, 1f1b, interleaved, zb-h1 or encoder-first"));
-  CHECK_THROWS_WITH(apply_grid_spec(grid, "zero=3"), Contains("expected 0, 1 or 2"));
+  CHECK_THROWS_WITH(apply_grid_spec(grid, "zero=4"), Contains("expected 0, 1, 2 or 3"));
   CHECK_THROWS_WITH(apply_grid_spec(grid, "sp=2"), Contains("expected 0 or 1"));
 }
 
@@ -71,7 +71,7 @@ TEST_CASE("uneven pipeline splits are balanced with the lightest ends", "[sweep]
 TEST_CASE("the memory estimate is a lower bound of the simulated peak", "[sweep][memory]") {
   SweepGrid grid;
   apply_grid_spec(grid,
-                  "tp=1,2,4 pp=1,2,4 cp=1,2 vpp=1,2 mb=1,2 recompute=none,full zero=0,1 "
+                  "tp=1,2,4 pp=1,2,4 cp=1,2 vpp=1,2 mb=1,2 recompute=none,full zero=0,1,3 "
                   "schedule=gpipe,1f1b,interleaved,zb-h1 sp=1");
   const JsonDocument document = JsonDocument::parse_text(R"({
       "model": {"base": "llama3-8b", "layers": 8, "hidden": 1024, "ffn_hidden": 4096, "heads": 16, "kv_heads": 4,

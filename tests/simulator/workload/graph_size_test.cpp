@@ -53,6 +53,8 @@ TEST_CASE("the graph size estimate bounds the ops the builder makes, within 3x",
       R"({"tp": 1, "pp": 4, "dp": 4, "vpp": 2, "schedule": "interleaved"})",
       R"({"tp": 2, "pp": 2, "dp": 2, "cp": 2, "schedule": "1f1b", "recompute": "full"})",
       R"({"tp": 1, "pp": 2, "dp": 8, "schedule": "zb-h1", "recompute": "selective"})",
+      R"({"tp": 2, "pp": 2, "dp": 4, "zero": 3, "recompute": "full"})",
+      R"({"tp": 1, "pp": 4, "dp": 4, "vpp": 2, "schedule": "interleaved", "zero": 3})",
   };
   for (const char* plan : plans) {
     INFO(plan);

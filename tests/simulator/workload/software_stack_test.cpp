@@ -96,7 +96,7 @@ TEST_CASE("a stack's gradients: fp32 for bf16 training, DeepSpeed's bf16 copies 
 
 TEST_CASE("bad stacks are rejected with their JSON path", "[workload][stack][errors]") {
   CHECK_THROWS_WITH(scenario_from(scenario_with(R"("megatron-9")")),
-                    Catch::Contains("stack: unknown software stack 'megatron-9' (known: megatron-core, "));
+                    Catch::Contains("stack: unknown software stack 'megatron-9' (known: llm-foundry, megatron-core, "));
   // Found by the spec fuzz harness: a name longer than a file name may be was an internal error.
   const std::string long_name(1000, 'w');
   CHECK_THROWS_WITH(scenario_from(scenario_with("\"" + long_name + "\"")),

@@ -143,8 +143,8 @@ TEST_CASE("impossible plans are rejected with the reason", "[workload][errors]")
   rejected(R"({"pp": 2, "dp": 1, "stage_layers": [3, 4]})", 2, 2, "parallel.stage_layers: the entries add up to 7");
   rejected(R"({"cp": 2, "dp": 1})", 2, 2, "training.seq_len: 2050 is not divisible by 2 x cp = 4", kSmallLlama, 2050);
   rejected(R"({"tp": 2, "dp": 1, "schedule": "zb-h2"})", 2, 2, "parallel.schedule: 'zb-h2' is not one of");
-  rejected(R"({"tp": 2, "dp": 1, "zero": 3})", 2, 2,
-           "parallel.zero: expected 0 (no sharding), 1 (distributed optimizer) or 2 (gradients sharded too)");
+  rejected(R"({"tp": 2, "dp": 1, "zero": 4})", 2, 2,
+           "parallel.zero: expected 0 (no sharding), 1 (distributed optimizer), 2 (gradients sharded too) or 3");
   rejected(R"({"tp": 1, "dp": 1})", 1, 1, "training.seq_len: 4096 exceeds the model's 2048 positions", kSmallGpt, 4096);
   CHECK_THROWS_WITH(scenario_from(R"({"model": "llama9", "cluster": "dgx-h100", "parallel": {}, "training": {}})"),
                     Contains("model: unknown model 'llama9'"));
