@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -116,6 +117,9 @@ void restore_journal_plans(SweepResult& sweep, const SweepJournal& journal, cons
       fail("is not one this sweep simulates");
     }
     PlanOutcome& plan = *it->second;
+    // (a saturated sum says only that the grid is huge, and stays so)
+    if (sweep.estimated_graph_ops < std::numeric_limits<std::int64_t>::max())
+      sweep.estimated_graph_ops -= plan.graph_ops;
     plan.status = row.plan.status;
     plan.reason = row.plan.reason;
     plan.report = row.plan.report;

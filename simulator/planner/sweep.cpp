@@ -186,6 +186,7 @@ SweepResult enumerate_sweep(const TrainingScenario& base, const SweepGrid& grid,
       ++result.invalid_by_reason[plan.reason];
     } else if (passes_memory_estimate(plan)) {
       ++result.simulated;
+      plan.graph_ops = size.held_ops;
       result.estimated_graph_ops = saturating_add(result.estimated_graph_ops, size.held_ops);
     } else {
       ++result.dropped_by_memory_estimate;

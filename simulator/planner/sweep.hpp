@@ -24,6 +24,7 @@ struct PlanOutcome {
   std::optional<TrainingReport> report;  // when simulated
   std::vector<Bytes> stage_memory;       // simulated peaks, or the lower-bound estimates
   Bytes memory_capacity = 0;
+  std::int64_t graph_ops = 0;  // ops its graph would hold (graph_size.hpp), for plans to simulate
 
   bool simulated() const { return report.has_value(); }
   Bytes peak_memory() const;
@@ -71,7 +72,7 @@ struct SweepResult {
   std::int64_t out_of_memory = 0;  // estimated or simulated
   std::int64_t feasible = 0;
   // Ops the graphs of the plans to simulate hold, summed (graph_size.hpp): what a sweep's time
-  // scales with.
+  // scales with. Plans restored from a journal no longer count.
   std::int64_t estimated_graph_ops = 0;
   SweepPhaseTimes phases;
 

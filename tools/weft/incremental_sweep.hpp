@@ -27,6 +27,7 @@ class IncrementalSweep {
   IncrementalSweep(const IncrementalFlags& flags, const std::string& csv_file);
 
   bool enabled() const { return !file_.empty(); }
+  bool resuming() const { return enabled() && resume_; }
   const std::string& file() const { return file_; }
 
   // Starts the journal for `inputs`; with --resume, reads it instead, gives `sweep` the plans it

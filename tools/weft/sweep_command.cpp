@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -98,10 +99,13 @@ constexpr double kSweepSecondsPerHeldOp = 18.2 * 2 / 1.03e9;
 void check_sweep_time(const SweepResult& result, int threads, double max_minutes) {
   const double seconds = static_cast<double>(result.estimated_graph_ops) * kSweepSecondsPerHeldOp / threads;
   if (seconds <= max_minutes * 60.0) return;
+  const auto waiting = std::count_if(result.plans.begin(), result.plans.end(), [](const PlanOutcome& plan) {
+    return plan.status == PlanStatus::ok && !plan.simulated();
+  });
   throw InputError(fmt::format(
       "--grid: {} plans to simulate would take at least {:.0f} minutes on {} thread{}, more than --max-minutes {:g}; "
       "narrow the grid with --grid (e.g. \"pp=1..8 cp=1,2\") or raise --max-minutes",
-      result.simulated, seconds / 60.0, threads, threads == 1 ? "" : "s", max_minutes));
+      waiting, seconds / 60.0, threads, threads == 1 ? "" : "s", max_minutes));
 }
 
 // Where the sweep's time went: enumeration once, then per simulated plan (summed over threads).
@@ -138,8 +142,13 @@ void run_sweep_command(const SweepFlags& flags) {
   SweepResult result = enumerate_sweep(base, grid, gpus, flags.max_ops);
   const int threads =
       flags.threads > 0 ? flags.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // A resumed sweep counts only the plans its journal does not hold; a new journal is started only
+  // once the grid is accepted.
+  if (journal.resuming()) journal.open(result, journal_inputs(document, flags.calibration, gpus, grid));
   check_sweep_time(result, threads, flags.max_minutes);
-  if (journal.enabled()) journal.open(result, journal_inputs(document, flags.calibration, gpus, grid));
+  if (journal.enabled() && !journal.resuming()) {
+    journal.open(result, journal_inputs(document, flags.calibration, gpus, grid));
+  }
   ProgressBar progress("simulating");
   SweepOptions options;
   options.threads = threads;

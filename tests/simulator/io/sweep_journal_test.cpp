@@ -127,6 +127,14 @@ TEST_CASE("a sweep resumed from its journal ends as a sweep never interrupted", 
 
   SweepResult resumed = enumerated();
   restore_journal_plans(resumed, journal, file);
+  // Only the plans still to simulate count towards the sweep's size (--max-minutes).
+  std::int64_t waiting_ops = 0;
+  for (const PlanOutcome& plan : resumed.plans) {
+    if (plan.status == PlanStatus::ok && !plan.simulated()) waiting_ops += plan.graph_ops;
+  }
+  CHECK(waiting_ops > 0);
+  CHECK(resumed.estimated_graph_ops == waiting_ops);
+  CHECK(resumed.estimated_graph_ops < clean.estimated_graph_ops);
   std::atomic<std::int64_t> simulated_now{0};
   SweepOptions options;
   options.threads = 2;
