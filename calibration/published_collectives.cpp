@@ -144,7 +144,10 @@ std::vector<CollectiveRunResult> run_published_collectives(const std::vector<Pub
       const auto document = JsonDocument::parse_text(nlohmann::json(first.cluster).dump(), "cluster");
       clusters.emplace(first.cluster, load_cluster_spec(document.root()));
     }
-    const CollectiveModel model(clusters.at(first.cluster));
+    // A run with NVLink SHARP turned off (NCCL_NVLS_ENABLE=0) is costed without it.
+    ClusterSpec cluster = clusters.at(first.cluster);
+    if (first.nvls == "off") cluster.nvls_efficiency = 0.0;
+    const CollectiveModel model(cluster);
     CollectiveRunResult result{first.cluster,       first.collective, first.nodes,
                                first.gpus_per_node, first.nvls,       first.source};
     std::vector<double> errors;

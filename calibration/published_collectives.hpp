@@ -22,7 +22,7 @@ struct PublishedCollective {
   Bytes bytes = 0;
   double time_us = 0.0;
   double busbw_gbps = 0.0;
-  std::string nvls;  // what the source says of NVLink SHARP ("off", "on", "likely on", ...)
+  std::string nvls;  // what the source says of NVLink SHARP ("off": costed without it; "on", ...)
   std::string source;
 };
 

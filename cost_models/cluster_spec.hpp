@@ -45,6 +45,9 @@ struct ClusterSpec {
   RooflineCostModel compute_rules;
   double network_efficiency = 1.0;  // NVLink, and NICs unless nic_efficiency says otherwise
   double nic_efficiency = 1.0;
+  // NVLink SHARP (NCCL's NVLS all-reduce inside a node): the fraction of NVLink line rate at which
+  // the buffer crosses each GPU's link; 0 where the switches have none (before NVSwitch 3).
+  double nvls_efficiency = 0.0;
   // A calibration profile (weft calibrate) measured on this cluster's device: where it covers an
   // op, it replaces the roofline rules and the collective model.
   std::shared_ptr<const CalibratedCostModel> calibration;

@@ -61,11 +61,28 @@ double CollectiveModel::nccl_time(OpClass op_class, Bytes bytes, const CommGroup
   return best;
 }
 
+bool CollectiveModel::runs_nvls(OpClass op_class, const CommGroup& group) const {
+  return cluster_.collectives == CollectiveRules::nccl && cluster_.nvls_efficiency > 0.0 &&
+         op_class == OpClass::allreduce && group.nodes == 1 && group.size > 2;
+}
+
+// NVLink SHARP: each GPU sends its buffer into the switch, which reduces it and multicasts the
+// result back, so the buffer crosses each GPU's NVLink once each way at the rate NVLS reaches
+// (nvls_efficiency of the line rate, from nccl-tests); the latency is NCCL's NVLS hop (25 us).
+double CollectiveModel::nvls_time(Bytes bytes) const {
+  constexpr double kNvlsLatencyS = 25e-6;  // hwLatencies[NVLINK][NVLS][Simple], tuning.cc
+  return kNvlsLatencyS + static_cast<double>(bytes) / (cluster_.nvlink_bandwidth * cluster_.nvls_efficiency);
+}
+
 double CollectiveModel::time(OpClass op_class, Bytes bytes, const CommGroup& group,
                              CollectiveAlgorithm algorithm) const {
   const double size = static_cast<double>(bytes);
   const double n = group.size;
   if (group.size <= 1 && op_class != OpClass::send && op_class != OpClass::recv) return 0.0;
+  if (algorithm == CollectiveAlgorithm::nvls) {
+    if (runs_nvls(op_class, group)) return nvls_time(bytes);
+    algorithm = CollectiveAlgorithm::ring;
+  }
   if (cluster_.collectives == CollectiveRules::nccl && nccl_tunes(op_class) &&
       algorithm != CollectiveAlgorithm::hierarchical) {
     const bool tree = algorithm == CollectiveAlgorithm::tree && op_class == OpClass::allreduce;
@@ -73,6 +90,7 @@ double CollectiveModel::time(OpClass op_class, Bytes bytes, const CommGroup& gro
   }
   switch (algorithm) {
     case CollectiveAlgorithm::ring:
+    case CollectiveAlgorithm::nvls:  // (ring by now: NVLS is NCCL's, on NVLink SHARP only)
       switch (op_class) {
         case OpClass::allreduce:
           return 2.0 * (n - 1) / n * size / ring_bandwidth(group) + 2.0 * (n - 1) * step_latency(group);
@@ -124,8 +142,11 @@ CollectiveTime CollectiveModel::time(OpClass op_class, Bytes bytes, const CommGr
   if (cluster_.collectives == CollectiveRules::nccl) {
     // NCCL runs a tree inside a node too, and never the hierarchical composition.
     if (op_class != OpClass::allreduce || group.size <= 1) return best;
-    const double seconds = time(op_class, bytes, group, CollectiveAlgorithm::tree);
-    if (seconds < best.seconds) best = {seconds, CollectiveAlgorithm::tree};
+    for (CollectiveAlgorithm algorithm : {CollectiveAlgorithm::tree, CollectiveAlgorithm::nvls}) {
+      if (algorithm == CollectiveAlgorithm::nvls && !runs_nvls(op_class, group)) continue;
+      const double seconds = time(op_class, bytes, group, algorithm);
+      if (seconds < best.seconds) best = {seconds, algorithm};
+    }
     return best;
   }
   if (op_class != OpClass::allreduce || group.nodes <= 1) return best;

@@ -7,9 +7,9 @@
 
 namespace weft {
 
-enum class CollectiveAlgorithm : std::uint8_t { ring, tree, hierarchical };
+enum class CollectiveAlgorithm : std::uint8_t { ring, tree, hierarchical, nvls };
 
-inline constexpr EnumNames<CollectiveAlgorithm, 3> kCollectiveAlgorithmNames({"ring", "tree", "hierarchical"});
+inline constexpr EnumNames<CollectiveAlgorithm, 4> kCollectiveAlgorithmNames({"ring", "tree", "hierarchical", "nvls"});
 
 struct CollectiveTime {
   double seconds = 0.0;
@@ -34,13 +34,15 @@ struct CollectiveTime {
 //   hierarchical  reduce-scatter inside nodes, all-reduce of the shards across nodes (one
 //                 ring per local rank, each on its own NICs), all-gather inside nodes
 // and the cheapest applicable one is used unless one is forced. Under NCCL's model the candidates
-// are NCCL's own, ring and tree; hierarchical is only run when forced.
+// are NCCL's own, ring and tree, and on a cluster with NVLink SHARP (nvls_efficiency > 0) NVLS
+// for an all-reduce inside a node; hierarchical is only run when forced.
 class CollectiveModel {
  public:
   explicit CollectiveModel(const ClusterSpec& cluster) : cluster_(cluster) {}
 
   CollectiveTime time(OpClass op_class, Bytes bytes, const CommGroup& group) const;
-  // The time of one algorithm; tree and hierarchical apply to all-reduce across nodes only.
+  // The time of one algorithm; tree and hierarchical apply to all-reduce across nodes only, nvls
+  // to all-reduce inside a node of a cluster with NVLink SHARP (others fall back to ring).
   double time(OpClass op_class, Bytes bytes, const CommGroup& group, CollectiveAlgorithm algorithm) const;
 
  private:
@@ -52,6 +54,8 @@ class CollectiveModel {
   double step_latency(const CommGroup& group) const;
   // NCCL's tuner time of `algorithm` with its fastest protocol.
   double nccl_time(OpClass op_class, Bytes bytes, const CommGroup& group, NcclAlgorithm algorithm) const;
+  bool runs_nvls(OpClass op_class, const CommGroup& group) const;
+  double nvls_time(Bytes bytes) const;
 
   const ClusterSpec& cluster_;
 };

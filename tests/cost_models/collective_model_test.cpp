@@ -145,6 +145,18 @@ TEST_CASE("bundled clusters load and partial overrides replace fields", "[collec
   const auto bad = JsonDocument::parse_text(R"({"base": "dgx-h100", "topology": "torus"})", "test");
   CHECK_THROWS_WITH(load_cluster_spec(bad.root()),
                     Contains("topology: 'torus' is not one of rail-optimized or fat-tree"));
+  // The GPU clusters cost collectives by NCCL's model, with their measured efficiencies.
+  CHECK(cluster.collectives == CollectiveRules::nccl);
+  CHECK(cluster.nvls_efficiency == Approx(0.609));
+  CHECK(cluster.nic_efficiency == Approx(0.978));
+  for (const char* field : {"nic_efficiency", "nvls_efficiency"}) {
+    const auto high = JsonDocument::parse_text(std::string(R"({"base": "dgx-h100", ")") + field + R"(": 1.5})", "test");
+    CHECK_THROWS_WITH(load_cluster_spec(high.root()),
+                      Contains(std::string(field) + ": expected an efficiency in (0, 1]"));
+  }
+  const auto rules = JsonDocument::parse_text(R"({"base": "dgx-h100", "collectives": "mpi"})", "test");
+  CHECK_THROWS_WITH(load_cluster_spec(rules.root()),
+                    Contains("collectives: 'mpi' is not one of nccl or latency-bandwidth"));
   const auto odd = JsonDocument::parse_text(R"({"base": "dgx-h100", "gpus": 12})", "test");
   CHECK_THROWS_WITH(load_cluster_spec(odd.root()), Contains("gpus: 12 GPUs do not fill whole nodes of 8"));
 }

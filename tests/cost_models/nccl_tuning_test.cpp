@@ -105,6 +105,34 @@ TEST_CASE("a GPU cluster's collectives take NCCL's fastest algorithm and protoco
   CHECK(model.time(OpClass::send, 0, placement(2, 1, 2)).seconds == Approx(cluster.network_latency_s));
 }
 
+TEST_CASE("NVLink SHARP all-reduces inside a node: the buffer through each link once each way", "[collectives][nccl]") {
+  ClusterSpec cluster;
+  cluster.gpus = 64;
+  cluster.nvlink_bandwidth = 450e9;
+  cluster.nics_per_node = 8;
+  cluster.nic_bandwidth = 50e9;
+  cluster.network_efficiency = 368.0 / 450.0;
+  cluster.collectives = CollectiveRules::nccl;
+  cluster.nvls_efficiency = 0.609;
+  const CollectiveModel model(cluster);
+  const CommGroup node = placement(8, 8, 1);
+  // 8 GiB: 25 us (NCCL's NVLS latency) + S / (450 GB/s x 0.609), faster than the ring's 2 x 7/8 of S.
+  const CollectiveTime large = model.time(OpClass::allreduce, Bytes{8} << 30, node);
+  CHECK(large.algorithm == CollectiveAlgorithm::nvls);
+  CHECK(large.seconds == Approx(25e-6 + double(Bytes{8} << 30) / (450e9 * 0.609)));
+  // Small buffers stay on LL rings; NVLS does not gather, reduce-scatter or cross nodes here, nor
+  // run on two GPUs.
+  CHECK(model.time(OpClass::allreduce, 1024, node).algorithm == CollectiveAlgorithm::ring);
+  CHECK(model.time(OpClass::allgather, Bytes{8} << 30, node).algorithm == CollectiveAlgorithm::ring);
+  CHECK(model.time(OpClass::allreduce, Bytes{8} << 30, placement(16, 8, 2)).algorithm != CollectiveAlgorithm::nvls);
+  CHECK(model.time(OpClass::allreduce, Bytes{8} << 30, placement(2, 2, 1)).algorithm != CollectiveAlgorithm::nvls);
+  // Without NVLink SHARP (an A100 node), forcing it runs the ring.
+  cluster.nvls_efficiency = 0.0;
+  const CollectiveModel without(cluster);
+  CHECK(without.time(OpClass::allreduce, Bytes{8} << 30, node, CollectiveAlgorithm::nvls) ==
+        Approx(without.time(OpClass::allreduce, Bytes{8} << 30, node, CollectiveAlgorithm::ring)));
+}
+
 TEST_CASE("compute capability from an architecture name", "[collectives][nccl]") {
   CHECK(compute_capability("sm80") == 80);
   CHECK(compute_capability("sm100") == 100);

@@ -65,12 +65,18 @@ TEST_CASE("weft suite simulates the published runs and stays within the document
   for (const auto& r : runs) {
     const std::string collective = r["collective"];
     const bool one_per_node = r["gpus_per_node"] == 1, one_node = r["nodes"] == 1;
-    if ((collective != "all_gather" && collective != "reduce_scatter") || (!one_per_node && !one_node)) continue;
+    // dgx-h100's NVLS efficiency comes from together-nccl-tests' NVLS all-reduce; the others in a
+    // node, with NVLS on or likely on, were not fitted.
+    const bool nvls_all_reduce = collective == "all_reduce" && one_node && r["nvls"] != "off";
+    if (!nvls_all_reduce &&
+        ((collective != "all_gather" && collective != "reduce_scatter") || (!one_per_node && !one_node))) {
+      continue;
+    }
     INFO(r.dump());
     CHECK(std::abs(r["largest_error"].get<double>()) <= 0.05);
     ++checked;
   }
-  CHECK(checked >= 6);
+  CHECK(checked >= 9);
 }
 
 TEST_CASE("weft suite rejects bad case files with exit 2 and writes nothing", "[cli][suite][errors]") {
