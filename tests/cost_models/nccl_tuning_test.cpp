@@ -68,7 +68,8 @@ TEST_CASE("the tree: logarithmic latency, half the bus bandwidth, NCCL's size co
       nccl_collective_seconds(OpClass::allgather, NcclAlgorithm::tree, NcclProtocol::simple, 1 << 20, cluster, kH100));
 }
 
-TEST_CASE("a GPU cluster's collectives take NCCL's fastest algorithm and protocol", "[collectives][nccl]") {
+// DGX H100 nodes costed by NCCL's model: NVLink at 368 of 450 GB/s, 8 x 400 Gb/s NICs.
+ClusterSpec h100_cluster(double nvls_efficiency = 0.0) {
   ClusterSpec cluster;
   cluster.gpus = 8192;
   cluster.nvlink_bandwidth = 450e9;
@@ -76,6 +77,12 @@ TEST_CASE("a GPU cluster's collectives take NCCL's fastest algorithm and protoco
   cluster.nic_bandwidth = 50e9;
   cluster.network_efficiency = 368.0 / 450.0;
   cluster.collectives = CollectiveRules::nccl;
+  cluster.nvls_efficiency = nvls_efficiency;
+  return cluster;
+}
+
+TEST_CASE("a GPU cluster's collectives take NCCL's fastest algorithm and protocol", "[collectives][nccl]") {
+  const ClusterSpec cluster = h100_cluster();
   const CollectiveModel model(cluster);
   const CommGroup node = placement(8, 8, 1);
   auto fastest = [&](OpClass op, Bytes bytes, const CommGroup& g, NcclAlgorithm algorithm) {
@@ -106,14 +113,7 @@ TEST_CASE("a GPU cluster's collectives take NCCL's fastest algorithm and protoco
 }
 
 TEST_CASE("NVLink SHARP all-reduces inside a node: the buffer through each link once each way", "[collectives][nccl]") {
-  ClusterSpec cluster;
-  cluster.gpus = 64;
-  cluster.nvlink_bandwidth = 450e9;
-  cluster.nics_per_node = 8;
-  cluster.nic_bandwidth = 50e9;
-  cluster.network_efficiency = 368.0 / 450.0;
-  cluster.collectives = CollectiveRules::nccl;
-  cluster.nvls_efficiency = 0.609;
+  ClusterSpec cluster = h100_cluster(0.609);
   const CollectiveModel model(cluster);
   const CommGroup node = placement(8, 8, 1);
   // 8 GiB: 25 us (NCCL's NVLS latency) + S / (450 GB/s x 0.609), faster than the ring's 2 x 7/8 of S.
