@@ -58,11 +58,12 @@ struct Step {
   // Model FLOPs of a training step per forward FLOP: 3 (forward, input and weight gradients), 2
   // in a frozen module that passes gradients on, 1 in one that needs none (papers/004 §4.2).
   double training_flops_factor = 3.0;
-  std::int64_t parameters = 0;       // parameters held on this rank
-  bool trainable = true;             // false: its parameters are frozen (no gradients, no optimizer)
-  bool attention_core = false;       // the region selective recompute recomputes
-  int context_parallel_chunks = 1;   // >1: ring attention over this many KV chunks
-  Bytes context_parallel_bytes = 0;  // KV bytes passed to the next CP rank per ring step
+  std::int64_t parameters = 0;         // parameters held on this rank
+  std::int64_t shared_parameters = 0;  // parameters it reads that another step holds (a tied head)
+  bool trainable = true;               // false: its parameters are frozen (no gradients, no optimizer)
+  bool attention_core = false;         // the region selective recompute recomputes
+  int context_parallel_chunks = 1;     // >1: ring attention over this many KV chunks
+  Bytes context_parallel_bytes = 0;    // KV bytes passed to the next CP rank per ring step
 };
 
 inline std::int64_t parameters_of(std::span<const Step> steps) {

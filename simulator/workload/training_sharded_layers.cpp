@@ -30,7 +30,8 @@ ShardedLayers::ShardedLayers(TrainingGraphBuilder& builder, int stage, const Chu
     bool has_work = false;
     std::size_t end = i;
     for (; end < chunk.steps.size() && chunk.block[end] == chunk.block[i]; ++end) {
-      unit.parameters += chunk.steps[end].parameters;
+      // A tied head gathers the embedding table it reads.
+      unit.parameters += chunk.steps[end].parameters + chunk.steps[end].shared_parameters;
       if (chunk.steps[end].trainable) unit.trained += chunk.steps[end].parameters;
       has_work = has_work || works(chunk.steps[end]);
       unit.last = end;

@@ -30,8 +30,8 @@ class ShardedLayers {
   struct Unit {
     std::size_t first = 0;
     std::size_t last = 0;
-    std::int64_t parameters = 0;
-    std::int64_t trained = 0;
+    std::int64_t parameters = 0;  // gathered: its own and any it reads from another unit
+    std::int64_t trained = 0;     // reduced: its own trainable ones
   };
   struct State {
     bool issued = false;

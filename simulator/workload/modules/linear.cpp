@@ -26,6 +26,7 @@ void Linear::emit(const ShardContext& context, const std::string& prefix, std::v
   step.output_bytes = rows * out * element;
   step.saved_bytes = rows * in * element;
   step.parameters = shares_weight_ ? 0 : in * out + (bias_ ? (split_ == TpSplit::column ? out : out_) : 0);
+  step.shared_parameters = shares_weight_ ? in * out : 0;
   const bool regathers = split_ == TpSplit::column && context.sequence_parallel && context.tp > 1;
   if (regathers) {
     step.saved_bytes = context.sharded_tokens() * in * element;
