@@ -59,6 +59,12 @@ double bus_factor(OpClass op_class, int n) {
   }
 }
 
+bool is_zero(const std::string& text) {
+  double value = 1.0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return error == std::errc() && end == text.data() + text.size() && value == 0.0;
+}
+
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   const std::size_t n = values.size();
@@ -105,10 +111,12 @@ std::vector<PublishedCollective> read_published_collectives(std::istream& in, co
     if (row.nodes > (1 << 16) || row.gpus_per_node > 64) {
       throw InputError(at("nodes") + ": expected at most 65536 nodes of at most 64 GPUs");
     }
+    if (row.nodes * row.gpus_per_node < 2) throw InputError(at("nodes") + ": a collective needs at least 2 GPUs");
     row.collective = field("collective");
     row.op_class = collective_op_class(row.collective, at("collective"));
     row.bytes = positive<Bytes>(field("bytes"), at("bytes"));
-    row.busbw_gbps = field("busbw_GBps") == "0.00" ? 0.0 : positive<double>(field("busbw_GBps"), at("busbw_GBps"));
+    // nccl-tests prints 0.00 for the bus bandwidth of the smallest sizes.
+    row.busbw_gbps = is_zero(field("busbw_GBps")) ? 0.0 : positive<double>(field("busbw_GBps"), at("busbw_GBps"));
     if (!field("time_us").empty()) {
       row.time_us = positive<double>(field("time_us"), at("time_us"));
     } else if (row.busbw_gbps > 0.0) {

@@ -32,8 +32,9 @@ constexpr double kNetOverheadUs = 1.0;
 // The ring's "plateau" across nodes: NCCL multiplies the latency of large Simple all-reduces.
 constexpr double kRingPlateauFactorAmpereOn = 1.4;
 constexpr double kRingPlateauFactorBefore = 1.9;
-// NCCL applies the plateau when bytes / (channels x ranks) >= 64; channels are at most
-// MAXCHANNELS (64), so below 64 x 64 bytes per rank it surely does not apply.
+// NCCL applies the plateau when bytes / (channels x ranks) >= 64. Channels are at most
+// MAXCHANNELS (64): from 64 x 64 bytes per rank on it surely applies, and weft applies it there
+// only (below, it depends on a channel count NCCL's topology search decides; LL usually wins there).
 constexpr double kPlateauBytesPerRank = 64.0 * 64.0;
 
 std::size_t index(NcclProtocol protocol) { return static_cast<std::size_t>(protocol); }
@@ -89,6 +90,9 @@ LatencyBandwidth tree(NcclProtocol protocol, const CommGroup& group, const NcclL
   double bus = links.bus_bandwidth * 0.92;
   if (protocol == NcclProtocol::ll) bus = std::min(bus / 3.8, ll_max_bandwidth(nodes, links.compute_capability));
   if (protocol == NcclProtocol::ll128) bus *= nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0;
+  // With one GPU of the communicator per node NCCL's search falls back to its plain tree pattern,
+  // which its model charges 0.85 more (search.cc forces NCCL_TOPO_PATTERN_TREE for one GPU).
+  if (nodes > 1 && group.ranks_per_node == 1) bus *= 0.85;
   // A tree all-reduce moves the whole buffer up and down: its algorithm bandwidth is half its bus's.
   LatencyBandwidth out{kTreeBaseLatency[p], bus * 0.5};
   const double intra = kNvlinkTreeLatency[p];

@@ -48,6 +48,11 @@ TEST_CASE("published nccl-tests files: bad input names the line and column", "[s
   CHECK_THROWS_WITH(read_runs(kHeader + "dgx-h100,H100,1,8\n"), Contains("runs.csv:2: 4 fields, the header names 10"));
   CHECK_THROWS_WITH(read_runs(kHeader + "dgx-h100,H100,1,8,all_reduce,8,,0.00,off,s\n"),
                     Contains("column 'time_us': empty, and no bus bandwidth"));
+  CHECK_THROWS_WITH(read_runs(kHeader + "dgx-h100,H100,1,1,all_reduce,8,1,1,off,s\n"),
+                    Contains("column 'nodes': a collective needs at least 2 GPUs"));
+  CHECK_THROWS_WITH(read_runs(kHeader + "dgx-h100,H100,1,8,all_reduce,8,1,fast,off,s\n"),
+                    Contains("column 'busbw_GBps': expected a positive number, got 'fast'"));
+  CHECK(read_runs(kHeader + "dgx-h100,H100,1,8,all_reduce,8,30,0,off,s\n").front().busbw_gbps == 0.0);
   CHECK_THROWS_WITH(read_runs(kHeader + "dgx-h100,H100,0,8,all_reduce,8,1,1,off,s\n"),
                     Contains("column 'nodes': expected a positive number, got '0'"));
   CHECK_THROWS_WITH(run_published_collectives(read_runs(kHeader + "tpu-pod,T,1,8,all_reduce,8,1,1,off,s\n")),

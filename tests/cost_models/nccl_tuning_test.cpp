@@ -63,6 +63,10 @@ TEST_CASE("the tree: logarithmic latency, half the bus bandwidth, NCCL's size co
   // 1 MiB: log2(2^20 / 64) = 14, where Simple's correction is 0.5.
   CHECK(nccl_seconds(OpClass::allreduce, NcclAlgorithm::tree, NcclProtocol::simple, 1 << 20, cluster) ==
         Approx((8.4 + 2 * (7 * 4.0 + 7 * 14.0)) * 1e-6 + double(1 << 20) / (0.92 * kBus * 0.5 * 0.5)));
+  // With one GPU per node NCCL's plain tree pattern takes 0.85 of the bus bandwidth.
+  CHECK(nccl_seconds(OpClass::allreduce, NcclAlgorithm::tree, NcclProtocol::simple, 1 << 30, placement(128, 1, 128),
+                     {45e9, 90}) ==
+        Approx((8.4 + 2 * (7 * 14.0)) * 1e-6 + double(1 << 30) / (0.92 * 0.85 * 45e9 * 0.5)));
   // Trees only all-reduce.
   CHECK_FALSE(
       nccl_collective_seconds(OpClass::allgather, NcclAlgorithm::tree, NcclProtocol::simple, 1 << 20, cluster, kH100));
