@@ -32,6 +32,8 @@ struct BackendDevice {
   std::vector<std::pair<std::string, std::string>> libraries;  // (library, version)
   std::vector<Dtype> dtypes;                                   // dtypes its kernels compute in
   std::int64_t memory_bytes = 0;                               // memory one rank may use
+  std::string timing;                                          // where span times come from
+  bool times_async_work = true;  // whether work issued off the compute stream gets a span
 };
 
 // One op's span on the backend's clock (nanoseconds; see Backend::clock_ns).

@@ -8,6 +8,10 @@
 #include <numeric>
 #include <random>
 #include <stdexcept>
+#include <string>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "kernels/kernel_op.hpp"
 
@@ -43,16 +47,24 @@ KernelOp compute_op(const BenchCase& c) {
   return op;
 }
 
+// The case as a user reads it in an error: "gemm bf16 [4096, 4096, 4096]".
+std::string describe(const BenchCase& c) {
+  return fmt::format("{} {} [{}]", kOpClassNames.name(c.op), kDtypeNames.name(c.dtype), fmt::join(c.shape, ", "));
+}
+
 // Nanoseconds `work` takes on the backend, timed as one span.
 template <class Work>
-double time_span(Backend& backend, Work&& work) {
+double time_span(Backend& backend, const BenchCase& c, Work&& work) {
   backend.open_span(kSampleSpan);
   work();
   backend.issued_span(kSampleSpan);
   backend.synchronize();
   backend.close_span(kSampleSpan);
   const std::vector<TimedSpan> spans = backend.take_spans();
-  if (spans.size() != 1) throw std::runtime_error("the backend reported no time for a benchmark sample");
+  if (spans.size() != 1) {
+    throw std::runtime_error(fmt::format("{}: the {} backend recorded no kernel for the sample (span timing: {})",
+                                         describe(c), backend.device().backend, backend.device().timing));
+  }
   return static_cast<double>(spans.front().end_ns - spans.front().start_ns);
 }
 
@@ -60,7 +72,7 @@ std::vector<double> time_compute(Backend& backend, OperandPool& pool, const Benc
   const KernelOp op = compute_op(c);
   pool.reserve(op.read_bytes(), op.write_bytes());
   auto run = [&](int calls) {
-    return time_span(backend, [&] {
+    return time_span(backend, c, [&] {
       for (int i = 0; i < calls; ++i) run_kernel(backend, pool, op);
     });
   };
@@ -90,7 +102,7 @@ class CommunicationBench {
       std::byte* receive = pool_.write() + i % slots * bytes;
       group->barrier();
       const double own =
-          c.op == OpClass::send ? ping_pong(*group, bytes, receive) : collective(*group, c.op, bytes, receive);
+          c.op == OpClass::send ? ping_pong(*group, c, receive) : collective(*group, c, receive);
       const double slowest = group->max_host(own);
       if (i >= options_.warmup && world_.rank() == 0) samples.push_back(slowest);
     }
@@ -107,22 +119,23 @@ class CommunicationBench {
 
   void wait(Request& request) { request.order_before_compute(std::chrono::steady_clock::now() + options_.timeout); }
 
-  double collective(Communicator& group, OpClass op, std::int64_t bytes, std::byte* receive) {
+  double collective(Communicator& group, const BenchCase& c, std::byte* receive) {
     CommOp comm;
-    comm.op_class = op;
-    comm.bytes = bytes;
+    comm.op_class = c.op;
+    comm.bytes = c.shape[0];
     comm.dtype = Dtype::bf16;
     comm.on_compute_stream = true;
-    return time_span(backend_, [&] { wait(*group.start(comm, pool_.read(), receive)); });
+    return time_span(backend_, c, [&] { wait(*group.start(comm, pool_.read(), receive)); });
   }
 
   // Half the round trip of a message from rank 0 to rank 1 and back.
-  double ping_pong(Communicator& group, std::int64_t bytes, std::byte* receive) {
+  double ping_pong(Communicator& group, const BenchCase& c, std::byte* receive) {
+    const std::int64_t bytes = c.shape[0];
     const int peer = 1 - group.rank();
     CommOp send{OpClass::send, bytes, Dtype::bf16, peer, 0, true};
     CommOp recv{OpClass::recv, bytes, Dtype::bf16, peer, 0, true};
     const bool first = group.rank() == 0;
-    return time_span(backend_,
+    return time_span(backend_, c,
                      [&] {
                        for (const CommOp& op : first ? std::array{send, recv} : std::array{recv, send}) {
                          wait(*group.start(op, pool_.read(), receive));

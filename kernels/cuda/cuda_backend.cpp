@@ -90,6 +90,10 @@ CudaBackend::CudaBackend(int device) {
     check_cuda(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking), "cudaStreamCreate");
   }
   gemm_ = std::make_unique<CublasLtGemm>();
+  timeline_ = make_kernel_timeline(streams_.compute);
+  device_.timing = timeline_->description();
+  device_.times_async_work = timeline_->times_every_stream();
+  device_.libraries.emplace_back("span timing", device_.timing);
 }
 
 CudaBackend::~CudaBackend() {

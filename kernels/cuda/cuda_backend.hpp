@@ -5,12 +5,12 @@
 #include "kernels/backend.hpp"
 #include "kernels/cuda/comm_streams.hpp"
 #include "kernels/cuda/cublaslt_gemm.hpp"
-#include "kernels/cuda/cupti_timeline.hpp"
+#include "kernels/cuda/kernel_timeline.hpp"
 
 namespace weft::cuda {
 
 // The CUDA backend: cuBLASLt GEMMs, weft's flash-attention and memory-bound kernels, NCCL
-// communication, kernel times from CUPTI. It runs on device `device`.
+// communication, kernel times from CUPTI (or CUDA events, when a profiler holds CUPTI). It runs on device `device`.
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(int device);
@@ -26,12 +26,12 @@ class CudaBackend final : public Backend {
   void attention_backward(const AttentionShape& shape, const AttentionBackwardArgs& args) override;
   void memory_bound(const MemoryBoundShape& shape, const std::byte* in, std::byte* out) override;
 
-  void open_span(std::uint32_t id) override { timeline_.push(id); }
-  void issued_span(std::uint32_t) override { timeline_.pop(); }
+  void open_span(std::uint32_t id) override { timeline_->push(id); }
+  void issued_span(std::uint32_t) override { timeline_->pop(); }
   void close_span(std::uint32_t) override {}
   void synchronize() override;
-  std::vector<TimedSpan> take_spans() override { return timeline_.collect(); }
-  std::int64_t clock_ns() const override { return CuptiTimeline::now_ns(); }
+  std::vector<TimedSpan> take_spans() override { return timeline_->collect(); }
+  std::int64_t clock_ns() const override { return timeline_->now_ns(); }
 
   std::unique_ptr<Communicator> world_communicator(Communicator& world) override;
 
@@ -41,7 +41,7 @@ class CudaBackend final : public Backend {
 
   BackendDevice device_;
   CommStreams streams_;
-  CuptiTimeline timeline_;
+  std::unique_ptr<KernelTimeline> timeline_;
   std::unique_ptr<CublasLtGemm> gemm_;
   Buffer scratch_;
 };

@@ -2,13 +2,12 @@
 
 #include <cupti.h>
 
-#include <algorithm>
+#include <array>
 #include <cstdlib>
-#include <map>
 #include <mutex>
-#include <stdexcept>
 #include <string>
-#include <unordered_map>
+
+#include "kernels/cuda/event_timeline.hpp"
 
 namespace weft::cuda {
 namespace {
@@ -16,19 +15,41 @@ namespace {
 constexpr std::size_t kBufferBytes = 8 << 20;
 constexpr std::size_t kBufferAlignment = 8;
 
-void check_cupti(CUptiResult status, const char* what) {
-  if (status == CUPTI_SUCCESS) return;
+std::string result_text(CUptiResult status) {
   const char* text = "unknown error";
   cuptiGetResultString(status, &text);
-  throw std::runtime_error(std::string(what) + " failed: " + text);
+  return text;
 }
 
-// What CUPTI has delivered: kernel intervals by CUPTI correlation id, and which external id
-// (span) each correlation id was issued under. CUPTI calls back from its own threads.
+void check_cupti(CUptiResult status, const char* what) {
+  if (status != CUPTI_SUCCESS) throw std::runtime_error(std::string(what) + " failed: " + result_text(status));
+}
+
+// CUPTI writes an external correlation record only for API calls whose activity records are
+// enabled. These are the calls that put work on a stream, through the runtime (weft's own
+// kernels) or straight through the driver (cuBLASLt and NCCL launch that way).
+constexpr std::array kRuntimeLaunches = {
+  CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,          CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+  CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,      CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+  CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+  CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+  CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,           CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000,
+  CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,          CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
+};
+constexpr std::array kDriverLaunches = {
+  CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,          CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+  CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+  CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+  CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async,         CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async_ptsz,
+  CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async,        CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async_ptsz,
+  CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async,        CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz,
+  CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,           CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+};
+
+// What CUPTI has delivered; it calls back from its own threads.
 struct Records {
   std::mutex mutex;
-  std::unordered_map<std::uint32_t, std::pair<std::uint64_t, std::uint64_t>> intervals;
-  std::unordered_map<std::uint32_t, std::uint64_t> span_of;
+  KernelRecordMatcher matcher;
 };
 
 Records& records() {
@@ -42,45 +63,50 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
   *max_records = 0;
 }
 
-void widen_interval(std::uint32_t correlation, std::uint64_t start, std::uint64_t end) {
-  auto [it, inserted] = records().intervals.try_emplace(correlation, start, end);
-  if (!inserted) {
-    it->second.first = std::min(it->second.first, start);
-    it->second.second = std::max(it->second.second, end);
-  }
-}
-
 void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
   {
     std::lock_guard<std::mutex> lock(records().mutex);
+    KernelRecordMatcher& matcher = records().matcher;
     CUpti_Activity* record = nullptr;
     while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
       if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
         const auto* kernel = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-        widen_interval(kernel->correlationId, kernel->start, kernel->end);
+        matcher.add_interval(kernel->correlationId, kernel->start, kernel->end);
       } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
         const auto* memset = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
-        widen_interval(memset->correlationId, memset->start, memset->end);
+        matcher.add_interval(memset->correlationId, memset->start, memset->end);
       } else if (record->kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) {
         const auto* link = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(record);
-        records().span_of[link->correlationId] = link->externalId;
+        matcher.add_link(link->correlationId, link->externalId);
       }
     }
   }
   std::free(buffer);
 }
 
+void set_api_records(std::uint8_t enable) {
+  for (CUpti_CallbackId id : kRuntimeLaunches) {
+    check_cupti(cuptiActivityEnableRuntimeApi(id, enable), "cuptiActivityEnableRuntimeApi");
+  }
+  for (CUpti_CallbackId id : kDriverLaunches) {
+    check_cupti(cuptiActivityEnableDriverApi(id, enable), "cuptiActivityEnableDriverApi");
+  }
+}
+
 }  // namespace
 
 CuptiTimeline::CuptiTimeline() {
-  check_cupti(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks");
+  const CUptiResult registered = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+  if (registered != CUPTI_SUCCESS) throw CuptiUnavailable("CUPTI: " + result_text(registered));
   check_cupti(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "cuptiActivityEnable(kernel)");
   check_cupti(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET), "cuptiActivityEnable(memset)");
   check_cupti(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION), "cuptiActivityEnable(correlation)");
+  set_api_records(1);
 }
 
 CuptiTimeline::~CuptiTimeline() {
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  set_api_records(0);
   cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
   cuptiActivityDisable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
@@ -99,32 +125,22 @@ void CuptiTimeline::pop() {
 
 std::vector<TimedSpan> CuptiTimeline::collect() {
   check_cupti(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
-  Records& all = records();
-  std::lock_guard<std::mutex> lock(all.mutex);
-  std::map<std::uint64_t, TimedSpan> spans;
-  for (const auto& [correlation, interval] : all.intervals) {
-    const auto span = all.span_of.find(correlation);
-    if (span == all.span_of.end()) continue;
-    const auto start = static_cast<std::int64_t>(interval.first);
-    const auto end = static_cast<std::int64_t>(interval.second);
-    auto [it, inserted] =
-        spans.try_emplace(span->second, TimedSpan{static_cast<std::uint32_t>(span->second), start, end});
-    if (!inserted) {
-      it->second.start_ns = std::min(it->second.start_ns, start);
-      it->second.end_ns = std::max(it->second.end_ns, end);
-    }
-  }
-  all.intervals.clear();
-  all.span_of.clear();
-  std::vector<TimedSpan> out;
-  for (const auto& [id, span] : spans) out.push_back(span);
-  return out;
+  std::lock_guard<std::mutex> lock(records().mutex);
+  return records().matcher.take();
 }
 
-std::int64_t CuptiTimeline::now_ns() {
+std::int64_t CuptiTimeline::now_ns() const {
   std::uint64_t timestamp = 0;
   check_cupti(cuptiGetTimestamp(&timestamp), "cuptiGetTimestamp");
   return static_cast<std::int64_t>(timestamp);
+}
+
+std::unique_ptr<KernelTimeline> make_kernel_timeline(cudaStream_t compute) {
+  try {
+    return std::make_unique<CuptiTimeline>();
+  } catch (const CuptiUnavailable& e) {
+    return std::make_unique<EventTimeline>(compute, e.what());
+  }
 }
 
 }  // namespace weft::cuda

@@ -1,8 +1,10 @@
 #include "kernels/live/live_executor.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 
 #include <fmt/format.h>
@@ -33,8 +35,11 @@ struct LiveExecutor::State {
   std::map<std::uint32_t, KernelOp> kernels;                    // compute ops by id
   std::map<std::uint32_t, Buffer> receive_buffers;              // by span id
   std::map<std::uint32_t, std::unique_ptr<Request>> in_flight;  // by span id
+  std::map<std::uint32_t, std::string> timed;                   // the spans each iteration must report, by id
   std::vector<std::vector<TimedSpan>> iterations;
   std::vector<std::int64_t> iteration_ns;
+  std::vector<std::int64_t> issue_ns;
+  std::size_t issued = 0;  // ops and transfers issued per iteration
 
   State(const ExecutionPlan& p, Backend& b, Communicator& w, const LiveOptions& o)
       : plan(p),
@@ -53,21 +58,31 @@ struct LiveExecutor::State {
     std::int64_t write = 0;
     for (const PlanAction& action : program.actions) {
       for (const PlanOp& op : action.ops) {
+        ++issued;
         if (is_communication(op)) {
           const int size = group(op).size();
           const CommOp comm = comm_op(op);
           read = std::max(read, comm_send_bytes(comm, size));
           receive_buffers[op.id] = backend.allocate(std::max<std::int64_t>(1, comm_recv_bytes(comm, size)));
+          if (!op.async || backend.device().times_async_work) timed[op.id] = "op '" + op.name + "'";
           continue;
         }
         const KernelOp kernel = kernel_op_for(op.work);
         read = std::max(read, kernel.read_bytes());
         write = std::max(write, kernel.write_bytes());
         kernels[op.id] = kernel;
+        if (kernel.kind != KernelKind::none) timed[op.id] = "op '" + op.name + "'";
       }
+      if (action.kind == ActionKind::isend || action.kind == ActionKind::irecv) ++issued;
       if (action.kind == ActionKind::isend) read = std::max(read, action.bytes);
       if (action.kind == ActionKind::irecv)
         receive_buffers[kTransferSpan + action.transfer] = backend.allocate(action.bytes);
+      if ((action.kind == ActionKind::isend || action.kind == ActionKind::irecv) &&
+          backend.device().times_async_work) {
+        timed[kTransferSpan + action.transfer] =
+            fmt::format("transfer {} ({} stage {})", action.transfer,
+                        action.kind == ActionKind::isend ? "send to" : "receive from", action.peer_stage);
+      }
     }
     pool.reserve(std::max<std::int64_t>(read, 1), std::max<std::int64_t>(write, 1), kTrainingOperandRotation);
   }
@@ -142,9 +157,25 @@ struct LiveExecutor::State {
     launch(span, world, op);
   }
 
+  // A span the backend did not report would leave a hole in the measured trace that reads as an
+  // op of no time.
+  void expect_every_span(const std::vector<TimedSpan>& spans) const {
+    std::size_t found = 0;
+    for (const TimedSpan& span : spans) found += timed.count(span.id);
+    if (found == timed.size()) return;
+    for (const auto& [id, what] : timed) {
+      const bool seen = std::any_of(spans.begin(), spans.end(), [id = id](const TimedSpan& s) { return s.id == id; });
+      if (!seen) {
+        throw std::runtime_error(fmt::format("rank {}: {} ran but the {} backend recorded no kernel for it (span timing: {})",
+                                             world.rank(), what, backend.device().backend, backend.device().timing));
+      }
+    }
+  }
+
   void iterate() {
     world.barrier();
     const std::int64_t origin = backend.clock_ns();
+    const auto issue_start = std::chrono::steady_clock::now();
     for (const PlanAction& action : program.actions) {
       switch (action.kind) {
         case ActionKind::isend:
@@ -166,9 +197,12 @@ struct LiveExecutor::State {
       }
     }
     while (!in_flight.empty()) complete(in_flight.begin()->first);
+    issue_ns.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - issue_start)
+                           .count());
     backend.synchronize();
     const std::int64_t local = backend.clock_ns() - origin;
     std::vector<TimedSpan> spans = backend.take_spans();
+    expect_every_span(spans);
     for (TimedSpan& span : spans) {
       span.start_ns -= origin;
       span.end_ns -= origin;
@@ -208,7 +242,10 @@ LiveRun LiveExecutor::run() {
   std::sort(order.begin(), order.end(),
             [&](std::size_t a, std::size_t b) { return run.iteration_ns[a] < run.iteration_ns[b]; });
   run.median_iteration = order[order.size() / 2];
-  run.spans = s.iterations[static_cast<std::size_t>(s.options.warmup) + run.median_iteration];
+  const std::size_t median = static_cast<std::size_t>(s.options.warmup) + run.median_iteration;
+  run.spans = s.iterations[median];
+  run.issue_ns = s.issue_ns[median];
+  run.issued = s.issued;
   return run;
 }
 

@@ -22,6 +22,11 @@ struct LiveRun {
   std::vector<std::int64_t> iteration_ns;
   std::size_t median_iteration = 0;
   std::vector<TimedSpan> spans;
+  // This rank's host time from the iteration's start until its last op was issued, in the
+  // median iteration, and the ops and transfers it issued: their ratio is the host's cost per op
+  // when the device never holds the host up (ops queue asynchronously on a GPU).
+  std::int64_t issue_ns = 0;
+  std::size_t issued = 0;
 };
 
 inline constexpr std::uint32_t kTransferSpan = 1u << 31;

@@ -13,6 +13,7 @@ namespace weft {
 namespace {
 
 using Catch::Matchers::Contains;
+using test::run_weft;
 
 std::string llama_70b_with(const std::string& training,
                            const std::string& options = R"({"framework_overhead_GiB": 3})") {

@@ -98,8 +98,9 @@ void run_bench_command(const BenchFlags& flags) {
         set.warmup = plan->options.warmup;
         set.samples = plan->options.samples;
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        fmt::print("weft bench: {} cases on {} ({} backend, {} rank{}) in {:.1f} s\n", set.measurements.size(),
-                   set.device, set.backend, set.ranks, set.ranks == 1 ? "" : "s", seconds);
+        fmt::print("weft bench: {} cases on {} ({} backend, {} rank{}) in {:.1f} s; span times from {}\n",
+                   set.measurements.size(), set.device, set.backend, set.ranks, set.ranks == 1 ? "" : "s", seconds,
+                   device.timing);
         write_output("-o", flags.output, [&](std::ostream& out) { out << measurements_json(set).dump(1) << '\n'; });
         if (!flags.cluster_spec.empty()) write_cluster_spec(flags.cluster_spec, set);
       });

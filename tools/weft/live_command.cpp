@@ -67,6 +67,11 @@ void report(const LiveFlags& flags, const LiveSetup& setup, const LiveRun& run, 
   const double error = static_cast<double>(setup.plan.simulated_iteration_ns - median) / static_cast<double>(median);
   fmt::print("Simulated        {} ({:+.1f}% against the measured median)\n",
              format_duration(setup.plan.simulated_iteration_ns), 100.0 * error);
+  fmt::print("Span timing      {}\n", backend.device().timing);
+  if (run.issued > 0) {
+    fmt::print("Host issue       {} for {} ops and transfers on rank 0 ({} per op)\n", format_duration(run.issue_ns),
+               run.issued, format_duration(run.issue_ns / static_cast<std::int64_t>(run.issued)));
+  }
 }
 
 void run_live(const LiveFlags& flags) {

@@ -1,0 +1,65 @@
+#include "kernels/cuda/event_timeline.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+
+#include "kernels/cuda/cuda_errors.hpp"
+
+namespace weft::cuda {
+
+EventTimeline::EventTimeline(cudaStream_t compute, std::string why) : compute_(compute), why_(std::move(why)) {}
+
+EventTimeline::~EventTimeline() {
+  for (cudaEvent_t e : events_) cudaEventDestroy(e);
+}
+
+cudaEvent_t EventTimeline::event() {
+  if (used_ == events_.size()) {
+    cudaEvent_t e = nullptr;
+    check_cuda(cudaEventCreate(&e), "cudaEventCreate(span timing)");
+    events_.push_back(e);
+  }
+  return events_[used_++];
+}
+
+void EventTimeline::push(std::uint32_t id) {
+  if (origin_ == nullptr) {
+    origin_ = event();
+    origin_host_ns_ = now_ns();
+    check_cuda(cudaEventRecord(origin_, compute_), "cudaEventRecord(span origin)");
+  }
+  OpenSpan span{id, event(), nullptr};
+  check_cuda(cudaEventRecord(span.start, compute_), "cudaEventRecord(span start)");
+  spans_.push_back(span);
+}
+
+void EventTimeline::pop() {
+  if (spans_.empty() || spans_.back().end != nullptr) throw std::logic_error("EventTimeline::pop without push");
+  spans_.back().end = event();
+  check_cuda(cudaEventRecord(spans_.back().end, compute_), "cudaEventRecord(span end)");
+}
+
+std::vector<TimedSpan> EventTimeline::collect() {
+  std::vector<TimedSpan> out;
+  auto since_origin = [&](cudaEvent_t e) {
+    float ms = 0;
+    check_cuda(cudaEventElapsedTime(&ms, origin_, e), "cudaEventElapsedTime");
+    return origin_host_ns_ + std::llround(static_cast<double>(ms) * 1e6);
+  };
+  for (const OpenSpan& span : spans_) {
+    if (span.end == nullptr) throw std::logic_error("EventTimeline::collect with a span still open");
+    out.push_back({span.id, since_origin(span.start), since_origin(span.end)});
+  }
+  spans_.clear();
+  used_ = 0;
+  origin_ = nullptr;
+  return out;
+}
+
+std::int64_t EventTimeline::now_ns() const {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace weft::cuda

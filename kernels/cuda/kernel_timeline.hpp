@@ -1,0 +1,34 @@
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/backend.hpp"
+
+namespace weft::cuda {
+
+// Where the CUDA backend's span times come from. Work issued between push(id) and pop() belongs
+// to span `id`; after the device is synchronized, collect() returns each span's start and end on
+// the clock now_ns() reads.
+class KernelTimeline {
+ public:
+  virtual ~KernelTimeline() = default;
+  virtual void push(std::uint32_t id) = 0;
+  virtual void pop() = 0;
+  virtual std::vector<TimedSpan> collect() = 0;
+  virtual std::int64_t now_ns() const = 0;
+  // How spans are timed, for the user: measurement files and live reports carry it.
+  virtual std::string description() const = 0;
+  // Whether work issued on streams other than the compute stream gets a span.
+  virtual bool times_every_stream() const = 0;
+};
+
+// CUPTI's activity records when this process can subscribe to CUPTI; CUDA events on `compute`
+// when it cannot (a profiler such as Nsight Compute holds the subscription), saying why.
+std::unique_ptr<KernelTimeline> make_kernel_timeline(cudaStream_t compute);
+
+}  // namespace weft::cuda
