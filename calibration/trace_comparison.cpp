@@ -62,7 +62,11 @@ TraceSummary summarize_trace(const JsonCursor& root) {
     const int stage = process->second.stage;
     const std::string op_class = event.at("args").at("class").as_string();
     if (op_class == "recv" || !ranks_per_stage.contains(stage)) continue;
-    const double seconds = event.at("dur").as_nonnegative_number() * 1e-6 / ranks_per_stage[stage];
+    // A measured op's kernels may leave gaps where the host was slower than the device; its
+    // "busy_us" is the time its kernels ran.
+    const auto busy = event.at("args").find("busy_us");
+    const double seconds = (busy ? busy->as_nonnegative_number() : event.at("dur").as_nonnegative_number()) * 1e-6 /
+                           ranks_per_stage[stage];
     summary.class_s[op_class][stage] += seconds;
     if (!process->second.rank) continue;
     const auto thread = compute_thread.find({pid, event.at("tid").as_int()});

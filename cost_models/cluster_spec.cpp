@@ -22,7 +22,7 @@ std::shared_ptr<const CalibratedCostModel> read_cluster_calibration(const JsonCu
         JsonCursor(gpu_name, json.path().empty() ? "calibration" : json.path() + ".calibration"));
   }
   auto profile = load_bundled_profile(*value);
-  if (profile->device() != gpu.name) {
+  if (!gpu.is(profile->device())) {
     value->fail("profile '" + name + "' was measured on '" + profile->device() + "', not on the cluster's GPU '" +
                 gpu.name + "' (name its profile, \"auto\" or \"none\")");
   }

@@ -1,5 +1,6 @@
 #include "cost_models/device_spec.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "simulator/core/spec_resolver.hpp"
@@ -8,7 +9,7 @@ namespace weft {
 
 DeviceSpec parse_device_spec(const JsonCursor& json) {
   json.expect_only({"name", "kind", "architecture", "description", "source", "peak_tflops", "memory_bandwidth_GBps",
-                    "network_bandwidth_GBps", "memory_MiB"});
+                    "network_bandwidth_GBps", "memory_MiB", "reported_names"});
   DeviceSpec spec;
   spec.name = json.at("name").as_string();
   if (spec.name.empty()) json.at("name").fail("expected a non-empty name");
@@ -30,10 +31,20 @@ DeviceSpec parse_device_spec(const JsonCursor& json) {
   if (auto memory = json.find("memory_MiB")) {
     spec.memory_capacity = static_cast<Bytes>(std::llround(memory->as_nonnegative_number() * kBytesPerMiB));
   }
+  if (auto names = json.find("reported_names")) {
+    for (const JsonCursor& name : names->elements()) {
+      spec.reported_names.push_back(name.as_string());
+      if (spec.reported_names.back().empty()) name.fail("expected a non-empty name");
+    }
+  }
   if (spec.kind == DeviceKind::link && spec.memory_capacity > 0) {
     json.at("memory_MiB").fail("a link device has no memory");
   }
   return spec;
+}
+
+bool DeviceSpec::is(const std::string& device) const {
+  return device == name || std::find(reported_names.begin(), reported_names.end(), device) != reported_names.end();
 }
 
 DeviceSpec load_device_spec(const JsonCursor& json) {

@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "simulator/core/dtype.hpp"
 #include "simulator/core/enum_names.hpp"
@@ -25,14 +26,21 @@ struct DeviceSpec {
   double memory_bandwidth = 0.0;                 // bytes/s
   double network_bandwidth = 0.0;                // bytes/s, one direction
   Bytes memory_capacity = 0;                     // bytes; 0 for devices without memory (links)
+  // What the driver calls this device (cudaGetDeviceProperties' name, as weft bench writes it into
+  // measurement files and profiles), e.g. "NVIDIA H100 80GB HBM3".
+  std::vector<std::string> reported_names;
 
   double peak(Dtype dtype) const { return peak_flops[static_cast<std::size_t>(dtype)]; }
+  // Whether a profile or measurement of `device` (a spec name or a driver's name) was taken on
+  // this device.
+  bool is(const std::string& device) const;
   bool operator==(const DeviceSpec&) const = default;
 };
 
 // Reads a spec object:
 //   {"name": "h100-sxm", "kind": "gpu", "architecture": "sm90", "peak_tflops": {"bf16": 989, ...},
-//    "memory_bandwidth_GBps": 3350, "network_bandwidth_GBps": 0, "memory_MiB": 81559}
+//    "memory_bandwidth_GBps": 3350, "network_bandwidth_GBps": 0, "memory_MiB": 81559,
+//    "reported_names": ["NVIDIA H100 80GB HBM3"]}
 DeviceSpec parse_device_spec(const JsonCursor& json);
 
 // A spec given by name from the bundled library (scenarios/clusters/devices/<name>.json),

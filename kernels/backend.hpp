@@ -8,6 +8,7 @@
 
 #include "kernels/communicator.hpp"
 #include "kernels/kernel_shapes.hpp"
+#include "simulator/core/kernel.hpp"
 
 namespace weft {
 
@@ -33,14 +34,17 @@ struct BackendDevice {
   std::vector<Dtype> dtypes;                                   // dtypes its kernels compute in
   std::int64_t memory_bytes = 0;                               // memory one rank may use
   std::string timing;                                          // where span times come from
-  bool times_async_work = true;  // whether work issued off the compute stream gets a span
+  bool times_async_work = true;                                // whether work issued off the compute stream gets a span
 };
 
-// One op's span on the backend's clock (nanoseconds; see Backend::clock_ns).
+// One op's span on the backend's clock (nanoseconds; see Backend::clock_ns): from its first
+// kernel's start to its last kernel's end, and how long within that a kernel of it ran (less
+// than end - start when the host issued its kernels slower than the device ran them).
 struct TimedSpan {
   std::uint32_t id = 0;
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
+  std::int64_t busy_ns = 0;
 };
 
 // A device that runs kernels and times them: the CPU (Eigen, monotonic clock) or a CUDA GPU
@@ -65,6 +69,9 @@ class Backend {
   virtual void attention_forward(const AttentionShape& shape, const AttentionForwardArgs& args) = 0;
   virtual void attention_backward(const AttentionShape& shape, const AttentionBackwardArgs& args) = 0;
   virtual void memory_bound(const MemoryBoundShape& shape, const std::byte* in, std::byte* out) = 0;
+  // The kernel family attention of `shape` runs as (measurement files and profiles key on it):
+  // `cudnn` where cuDNN's fused attention runs it, `any` for weft's own kernels.
+  virtual Kernel attention_kernel(const AttentionShape&) const { return Kernel::any; }
 
   virtual void open_span(std::uint32_t id) = 0;
   virtual void issued_span(std::uint32_t id) = 0;
@@ -73,6 +80,9 @@ class Backend {
   virtual std::vector<TimedSpan> take_spans() = 0;
   // Now, on the clock spans are reported in.
   virtual std::int64_t clock_ns() const = 0;
+  // What the span timing received but could not attribute to a span, for an error that says a
+  // span is missing (empty when there is nothing to say).
+  virtual std::string unattributed_timing() const { return {}; }
 
   // The communicator over every rank of the job, built over `world` (the MPI job that started
   // the ranks): MPI itself on the CPU, NCCL bootstrapped through it on a GPU.

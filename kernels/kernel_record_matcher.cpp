@@ -19,11 +19,7 @@ void age_and_drop(Table& table) {
 }  // namespace
 
 void KernelRecordMatcher::add_interval(std::uint32_t correlation, std::uint64_t start, std::uint64_t end) {
-  auto [it, inserted] = intervals_.try_emplace(correlation, Interval{start, end, 0});
-  if (!inserted) {
-    it->second.start = std::min(it->second.start, start);
-    it->second.end = std::max(it->second.end, end);
-  }
+  intervals_[correlation].runs.emplace_back(start, end);
 }
 
 void KernelRecordMatcher::add_link(std::uint32_t correlation, std::uint64_t span) {
@@ -31,20 +27,16 @@ void KernelRecordMatcher::add_link(std::uint32_t correlation, std::uint64_t span
 }
 
 std::vector<TimedSpan> KernelRecordMatcher::take() {
-  std::map<std::uint64_t, TimedSpan> spans;
+  std::map<std::uint64_t, std::vector<std::pair<std::int64_t, std::int64_t>>> kernels;  // by span
   for (auto it = intervals_.begin(); it != intervals_.end();) {
     const auto link = links_.find(it->first);
     if (link == links_.end()) {
       ++it;
       continue;
     }
-    const auto start = static_cast<std::int64_t>(it->second.start);
-    const auto end = static_cast<std::int64_t>(it->second.end);
-    const std::uint64_t id = link->second.span;
-    auto [span, inserted] = spans.try_emplace(id, TimedSpan{static_cast<std::uint32_t>(id), start, end});
-    if (!inserted) {
-      span->second.start_ns = std::min(span->second.start_ns, start);
-      span->second.end_ns = std::max(span->second.end_ns, end);
+    auto& runs = kernels[link->second.span];
+    for (const auto& [start, end] : it->second.runs) {
+      runs.emplace_back(static_cast<std::int64_t>(start), static_cast<std::int64_t>(end));
     }
     links_.erase(link);
     it = intervals_.erase(it);
@@ -52,8 +44,18 @@ std::vector<TimedSpan> KernelRecordMatcher::take() {
   age_and_drop(intervals_);
   age_and_drop(links_);
   std::vector<TimedSpan> out;
-  out.reserve(spans.size());
-  for (const auto& [id, span] : spans) out.push_back(span);
+  out.reserve(kernels.size());
+  for (auto& [id, intervals] : kernels) {
+    std::sort(intervals.begin(), intervals.end());
+    TimedSpan span{static_cast<std::uint32_t>(id), intervals.front().first, intervals.front().second, 0};
+    std::int64_t covered_to = span.start_ns;  // the union of the intervals, swept in start order
+    for (const auto& [start, end] : intervals) {
+      span.busy_ns += std::max<std::int64_t>(0, end - std::max(start, covered_to));
+      covered_to = std::max(covered_to, end);
+    }
+    span.end_ns = covered_to;
+    out.push_back(span);
+  }
   return out;
 }
 

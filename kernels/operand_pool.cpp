@@ -8,10 +8,16 @@
 namespace weft {
 namespace {
 
-// bf16 of a value drawn from ±[0.5, 1): sign bit, exponent 126, seven random mantissa bits.
-std::uint16_t moderate_half(std::mt19937& generator) {
-  const auto bits = static_cast<std::uint16_t>(generator());
-  return static_cast<std::uint16_t>((bits & 0x8000u) | (126u << 7) | (bits & 0x7Fu));
+constexpr std::int64_t kPatternBytes = std::int64_t{64} << 20;
+
+// bf16 of a value drawn from N(0, 1), rounded to nearest even; never 0 and never near bf16's
+// range ends, since |x| stays between 2^-60 and 2^10 for any draw a generator makes.
+std::uint16_t normal_half(std::mt19937& generator, std::normal_distribution<float>& normal) {
+  float x = normal(generator);
+  if (x == 0.0f) x = 1.0f;
+  std::uint32_t bits = 0;
+  std::memcpy(&bits, &x, sizeof(bits));
+  return static_cast<std::uint16_t>((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
 }
 
 }  // namespace
@@ -22,11 +28,15 @@ void OperandPool::reserve(std::int64_t read_bytes, std::int64_t write_bytes, std
   write_bytes += rotation_bytes_;
   if (read_bytes > read_.bytes()) {
     const std::int64_t bytes = (read_bytes + 3) / 4 * 4;
-    std::vector<std::uint16_t> halves(static_cast<std::size_t>(bytes / 2));
+    std::vector<std::uint16_t> halves(static_cast<std::size_t>(std::min(bytes, kPatternBytes) / 2));
     std::mt19937 generator(2024);
-    for (std::uint16_t& half : halves) half = moderate_half(generator);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    for (std::uint16_t& half : halves) half = normal_half(generator, normal);
     read_ = backend_.allocate(bytes);
-    backend_.upload(read_.data(), reinterpret_cast<const std::byte*>(halves.data()), bytes);
+    const auto* pattern = reinterpret_cast<const std::byte*>(halves.data());
+    for (std::int64_t offset = 0; offset < bytes; offset += kPatternBytes) {
+      backend_.upload(read_.data() + offset, pattern, std::min(kPatternBytes, bytes - offset));
+    }
   }
   if (write_bytes > write_.bytes()) write_ = backend_.allocate(write_bytes);
 }

@@ -12,9 +12,13 @@ inline constexpr std::int64_t kTrainingOperandRotation = std::int64_t{256} << 20
 
 // Device memory for ops run for their time, not their values (benchmarks, the live executor):
 // one region ops read and one region ops write, each grown to the largest op. The read region
-// holds 16-bit halves that are bf16 values in ±[0.5, 1); read as fp32 words, as bf16 or as fp16
-// they are normal numbers of modest size, so no kernel meets a NaN, an infinity or a subnormal
-// slow path, and since no op reads what another wrote, values never grow.
+// holds 16-bit halves that are bf16 values drawn from a standard normal distribution, as a
+// training step's tensors roughly are (and as PyTorch references draw them: a GPU's sustained
+// clock, so a kernel's time, depends on how many bits its operands toggle). Read as fp32 words, as
+// bf16 or as fp16 they are normal numbers of modest size (a bf16 exponent far from the ends of
+// its range is one fp16 does not overflow or underflow), so no kernel meets a NaN, an infinity
+// or a subnormal slow path, and since no op reads what another wrote, values never grow. The
+// pattern repeats every kPatternBytes, so that reserving many gigabytes takes no long host work.
 //
 // Without a rotation every op reads and writes the regions' start: the same operands over and
 // over, cache-hot, as `weft bench` times a kernel. With a rotation each op takes the next stretch

@@ -82,7 +82,7 @@ void CpuBackend::close_span(std::uint32_t id) {
   const std::int64_t end = clock_ns();
   const auto open = open_.find(id);
   if (open == open_.end()) return;
-  closed_.push_back({id, open->second, end});
+  closed_.push_back({id, open->second, end, end - open->second});  // the CPU is busy while the op runs
   open_.erase(open);
 }
 

@@ -53,6 +53,9 @@ BackendDevice describe(int device) {
 #if WEFT_HAVE_NCCL
     {"nccl", std::to_string(NcclCommunicator::version())},
 #endif
+#if WEFT_HAVE_CUDNN
+    {"cudnn", std::to_string(CudnnAttention::version())},
+#endif
     {"cupti", std::to_string(cupti)},
     {"compute capability", fmt::format("sm_{}{}", properties.major, properties.minor)}
   };
@@ -90,6 +93,11 @@ CudaBackend::CudaBackend(int device) {
     check_cuda(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking), "cudaStreamCreate");
   }
   gemm_ = std::make_unique<CublasLtGemm>();
+#if WEFT_HAVE_CUDNN
+  cudnn_ = std::make_unique<CudnnAttention>();
+#endif
+  check_cuda(cudaDeviceGetAttribute(&compute_capability_major_, cudaDevAttrComputeCapabilityMajor, device),
+             "cudaDeviceGetAttribute");
   timeline_ = make_kernel_timeline(streams_.compute);
   device_.timing = timeline_->description();
   device_.times_async_work = timeline_->times_every_stream();
@@ -99,6 +107,9 @@ CudaBackend::CudaBackend(int device) {
 CudaBackend::~CudaBackend() {
   cudaDeviceSynchronize();
   gemm_.reset();
+#if WEFT_HAVE_CUDNN
+  cudnn_.reset();
+#endif
   scratch_ = {};
   for (cudaStream_t stream : {streams_.compute, streams_.collectives, streams_.sends, streams_.receives}) {
     cudaStreamDestroy(stream);
@@ -120,8 +131,20 @@ void CudaBackend::gemm(const GemmShape& shape, const std::byte* a, const std::by
   gemm_->run(shape, a, b, c, streams_.compute);
 }
 
+Kernel CudaBackend::attention_kernel(const AttentionShape& shape) const {
+#if WEFT_HAVE_CUDNN
+  if (CudnnAttention::unsupported(shape, compute_capability_major_).empty()) return Kernel::cudnn;
+#else
+  (void)shape;
+#endif
+  return Kernel::any;
+}
+
 void CudaBackend::attention_forward(const AttentionShape& shape, const AttentionForwardArgs& args) {
   check_shape(shape);
+#if WEFT_HAVE_CUDNN
+  if (attention_kernel(shape) == Kernel::cudnn) return cudnn_->forward(shape, args, streams_.compute);
+#endif
   check_cuda(launch_flash_attention_forward(problem(shape), args.q, args.k, args.v, args.o,
                                             reinterpret_cast<float*>(args.lse), streams_.compute),
              "flash attention forward");
@@ -129,6 +152,9 @@ void CudaBackend::attention_forward(const AttentionShape& shape, const Attention
 
 void CudaBackend::attention_backward(const AttentionShape& shape, const AttentionBackwardArgs& args) {
   check_shape(shape);
+#if WEFT_HAVE_CUDNN
+  if (attention_kernel(shape) == Kernel::cudnn) return cudnn_->backward(shape, args, streams_.compute);
+#endif
   const std::int64_t rows = shape.batch * shape.heads * shape.queries;
   float* accumulator = scratch((rows * shape.head_dim + rows) * 4);
   check_cuda(launch_flash_attention_backward(

@@ -5,11 +5,15 @@
 #include "kernels/backend.hpp"
 #include "kernels/cuda/comm_streams.hpp"
 #include "kernels/cuda/cublaslt_gemm.hpp"
+#if WEFT_HAVE_CUDNN
+#include "kernels/cuda/cudnn_attention.hpp"
+#endif
 #include "kernels/cuda/kernel_timeline.hpp"
 
 namespace weft::cuda {
 
-// The CUDA backend: cuBLASLt GEMMs, weft's flash-attention and memory-bound kernels, NCCL
+// The CUDA backend: cuBLASLt GEMMs, cuDNN's fused attention (weft's own flash-attention kernel
+// where cuDNN cannot run a shape, or weft was built without cuDNN), weft's memory-bound kernel, NCCL
 // communication, kernel times from CUPTI (or CUDA events, when a profiler holds CUPTI). It runs on device `device`.
 class CudaBackend final : public Backend {
  public:
@@ -25,6 +29,7 @@ class CudaBackend final : public Backend {
   void attention_forward(const AttentionShape& shape, const AttentionForwardArgs& args) override;
   void attention_backward(const AttentionShape& shape, const AttentionBackwardArgs& args) override;
   void memory_bound(const MemoryBoundShape& shape, const std::byte* in, std::byte* out) override;
+  Kernel attention_kernel(const AttentionShape& shape) const override;
 
   void open_span(std::uint32_t id) override { timeline_->push(id); }
   void issued_span(std::uint32_t) override { timeline_->pop(); }
@@ -32,6 +37,7 @@ class CudaBackend final : public Backend {
   void synchronize() override;
   std::vector<TimedSpan> take_spans() override { return timeline_->collect(); }
   std::int64_t clock_ns() const override { return timeline_->now_ns(); }
+  std::string unattributed_timing() const override { return timeline_->unattributed(); }
 
   std::unique_ptr<Communicator> world_communicator(Communicator& world) override;
 
@@ -43,6 +49,10 @@ class CudaBackend final : public Backend {
   CommStreams streams_;
   std::unique_ptr<KernelTimeline> timeline_;
   std::unique_ptr<CublasLtGemm> gemm_;
+#if WEFT_HAVE_CUDNN
+  std::unique_ptr<CudnnAttention> cudnn_;
+#endif
+  int compute_capability_major_ = 0;
   Buffer scratch_;
 };
 

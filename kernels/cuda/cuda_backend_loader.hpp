@@ -1,6 +1,8 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <utility>
 
 #include "kernels/backend.hpp"
 
@@ -10,5 +12,8 @@ namespace weft::cuda {
 // loaded from the module next to the weft executable. Throws InputError saying why it cannot
 // run here: weft built without CUDA, no driver or device, or the module missing.
 std::unique_ptr<Backend> load_cuda_backend(int local_rank);
+
+// The CUDA module's attention check (weft_check_cuda_attention): whether it passed, and its report.
+std::pair<bool, std::string> check_cuda_attention();
 
 }  // namespace weft::cuda

@@ -10,3 +10,8 @@
 // A new CUDA backend on `device`, or nullptr with the reason in `error`.
 extern "C" weft::Backend* weft_create_cuda_backend(int device, char* error, std::size_t error_bytes);
 using WeftCreateCudaBackend = decltype(&weft_create_cuda_backend);
+
+// Compares cuDNN's attention with weft's reference kernel on one shape; 0 when they agree (or
+// cuDNN is not built in), with what was found in `report`.
+extern "C" int weft_check_cuda_attention(char* report, std::size_t report_bytes);
+using WeftCheckCudaAttention = decltype(&weft_check_cuda_attention);

@@ -30,6 +30,7 @@ class CuptiTimeline final : public KernelTimeline {
   std::int64_t now_ns() const override;
   std::string description() const override { return "cupti"; }
   bool times_every_stream() const override { return true; }
+  std::string unattributed() const override;
 };
 
 }  // namespace weft::cuda

@@ -25,6 +25,8 @@ class KernelTimeline {
   virtual std::string description() const = 0;
   // Whether work issued on streams other than the compute stream gets a span.
   virtual bool times_every_stream() const = 0;
+  // Records received but not attributed to a span (Backend::unattributed_timing).
+  virtual std::string unattributed() const { return {}; }
 };
 
 // CUPTI's activity records when this process can subscribe to CUPTI; CUDA events on `compute`

@@ -77,8 +77,7 @@ struct LiveExecutor::State {
       if (action.kind == ActionKind::isend) read = std::max(read, action.bytes);
       if (action.kind == ActionKind::irecv)
         receive_buffers[kTransferSpan + action.transfer] = backend.allocate(action.bytes);
-      if ((action.kind == ActionKind::isend || action.kind == ActionKind::irecv) &&
-          backend.device().times_async_work) {
+      if ((action.kind == ActionKind::isend || action.kind == ActionKind::irecv) && backend.device().times_async_work) {
         timed[kTransferSpan + action.transfer] =
             fmt::format("transfer {} ({} stage {})", action.transfer,
                         action.kind == ActionKind::isend ? "send to" : "receive from", action.peer_stage);
@@ -166,8 +165,9 @@ struct LiveExecutor::State {
     for (const auto& [id, what] : timed) {
       const bool seen = std::any_of(spans.begin(), spans.end(), [id = id](const TimedSpan& s) { return s.id == id; });
       if (!seen) {
-        throw std::runtime_error(fmt::format("rank {}: {} ran but the {} backend recorded no kernel for it (span timing: {})",
-                                             world.rank(), what, backend.device().backend, backend.device().timing));
+        throw std::runtime_error(fmt::format(
+            "rank {}: {} ran but the {} backend recorded no kernel for it (span timing: {}){}", world.rank(), what,
+            backend.device().backend, backend.device().timing, backend.unattributed_timing()));
       }
     }
   }
@@ -197,8 +197,8 @@ struct LiveExecutor::State {
       }
     }
     while (!in_flight.empty()) complete(in_flight.begin()->first);
-    issue_ns.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - issue_start)
-                           .count());
+    issue_ns.push_back(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - issue_start).count());
     backend.synchronize();
     const std::int64_t local = backend.clock_ns() - origin;
     std::vector<TimedSpan> spans = backend.take_spans();

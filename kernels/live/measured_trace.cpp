@@ -145,6 +145,10 @@ nlohmann::json measured_trace_json(const ExecutionPlan& plan, const std::vector<
                              {"network_bytes", s.work.network_bytes},
                              {"shape", s.work.shape}};
       if (!s.group.empty()) args["group"] = s.group;
+      const bool compute = category_of(s.work.op_class) != OpCategory::communication;
+      if (compute && span.busy_ns > 0 && span.busy_ns < span.end_ns - span.start_ns) {
+        args["busy_us"] = microseconds(span.busy_ns);
+      }
       std::int64_t start = span.start_ns;
       std::int64_t end = span.end_ns;
       if (s.work.op_class == OpClass::send) end = std::max(span.start_ns, send_end(plan, index, rank, span, s));

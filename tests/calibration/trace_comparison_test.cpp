@@ -57,6 +57,31 @@ TEST_CASE("a trace's rank spread compares the compute time of a stage's ranks", 
   CHECK_FALSE(steady.measured_disturbed());
 }
 
+TEST_CASE("a measured op's busy time, where the trace has it, is its op time", "[calibration]") {
+  nlohmann::json events = nlohmann::json::array();
+  events.push_back({{"ph", "M"},
+                    {"name", "process_name"},
+                    {"pid", 1},
+                    {"tid", 0},
+                    {"args", {{"name", "stage 0 / tp 0 / dp 0 (x)"}}}});
+  events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", 1}, {"tid", 1}, {"args", {{"name", "compute"}}}});
+  events.push_back({{"ph", "X"},
+                    {"name", "g"},
+                    {"pid", 1},
+                    {"tid", 1},
+                    {"ts", 0},
+                    {"dur", 300},
+                    {"args", {{"class", "gemm"}, {"busy_us", 200}}}});
+  events.push_back(
+      {{"ph", "X"}, {"name", "n"}, {"pid", 1}, {"tid", 1}, {"ts", 300}, {"dur", 50}, {"args", {{"class", "norm"}}}});
+  const nlohmann::json trace = {{"otherData", {{"makespan_ns", 1}}}, {"traceEvents", events}};
+  const JsonDocument document = JsonDocument::parse_text(trace.dump(), "trace");
+  const TraceSummary summary = summarize_trace(document.root());
+  CHECK(summary.class_s.at("gemm").at(0) == Approx(200e-6));
+  CHECK(summary.class_s.at("norm").at(0) == Approx(50e-6));
+  CHECK(summary.compute_s.at(0) == Approx(250e-6));
+}
+
 TEST_CASE("stages computing at different rates than simulated show a slow device of a pipeline", "[calibration]") {
   const TraceSummary simulated = summary_of(1000, 1000, 3000);
   // Stage 1's one rank took 3600 us where the simulation says 3000, stage 0's ranks as simulated:

@@ -41,6 +41,14 @@ TEST_CASE("every bundled device spec loads by name", "[cost][spec]") {
   CHECK(spec.memory_bandwidth == Approx(3.35e12));
 }
 
+TEST_CASE("a GPU is known by its spec name and by the names its driver reports", "[cost][spec]") {
+  const DeviceSpec h100 = parse(R"("h100-sxm")");
+  CHECK(h100.is("h100-sxm"));
+  CHECK(h100.is("NVIDIA H100 80GB HBM3"));
+  CHECK_FALSE(h100.is("NVIDIA H200"));
+  CHECK_FALSE(parse(R"("h200")").is("NVIDIA H100 80GB HBM3"));
+}
+
 TEST_CASE("bad specs are rejected with their path", "[cost][spec][errors]") {
   CHECK_THROWS_WITH(parse(R"("no-such-gpu")"),
                     Contains("unknown device spec 'no-such-gpu' (known: ") && Contains("h100-sxm"));
@@ -53,6 +61,10 @@ TEST_CASE("bad specs are rejected with their path", "[cost][spec][errors]") {
   CHECK_THROWS_WITH(parse(R"({"name": "x", "kind": "gpu", "memory_bandwidth_GBps": -1})"),
                     Contains("memory_bandwidth_GBps: expected a number >= 0"));
   CHECK_THROWS_WITH(parse(R"(42)"), Contains("expected a device spec name or object"));
+  CHECK_THROWS_WITH(parse(R"({"name": "x", "kind": "gpu", "reported_names": [""]})"),
+                    Contains("reported_names[0]: expected a non-empty name"));
+  CHECK_THROWS_WITH(parse(R"({"name": "x", "kind": "gpu", "reported_names": "NVIDIA H100"})"),
+                    Contains("reported_names: expected an array"));
 }
 
 }  // namespace

@@ -26,11 +26,12 @@ void deliver(KernelRecordMatcher& matcher, const TracerRecord& r) {
   }
 }
 
-TEST_CASE("records in any order and over several buffers join into each span's kernel extent",
+TEST_CASE("records in any order and over several buffers join into each span's kernel extent and busy time",
           "[kernels][cupti]") {
   std::mt19937 random(7);
   std::vector<TracerRecord> records;
   std::map<std::uint32_t, std::pair<std::int64_t, std::int64_t>> expected;  // span -> (first start, last end)
+  std::map<std::uint32_t, std::vector<bool>> ran;  // span -> per nanosecond, whether a kernel of it ran
   std::uint32_t correlation = 100;
   for (std::uint32_t span = 1; span <= 40; ++span) {
     const int calls = 1 + static_cast<int>(random() % 3);  // API calls under the span
@@ -41,6 +42,9 @@ TEST_CASE("records in any order and over several buffers join into each span's k
         const std::uint64_t start = 1000 * span + random() % 500;
         const std::uint64_t end = start + 1 + random() % 400;
         records.push_back({false, correlation, start, end});
+        std::vector<bool>& marks = ran[span];
+        marks.resize(1000 * 42, false);
+        for (std::uint64_t t = start; t < end; ++t) marks[t] = true;
         auto [it, inserted] =
             expected.try_emplace(span, static_cast<std::int64_t>(start), static_cast<std::int64_t>(end));
         it->second.first = std::min<std::int64_t>(it->second.first, static_cast<std::int64_t>(start));
@@ -58,6 +62,8 @@ TEST_CASE("records in any order and over several buffers join into each span's k
     INFO("span " << span.id);
     CHECK(span.start_ns == expected.at(span.id).first);
     CHECK(span.end_ns == expected.at(span.id).second);
+    const std::vector<bool>& marks = ran.at(span.id);
+    CHECK(span.busy_ns == std::count(marks.begin(), marks.end(), true));
   }
   CHECK(matcher.pending() == 0);
 }
@@ -75,6 +81,7 @@ TEST_CASE("a record delivered after its collection joins its span in the next on
   CHECK(spans[0].id == 42);
   CHECK(spans[0].start_ns == 100);
   CHECK(spans[0].end_ns == 150);
+  CHECK(spans[0].busy_ns == 50);
   CHECK(spans[1].id == 43);
   CHECK(spans[1].start_ns == 10);
   CHECK(spans[1].end_ns == 20);

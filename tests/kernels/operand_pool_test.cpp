@@ -1,10 +1,59 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <cstring>
+#include <vector>
+
 #include "kernels/cpu/cpu_backend.hpp"
 #include "kernels/operand_pool.hpp"
 
 namespace weft {
 namespace {
+
+// The 16-bit halves of the read region.
+std::vector<std::uint16_t> read_halves(const OperandPool& pool, std::int64_t from, std::int64_t count) {
+  std::vector<std::uint16_t> halves(static_cast<std::size_t>(count));
+  std::memcpy(halves.data(), pool.read() + from, halves.size() * 2);
+  return halves;
+}
+
+TEST_CASE("operands are standard normal bf16 values, tame read as fp16 and fp32 too", "[kernels][pool]") {
+  cpu::CpuBackend backend(1);
+  OperandPool pool(backend);
+  pool.reserve(std::int64_t{1} << 20, 16);
+  const std::vector<std::uint16_t> halves = read_halves(pool, 0, std::int64_t{1} << 19);
+  double sum = 0, squares = 0;
+  for (std::size_t i = 0; i < halves.size(); ++i) {
+    const std::uint16_t h = halves[i];
+    const std::uint32_t bits = static_cast<std::uint32_t>(h) << 16;
+    float value = 0;
+    std::memcpy(&value, &bits, 4);
+    REQUIRE(std::isnormal(value));
+    sum += value;
+    squares += static_cast<double>(value) * value;
+    const unsigned fp16_exponent = (h >> 10) & 0x1Fu;  // the same bits read as fp16
+    REQUIRE(fp16_exponent != 0);
+    REQUIRE(fp16_exponent != 0x1F);
+    if (i % 2 == 1) {  // two halves read as one fp32 word (little-endian: this half on top)
+      std::uint32_t word = (static_cast<std::uint32_t>(h) << 16) | halves[i - 1];
+      float wide = 0;
+      std::memcpy(&wide, &word, 4);
+      REQUIRE(std::isnormal(wide));
+    }
+  }
+  const double mean = sum / static_cast<double>(halves.size());
+  CHECK(std::abs(mean) < 0.01);
+  CHECK(std::sqrt(squares / static_cast<double>(halves.size()) - mean * mean) == Approx(1.0).epsilon(0.01));
+}
+
+TEST_CASE("a read region larger than the pattern holds operands to its end", "[kernels][pool]") {
+  cpu::CpuBackend backend(1);
+  OperandPool pool(backend);
+  const std::int64_t bytes = (std::int64_t{100} << 20) + 6;
+  pool.reserve(bytes, 16);
+  const std::vector<std::uint16_t> tail = read_halves(pool, bytes - 4096, 2048);
+  for (std::uint16_t h : tail) REQUIRE(((h >> 7) & 0xFFu) != 0);  // a bf16 exponent: not zero or subnormal
+}
 
 TEST_CASE("without a rotation every op takes the regions' start", "[kernels][pool]") {
   cpu::CpuBackend backend(1);

@@ -68,11 +68,18 @@ CommandResult run_weft(const std::string& arguments) {
   return run_captured(environment + "'" + WEFT_BINARY + "' " + arguments);
 }
 
-CommandResult run_mpi(int ranks, const std::string& program) {
+std::string mpi_launcher(int ranks) {
   const std::string root = ::geteuid() == 0 ? " --allow-run-as-root" : "";
-  return run_captured(mpi_environment() + "WEFT='" + WEFT_BINARY + "' '" + WEFT_MPIEXEC + "'" + root +
-                      " --oversubscribe --bind-to none -np " + std::to_string(ranks) + " " + program);
+  return std::string(WEFT_MPIEXEC) + root + " --oversubscribe --bind-to none -np " + std::to_string(ranks);
 }
+
+std::string weft_binary() { return WEFT_BINARY; }
+
+CommandResult run_mpi(int ranks, const std::string& program) {
+  return run_captured(mpi_environment() + "WEFT='" + WEFT_BINARY + "' " + mpi_launcher(ranks) + " " + program);
+}
+
+CommandResult run_shell(const std::string& command_line) { return run_captured(mpi_environment() + command_line); }
 
 CommandResult run_weft_mpi(int ranks, const std::string& arguments) {
   return run_mpi(ranks, std::string("'") + WEFT_BINARY + "' " + arguments);

@@ -21,6 +21,12 @@ CommandResult run_weft_mpi(int ranks, const std::string& arguments);
 // Runs the shell command `program` (which may use $WEFT) on `ranks` MPI ranks likewise.
 CommandResult run_mpi(int ranks, const std::string& program);
 
+// Runs a shell command line (a script of tools/, say), capturing likewise.
+CommandResult run_shell(const std::string& command_line);
+// The weft binary under test, and the mpirun prefix that starts `ranks` ranks as run_mpi does.
+std::string weft_binary();
+std::string mpi_launcher(int ranks);
+
 // A fresh, empty directory under the system temp dir, removed when the object dies.
 class TempDir {
  public:

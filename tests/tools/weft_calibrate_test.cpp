@@ -108,5 +108,20 @@ TEST_CASE("a profile applies only to the device it was measured on", "[cli][cali
   CHECK(sweep.exit_code == 2);
 }
 
+TEST_CASE("a profile applies to a device spec that lists the name its GPU reports", "[cli][calibrate]") {
+  const TempDir dir;
+  const auto file = dir.write("m.json", measurements("Vendor CPU 9000"));
+  const auto profile = dir.file("profile.json");
+  REQUIRE(run_weft("calibrate '" + file.string() + "' -o '" + profile.string() + "'").exit_code == 0);
+  std::string cluster = test::test_cpu_cluster();
+  const std::string named = R"("name": "test-cpu",)";
+  REQUIRE(cluster.find(named) != std::string::npos);
+  cluster.replace(cluster.find(named), named.size(), named + R"( "reported_names": ["Vendor CPU 9000"],)");
+  const auto scenario = dir.write("s.json", test::tiny_gpt_scenario(R"({"tp": 2})", cluster));
+  const auto run = run_weft("simulate '" + scenario.string() + "' --calibration '" + profile.string() + "'");
+  CHECK(run.exit_code == 0);
+  CHECK(run.err.empty());
+}
+
 }  // namespace
 }  // namespace weft

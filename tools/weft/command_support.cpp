@@ -52,9 +52,10 @@ std::optional<std::shared_ptr<const CalibratedCostModel>> read_calibration(const
 }
 
 void check_calibration_device(const std::string& file, const ClusterSpec& cluster) {
-  if (!cluster.calibration || cluster.calibration->device() == cluster.gpu.name) return;
+  if (!cluster.calibration || cluster.gpu.is(cluster.calibration->device())) return;
   throw InputError("--calibration: " + file + ": measured on '" + cluster.calibration->device() +
-                   "' but the cluster's device is '" + cluster.gpu.name + "'");
+                   "' but the cluster's device is '" + cluster.gpu.name +
+                   "' (a device spec lists the names its GPU reports in \"reported_names\")");
 }
 
 void apply_calibration(const std::string& file, ClusterSpec& cluster) {

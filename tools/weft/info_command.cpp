@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/cuda/cuda_backend_loader.hpp"
 #include "kernels/cuda/cuda_probe.hpp"
 #include "simulator/core/input_error.hpp"
 #include "simulator/core/scenario_library.hpp"
@@ -31,7 +32,10 @@ void run_info(const InfoFlags& flags) {
                  device.compute_capability_minor, device.multiprocessors,
                  static_cast<double>(device.memory_bytes) / (1 << 30));
     }
-    if (probe.kernel_self_test_passed) fmt::print("  kernel self-test: passed\n");
+    if (probe.kernel_self_test_passed) {
+      fmt::print("  kernel self-test: passed\n");
+      fmt::print("  attention check: {}\n", cuda::check_cuda_attention().second);
+    }
   }
   if (!probe.error.empty()) fmt::print("cuda: {}\n", probe.error);
   if (flags.require_cuda && !probe.error.empty()) throw InputError("--require-cuda: " + probe.error);

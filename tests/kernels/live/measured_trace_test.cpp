@@ -85,6 +85,19 @@ const nlohmann::json& event(const nlohmann::json& trace, int pid, const std::str
   return trace;
 }
 
+TEST_CASE("a measured op whose kernels left gaps records the time they ran", "[kernels][live]") {
+  ExecutionPlan plan;
+  plan.programs.resize(1);
+  plan.programs[0].actions = {forward_with(gemm_op())};
+  plan.program_of_rank = {0};
+  // Kernels from 1000 to 4000 ns, running 2000 ns of it; then an op with no gap.
+  const nlohmann::json gapped = measured_trace_json(plan, {{{0, 1000, 4000, 2000}}}, run_info(5000));
+  CHECK(event(gapped, 1, "gemm")["dur"] == Approx(3.0));
+  CHECK(event(gapped, 1, "gemm")["args"]["busy_us"] == Approx(2.0));
+  const nlohmann::json packed = measured_trace_json(plan, {{{0, 1000, 4000, 3000}}}, run_info(5000));
+  CHECK_FALSE(event(packed, 1, "gemm")["args"].contains("busy_us"));
+}
+
 TEST_CASE("a measured transfer runs from its last launch to the first sighting of its end", "[kernels][live]") {
   const ExecutionPlan plan = two_stage_plan();
   // Stage 0 sends at 1000 ns and sees the send over only at 9000, after a long op; stage 1

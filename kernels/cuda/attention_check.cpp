@@ -1,0 +1,139 @@
+// `weft info`'s check that cuDNN's attention computes what weft's reference kernel computes:
+// one causal bf16 shape, forward and backward, on random inputs.
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "kernels/cuda/cuda_backend_plugin.hpp"
+#include "kernels/cuda/cuda_errors.hpp"
+#include "kernels/cuda/flash_attention.hpp"
+#if WEFT_HAVE_CUDNN
+#include "kernels/cuda/cudnn_attention.hpp"
+#endif
+
+namespace weft::cuda {
+namespace {
+
+#if WEFT_HAVE_CUDNN
+constexpr AttentionShape kShape{1, 2, 256, 256, 64, true, Dtype::bf16};
+constexpr double kTolerance = 0.02;  // of the largest magnitude: a few bf16 roundings
+
+std::uint16_t to_bf16(float x) {
+  std::uint32_t bits = 0;
+  std::memcpy(&bits, &x, 4);
+  return static_cast<std::uint16_t>((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
+}
+
+float from_bf16(std::uint16_t x) {
+  const std::uint32_t bits = static_cast<std::uint32_t>(x) << 16;
+  float f = 0;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// A device copy of `count` elements, freed with the object.
+struct DeviceArray {
+  void* data = nullptr;
+  std::size_t bytes = 0;
+  explicit DeviceArray(std::size_t size) : bytes(size) { check_cuda(cudaMalloc(&data, size), "cudaMalloc"); }
+  ~DeviceArray() { cudaFree(data); }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  std::byte* get() const { return static_cast<std::byte*>(data); }
+  std::vector<float> read_bf16() const {
+    std::vector<std::uint16_t> raw(bytes / 2);
+    check_cuda(cudaMemcpy(raw.data(), data, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
+    std::vector<float> out;
+    for (std::uint16_t x : raw) out.push_back(from_bf16(x));
+    return out;
+  }
+};
+
+// max |a - b| / max |b|.
+double relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
+  double difference = 0, largest = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    difference = std::max(difference, static_cast<double>(std::abs(a[i] - b[i])));
+    largest = std::max(largest, static_cast<double>(std::abs(b[i])));
+  }
+  return largest > 0 ? difference / largest : difference;
+}
+
+std::string check() {
+  const std::size_t elements = kShape.batch * kShape.heads * kShape.queries * kShape.head_dim;
+  const std::size_t rows = kShape.batch * kShape.heads * kShape.queries;
+  std::mt19937 random(11);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  auto random_array = [&] {
+    auto array = std::make_unique<DeviceArray>(elements * 2);
+    std::vector<std::uint16_t> host(elements);
+    for (auto& x : host) x = to_bf16(normal(random));
+    check_cuda(cudaMemcpy(array->data, host.data(), array->bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+    return array;
+  };
+  const auto q = random_array(), k = random_array(), v = random_array(), d_o = random_array();
+  DeviceArray o_cudnn(elements * 2), o_weft(elements * 2), lse_cudnn(rows * 4), lse_weft(rows * 4);
+  DeviceArray dq_cudnn(elements * 2), dk_cudnn(elements * 2), dv_cudnn(elements * 2);
+  DeviceArray dq_weft(elements * 2), dk_weft(elements * 2), dv_weft(elements * 2);
+  DeviceArray accumulator(elements * 4), delta(rows * 4);
+  FlashAttentionProblem problem;
+  problem.batch = kShape.batch;
+  problem.heads = kShape.heads;
+  problem.queries = kShape.queries;
+  problem.keys = kShape.keys;
+  problem.head_dim = static_cast<int>(kShape.head_dim);
+  problem.causal = kShape.causal;
+  problem.type = ElementType::bf16;
+  CudnnAttention cudnn;
+  cudnn.forward(kShape, {q->get(), k->get(), v->get(), o_cudnn.get(), lse_cudnn.get()}, nullptr);
+  check_cuda(launch_flash_attention_forward(problem, q->data, k->data, v->data, o_weft.data,
+                                            static_cast<float*>(lse_weft.data), nullptr),
+             "weft attention forward");
+  // Both backward passes from the same forward (weft's O and log-sum-exp).
+  cudnn.backward(kShape,
+                 {q->get(), k->get(), v->get(), o_weft.get(), lse_weft.get(), d_o->get(), dq_cudnn.get(),
+                  dk_cudnn.get(), dv_cudnn.get()},
+                 nullptr);
+  check_cuda(launch_flash_attention_backward(problem, q->data, k->data, v->data, o_weft.data,
+                                             static_cast<const float*>(lse_weft.data), d_o->data, dq_weft.data,
+                                             dk_weft.data, dv_weft.data, static_cast<float*>(accumulator.data),
+                                             static_cast<float*>(delta.data), nullptr),
+             "weft attention backward");
+  check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  const double errors[] = {relative_difference(o_cudnn.read_bf16(), o_weft.read_bf16()),
+                           relative_difference(dq_cudnn.read_bf16(), dq_weft.read_bf16()),
+                           relative_difference(dk_cudnn.read_bf16(), dk_weft.read_bf16()),
+                           relative_difference(dv_cudnn.read_bf16(), dv_weft.read_bf16())};
+  bool agree = true;
+  for (double e : errors) agree = agree && e <= kTolerance;
+  return fmt::format(
+      "{}: cuDNN {} attention against weft's reference kernel, [1, 2, 256, 256, 64] causal bf16, max |difference| / "
+      "max |value|: O {:.4f}, dQ {:.4f}, dK {:.4f}, dV {:.4f} (tolerance {})",
+      agree ? "passed" : "FAILED", CudnnAttention::version(), errors[0], errors[1], errors[2], errors[3], kTolerance);
+}
+#endif
+
+}  // namespace
+}  // namespace weft::cuda
+
+extern "C" int weft_check_cuda_attention(char* report, std::size_t report_bytes) {
+#if WEFT_HAVE_CUDNN
+  try {
+    const std::string result = weft::cuda::check();
+    std::snprintf(report, report_bytes, "%s", result.c_str());
+    return result.rfind("passed", 0) == 0 ? 0 : 1;
+  } catch (const std::exception& failure) {
+    std::snprintf(report, report_bytes, "FAILED: %s", failure.what());
+    return 1;
+  }
+#else
+  std::snprintf(report, report_bytes, "not run: weft was built without cuDNN; attention runs weft's own kernel");
+  return 0;
+#endif
+}

@@ -1,0 +1,69 @@
+// tools/gpu-check.sh end to end on the CPU backend: bench, calibrate, simulate, live, validate,
+// and a report whose verdict follows from the comparison it holds.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "tests/support/run_command.hpp"
+
+namespace weft {
+namespace {
+
+using Catch::Matchers::Contains;
+using test::read_file;
+using test::run_shell;
+using test::TempDir;
+
+const std::string kScript = std::string(WEFT_SOURCE_DIR) + "/tools/gpu-check.sh";
+
+TEST_CASE("gpu-check measures, fits, simulates, runs live and judges the plan", "[cli][gpu-check][mpi]") {
+  const TempDir dir;
+  const auto out = dir.file("check");
+  const auto run = run_shell("'" + kScript + "' --weft '" + test::weft_binary() +
+                             "' --backend cpu --quick --scenario cpu-gpt-dp2 --launcher '" + test::mpi_launcher(2) +
+                             "' '" + out.string() + "'");
+  INFO(run.out << run.err);
+  REQUIRE((run.exit_code == 0 || run.exit_code == 1));
+  const nlohmann::json validation = nlohmann::json::parse(read_file(out / "validation.json"));
+  REQUIRE(validation["pairs"].size() == 1);
+  const double error = validation["pairs"][0]["iteration"]["error"];
+  const bool pass = std::abs(error) <= 0.10;
+  CHECK(run.exit_code == (pass ? 0 : 1));
+  const std::string report = read_file(out / "report.md");
+  CHECK_THAT(report, Contains("## cpu-gpt-dp2"));
+  CHECK_THAT(report, Contains("| iteration |"));
+  CHECK_THAT(report, Contains(pass ? "gpu-check: PASS" : "gpu-check: FAIL"));
+  char worst[32];
+  std::snprintf(worst, sizeof(worst), "%.1f%%", 100 * std::abs(error));
+  CHECK_THAT(report, Contains(std::string("is ") + worst));
+  // Under a launcher the bench measured collectives too, so the profile prices the all-reduce.
+  const nlohmann::json measurements = nlohmann::json::parse(read_file(out / "measurements.json"));
+  bool collectives = false;
+  for (const auto& m : measurements["measurements"]) collectives = collectives || m["op"] == "allreduce";
+  CHECK(collectives);
+}
+
+TEST_CASE("gpu-check refuses bad arguments before measuring anything", "[cli][gpu-check][errors]") {
+  const TempDir dir;
+  const std::string weft = " --weft '" + test::weft_binary() + "' ";
+  const auto backend = run_shell("'" + kScript + "'" + weft + "--backend tpu '" + dir.file("a").string() + "'");
+  CHECK(backend.exit_code == 2);
+  CHECK_THAT(backend.err, Contains("--backend is cuda or cpu, not 'tpu'"));
+  const auto no_out = run_shell("'" + kScript + "'" + weft + "--backend cpu");
+  CHECK(no_out.exit_code == 2);
+  CHECK_THAT(no_out.out, Contains("Usage") || Contains("gpu-check.sh [OPTIONS] OUT_DIR"));
+  const auto tolerance = run_shell("'" + kScript + "'" + weft + "--tolerance x '" + dir.file("b").string() + "'");
+  CHECK(tolerance.exit_code == 2);
+  CHECK_THAT(tolerance.err, Contains("--tolerance must be a positive integer"));
+  const auto binary = run_shell("'" + kScript + "' --weft /nonexistent/weft '" + dir.file("c").string() + "'");
+  CHECK(binary.exit_code == 2);
+  CHECK_THAT(binary.err, Contains("no weft binary at /nonexistent/weft"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("a")));
+}
+
+}  // namespace
+}  // namespace weft
