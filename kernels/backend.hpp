@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -77,6 +78,9 @@ class Backend {
   virtual void issued_span(std::uint32_t id) = 0;
   virtual void close_span(std::uint32_t id) = 0;
   virtual void synchronize() = 0;
+  // The longest synchronize() waits for communication before it gives up with an error naming
+  // the op (on the CPU, MPI requests enforce their deadlines themselves).
+  virtual void set_wait_limit(std::chrono::seconds) {}
   virtual std::vector<TimedSpan> take_spans() = 0;
   // Now, on the clock spans are reported in.
   virtual std::int64_t clock_ns() const = 0;

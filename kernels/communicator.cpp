@@ -2,6 +2,12 @@
 
 namespace weft {
 
+std::vector<std::unique_ptr<Request>> Communicator::start_group(const std::vector<GroupedOp>& ops) {
+  std::vector<std::unique_ptr<Request>> requests;
+  for (const GroupedOp& g : ops) requests.push_back(start(g.op, g.send, g.recv));
+  return requests;
+}
+
 std::int64_t comm_send_bytes(const CommOp& op, int size) {
   switch (op.op_class) {
     case OpClass::allgather:

@@ -26,6 +26,13 @@ struct CommOp {
   bool on_compute_stream = false;
 };
 
+// One op of a group: what to start and the buffers it reads and writes.
+struct GroupedOp {
+  CommOp op;
+  const std::byte* send = nullptr;
+  std::byte* recv = nullptr;
+};
+
 // A communication op under way.
 class Request {
  public:
@@ -53,6 +60,10 @@ class Communicator {
   // Starts `op` reading `send` and writing `recv` (device memory of the backend, each at least
   // the bytes the op reads or writes on this rank).
   virtual std::unique_ptr<Request> start(const CommOp& op, const std::byte* send, std::byte* recv) = 0;
+  // Starts `ops` together, one request each in their order: on a GPU as one NCCL group, so that
+  // point-to-point ops two ranks issue in different orders cannot deadlock (Megatron batches a
+  // pipeline step's sends and receives so); by default one after the other.
+  virtual std::vector<std::unique_ptr<Request>> start_group(const std::vector<GroupedOp>& ops);
 
   // Every member's `bytes` at `data` on `root` copied to the others (host memory).
   virtual void broadcast_host(std::byte* data, std::int64_t bytes, int root) = 0;

@@ -10,6 +10,7 @@
 #include "kernels/cuda/flash_attention.hpp"
 #include "kernels/cuda/flash_attention_tiles.hpp"
 #include "kernels/cuda/memory_bound_kernel.hpp"
+#include "kernels/queued_work_wait.hpp"
 #if WEFT_HAVE_NCCL
 #include "kernels/cuda/nccl_communicator.hpp"
 #endif
@@ -170,7 +171,43 @@ void CudaBackend::memory_bound(const MemoryBoundShape& shape, const std::byte* i
              "memory-bound kernel");
 }
 
-void CudaBackend::synchronize() { check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+#if WEFT_HAVE_NCCL
+namespace {
+
+// The backend's streams and communicators, as kernels/queued_work_wait.hpp waits for them.
+class QueuedOnStreams final : public QueuedWork {
+ public:
+  QueuedOnStreams(const CommStreams& streams, NcclRegistry& nccl) : streams_(streams), nccl_(nccl) {}
+  bool done() override {
+    for (cudaStream_t stream : {streams_.compute, streams_.collectives, streams_.sends, streams_.receives}) {
+      const cudaError_t state = cudaStreamQuery(stream);
+      if (state == cudaErrorNotReady) return false;
+      check_cuda(state, "cudaStreamQuery");
+    }
+    return true;
+  }
+  std::string failure() override { return nccl_.failure(); }
+  std::string pending() override { return nccl_.oldest_pending(); }
+  void abandon() override { nccl_.abort_all(); }
+
+ private:
+  const CommStreams& streams_;
+  NcclRegistry& nccl_;
+};
+
+}  // namespace
+#endif
+
+void CudaBackend::synchronize() {
+#if WEFT_HAVE_NCCL
+  if (nccl_ && !nccl_->empty()) {
+    // A peer that is gone leaves NCCL's kernels spinning: poll, and give up at the limit.
+    QueuedOnStreams work(streams_, *nccl_);
+    wait_for(work, std::chrono::steady_clock::now() + wait_limit_, steady_wait_clock());
+  }
+#endif
+  check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
 
 float* CudaBackend::scratch(std::int64_t bytes) {
   if (scratch_.bytes() < bytes) {
@@ -182,7 +219,8 @@ float* CudaBackend::scratch(std::int64_t bytes) {
 
 std::unique_ptr<Communicator> CudaBackend::world_communicator(Communicator& world) {
 #if WEFT_HAVE_NCCL
-  return NcclCommunicator::create(world.split(0, world.rank()), streams_);
+  if (!nccl_) nccl_ = std::make_unique<NcclRegistry>(world.rank());
+  return NcclCommunicator::create(world.split(0, world.rank()), streams_, *nccl_);
 #else
   (void)world;
   throw InputError(

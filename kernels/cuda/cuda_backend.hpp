@@ -8,6 +8,9 @@
 #if WEFT_HAVE_CUDNN
 #include "kernels/cuda/cudnn_attention.hpp"
 #endif
+#if WEFT_HAVE_NCCL
+#include "kernels/cuda/nccl_registry.hpp"
+#endif
 #include "kernels/cuda/kernel_timeline.hpp"
 
 namespace weft::cuda {
@@ -35,6 +38,7 @@ class CudaBackend final : public Backend {
   void issued_span(std::uint32_t) override { timeline_->pop(); }
   void close_span(std::uint32_t) override {}
   void synchronize() override;
+  void set_wait_limit(std::chrono::seconds limit) override { wait_limit_ = limit; }
   std::vector<TimedSpan> take_spans() override { return timeline_->collect(); }
   std::int64_t clock_ns() const override { return timeline_->now_ns(); }
   std::string unattributed_timing() const override { return timeline_->unattributed(); }
@@ -53,6 +57,10 @@ class CudaBackend final : public Backend {
   std::unique_ptr<CudnnAttention> cudnn_;
 #endif
   int compute_capability_major_ = 0;
+#if WEFT_HAVE_NCCL
+  std::unique_ptr<NcclRegistry> nccl_;  // the communicators, once world_communicator made them
+#endif
+  std::chrono::seconds wait_limit_{120};
   Buffer scratch_;
 };
 

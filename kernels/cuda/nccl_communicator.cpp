@@ -1,7 +1,10 @@
 #include "kernels/cuda/nccl_communicator.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "kernels/cuda/cuda_errors.hpp"
 
@@ -56,19 +59,24 @@ class NcclRequest final : public Request {
 }  // namespace
 
 std::unique_ptr<NcclCommunicator> NcclCommunicator::create(std::unique_ptr<Communicator> host,
-                                                           const CommStreams& streams) {
+                                                           const CommStreams& streams, NcclRegistry& registry) {
   ncclUniqueId id{};
   if (host->rank() == 0) check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
   host->broadcast_host(reinterpret_cast<std::byte*>(&id), sizeof(id), 0);
   ncclComm_t comm = nullptr;
   check_nccl(ncclCommInitRank(&comm, host->size(), id, host->rank()), "ncclCommInitRank");
-  return std::make_unique<NcclCommunicator>(comm, std::move(host), streams);
+  return std::make_unique<NcclCommunicator>(comm, std::move(host), streams, registry);
 }
 
-NcclCommunicator::NcclCommunicator(ncclComm_t comm, std::unique_ptr<Communicator> host, const CommStreams& streams)
-    : comm_(comm), host_(std::move(host)), streams_(streams) {}
+NcclCommunicator::NcclCommunicator(ncclComm_t comm, std::unique_ptr<Communicator> host, const CommStreams& streams,
+                                   NcclRegistry& registry)
+    : comm_(comm), registry_(registry), host_(std::move(host)), streams_(streams) {
+  registry_.add(comm_);
+}
 
-NcclCommunicator::~NcclCommunicator() { ncclCommDestroy(comm_); }
+NcclCommunicator::~NcclCommunicator() {
+  if (registry_.remove(comm_)) ncclCommDestroy(comm_);  // an aborted communicator is gone already
+}
 
 int NcclCommunicator::version() {
   int version = 0;
@@ -81,7 +89,7 @@ std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key) {
   ncclComm_t comm = nullptr;
   check_nccl(ncclCommSplit(comm_, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &comm, nullptr), "ncclCommSplit");
   if (host == nullptr) return nullptr;
-  return std::make_unique<NcclCommunicator>(comm, std::move(host), streams_);
+  return std::make_unique<NcclCommunicator>(comm, std::move(host), streams_, registry_);
 }
 
 cudaStream_t NcclCommunicator::stream_for(const CommOp& op) const {
@@ -91,16 +99,16 @@ cudaStream_t NcclCommunicator::stream_for(const CommOp& op) const {
   return streams_.collectives;
 }
 
-std::unique_ptr<Request> NcclCommunicator::start(const CommOp& op, const std::byte* send, std::byte* recv) {
-  const cudaStream_t stream = stream_for(op);
-  if (stream != streams_.compute) {
-    // What the op reads was written by kernels issued before it on the compute stream.
-    cudaEvent_t ready = nullptr;
-    check_cuda(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming), "cudaEventCreate");
-    check_cuda(cudaEventRecord(ready, streams_.compute), "cudaEventRecord");
-    check_cuda(cudaStreamWaitEvent(stream, ready, 0), "cudaStreamWaitEvent");
-    cudaEventDestroy(ready);
-  }
+void NcclCommunicator::after_compute(cudaStream_t stream) const {
+  if (stream == streams_.compute) return;
+  cudaEvent_t ready = nullptr;
+  check_cuda(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming), "cudaEventCreate");
+  check_cuda(cudaEventRecord(ready, streams_.compute), "cudaEventRecord");
+  check_cuda(cudaStreamWaitEvent(stream, ready, 0), "cudaStreamWaitEvent");
+  cudaEventDestroy(ready);
+}
+
+void NcclCommunicator::enqueue(const CommOp& op, const std::byte* send, std::byte* recv, cudaStream_t stream) {
   const auto n = static_cast<std::size_t>(size());
   const auto bytes = static_cast<std::size_t>(op.bytes);
   switch (op.op_class) {
@@ -141,7 +149,33 @@ std::unique_ptr<Request> NcclCommunicator::start(const CommOp& op, const std::by
     default:
       throw std::runtime_error("not a communication op: " + std::string(kOpClassNames.name(op.op_class)));
   }
+  registry_.issued(fmt::format("{} of {} bytes {} {}", kOpClassNames.name(op.op_class), op.bytes,
+                               op.peer >= 0 ? "with rank" : "over", op.peer >= 0 ? op.peer : size()),
+                   stream);
+}
+
+std::unique_ptr<Request> NcclCommunicator::start(const CommOp& op, const std::byte* send, std::byte* recv) {
+  const cudaStream_t stream = stream_for(op);
+  after_compute(stream);
+  enqueue(op, send, recv, stream);
   return std::make_unique<NcclRequest>(stream, streams_.compute);
+}
+
+std::vector<std::unique_ptr<Request>> NcclCommunicator::start_group(const std::vector<GroupedOp>& ops) {
+  // One stream for the whole group: the sends' when it sends at all, else the receives'.
+  const bool sends =
+      std::any_of(ops.begin(), ops.end(), [](const GroupedOp& g) { return g.op.op_class != OpClass::recv; });
+  const bool on_compute =
+      std::any_of(ops.begin(), ops.end(), [](const GroupedOp& g) { return g.op.on_compute_stream; });
+  const cudaStream_t stream = on_compute ? streams_.compute : sends ? streams_.sends : streams_.receives;
+  after_compute(stream);
+  check_nccl(ncclGroupStart(), "ncclGroupStart");
+  for (const GroupedOp& g : ops) enqueue(g.op, g.send, g.recv, stream);
+  check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+  std::vector<std::unique_ptr<Request>> requests;
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    requests.push_back(std::make_unique<NcclRequest>(stream, streams_.compute));
+  return requests;
 }
 
 void NcclCommunicator::broadcast_host(std::byte* data, std::int64_t bytes, int root) {

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "kernels/kernel_op.hpp"
+#include "kernels/live/transfer_batches.hpp"
 #include "kernels/operand_pool.hpp"
 #include "simulator/core/input_error.hpp"
 
@@ -36,6 +37,7 @@ struct LiveExecutor::State {
   std::map<std::uint32_t, Buffer> receive_buffers;              // by span id
   std::map<std::uint32_t, std::unique_ptr<Request>> in_flight;  // by span id
   std::map<std::uint32_t, std::string> timed;                   // the spans each iteration must report, by id
+  std::map<std::size_t, std::size_t> transfer_batch_end;        // by the action that starts a batch
   std::vector<std::vector<TimedSpan>> iterations;
   std::vector<std::int64_t> iteration_ns;
   std::vector<std::int64_t> issue_ns;
@@ -84,6 +86,8 @@ struct LiveExecutor::State {
       }
     }
     pool.reserve(std::max<std::int64_t>(read, 1), std::max<std::int64_t>(write, 1), kTrainingOperandRotation);
+    for (const auto& [first, last] : transfer_batches(program.actions)) transfer_batch_end[first] = last;
+    backend.set_wait_limit(options.timeout);
   }
 
   Communicator& group(const PlanOp& op) {
@@ -146,14 +150,49 @@ struct LiveExecutor::State {
     backend.close_span(op.id);
   }
 
-  void transfer(const PlanAction& action) {
-    const std::uint32_t span = kTransferSpan + action.transfer;
+  CommOp transfer_op(const PlanAction& action) const {
     CommOp op;
     op.op_class = action.kind == ActionKind::isend ? OpClass::send : OpClass::recv;
     op.bytes = action.bytes;
     op.peer = static_cast<int>(plan.dims.rank_of({coordinates.tp, coordinates.cp, coordinates.dp, action.peer_stage}));
     op.tag = static_cast<int>(action.tag);
-    launch(span, world, op);
+    return op;
+  }
+
+  // Starts the transfers of actions [first, last) as one group.
+  void launch_transfers(std::size_t first, std::size_t last) {
+    std::vector<GroupedOp> ops;
+    std::vector<std::uint32_t> spans;
+    for (std::size_t i = first; i < last; ++i) {
+      const std::uint32_t span = kTransferSpan + program.actions[i].transfer;
+      const auto receive = receive_buffers.find(span);
+      ops.push_back({transfer_op(program.actions[i]), pool.read(),
+                     receive == receive_buffers.end() ? nullptr : receive->second.data()});
+      spans.push_back(span);
+      backend.open_span(span);
+    }
+    std::vector<std::unique_ptr<Request>> requests = world.start_group(ops);
+    for (auto span = spans.rbegin(); span != spans.rend(); ++span) backend.issued_span(*span);
+    for (std::size_t k = 0; k < spans.size(); ++k) in_flight[spans[k]] = std::move(requests[k]);
+  }
+
+  // A group's transfers run as one kernel on a GPU, which CUPTI attributes to one of them: the
+  // others share its span.
+  void share_group_spans(std::vector<TimedSpan>& spans) const {
+    std::map<std::uint32_t, TimedSpan> by_id;
+    for (const TimedSpan& span : spans) by_id[span.id] = span;
+    for (const auto& [first, last] : transfer_batch_end) {
+      const TimedSpan* shared = nullptr;
+      for (std::size_t i = first; i < last && shared == nullptr; ++i) {
+        const auto it = by_id.find(kTransferSpan + program.actions[i].transfer);
+        if (it != by_id.end()) shared = &it->second;
+      }
+      if (shared == nullptr) continue;
+      for (std::size_t i = first; i < last; ++i) {
+        const std::uint32_t id = kTransferSpan + program.actions[i].transfer;
+        if (by_id.count(id) == 0) spans.push_back({id, shared->start_ns, shared->end_ns, shared->busy_ns});
+      }
+    }
   }
 
   // A span the backend did not report would leave a hole in the measured trace that reads as an
@@ -176,15 +215,19 @@ struct LiveExecutor::State {
     world.barrier();
     const std::int64_t origin = backend.clock_ns();
     const auto issue_start = std::chrono::steady_clock::now();
-    for (const PlanAction& action : program.actions) {
+    for (std::size_t i = 0; i < program.actions.size(); ++i) {
+      const PlanAction& action = program.actions[i];
       switch (action.kind) {
         case ActionKind::isend:
-        case ActionKind::irecv:
-          transfer(action);
+        case ActionKind::irecv: {
+          const std::size_t last = transfer_batch_end.at(i);
+          launch_transfers(i, last);
+          i = last - 1;
           // What a launch completes (a receive whose message had arrived, a send MPI buffered)
           // is seen now, not after the stage's next op.
           poll();
           break;
+        }
         case ActionKind::wait_isend:
         case ActionKind::wait_irecv:
           complete(kTransferSpan + action.transfer);
@@ -202,6 +245,7 @@ struct LiveExecutor::State {
     backend.synchronize();
     const std::int64_t local = backend.clock_ns() - origin;
     std::vector<TimedSpan> spans = backend.take_spans();
+    share_group_spans(spans);
     expect_every_span(spans);
     for (TimedSpan& span : spans) {
       span.start_ns -= origin;

@@ -35,8 +35,10 @@ inline constexpr std::uint32_t kTransferSpan = 1u << 31;
 // whose size must be the plan's) with real kernels and real communication: `warmup` iterations,
 // then `iterations` timed ones, each started by a barrier. Ops run in program order; asynchronous
 // ops are launched and completed when a later op needs them, a wait asks for them, or the
-// iteration ends; between ops the rank tests what is in flight, so that communication
-// progresses and its end is seen. A wait longer than `timeout` ends the rank with an error.
+// iteration ends; consecutive transfer launches start as one group (transfer_batches.hpp);
+// between ops the rank tests what is in flight, so that communication progresses and its end is
+// seen. A wait longer than `timeout` (for an op, or on a GPU for the device at the iteration's
+// end) ends the rank with an error naming the op.
 class LiveExecutor {
  public:
   // Throws InputError unless `plan` can run on a job of `ranks` ranks: its rank count, and a
