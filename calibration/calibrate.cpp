@@ -13,6 +13,7 @@
 #include "calibration/measurement_work.hpp"
 #include "calibration/reference_rates.hpp"
 #include "cost_models/cluster_cost_model.hpp"
+#include "cost_models/comm_group.hpp"
 #include "cost_models/profile_format.hpp"
 #include "simulator/core/input_error.hpp"
 
@@ -136,8 +137,8 @@ std::shared_ptr<CalibratedCostModel> fit(const MeasurementSet& set) {
         memory_kernels[{m.kernel, m.dtype}].push_back({{work.shape.begin(), work.shape.end()}, efficiency});
       }
     } else {
-      communication[{m.op, static_cast<int>(m.field("group_size"))}].push_back(
-          {static_cast<double>(m.field("bytes")), t});
+      communication[{m.op, static_cast<int>(m.field("group_size")), static_cast<int>(m.field("ranks_per_node"))}]
+          .push_back({static_cast<double>(m.field("bytes")), t});
     }
   }
   for (const auto& [dtype, gemms] : fitted_gemms(set)) {
@@ -166,10 +167,12 @@ std::shared_ptr<CalibratedCostModel> fit(const MeasurementSet& set) {
                        std::string(kKernelNames.name(kernel)) + " " + dtype_name(dtype), GridGaps::nearest));
   }
   for (const auto& [key, points] : communication) {
+    const auto& [op, group_size, ranks_per_node] = key;
     try {
-      model->set_communication(key.first, key.second, fit_alpha_beta(points));
+      model->set_communication(op, group_size, ranks_per_node, fit_alpha_beta(points));
     } catch (const InputError& error) {
-      throw InputError(fmt::format("{} over {} ranks: {}", kOpClassNames.name(key.first), key.second, error.what()));
+      throw InputError(fmt::format("{} over {}: {}", kOpClassNames.name(op), placement_text(group_size, ranks_per_node),
+                                   error.what()));
     }
   }
   return model;
@@ -177,7 +180,9 @@ std::shared_ptr<CalibratedCostModel> fit(const MeasurementSet& set) {
 
 std::string holdout_group(const Measurement& m) {
   if (category_of(m.op) == OpCategory::communication) {
-    return fmt::format("{} ({} ranks)", kOpClassNames.name(m.op), m.field("group_size"));
+    return fmt::format(
+        "{} ({})", kOpClassNames.name(m.op),
+        placement_text(static_cast<int>(m.field("group_size")), static_cast<int>(m.field("ranks_per_node"))));
   }
   const bool causal = (m.op == OpClass::attention_fwd || m.op == OpClass::attention_bwd) && m.field("causal") != 0;
   return fmt::format("{} {}{}{}", kOpClassNames.name(m.op), dtype_name(m.dtype), causal ? " causal" : "",

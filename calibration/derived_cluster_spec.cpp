@@ -27,12 +27,16 @@ ClusterSpec derive_cluster_spec(const MeasurementSet& set) {
   }
   spec.gpu.network_bandwidth = link_bandwidth;
   spec.gpus = std::max(1, set.ranks);
-  spec.gpus_per_node = spec.gpus;
+  // The nodes the bench ran on, kept apart: a group across them is costed as crossing the network.
+  spec.gpus_per_node = std::clamp(set.node_ranks(), 1, spec.gpus);
   spec.nvlink_bandwidth = link_bandwidth;
   spec.nvlink_latency_s = link ? link->latency_s : 0.0;
   spec.nics_per_node = 1;
-  spec.nic_bandwidth = link_bandwidth;
-  spec.network_latency_s = spec.nvlink_latency_s;
+  // Between nodes, the sends measured across two of them; without those, the node's own link.
+  const std::optional<AlphaBeta> network = point_to_point_fit(set.measurements, true);
+  const bool measured_network = network && network->seconds_per_byte > 0.0;
+  spec.nic_bandwidth = measured_network ? 1.0 / network->seconds_per_byte : link_bandwidth;
+  spec.network_latency_s = measured_network ? network->latency_s : spec.nvlink_latency_s;
   return spec;
 }
 

@@ -1,5 +1,6 @@
 #include "calibration/measurement_work.hpp"
 
+#include <algorithm>
 #include <numeric>
 #include <stdexcept>
 #include <vector>
@@ -56,8 +57,14 @@ OpWork compute_measurement_work(const Measurement& m) {
 
 OpWork measurement_work(const Measurement& m, ClusterCostModel& cost) {
   if (category_of(m.op) != OpCategory::communication) return compute_measurement_work(m);
-  std::vector<std::int64_t> ranks(static_cast<std::size_t>(m.field("group_size")));
-  std::iota(ranks.begin(), ranks.end(), 0);
+  // The measured group's ranks: ranks_per_node on each of its nodes, nodes of the cluster's
+  // gpus_per_node consecutive ranks.
+  const std::int64_t per_node = m.field("ranks_per_node");
+  const std::int64_t node_size = std::max<std::int64_t>(cost.cluster().gpus_per_node, per_node);
+  std::vector<std::int64_t> ranks;
+  for (std::int64_t node = 0; node < m.field("group_size") / per_node; ++node) {
+    for (std::int64_t i = 0; i < per_node; ++i) ranks.push_back(node * node_size + i);
+  }
   OpWork work = communication_work(m.op, m.field("bytes"));
   work.comm_group = cost.add_group(make_comm_group(CommGroupKind::tp, ranks, cost.cluster()));
   return work;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 namespace weft {
 namespace {
 
@@ -14,7 +16,8 @@ const std::vector<std::string_view> kAttentionFields = {"batch", "heads", "queri
 const std::vector<std::string_view> kMemoryFields = {"inputs", "outputs"};
 const std::vector<std::string_view> kKernelRowFields = {"rows", "width"};
 const std::vector<std::string_view> kParameterFields = {"parameters"};
-const std::vector<std::string_view> kCommunicationFields = {"bytes", "group_size"};
+// ranks_per_node: the members of the group on each node it spans (optional: all on one node).
+const std::vector<std::string_view> kCommunicationFields = {"bytes", "group_size", "ranks_per_node"};
 
 Kernel read_measured_kernel(const JsonCursor& json, OpClass op) {
   const auto kernel = json.find("kernel");
@@ -47,8 +50,15 @@ Measurement read_measurement(const JsonCursor& json, const std::vector<std::pair
       value.fail("unknown shape field for " + op.as_string());
   }
   for (std::string_view field : fields) {
+    if (field == "ranks_per_node" && !shape.find(field)) {
+      m.shape.push_back(m.shape.at(1));  // a file from before placements: one node
+      continue;
+    }
     const JsonCursor value = shape.at(field);
     m.shape.push_back(field == "causal" ? (value.as_bool() ? 1 : 0) : value.as_positive_int());
+    if (field == "ranks_per_node" && (m.shape[2] > m.shape[1] || m.shape[1] % m.shape[2] != 0)) {
+      value.fail(fmt::format("expected a divisor of group_size ({}): the group's ranks per node", m.shape[1]));
+    }
   }
   if (auto split = json.find("split")) m.split = split->as_enum(kMeasurementSplitNames);
   if (auto grid = json.find("grid")) {
@@ -71,8 +81,10 @@ Measurement read_measurement(const JsonCursor& json, const std::vector<std::pair
 
 std::int64_t Measurement::field(std::string_view name) const {
   const auto& fields = measurement_shape_fields(op, kernel);
-  const auto it = std::find(fields.begin(), fields.end(), name);
-  return shape.at(static_cast<std::size_t>(it - fields.begin()));
+  const auto index = static_cast<std::size_t>(std::find(fields.begin(), fields.end(), name) - fields.begin());
+  // A communication shape without its placement is one node's: all of the group on it.
+  if (name == "ranks_per_node" && index == shape.size()) return field("group_size");
+  return shape.at(index);
 }
 
 bool is_measured_op(OpClass op) {
@@ -115,7 +127,7 @@ const std::vector<std::string_view>& measurement_shape_fields(OpClass op, Kernel
 
 MeasurementSet read_measurements(const JsonCursor& root) {
   root.expect_only({"format", "version", "backend", "device", "device_memory_bytes", "libraries", "timestamp", "ranks",
-                    "settings", "sources", "notes", "measurements"});
+                    "ranks_per_node", "settings", "sources", "notes", "measurements"});
   const JsonCursor format = root.at("format");
   if (format.as_string() != kMeasurementsFormat)
     format.fail("expected \"" + std::string(kMeasurementsFormat) + "\" (a weft bench output)");
@@ -134,6 +146,10 @@ MeasurementSet read_measurements(const JsonCursor& root) {
   }
   if (auto timestamp = root.find("timestamp")) set.timestamp = timestamp->as_string();
   if (auto ranks = root.find("ranks")) set.ranks = static_cast<int>(ranks->as_positive_int());
+  if (auto per_node = root.find("ranks_per_node")) {
+    set.ranks_per_node = static_cast<int>(per_node->as_positive_int());
+    if (set.ranks % set.ranks_per_node != 0) per_node->fail(fmt::format("expected a divisor of ranks ({})", set.ranks));
+  }
   if (auto settings = root.find("settings")) {
     settings->expect_only({"quick", "warmup", "samples"});
     if (auto quick = settings->find("quick")) set.quick = quick->as_bool();
@@ -161,12 +177,12 @@ nlohmann::json measurements_json(const MeasurementSet& set) {
   for (const Measurement& m : set.measurements) {
     nlohmann::json shape = nlohmann::json::object();
     const auto& fields = measurement_shape_fields(m.op, m.kernel);
-    for (std::size_t i = 0; i < fields.size(); ++i) {
-      const std::string name(fields[i]);
+    for (std::string_view field : fields) {
+      const std::string name(field);
       if (name == "causal") {
-        shape[name] = m.shape[i] != 0;
+        shape[name] = m.field(field) != 0;
       } else {
-        shape[name] = m.shape[i];
+        shape[name] = m.field(field);
       }
     }
     const SampleStats stats = sample_stats(m.samples_ns);
@@ -192,6 +208,7 @@ nlohmann::json measurements_json(const MeasurementSet& set) {
                          {"libraries", libraries},
                          {"timestamp", set.timestamp},
                          {"ranks", set.ranks},
+                         {"ranks_per_node", set.node_ranks()},
                          {"settings", {{"quick", set.quick}, {"warmup", set.warmup}, {"samples", set.samples}}},
                          {"measurements", list}};
   if (!set.sources.empty()) {

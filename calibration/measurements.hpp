@@ -36,6 +36,8 @@ struct Measurement {
 
   double median_ns() const { return sample_stats(samples_ns).median; }
   double median_s() const { return median_ns() / kNsPerSecond; }
+  // The shape field `name` (a communication shape of two fields is on one node: its
+  // ranks_per_node is its group_size).
   std::int64_t field(std::string_view name) const;
 };
 
@@ -47,6 +49,8 @@ struct MeasurementSet {
   std::vector<std::pair<std::string, std::string>> libraries;
   std::string timestamp;  // ISO 8601, UTC
   int ranks = 1;
+  int ranks_per_node = 0;  // ranks on each node of the job; 0: all of them on one node
+  int node_ranks() const { return ranks_per_node > 0 ? ranks_per_node : ranks; }
   bool quick = false;
   int warmup = 0;
   int samples = 0;
@@ -63,7 +67,8 @@ struct MeasurementSet {
 //   norm, elementwise of a kernel     rows, width (the op's output is rows x width)
 //   optimizer (adamw_fused)           parameters
 //   allreduce, allgather, reducescatter, alltoall, broadcast, send
-//                                     bytes, group_size
+//                                     bytes, group_size, ranks_per_node (the group's members on each
+//                                     node it spans; optional, default group_size: one node)
 bool is_measured_op(OpClass op);
 const std::vector<std::string_view>& measurement_shape_fields(OpClass op, Kernel kernel = Kernel::any);
 

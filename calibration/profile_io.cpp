@@ -89,8 +89,9 @@ nlohmann::json profile_json(const Calibration& calibration, const std::string& c
   nlohmann::json communication = nlohmann::json::array();
   for (const auto& [key, fit] : model.communication()) {
     communication.push_back(
-        {{"op", kOpClassNames.name(key.first)},
-         {"group_size", key.second},
+        {{"op", kOpClassNames.name(std::get<0>(key))},
+         {"group_size", std::get<1>(key)},
+         {"ranks_per_node", std::get<2>(key)},
          {"latency_us", fit.latency_s * 1e6},
          {"bandwidth_GBps", fit.seconds_per_byte > 0.0 ? 1.0 / fit.seconds_per_byte / kBytesPerGB : 0.0}});
   }

@@ -45,10 +45,13 @@ std::map<Dtype, double> best_memory_bandwidth(const std::vector<Measurement>& me
   return best;
 }
 
-std::optional<AlphaBeta> point_to_point_fit(const std::vector<Measurement>& measurements) {
+std::optional<AlphaBeta> point_to_point_fit(const std::vector<Measurement>& measurements, bool across_nodes) {
   std::vector<SizeTime> points;
   for (const Measurement& m : measurements) {
-    if (fitted(m) && m.op == OpClass::send) points.push_back({static_cast<double>(m.field("bytes")), m.median_s()});
+    const bool crosses = m.op == OpClass::send && m.field("ranks_per_node") == 1;
+    if (fitted(m) && m.op == OpClass::send && crosses == across_nodes) {
+      points.push_back({static_cast<double>(m.field("bytes")), m.median_s()});
+    }
   }
   if (points.size() < 2) return std::nullopt;
   return fit_alpha_beta(points);

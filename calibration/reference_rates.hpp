@@ -19,7 +19,8 @@ namespace weft {
 //   point_to_point_fit     latency and bandwidth of sends between two ranks, if measured
 std::map<Dtype, double> best_flops(const std::vector<Measurement>& measurements);
 std::map<Dtype, double> best_memory_bandwidth(const std::vector<Measurement>& measurements);
-std::optional<AlphaBeta> point_to_point_fit(const std::vector<Measurement>& measurements);
+// Of the sends between two ranks of one node, or, with `across_nodes`, of two nodes.
+std::optional<AlphaBeta> point_to_point_fit(const std::vector<Measurement>& measurements, bool across_nodes = false);
 
 // Whether a measurement timed a memory-bound op (elementwise, norm, optimizer), and the bytes it
 // moved as the simulator counts them for that op.

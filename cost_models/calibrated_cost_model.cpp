@@ -98,10 +98,17 @@ std::optional<TimeNs> CalibratedCostModel::compute_duration(const OpWork& work) 
   return std::nullopt;
 }
 
-std::optional<TimeNs> CalibratedCostModel::communication_duration(OpClass op_class, Bytes bytes, int group_size) const {
-  const auto fit = communication_.find({op_class, group_size});
+std::optional<TimeNs> CalibratedCostModel::communication_duration(OpClass op_class, Bytes bytes, int group_size,
+                                                                  int ranks_per_node) const {
+  const auto fit = communication_.find({op_class, group_size, ranks_per_node});
   if (fit == communication_.end()) return std::nullopt;
   return to_ns(fit->second.seconds(bytes));
+}
+
+bool CalibratedCostModel::measured_placement(int group_size, int ranks_per_node) const {
+  return std::any_of(communication_.begin(), communication_.end(), [&](const auto& entry) {
+    return std::get<1>(entry.first) == group_size && std::get<2>(entry.first) == ranks_per_node;
+  });
 }
 
 }  // namespace weft

@@ -70,19 +70,25 @@ class CalibratedCostModel {
   void set_memory_kernel(Kernel kernel, Dtype dtype, LogGridTable efficiency) {
     memory_kernels_[{kernel, dtype}] = std::move(efficiency);
   }
-  void set_communication(OpClass op_class, int group_size, AlphaBeta fit) {
-    communication_[{op_class, group_size}] = fit;
+  // A fit for `op_class` over groups of `group_size` ranks, `ranks_per_node` of them on each node
+  // they span.
+  void set_communication(OpClass op_class, int group_size, int ranks_per_node, AlphaBeta fit) {
+    communication_[{op_class, group_size, ranks_per_node}] = fit;
   }
 
   // The calibrated time of a compute op, or nothing when the profile does not cover its class
   // and dtype (the caller then uses its default rule).
   std::optional<TimeNs> compute_duration(const OpWork& work) const;
-  // The calibrated time of a communication op over a group of `group_size` ranks, or nothing.
-  std::optional<TimeNs> communication_duration(OpClass op_class, Bytes bytes, int group_size) const;
+  // The calibrated time of a communication op over a group of `group_size` ranks placed
+  // `ranks_per_node` to a node, or nothing: a fit of one placement never prices another (a
+  // profile measured inside a node says nothing of the network between nodes).
+  std::optional<TimeNs> communication_duration(OpClass op_class, Bytes bytes, int group_size, int ranks_per_node) const;
+  // Whether the profile measured any communication op over that placement.
+  bool measured_placement(int group_size, int ranks_per_node) const;
 
   using AttentionKey = std::tuple<OpClass, Dtype, bool, Kernel>;
   using KernelKey = std::pair<Kernel, Dtype>;
-  using CommunicationKey = std::pair<OpClass, int>;
+  using CommunicationKey = std::tuple<OpClass, int, int>;  // op, group size, ranks per node
   const std::map<Dtype, double>& peak_flops() const { return peak_flops_; }
   const std::map<Dtype, double>& memory_bandwidth() const { return memory_bandwidth_; }
   const std::map<Dtype, GemmEfficiency>& gemm() const { return gemm_; }

@@ -16,6 +16,20 @@ std::uint32_t ClusterCostModel::add_group(const CommGroup& group) {
   return static_cast<std::uint32_t>(groups_.size());
 }
 
+std::vector<CommGroup> ClusterCostModel::placements_without_calibration() const {
+  std::vector<CommGroup> missing;
+  const CalibratedCostModel* calibration = cluster_.calibration.get();
+  if (calibration == nullptr || calibration->communication().empty()) return missing;
+  for (const CommGroup& group : groups_) {
+    if (group.size < 2 || calibration->measured_placement(group.size, group.ranks_per_node)) continue;
+    const bool listed = std::any_of(missing.begin(), missing.end(), [&](const CommGroup& g) {
+      return g.size == group.size && g.ranks_per_node == group.ranks_per_node;
+    });
+    if (!listed) missing.push_back(group);
+  }
+  return missing;
+}
+
 TimeNs ClusterCostModel::duration(const OpWork& work, const DeviceSpec& spec) const {
   const CalibratedCostModel* calibration = cluster_.calibration.get();
   if (work.comm_group == 0) {
@@ -27,7 +41,8 @@ TimeNs ClusterCostModel::duration(const OpWork& work, const DeviceSpec& spec) co
   if (ideal_network_) return 0;
   const CommGroup& comm = group(work.comm_group);
   if (calibration != nullptr) {
-    if (const auto calibrated = calibration->communication_duration(work.op_class, work.network_bytes, comm.size)) {
+    if (const auto calibrated =
+            calibration->communication_duration(work.op_class, work.network_bytes, comm.size, comm.ranks_per_node)) {
       return *calibrated;
     }
   }

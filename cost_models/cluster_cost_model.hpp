@@ -26,6 +26,10 @@ class ClusterCostModel final : public CostModel {
 
   const ClusterSpec& cluster() const { return cluster_; }
   TimeNs duration(const OpWork& work, const DeviceSpec& spec) const override;
+  // The communicator placements of the groups added so far that the cluster's calibration profile
+  // measured no communication over, when it measured some: their ops are costed by the collective
+  // model, which the user should hear about.
+  std::vector<CommGroup> placements_without_calibration() const;
 
  private:
   ClusterSpec cluster_;

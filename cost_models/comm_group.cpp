@@ -5,6 +5,11 @@
 
 namespace weft {
 
+std::string placement_text(int group_size, int ranks_per_node) {
+  if (ranks_per_node >= group_size) return std::to_string(group_size) + " ranks";
+  return std::to_string(group_size) + " ranks, " + std::to_string(ranks_per_node) + " per node";
+}
+
 CommGroup make_comm_group(CommGroupKind kind, std::span<const std::int64_t> ranks, const ClusterSpec& cluster) {
   std::map<std::int64_t, int> per_node;
   for (std::int64_t rank : ranks) ++per_node[rank / cluster.gpus_per_node];

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include "cost_models/cluster_spec.hpp"
 #include "simulator/core/enum_names.hpp"
@@ -24,6 +25,9 @@ struct CommGroup {
 
   bool operator==(const CommGroup&) const = default;
 };
+
+// A placement as people read it: "8 ranks" (one node), "16 ranks, 8 per node".
+std::string placement_text(int group_size, int ranks_per_node);
 
 // The placement of `ranks` (global ranks, nodes of cluster.gpus_per_node consecutive ranks).
 CommGroup make_comm_group(CommGroupKind kind, std::span<const std::int64_t> ranks, const ClusterSpec& cluster);

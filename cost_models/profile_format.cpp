@@ -126,13 +126,21 @@ std::shared_ptr<const CalibratedCostModel> read_profile(const JsonCursor& root) 
     for (const JsonCursor& entry : kernels->elements()) read_memory_kernel(entry, *model);
   }
   for (const JsonCursor& entry : root.at("communication").elements()) {
-    entry.expect_only({"op", "group_size", "latency_us", "bandwidth_GBps"});
+    entry.expect_only({"op", "group_size", "ranks_per_node", "latency_us", "bandwidth_GBps"});
     const JsonCursor op = entry.at("op");
     const OpClass op_class = op.as_enum(kOpClassNames);
     if (category_of(op_class) != OpCategory::communication) op.fail("expected a communication op");
     const double bandwidth = entry.at("bandwidth_GBps").as_nonnegative_number() * kBytesPerGB;
+    const int group_size = static_cast<int>(entry.at("group_size").as_positive_int());
+    int ranks_per_node = group_size;  // a profile from before placements: one node
+    if (auto per_node = entry.find("ranks_per_node")) {
+      ranks_per_node = static_cast<int>(per_node->as_positive_int());
+      if (ranks_per_node > group_size || group_size % ranks_per_node != 0) {
+        per_node->fail("expected a divisor of group_size (" + std::to_string(group_size) + ")");
+      }
+    }
     model->set_communication(
-        op_class, static_cast<int>(entry.at("group_size").as_positive_int()),
+        op_class, group_size, ranks_per_node,
         {entry.at("latency_us").as_nonnegative_number() * 1e-6, bandwidth > 0.0 ? 1.0 / bandwidth : 0.0});
   }
   return model;

@@ -95,8 +95,7 @@ class CommunicationBench {
   // Rank 0's samples; empty on the other ranks.
   std::vector<double> time(const BenchCase& c) {
     const std::int64_t bytes = c.shape[0];
-    const int group_size = static_cast<int>(c.shape[1]);
-    Communicator* group = this->group(group_size);
+    Communicator* group = this->group(static_cast<int>(c.shape[1]), static_cast<int>(c.shape.at(2)));
     pool_.reserve(bytes, std::max(bytes, kReceiveRegionBytes));
     std::vector<double> samples;
     if (group == nullptr) return samples;
@@ -112,10 +111,18 @@ class CommunicationBench {
   }
 
  private:
-  // The ranks 0 .. size - 1, split off once per size (every rank takes part in the split).
-  Communicator* group(int size) {
-    auto [it, inserted] = groups_.try_emplace(size);
-    if (inserted) it->second = world_.split(world_.rank() < size ? 0 : -1, world_.rank());
+  // This rank's group of `size` ranks, `per_node` on each of the first size / per_node nodes,
+  // split off once per placement (every rank takes part in the split): the ranks of those nodes
+  // form as many whole such groups as fit, side by side; the others sit out.
+  Communicator* group(int size, int per_node) {
+    auto [it, inserted] = groups_.try_emplace({size, per_node});
+    if (inserted) {
+      const int node_size = options_.ranks_per_node > 0 ? options_.ranks_per_node : world_.size();
+      const int node = world_.rank() / node_size;
+      const int local = world_.rank() % node_size;
+      const bool member = node < size / per_node && (local / per_node + 1) * per_node <= node_size;
+      it->second = world_.split(member ? local / per_node : -1, world_.rank());
+    }
     return it->second.get();
   }
 
@@ -150,7 +157,7 @@ class CommunicationBench {
   Communicator& world_;
   OperandPool& pool_;
   const BenchOptions& options_;
-  std::map<int, std::unique_ptr<Communicator>> groups_;
+  std::map<std::pair<int, int>, std::unique_ptr<Communicator>> groups_;  // by (size, ranks per node)
 };
 
 std::vector<double> gather_samples(Communicator& world, const std::vector<double>& own) {
@@ -171,6 +178,7 @@ std::vector<double> gather_samples(Communicator& world, const std::vector<double
 std::vector<Measurement> run_bench(Backend& backend, Communicator& world, const std::vector<BenchCase>& cases,
                                    const BenchOptions& options) {
   OperandPool pool(backend);
+  backend.set_wait_limit(options.timeout);
   CommunicationBench communication(backend, world, pool, options);
   // The cases run in a seeded random order, the same on every rank. A shared host's speed can
   // drift by a fifth within minutes; in the suite's order a slow stretch would bias the shapes

@@ -108,36 +108,54 @@ void add_memory(const Grids& grids, Dtype dtype, std::vector<BenchCase>& cases) 
              });
 }
 
-std::vector<int> group_sizes(int ranks) {
+// 2, 4, 8, ... up to `count`, and `count` itself.
+std::vector<int> doublings(int count) {
   std::vector<int> sizes;
-  for (int size = 2; size <= ranks; size *= 2) sizes.push_back(size);
-  if (ranks >= 2 && sizes.back() != ranks) sizes.push_back(ranks);
+  for (int size = 2; size <= count; size *= 2) sizes.push_back(size);
+  if (count >= 2 && sizes.back() != count) sizes.push_back(count);
   return sizes;
 }
 
-void add_collectives(const Grids& grids, int ranks, std::vector<BenchCase>& cases) {
-  for (int group : group_sizes(ranks)) {
+void add_collectives(const Grids& grids, const SuiteOptions& options, std::vector<BenchCase>& cases) {
+  for (const auto& [group, per_node] : group_placements(options.ranks, options.ranks_per_node)) {
     for (OpClass op :
          {OpClass::allreduce, OpClass::allgather, OpClass::reducescatter, OpClass::alltoall, OpClass::broadcast}) {
       over_sizes(grids.message_min_bytes, grids.message_max_bytes, grids.holdouts,
                  [&](std::int64_t bytes, MeasurementSplit split) {
                    // Every rank's share a whole number of bf16 elements.
                    const std::int64_t unit = 2 * group;
-                   cases.push_back({op, Dtype::bf16, {std::max(unit, bytes / unit * unit), group}, split});
+                   cases.push_back({op, Dtype::bf16, {std::max(unit, bytes / unit * unit), group, per_node}, split});
                  });
     }
   }
 }
 
-void add_p2p(const Grids& grids, int ranks, std::vector<BenchCase>& cases) {
-  if (ranks < 2) return;
-  over_sizes(grids.message_min_bytes, grids.message_max_bytes, grids.holdouts,
-             [&](std::int64_t bytes, MeasurementSplit split) {
-               cases.push_back({OpClass::send, Dtype::bf16, {bytes, 2}, split});
-             });
+void add_p2p(const Grids& grids, const SuiteOptions& options, std::vector<BenchCase>& cases) {
+  const int per_node = options.ranks_per_node > 0 ? options.ranks_per_node : options.ranks;
+  std::vector<int> placements;  // a pair inside a node, and across two nodes
+  if (per_node >= 2) placements.push_back(2);
+  if (options.ranks / per_node >= 2) placements.push_back(1);
+  for (int pair_per_node : placements) {
+    over_sizes(grids.message_min_bytes, grids.message_max_bytes, grids.holdouts,
+               [&](std::int64_t bytes, MeasurementSplit split) {
+                 cases.push_back({OpClass::send, Dtype::bf16, {bytes, 2, pair_per_node}, split});
+               });
+  }
 }
 
 }  // namespace
+
+std::vector<std::pair<int, int>> group_placements(int ranks, int ranks_per_node) {
+  const int per_node = ranks_per_node > 0 ? ranks_per_node : ranks;
+  const int nodes = ranks / per_node;
+  std::vector<std::pair<int, int>> placements;
+  for (int size : doublings(per_node)) placements.emplace_back(size, size);  // inside a node (TP)
+  for (int count : doublings(nodes)) {
+    placements.emplace_back(count * per_node, per_node);  // whole nodes
+    if (per_node > 1) placements.emplace_back(count, 1);  // one rank per node (DP of TP groups)
+  }
+  return placements;
+}
 
 std::vector<BenchCase> bench_cases(const SuiteOptions& options) {
   const Grids grids = grids_for(options);
@@ -150,8 +168,8 @@ std::vector<BenchCase> bench_cases(const SuiteOptions& options) {
     if (wants(BenchPart::attention)) add_attention(grids, dtype, cases);
     if (wants(BenchPart::memory)) add_memory(grids, dtype, cases);
   }
-  if (wants(BenchPart::collectives)) add_collectives(grids, options.ranks, cases);
-  if (wants(BenchPart::p2p)) add_p2p(grids, options.ranks, cases);
+  if (wants(BenchPart::collectives)) add_collectives(grids, options, cases);
+  if (wants(BenchPart::p2p)) add_p2p(grids, options, cases);
   return cases;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "calibration/measurements.hpp"
@@ -16,7 +17,8 @@ struct SuiteOptions {
   bool quick = false;
   std::vector<Dtype> dtypes;  // of compute ops; communication is measured in bf16
   std::vector<BenchPart> parts;
-  int ranks = 1;  // ranks of the job: collectives run over groups of 2, 4, ... up to all of them
+  int ranks = 1;           // ranks of the job: collectives run over groups of 2, 4, ... up to all of them
+  int ranks_per_node = 0;  // ranks on each node; 0: all on one node
 };
 
 // One op at one shape (the shape fields of Measurement).
@@ -34,8 +36,15 @@ struct BenchCase {
 //   attention    forward and backward, causal and not, batch 1, over heads x sequence x head_dim
 //   memory       the memory-bound op, inputs = outputs, over total bytes (x4 steps)
 //   collectives  all-reduce, all-gather, reduce-scatter, all-to-all, broadcast over message
-//                sizes (x4 steps) and group sizes
-//   p2p          send between ranks 0 and 1 (ping-pong) over message sizes
+//                sizes (x4 steps) and group placements (group_placements)
+//   p2p          send (ping-pong) over message sizes between two ranks of one node and of two
+//                nodes
 std::vector<BenchCase> bench_cases(const SuiteOptions& options);
+
+// The communicator placements the suite measures on a job of `ranks`, `ranks_per_node` to a node
+// (0: one node), as (group size, group ranks per node): inside a node 2, 4, ... ranks; across
+// nodes, whole nodes 2, 4, ... and one rank on each of 2, 4, ... nodes. A group's placement runs
+// on every rank that can form it at once, as a training step's groups of one kind do.
+std::vector<std::pair<int, int>> group_placements(int ranks, int ranks_per_node);
 
 }  // namespace weft

@@ -94,7 +94,7 @@ TEST_CASE("calibration recovers a known model from noisy measurements", "[calibr
   const std::array<double, 1> bytes = {65536.0};
   CHECK(memory.at(bytes) * model.memory_bandwidth().at(Dtype::bf16) ==
         Approx(memory_efficiency(65536.0) * kBandwidth).epsilon(2 * kNoise));
-  const AlphaBeta fit = model.communication().at({OpClass::allreduce, 2});
+  const AlphaBeta fit = model.communication().at({OpClass::allreduce, 2, 2});
   CHECK(fit.latency_s == Approx(kAllreduce.latency_s).epsilon(0.05));
   CHECK(fit.seconds_per_byte == Approx(kAllreduce.seconds_per_byte).epsilon(0.05));
 

@@ -27,7 +27,7 @@ CalibratedCostModel example_model() {
   model.set_gemm(Dtype::bf16, {.grid = LogGridTable({{64, 4096}, {128}, {128}}, {0.5, 0.8})});
   model.set_attention(OpClass::attention_fwd, Dtype::bf16, true, LogGridTable({{8}, {1024}, {64}}, {0.4}));
   model.set_memory_bound(Dtype::bf16, LogGridTable({{1e3, 1e6}}, {0.1, 0.6}));
-  model.set_communication(OpClass::allreduce, 8, {10e-6, 1.0 / 50e9});
+  model.set_communication(OpClass::allreduce, 8, 8, {10e-6, 1.0 / 50e9});  // inside one node
   return model;
 }
 
@@ -58,7 +58,7 @@ TEST_CASE("the calibrated model divides nominal work by fitted efficiency x refe
   norm.memory_bytes = 1'000'000;
   CHECK(*model.compute_duration(norm) == std::llround(1e6 / 0.6e11 * 1e9));
   // 10 us + 1 MB at 50 GB/s.
-  CHECK(*model.communication_duration(OpClass::allreduce, 1'000'000, 8) == 10'000 + 20'000);
+  CHECK(*model.communication_duration(OpClass::allreduce, 1'000'000, 8, 8) == 10'000 + 20'000);
 }
 
 TEST_CASE("a measured GEMM shape costs what it measured; others scale the grid by their layout's factor",
@@ -125,8 +125,17 @@ TEST_CASE("the calibrated model leaves uncovered ops to the default rules", "[co
   non_causal.op_class = OpClass::attention_fwd;
   non_causal.shape = {1, 8, 512, 512, 64, 0};
   CHECK_FALSE(model.compute_duration(non_causal));
-  CHECK_FALSE(model.communication_duration(OpClass::allreduce, 1000, 4));
-  CHECK_FALSE(model.communication_duration(OpClass::allgather, 1000, 8));
+  CHECK_FALSE(model.communication_duration(OpClass::allreduce, 1000, 4, 4));
+  CHECK_FALSE(model.communication_duration(OpClass::allgather, 1000, 8, 8));
+}
+
+TEST_CASE("a fit measured inside a node does not price a group across nodes", "[cost_models][calibration]") {
+  const CalibratedCostModel model = example_model();
+  // Eight ranks, one per node (a DP group of TP8 ranks), and two nodes of four.
+  CHECK_FALSE(model.communication_duration(OpClass::allreduce, 1'000'000, 8, 1));
+  CHECK_FALSE(model.communication_duration(OpClass::allreduce, 1'000'000, 8, 4));
+  CHECK(model.measured_placement(8, 8));
+  CHECK_FALSE(model.measured_placement(8, 1));
 }
 
 TEST_CASE("a cluster's calibration takes precedence over its roofline and collective model",
@@ -153,6 +162,38 @@ TEST_CASE("a cluster's calibration takes precedence over its roofline and collec
   reduce.network_bytes = 1'000'000;
   reduce.comm_group = calibrated.add_group(make_comm_group(CommGroupKind::dp, ranks, cluster));
   CHECK(calibrated.duration(reduce, cluster.gpu) == 30'000);
+  CHECK(calibrated.placements_without_calibration().empty());
+}
+
+TEST_CASE("a group across nodes is costed by the collective model and named as unmeasured",
+          "[cost_models][calibration]") {
+  ClusterSpec cluster;
+  cluster.gpu.name = "test-device";
+  cluster.gpus = 64;
+  cluster.gpus_per_node = 8;
+  cluster.nvlink_bandwidth = 1e11;
+  cluster.nics_per_node = 1;
+  cluster.nic_bandwidth = 1e10;
+  const std::vector<std::int64_t> strided = {0, 8, 16, 24, 32, 40, 48, 56};  // one rank per node
+  OpWork reduce;
+  reduce.op_class = OpClass::allreduce;
+  reduce.network_bytes = 1'000'000;
+  const TimeNs modelled = [&] {
+    ClusterCostModel plain(cluster);
+    reduce.comm_group = plain.add_group(make_comm_group(CommGroupKind::dp, strided, cluster));
+    return plain.duration(reduce, cluster.gpu);
+  }();
+  cluster.calibration = std::make_shared<CalibratedCostModel>(example_model());
+  ClusterCostModel calibrated(cluster);
+  reduce.comm_group = calibrated.add_group(make_comm_group(CommGroupKind::dp, strided, cluster));
+  // Over the 10 GB/s NIC, not the profile's 50 GB/s of eight ranks inside a node.
+  CHECK(calibrated.duration(reduce, cluster.gpu) == modelled);
+  CHECK(modelled > 100'000);
+  const std::vector<CommGroup> missing = calibrated.placements_without_calibration();
+  REQUIRE(missing.size() == 1);
+  CHECK(missing[0].size == 8);
+  CHECK(missing[0].ranks_per_node == 1);
+  CHECK(missing[0].kind == CommGroupKind::dp);
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <set>
+
 #include "calibration/measurements.hpp"
 #include "kernels/bench/bench_suite.hpp"
 #include "tests/support/run_command.hpp"
@@ -70,6 +72,32 @@ TEST_CASE("weft bench refuses what it cannot do, with exit status 2", "[cli][ben
   CHECK(directory.exit_code == 2);
   CHECK_THAT(directory.err, Contains("-o: cannot write"));
   CHECK_FALSE(std::filesystem::exists(file));
+}
+
+TEST_CASE("weft bench keys communication by placement: a pair inside a node and one across two", "[cli][bench][mpi]") {
+  const TempDir dir;
+  const auto file = dir.file("m.json");
+  const auto spec = dir.file("cluster.json");
+  const auto run = test::run_weft_mpi(4, "bench --quick --parts p2p --samples 2 --threads 1 --ranks-per-node 2 -o '" +
+                                             file.string() + "' --cluster-spec '" + spec.string() + "'");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  const auto json = nlohmann::json::parse(read_file(file));
+  CHECK(json["ranks"] == 4);
+  CHECK(json["ranks_per_node"] == 2);
+  std::set<int> placements;
+  for (const auto& m : json["measurements"]) {
+    CHECK(m["shape"]["group_size"] == 2);
+    placements.insert(m["shape"]["ranks_per_node"].get<int>());
+  }
+  CHECK(placements == std::set<int>{1, 2});
+  // The derived cluster keeps the two nodes apart, so that a group across them crosses its network.
+  const auto cluster = nlohmann::json::parse(read_file(spec));
+  CHECK(cluster["gpus"] == 4);
+  CHECK(cluster["gpus_per_node"] == 2);
+  const auto uneven = test::run_weft_mpi(4, "bench --quick --parts p2p --ranks-per-node 3 -o '" + file.string() + "'");
+  CHECK(uneven.exit_code == 2);
+  CHECK_THAT(uneven.err, Contains("--ranks-per-node: expected a divisor of the job's 4 ranks, got 3"));
 }
 
 TEST_CASE("weft bench --backend cuda says why it cannot run here", "[cli][bench]") {

@@ -123,5 +123,44 @@ TEST_CASE("a profile applies to a device spec that lists the name its GPU report
   CHECK(run.err.empty());
 }
 
+// The file of measurements("test-cpu") and an all-reduce of two ranks on one node.
+std::string measurements_with_allreduce() {
+  nlohmann::json file = nlohmann::json::parse(measurements("test-cpu"));
+  for (double bytes : {1e3, 1e6}) {
+    file["measurements"].push_back({{"op", "allreduce"},
+                                    {"dtype", "bf16"},
+                                    {"shape", {{"bytes", bytes}, {"group_size", 2}, {"ranks_per_node", 2}}},
+                                    {"samples_ns", {2000 + bytes / 10}}});
+  }
+  return file.dump();
+}
+
+TEST_CASE("a profile measured inside a node does not price a group across nodes", "[cli][calibrate]") {
+  const TempDir dir;
+  const auto file = dir.write("m.json", measurements_with_allreduce());
+  const auto profile = dir.file("profile.json").string();
+  REQUIRE(run_weft("calibrate '" + file.string() + "' -o '" + profile + "'").exit_code == 0);
+  const std::string one_node = test::test_cpu_cluster();
+  std::string two_nodes = one_node;
+  const std::string per_node = R"("gpus_per_node": 2)";
+  REQUIRE(two_nodes.find(per_node) != std::string::npos);
+  two_nodes.replace(two_nodes.find(per_node), per_node.size(), R"("gpus_per_node": 1)");
+  const auto inside = dir.write("inside.json", test::tiny_gpt_scenario(R"({"dp": 2})", one_node));
+  const auto across = dir.write("across.json", test::tiny_gpt_scenario(R"({"dp": 2})", two_nodes));
+  const auto measured = run_weft("simulate '" + inside.string() + "' --calibration '" + profile + "'");
+  CHECK(measured.exit_code == 0);
+  CHECK(measured.err.empty());
+  const auto warned = run_weft("simulate '" + across.string() + "' --calibration '" + profile + "'");
+  CHECK(warned.exit_code == 0);
+  CHECK_THAT(warned.err, Contains("weft: warning: the calibration profile measured no communication over 2 ranks, "
+                                  "1 per node (dp group); the collective model costs its ops"));
+  const auto strict = run_weft("simulate '" + across.string() + "' --calibration '" + profile + "' --strict --json '" +
+                               dir.file("out.json").string() + "'");
+  CHECK(strict.exit_code == 2);
+  CHECK_THAT(strict.err, Contains("weft: error: --strict: the calibration profile measured no communication over 2 "
+                                  "ranks, 1 per node"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("out.json")));
+}
+
 }  // namespace
 }  // namespace weft

@@ -26,6 +26,7 @@ struct BenchFlags {
   std::string dtypes;
   int warmup = 1;
   int samples = 0;
+  int ranks_per_node = 0;
   std::string cluster_spec;
 };
 
@@ -41,6 +42,13 @@ BenchPlan plan_bench(const BenchFlags& flags, const cpu::MpiJob& job) {
   plan.suite.backend = plan.backend.kind;
   plan.suite.quick = flags.quick;
   plan.suite.ranks = job.size();
+  // Ranks are placed on nodes in order, as mpirun places them by default.
+  const int per_node = flags.ranks_per_node > 0 ? flags.ranks_per_node : job.local_size();
+  if (flags.ranks_per_node < 0 || job.size() % per_node != 0) {
+    throw InputError(
+        fmt::format("--ranks-per-node: expected a divisor of the job's {} ranks, got {}", job.size(), per_node));
+  }
+  plan.suite.ranks_per_node = per_node;
   plan.suite.parts = parse_list_flag("--parts", flags.parts, kBenchPartNames);
   // Mixed-precision training runs its GEMMs and attention in bf16 or fp16, its loss and optimizer in fp32.
   const std::string dtypes = !flags.dtypes.empty()                   ? flags.dtypes
@@ -52,16 +60,19 @@ BenchPlan plan_bench(const BenchFlags& flags, const cpu::MpiJob& job) {
   plan.options.warmup = flags.warmup;
   plan.options.samples = flags.samples > 0 ? flags.samples : (flags.quick ? 3 : 5);
   plan.options.timeout = timeout(flags.rank);
+  plan.options.ranks_per_node = per_node;
   with_context("-o", [&] { check_output_path(flags.output); });
   check_output_paths({{"--cluster-spec", &flags.cluster_spec}});
   return plan;
 }
 
 void write_cluster_spec(const std::string& file, const MeasurementSet& set) {
-  const std::string description = "One node of " + std::to_string(set.ranks) + " ranks of '" + set.device +
-                                  "', derived by weft bench on " + set.timestamp +
-                                  ": peaks are the best measured rates, links the fitted send latency and bandwidth, "
-                                  "every efficiency 1";
+  const std::string description =
+      fmt::format("{} node{} of {} ranks of '{}'", set.ranks / set.node_ranks(),
+                  set.ranks / set.node_ranks() == 1 ? "" : "s", set.node_ranks(), set.device) +
+      ", derived by weft bench on " + set.timestamp +
+      ": peaks are the best measured rates, links the fitted send latency and bandwidth, "
+      "every efficiency 1";
   const nlohmann::json spec =
       with_context("--cluster-spec", [&] { return cluster_spec_json(derive_cluster_spec(set), description); });
   write_output("--cluster-spec", file, [&](std::ostream& out) { out << spec.dump(2) << '\n'; });
@@ -94,6 +105,7 @@ void run_bench_command(const BenchFlags& flags) {
         set.device_memory_bytes = device.memory_bytes;
         set.timestamp = utc_timestamp();
         set.ranks = job.size();
+        set.ranks_per_node = plan->suite.ranks_per_node;
         set.quick = plan->suite.quick;
         set.warmup = plan->options.warmup;
         set.samples = plan->options.samples;
@@ -128,6 +140,11 @@ void add_bench_command(CLI::App& app) {
   command->add_option("--warmup", flags->warmup, "Untimed calls before each case's samples (default 1)")
       ->type_name("N");
   command->add_option("--samples", flags->samples, "Timed samples per case and rank (default 5, 3 with --quick)")
+      ->type_name("N");
+  command
+      ->add_option("--ranks-per-node", flags->ranks_per_node,
+                   "Ranks per node, in rank order (default: the ranks MPI starts on this node): collectives are "
+                   "measured inside a node, over whole nodes and one rank per node, and keyed by that placement")
       ->type_name("N");
   command
       ->add_option("--cluster-spec", flags->cluster_spec,

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "cost_models/comm_group.hpp"
 #include "cost_models/profile_format.hpp"
 #include "simulator/engine/schedule_cache.hpp"
 #include "simulator/graph/graph_size_limit.hpp"
@@ -56,6 +57,16 @@ void check_calibration_device(const std::string& file, const ClusterSpec& cluste
   throw InputError("--calibration: " + file + ": measured on '" + cluster.calibration->device() +
                    "' but the cluster's device is '" + cluster.gpu.name +
                    "' (a device spec lists the names its GPU reports in \"reported_names\")");
+}
+
+void check_calibrated_placements(const ClusterCostModel& cost, bool strict) {
+  for (const CommGroup& group : cost.placements_without_calibration()) {
+    const std::string what = fmt::format(
+        "the calibration profile measured no communication over {} ({} group); the collective model costs its ops",
+        placement_text(group.size, group.ranks_per_node), kCommGroupKindNames.name(group.kind));
+    if (strict) throw InputError("--strict: " + what);
+    fmt::print(stderr, "weft: warning: {}\n", what);
+  }
 }
 
 void apply_calibration(const std::string& file, ClusterSpec& cluster) {

@@ -12,6 +12,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cost_models/cluster_cost_model.hpp"
 #include "cost_models/cluster_spec.hpp"
 #include "simulator/core/input_error.hpp"
 #include "simulator/plan/execution_plan.hpp"
@@ -61,6 +62,12 @@ std::optional<std::shared_ptr<const CalibratedCostModel>> read_calibration(const
 
 // Checks that the profile read from `file` and put on `cluster` was measured on its device.
 void check_calibration_device(const std::string& file, const ClusterSpec& cluster);
+
+// Tells the user, on stderr, of every communicator placement the cost model met that the
+// cluster's calibration profile measured no communication over (when it measured some): those
+// ops are costed by the collective model, not by a fit of another placement. With `strict`, the
+// first such placement is an InputError naming --strict.
+void check_calibrated_placements(const ClusterCostModel& cost, bool strict);
 
 // Puts what --calibration asks for (read_calibration) on `cluster`, after checking that a profile
 // was measured on the cluster's device; throws InputError naming the flag otherwise.

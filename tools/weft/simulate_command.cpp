@@ -27,6 +27,7 @@ struct SimulateFlags {
   std::string calibration;
   std::string plan_file;
   bool unfold = false;
+  bool strict = false;
   std::int64_t max_ops = 0;
   ReuseFlags reuse;
 };
@@ -84,6 +85,7 @@ void run_training(const SimulateFlags& flags, const JsonCursor& root, const Simu
     return build_training_workload(
         scenario, {.unfold = flags.unfold, .composites = !flags.reuse.no_reuse, .max_ops = flags.max_ops});
   });
+  check_calibrated_placements(*workload.cost_model, flags.strict);
   const double build_ms = watch.lap_ms();
   const SimulationResult result =
       with_context(flags.scenario, [&] { return simulate(workload.graph, *workload.cost_model, options); });
@@ -143,6 +145,10 @@ void add_simulate_command(CLI::App& app) {
                     "Simulate every rank instead of one per pipeline stage (training scenarios; slower, same answer "
                     "for uniform data)");
   add_calibration_flag(*command, flags->calibration);
+  command->add_flag("--strict", flags->strict,
+                    "Exit 2 when the calibration profile measured communication but not over a placement (group "
+                    "size, ranks per node) the plan's groups use, instead of warning and costing it by the "
+                    "collective model");
   command
       ->add_option("--emit-plan", flags->plan_file,
                    "Write the execution plan of the simulated iteration to FILE: per rank, its passes, collectives "

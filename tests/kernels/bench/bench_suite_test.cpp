@@ -57,7 +57,24 @@ TEST_CASE("communication is measured over every group size the job allows", "[ke
   CHECK(groups(6) == std::set<std::int64_t>{2, 4, 6});
   for (const BenchCase& c : bench_cases(options(BackendKind::cpu, true, 6))) {
     if (c.op == OpClass::reducescatter) CHECK(c.shape[0] % (2 * c.shape[1]) == 0);
+    if (c.op == OpClass::reducescatter) CHECK(c.shape[2] == c.shape[1]);  // one node: every group inside it
   }
+}
+
+TEST_CASE("on several nodes communication is measured inside a node, over whole nodes and one rank per node",
+          "[kernels][bench]") {
+  using Placements = std::vector<std::pair<int, int>>;
+  // 32 ranks on 4 nodes of 8: TP-like groups of 2, 4, 8; whole nodes 16, 32; DP-like 2, 4 ranks one per node.
+  CHECK(group_placements(32, 8) == Placements{{2, 2}, {4, 4}, {8, 8}, {16, 8}, {2, 1}, {32, 8}, {4, 1}});
+  CHECK(group_placements(8, 0) == Placements{{2, 2}, {4, 4}, {8, 8}});  // one node
+  CHECK(group_placements(4, 1) == Placements{{2, 1}, {4, 1}});          // a rank per node
+  SuiteOptions two_nodes = options(BackendKind::cpu, true, 4);
+  two_nodes.ranks_per_node = 2;
+  std::set<std::vector<std::int64_t>> sends;
+  for (const BenchCase& c : bench_cases(two_nodes)) {
+    if (c.op == OpClass::send) sends.insert({c.shape[1], c.shape[2]});
+  }
+  CHECK(sends == std::set<std::vector<std::int64_t>>{{2, 2}, {2, 1}});  // a pair inside a node and across two
 }
 
 }  // namespace
