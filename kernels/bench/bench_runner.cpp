@@ -14,6 +14,7 @@
 #include <fmt/ranges.h>
 
 #include "kernels/kernel_op.hpp"
+#include "simulator/core/input_error.hpp"
 
 namespace weft {
 namespace {
@@ -55,11 +56,18 @@ std::string describe(const BenchCase& c) {
 // Nanoseconds `work` takes on the backend, timed as one span.
 template <class Work>
 double time_span(Backend& backend, const BenchCase& c, Work&& work) {
-  backend.open_span(kSampleSpan);
-  work();
-  backend.issued_span(kSampleSpan);
-  backend.synchronize();
-  backend.close_span(kSampleSpan);
+  // A library's error (CUDA, cuBLASLt, cuDNN, NCCL, MPI) names its call; this names the case.
+  try {
+    backend.open_span(kSampleSpan);
+    work();
+    backend.issued_span(kSampleSpan);
+    backend.synchronize();
+    backend.close_span(kSampleSpan);
+  } catch (const InputError& error) {
+    throw InputError(describe(c) + ": " + error.what());
+  } catch (const std::runtime_error& error) {
+    throw std::runtime_error(describe(c) + ": " + error.what());
+  }
   const std::vector<TimedSpan> spans = backend.take_spans();
   if (spans.size() != 1) {
     throw std::runtime_error(fmt::format("{}: the {} backend recorded no kernel for the sample (span timing: {}){}",

@@ -65,7 +65,13 @@ BackendDevice describe(int device) {
   return info;
 }
 
-FlashAttentionProblem problem(const AttentionShape& shape) {
+std::string describe_attention(const AttentionShape& s) {
+  return fmt::format("[{}, {}, {}, {}, {}{}] {}", s.batch, s.heads, s.queries, s.keys, s.head_dim,
+                     s.causal ? ", causal" : "", kDtypeNames.name(s.dtype));
+}
+
+FlashAttentionProblem problem(const AttentionShape& shape, const std::string& limit) {
+  if (!limit.empty()) throw InputError("attention " + describe_attention(shape) + ": " + limit);
   if (shape.head_dim > flash::kMaxHeadDim) {
     throw InputError(fmt::format("attention on the cuda backend supports head_dim up to {}, got {}", flash::kMaxHeadDim,
                                  shape.head_dim));
@@ -99,6 +105,20 @@ CudaBackend::CudaBackend(int device) {
 #endif
   check_cuda(cudaDeviceGetAttribute(&compute_capability_major_, cudaDevAttrComputeCapabilityMajor, device),
              "cudaDeviceGetAttribute");
+  int grid_x = 0;
+  int shared_per_block = 0;
+  check_cuda(cudaDeviceGetAttribute(&grid_x, cudaDevAttrMaxGridDimX, device), "cudaDeviceGetAttribute");
+  check_cuda(cudaDeviceGetAttribute(&shared_per_block, cudaDevAttrMaxSharedMemoryPerBlock, device),
+             "cudaDeviceGetAttribute");
+  max_grid_x_ = grid_x;
+  std::size_t attention_shared = 0;
+  check_cuda(flash_attention_shared_bytes(&attention_shared), "cudaFuncGetAttributes(weft attention)");
+  if (attention_shared > static_cast<std::size_t>(shared_per_block)) {
+    attention_kernel_limit_ = fmt::format(
+        "weft's attention kernel needs {} bytes of shared memory per block; this "
+        "device offers {}",
+        attention_shared, shared_per_block);
+  }
   timeline_ = make_kernel_timeline(streams_.compute);
   device_.timing = timeline_->description();
   device_.times_async_work = timeline_->times_every_stream();
@@ -146,7 +166,7 @@ void CudaBackend::attention_forward(const AttentionShape& shape, const Attention
 #if WEFT_HAVE_CUDNN
   if (attention_kernel(shape) == Kernel::cudnn) return cudnn_->forward(shape, args, streams_.compute);
 #endif
-  check_cuda(launch_flash_attention_forward(problem(shape), args.q, args.k, args.v, args.o,
+  check_cuda(launch_flash_attention_forward(problem(shape, attention_kernel_limit_), args.q, args.k, args.v, args.o,
                                             reinterpret_cast<float*>(args.lse), streams_.compute),
              "flash attention forward");
 }
@@ -158,14 +178,22 @@ void CudaBackend::attention_backward(const AttentionShape& shape, const Attentio
 #endif
   const std::int64_t rows = shape.batch * shape.heads * shape.queries;
   float* accumulator = scratch((rows * shape.head_dim + rows) * 4);
-  check_cuda(launch_flash_attention_backward(
-                 problem(shape), args.q, args.k, args.v, args.o, reinterpret_cast<const float*>(args.lse), args.d_o,
-                 args.d_q, args.d_k, args.d_v, accumulator, accumulator + rows * shape.head_dim, streams_.compute),
-             "flash attention backward");
+  check_cuda(
+      launch_flash_attention_backward(problem(shape, attention_kernel_limit_), args.q, args.k, args.v, args.o,
+                                      reinterpret_cast<const float*>(args.lse), args.d_o, args.d_q, args.d_k, args.d_v,
+                                      accumulator, accumulator + rows * shape.head_dim, streams_.compute),
+      "flash attention backward");
 }
 
 void CudaBackend::memory_bound(const MemoryBoundShape& shape, const std::byte* in, std::byte* out) {
   check_shape(shape);
+  constexpr long kThreads = 256;  // memory_bound.cu's block
+  if ((shape.outputs + kThreads - 1) / kThreads > max_grid_x_) {
+    throw InputError(
+        fmt::format("memory-bound op of {} outputs: {} blocks of {} threads, and this device launches "
+                    "at most {}",
+                    shape.outputs, (shape.outputs + kThreads - 1) / kThreads, kThreads, max_grid_x_));
+  }
   check_cuda(launch_memory_bound(shape.inputs, shape.outputs, shape.flops_per_output,
                                  element_type(shape.dtype, "memory-bound op"), in, out, streams_.compute),
              "memory-bound kernel");

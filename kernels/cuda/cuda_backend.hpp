@@ -57,6 +57,8 @@ class CudaBackend final : public Backend {
   std::unique_ptr<CudnnAttention> cudnn_;
 #endif
   int compute_capability_major_ = 0;
+  long max_grid_x_ = 0;                 // blocks a launch's x dimension may have
+  std::string attention_kernel_limit_;  // why weft's attention kernel cannot run here; empty if it can
 #if WEFT_HAVE_NCCL
   std::unique_ptr<NcclRegistry> nccl_;  // the communicators, once world_communicator made them
 #endif

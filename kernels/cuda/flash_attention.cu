@@ -158,6 +158,17 @@ cudaError_t backward(const FlashAttentionProblem& p, const void* q, const void* 
 
 }  // namespace
 
+cudaError_t flash_attention_shared_bytes(size_t* bytes) {
+  cudaFuncAttributes forward_attributes{};
+  cudaFuncAttributes backward_attributes{};
+  cudaError_t status = cudaFuncGetAttributes(&forward_attributes, forward_kernel<float>);
+  if (status == cudaSuccess) status = cudaFuncGetAttributes(&backward_attributes, backward_kernel<float>);
+  *bytes = forward_attributes.sharedSizeBytes > backward_attributes.sharedSizeBytes
+               ? forward_attributes.sharedSizeBytes
+               : backward_attributes.sharedSizeBytes;
+  return status;
+}
+
 cudaError_t launch_flash_attention_forward(const FlashAttentionProblem& p, const void* q, const void* k, const void* v,
                                            void* o, float* lse, cudaStream_t stream) {
   return with_element_type(p.type, [&](auto tag) { return forward<decltype(tag)>(p, q, k, v, o, lse, stream); });

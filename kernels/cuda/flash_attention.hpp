@@ -18,6 +18,9 @@ struct FlashAttentionProblem {
   ElementType type = ElementType::bf16;
 };
 
+// The most static shared memory a block of weft's attention kernels uses, in bytes.
+cudaError_t flash_attention_shared_bytes(size_t* bytes);
+
 // O and the fp32 log-sum-exp per query row from Q, K, V.
 cudaError_t launch_flash_attention_forward(const FlashAttentionProblem& problem, const void* q, const void* k,
                                            const void* v, void* o, float* lse, cudaStream_t stream);

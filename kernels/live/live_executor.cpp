@@ -138,16 +138,23 @@ struct LiveExecutor::State {
   }
 
   void execute(const PlanOp& op) {
-    for (std::uint32_t before : op.after) complete(before);
-    if (is_communication(op)) {
-      launch(op.id, group(op), comm_op(op));
-      if (!op.async) complete(op.id);
-      return;
+    // A library's error (CUDA, cuBLASLt, cuDNN, NCCL, MPI) names its call; this names the op.
+    try {
+      for (std::uint32_t before : op.after) complete(before);
+      if (is_communication(op)) {
+        launch(op.id, group(op), comm_op(op));
+        if (!op.async) complete(op.id);
+        return;
+      }
+      backend.open_span(op.id);
+      run_kernel(backend, pool, kernels.at(op.id));
+      backend.issued_span(op.id);
+      backend.close_span(op.id);
+    } catch (const InputError& error) {
+      throw InputError(fmt::format("rank {}: op '{}': {}", world.rank(), op.name, error.what()));
+    } catch (const std::runtime_error& error) {
+      throw std::runtime_error(fmt::format("rank {}: op '{}': {}", world.rank(), op.name, error.what()));
     }
-    backend.open_span(op.id);
-    run_kernel(backend, pool, kernels.at(op.id));
-    backend.issued_span(op.id);
-    backend.close_span(op.id);
   }
 
   CommOp transfer_op(const PlanAction& action) const {
