@@ -12,7 +12,7 @@
 
 #include "kernels/cuda/cuda_backend_plugin.hpp"
 #include "kernels/cuda/cuda_errors.hpp"
-#include "kernels/cuda/flash_attention.hpp"
+#include "kernels/cuda/flash_attention_problem.hpp"
 #if WEFT_HAVE_CUDNN
 #include "kernels/cuda/cudnn_attention.hpp"
 #endif
@@ -82,14 +82,7 @@ std::string check() {
   DeviceArray dq_cudnn(elements * 2), dk_cudnn(elements * 2), dv_cudnn(elements * 2);
   DeviceArray dq_weft(elements * 2), dk_weft(elements * 2), dv_weft(elements * 2);
   DeviceArray accumulator(elements * 4), delta(rows * 4);
-  FlashAttentionProblem problem;
-  problem.batch = kShape.batch;
-  problem.heads = kShape.heads;
-  problem.queries = kShape.queries;
-  problem.keys = kShape.keys;
-  problem.head_dim = static_cast<int>(kShape.head_dim);
-  problem.causal = kShape.causal;
-  problem.type = ElementType::bf16;
+  const FlashAttentionProblem problem = flash_attention_problem(kShape, ElementType::bf16);
   CudnnAttention cudnn;
   cudnn.forward(kShape, {q->get(), k->get(), v->get(), o_cudnn.get(), lse_cudnn.get()}, nullptr);
   check_cuda(launch_flash_attention_forward(problem, q->data, k->data, v->data, o_weft.data,

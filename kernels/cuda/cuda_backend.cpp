@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "kernels/cuda/cuda_errors.hpp"
-#include "kernels/cuda/flash_attention.hpp"
+#include "kernels/cuda/flash_attention_problem.hpp"
 #include "kernels/cuda/flash_attention_tiles.hpp"
 #include "kernels/cuda/memory_bound_kernel.hpp"
 #include "kernels/queued_work_wait.hpp"
@@ -80,15 +80,7 @@ FlashAttentionProblem problem(const AttentionShape& shape, const std::string& li
     throw InputError(fmt::format("attention on the cuda backend runs at most {} batch x head slices, got {} x {}",
                                  flash::kMaxGridY, shape.batch, shape.heads));
   }
-  FlashAttentionProblem p;
-  p.batch = shape.batch;
-  p.heads = shape.heads;
-  p.queries = shape.queries;
-  p.keys = shape.keys;
-  p.head_dim = static_cast<int>(shape.head_dim);
-  p.causal = shape.causal;
-  p.type = element_type(shape.dtype, "attention");
-  return p;
+  return flash_attention_problem(shape, element_type(shape.dtype, "attention"));
 }
 
 }  // namespace
