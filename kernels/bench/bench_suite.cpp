@@ -117,7 +117,9 @@ std::vector<int> doublings(int count) {
 }
 
 void add_collectives(const Grids& grids, const SuiteOptions& options, std::vector<BenchCase>& cases) {
-  for (const auto& [group, per_node] : group_placements(options.ranks, options.ranks_per_node)) {
+  for (const auto& placement : group_placements(options.ranks, options.ranks_per_node)) {
+    const std::int64_t group = placement.first;
+    const std::int64_t per_node = placement.second;
     for (OpClass op :
          {OpClass::allreduce, OpClass::allgather, OpClass::reducescatter, OpClass::alltoall, OpClass::broadcast}) {
       over_sizes(grids.message_min_bytes, grids.message_max_bytes, grids.holdouts,
