@@ -37,7 +37,9 @@ void run_on_ranks(const std::function<void(cpu::MpiJob&)>& prepare, const std::f
 }
 
 void add_rank_flags(CLI::App& command, RankFlags& flags) {
-  command.add_option("--backend", flags.backend, "cpu (Eigen, MPI) or cuda (cuBLASLt, cuDNN attention, weft's kernels, NCCL, CUPTI)")
+  command
+      .add_option("--backend", flags.backend,
+                  "cpu (Eigen, MPI) or cuda (cuBLASLt, cuDNN attention, weft's kernels, NCCL, CUPTI)")
       ->type_name("NAME");
   command
       .add_option("--threads", flags.threads, "cpu: kernel threads per rank (default: the node's cores / its ranks)")
