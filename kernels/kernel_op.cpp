@@ -39,6 +39,29 @@ KernelOp memory_bound_op(const OpWork& work) {
 
 }  // namespace
 
+GemmLayout gemm_layout_of(Kernel kernel) {
+  switch (kernel) {
+    case Kernel::nt:
+      return GemmLayout::nt;
+    case Kernel::tn:
+      return GemmLayout::tn;
+    default:
+      return GemmLayout::nn;
+  }
+}
+
+Kernel kernel_of(GemmLayout layout) {
+  switch (layout) {
+    case GemmLayout::nt:
+      return Kernel::nt;
+    case GemmLayout::tn:
+      return Kernel::tn;
+    case GemmLayout::nn:
+      break;
+  }
+  return Kernel::nn;
+}
+
 std::int64_t KernelOp::read_bytes() const {
   switch (kind) {
     case KernelKind::gemm:
@@ -77,7 +100,7 @@ KernelOp kernel_op_for(const OpWork& work) {
     case OpClass::gemm:
       expect_dims(work, 3);
       op.kind = KernelKind::gemm;
-      op.gemm = {work.shape[0], work.shape[1], work.shape[2], work.dtype};
+      op.gemm = {work.shape[0], work.shape[1], work.shape[2], work.dtype, gemm_layout_of(work.kernel)};
       check_shape(op.gemm);
       return op;
     case OpClass::attention_fwd:

@@ -10,6 +10,10 @@ namespace weft {
 
 enum class KernelKind : std::uint8_t { none, gemm, attention_forward, attention_backward, memory_bound };
 
+// The layout of a simulator GEMM's kernel (Kernel::nn, nt, tn; any other, nn), and back.
+GemmLayout gemm_layout_of(Kernel kernel);
+Kernel kernel_of(GemmLayout layout);
+
 // The kernel call that executes one compute op.
 struct KernelOp {
   KernelKind kind = KernelKind::none;
@@ -22,7 +26,7 @@ struct KernelOp {
   std::int64_t write_bytes() const;
 };
 
-// The kernel for a compute op of the simulator (OpWork): gemm {m, n, k}; attention_fwd and
+// The kernel for a compute op of the simulator (OpWork): gemm {m, n, k} in the layout of its kernel; attention_fwd and
 // attention_bwd {batch, heads, queries per sample, keys per sample, head_dim, causal}; the
 // memory-bound classes (elementwise, norm, embedding, loss, optimizer, memcpy) as the
 // memory-bound kernel writing the elements of the op's shape and reading the rest of its bytes;

@@ -7,13 +7,22 @@
 
 namespace weft {
 
-// C[m, n] = A[m, k] B[k, n], every matrix column-major and packed, accumulated in fp32.
+// Where a GEMM's operands are transposed, in the row-major terms PyTorch and the simulator use
+// (C = op(A) op(B)): a linear layer's forward Y = X W^T is nt, its input gradient dX = dY W is
+// nn, its weight gradient dW = dY^T X is tn.
+enum class GemmLayout : std::uint8_t { nn, nt, tn };
+
+// C[m, n] = op(A) op(B), every matrix row-major and packed, accumulated in fp32: A is stored
+// [m, k] (or [k, m] when transposed, layout tn), B [k, n] (or [n, k], layout nt), C [m, n].
 struct GemmShape {
   std::int64_t m = 0;
   std::int64_t n = 0;
   std::int64_t k = 0;
   Dtype dtype = Dtype::fp32;
+  GemmLayout layout = GemmLayout::nn;
 
+  bool a_transposed() const { return layout == GemmLayout::tn; }
+  bool b_transposed() const { return layout == GemmLayout::nt; }
   std::int64_t a_bytes() const { return m * k * bytes_per_element(dtype); }
   std::int64_t b_bytes() const { return k * n * bytes_per_element(dtype); }
   std::int64_t c_bytes() const { return m * n * bytes_per_element(dtype); }

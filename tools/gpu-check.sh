@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A GPU owner's check of weft on their machine, in one command (docs/live.md):
 #   tools/gpu-check.sh [OPTIONS] OUT_DIR
-# measures the device (weft bench: GEMMs, attention, memory-bound ops), fits a profile (weft
-# calibrate), simulates each scenario with it (weft simulate --emit-plan), runs the plan for
+# measures the device (weft bench: the suite's GEMMs, attention and memory-bound ops, and each
+# scenario's own ops with --scenario), fits a profile of them all (weft calibrate), simulates each scenario with it (weft simulate --emit-plan), runs the plan for
 # real (weft live) and compares the two (weft validate). OUT_DIR receives every file, and
 # report.md: per scenario the simulated and measured iteration, compute per stage and op time
 # per class, and one verdict line. Exits 0 when every iteration is within the tolerance, 1 when
@@ -74,12 +74,22 @@ step() {  # NAME COMMAND...: runs a step, its output kept in OUT_DIR/NAME.log
 step info "$weft" info
 step bench "${launcher[@]}" "$weft" bench --backend "$backend" "${quick[@]}" --parts "$parts" --dtypes bf16 \
   -o "$out/measurements.json"
-step calibrate "$weft" calibrate "$out/measurements.json" -o "$out/profile.json"
+# Each scenario's own shapes too: the profile then prices the ops it runs by their own measurements.
+measurements=("$out/measurements.json")
+samples=()
+[ ${#quick[@]} -eq 0 ] || samples=(--samples 2)
+for i in "${!scenarios[@]}"; do
+  name="$(basename "${scenarios[$i]}" .json)"
+  [ -f "${scenarios[$i]}" ] || scenarios[i]="$WEFT_ROOT/scenarios/experiments/$name.json"
+  step "$name.bench" "${launcher[@]}" "$weft" bench --backend "$backend" --scenario "${scenarios[$i]}" \
+    --parts "$parts" "${samples[@]}" -o "$out/$name.measurements.json"
+  measurements+=("$out/$name.measurements.json")
+done
+step calibrate "$weft" calibrate "${measurements[@]}" -o "$out/profile.json"
 
 traces=()
 for scenario in "${scenarios[@]}"; do
   name="$(basename "$scenario" .json)"
-  [ -f "$scenario" ] || scenario="$WEFT_ROOT/scenarios/experiments/$name.json"
   step "$name.simulate" "$weft" simulate "$scenario" --calibration "$out/profile.json" \
     --emit-plan "$out/$name.plan.json" --trace "$out/$name.simulated.json"
   step "$name.live" "${launcher[@]}" "$weft" live "$out/$name.plan.json" --backend "$backend" \

@@ -34,7 +34,7 @@ KernelOp compute_op(const BenchCase& c) {
   switch (c.op) {
     case OpClass::gemm:
       op.kind = KernelKind::gemm;
-      op.gemm = {c.shape[0], c.shape[1], c.shape[2], c.dtype};
+      op.gemm = {c.shape[0], c.shape[1], c.shape[2], c.dtype, gemm_layout_of(c.kernel)};
       break;
     case OpClass::attention_fwd:
     case OpClass::attention_bwd:
@@ -48,9 +48,11 @@ KernelOp compute_op(const BenchCase& c) {
   return op;
 }
 
-// The case as a user reads it in an error: "gemm bf16 [4096, 4096, 4096]".
+// The case as a user reads it in an error: "gemm nt bf16 [4096, 4096, 4096]".
 std::string describe(const BenchCase& c) {
-  return fmt::format("{} {} [{}]", kOpClassNames.name(c.op), kDtypeNames.name(c.dtype), fmt::join(c.shape, ", "));
+  const std::string kernel = c.kernel == Kernel::any ? "" : " " + std::string(kKernelNames.name(c.kernel));
+  return fmt::format("{}{} {} [{}]", kOpClassNames.name(c.op), kernel, kDtypeNames.name(c.dtype),
+                     fmt::join(c.shape, ", "));
 }
 
 // Nanoseconds `work` takes on the backend, timed as one span.
@@ -212,6 +214,11 @@ std::vector<Measurement> run_bench(Backend& backend, Communicator& world, const 
       m.dtype = c.dtype;
       m.shape = c.shape;
       m.split = c.split;
+      m.label = c.label;
+      if (c.op == OpClass::gemm) {
+        m.kernel = kernel_of(gemm_layout_of(c.kernel));
+        m.grid = c.grid;
+      }
       if (c.op == OpClass::attention_fwd || c.op == OpClass::attention_bwd) {
         m.kernel = backend.attention_kernel(compute_op(c).attention);
       }

@@ -1,6 +1,7 @@
 #include "kernels/bench/bench_suite.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <random>
 
@@ -51,15 +52,24 @@ std::int64_t between(const Axis& axis, std::mt19937& generator) {
 void add_gemm(const Grids& grids, Dtype dtype, std::vector<BenchCase>& cases) {
   for (std::int64_t m : grids.gemm) {
     for (std::int64_t n : grids.gemm) {
-      for (std::int64_t k : grids.gemm) cases.push_back({OpClass::gemm, dtype, {m, n, k}, MeasurementSplit::fit});
+      for (std::int64_t k : grids.gemm) {
+        cases.push_back({OpClass::gemm, dtype, {m, n, k}, MeasurementSplit::fit, Kernel::nn});
+      }
+    }
+  }
+  for (Kernel layout : {Kernel::nt, Kernel::tn}) {
+    for (std::int64_t size : grids.gemm) {
+      cases.push_back({OpClass::gemm, dtype, {size, size, size}, MeasurementSplit::fit, layout, false});
     }
   }
   std::mt19937 generator(17);
+  constexpr std::array kLayouts{Kernel::nn, Kernel::nt, Kernel::tn};
   for (int i = 0; i < grids.holdouts; ++i) {
     cases.push_back({OpClass::gemm,
                      dtype,
                      {between(grids.gemm, generator), between(grids.gemm, generator), between(grids.gemm, generator)},
-                     MeasurementSplit::holdout});
+                     MeasurementSplit::holdout,
+                     kLayouts[static_cast<std::size_t>(i) % kLayouts.size()]});
   }
 }
 

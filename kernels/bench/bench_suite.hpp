@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -27,12 +28,17 @@ struct BenchCase {
   Dtype dtype = Dtype::bf16;
   std::vector<std::int64_t> shape;
   MeasurementSplit split = MeasurementSplit::fit;
+  Kernel kernel = Kernel::any;  // GEMMs: the layout (nn, nt, tn)
+  bool grid = true;             // GEMMs: false for a shape calibration fits as a point of its own
+  std::string label{};          // what the shape is, for people (weft bench --scenario)
 };
 
 // The suite: for each part, a grid of shapes whose points calibration fits (log-spaced axes,
 // every combination) and shapes between the grid points that it holds out to judge the fit.
 // Sizes suit the backend: the CPU grids stop where one call takes about a second.
-//   gemm         m, n, k over the axis points, per dtype
+//   gemm         m, n, k over the axis points in layout nn, per dtype; the axis's cubes m = n = k
+//                in layouts nt and tn too, off the grid (calibration scales the nn table for
+//                those layouts by them); held-out shapes in the three layouts in turn
 //   attention    forward and backward, causal and not, batch 1, over heads x sequence x head_dim
 //   memory       the memory-bound op, inputs = outputs, over total bytes (x4 steps)
 //   collectives  all-reduce, all-gather, reduce-scatter, all-to-all, broadcast over message

@@ -12,6 +12,7 @@
 
 #include "kernels/cuda/cuda_backend_plugin.hpp"
 #include "kernels/cuda/cuda_errors.hpp"
+#include "kernels/cuda/device_check_support.hpp"
 #include "kernels/cuda/flash_attention_problem.hpp"
 #if WEFT_HAVE_CUDNN
 #include "kernels/cuda/cudnn_attention.hpp"
@@ -24,47 +25,6 @@ namespace {
 constexpr AttentionShape kShape{1, 2, 256, 256, 64, true, Dtype::bf16};
 constexpr double kTolerance = 0.02;  // of the largest magnitude: a few bf16 roundings
 
-std::uint16_t to_bf16(float x) {
-  std::uint32_t bits = 0;
-  std::memcpy(&bits, &x, 4);
-  return static_cast<std::uint16_t>((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
-}
-
-float from_bf16(std::uint16_t x) {
-  const std::uint32_t bits = static_cast<std::uint32_t>(x) << 16;
-  float f = 0;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-// A device copy of `count` elements, freed with the object.
-struct DeviceArray {
-  void* data = nullptr;
-  std::size_t bytes = 0;
-  explicit DeviceArray(std::size_t size) : bytes(size) { check_cuda(cudaMalloc(&data, size), "cudaMalloc"); }
-  ~DeviceArray() { cudaFree(data); }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  std::byte* get() const { return static_cast<std::byte*>(data); }
-  std::vector<float> read_bf16() const {
-    std::vector<std::uint16_t> raw(bytes / 2);
-    check_cuda(cudaMemcpy(raw.data(), data, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
-    std::vector<float> out;
-    for (std::uint16_t x : raw) out.push_back(from_bf16(x));
-    return out;
-  }
-};
-
-// max |a - b| / max |b|.
-double relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
-  double difference = 0, largest = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    difference = std::max(difference, static_cast<double>(std::abs(a[i] - b[i])));
-    largest = std::max(largest, static_cast<double>(std::abs(b[i])));
-  }
-  return largest > 0 ? difference / largest : difference;
-}
-
 std::string check() {
   const std::size_t elements = kShape.batch * kShape.heads * kShape.queries * kShape.head_dim;
   const std::size_t rows = kShape.batch * kShape.heads * kShape.queries;
@@ -74,7 +34,7 @@ std::string check() {
     auto array = std::make_unique<DeviceArray>(elements * 2);
     std::vector<std::uint16_t> host(elements);
     for (auto& x : host) x = to_bf16(normal(random));
-    check_cuda(cudaMemcpy(array->data, host.data(), array->bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+    array->write_bf16(host);
     return array;
   };
   const auto q = random_array(), k = random_array(), v = random_array(), d_o = random_array();

@@ -10,8 +10,8 @@
 namespace weft::cuda {
 
 // GEMMs through cuBLASLt: fp32, tf32 (fp32 storage, TF32 tensor cores), fp16 and bf16 storage,
-// fp32 accumulation. The matmul description, layouts and the heuristic's first algorithm are
-// chosen once per shape and kept.
+// fp32 accumulation, in the three layouts of GemmShape. The matmul description, layouts and the heuristic's first
+// algorithm are chosen once per shape and kept.
 class CublasLtGemm {
  public:
   CublasLtGemm();
@@ -25,8 +25,8 @@ class CublasLtGemm {
  private:
   struct Plan {
     cublasLtMatmulDesc_t operation = nullptr;
-    cublasLtMatrixLayout_t a = nullptr;
-    cublasLtMatrixLayout_t b = nullptr;
+    cublasLtMatrixLayout_t first = nullptr;   // cuBLASLt's A: weft's B
+    cublasLtMatrixLayout_t second = nullptr;  // cuBLASLt's B: weft's A
     cublasLtMatrixLayout_t c = nullptr;
     cublasLtMatmulAlgo_t algorithm{};
   };
@@ -34,7 +34,7 @@ class CublasLtGemm {
 
   cublasLtHandle_t handle_ = nullptr;
   void* workspace_ = nullptr;
-  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, Dtype>, Plan> plans_;
+  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, Dtype, GemmLayout>, Plan> plans_;
 };
 
 }  // namespace weft::cuda

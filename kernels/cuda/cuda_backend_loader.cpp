@@ -51,4 +51,10 @@ std::pair<bool, std::string> check_cuda_attention() {
   return {failed == 0, report.data()};
 }
 
+std::pair<bool, std::string> check_cuda_gemm() {
+  std::array<char, 1024> report{};
+  const int failed = module_function<WeftCheckCudaGemm>("weft_check_cuda_gemm")(report.data(), report.size());
+  return {failed == 0, report.data()};
+}
+
 }  // namespace weft::cuda

@@ -15,5 +15,7 @@ std::unique_ptr<Backend> load_cuda_backend(int local_rank);
 
 // The CUDA module's attention check (weft_check_cuda_attention): whether it passed, and its report.
 std::pair<bool, std::string> check_cuda_attention();
+// The CUDA module's GEMM layout check (weft_check_cuda_gemm): whether it passed, and its report.
+std::pair<bool, std::string> check_cuda_gemm();
 
 }  // namespace weft::cuda

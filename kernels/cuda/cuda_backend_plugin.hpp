@@ -15,3 +15,8 @@ using WeftCreateCudaBackend = decltype(&weft_create_cuda_backend);
 // cuDNN is not built in), with what was found in `report`.
 extern "C" int weft_check_cuda_attention(char* report, std::size_t report_bytes);
 using WeftCheckCudaAttention = decltype(&weft_check_cuda_attention);
+
+// Compares cuBLASLt's GEMMs in the three layouts with the direct product on one shape; 0 when
+// they agree, with what was found in `report`.
+extern "C" int weft_check_cuda_gemm(char* report, std::size_t report_bytes);
+using WeftCheckCudaGemm = decltype(&weft_check_cuda_gemm);

@@ -12,6 +12,13 @@ TEST_CASE("simulator ops map to the kernels that run them", "[kernels]") {
   CHECK(gemm.kind == KernelKind::gemm);
   CHECK(gemm.read_bytes() == (256 * 512 + 512 * 768) * 2);
   CHECK(gemm.write_bytes() == 256 * 768 * 2);
+  CHECK(gemm.gemm.layout == GemmLayout::nn);
+  // A linear layer's GEMMs run in the layouts their kernels name.
+  CHECK(kernel_op_for(gemm_work(256, 768, 512, Dtype::bf16, Kernel::nt)).gemm.layout == GemmLayout::nt);
+  CHECK(kernel_op_for(gemm_work(256, 768, 512, Dtype::bf16, Kernel::tn)).gemm.layout == GemmLayout::tn);
+  for (GemmLayout layout : {GemmLayout::nn, GemmLayout::nt, GemmLayout::tn}) {
+    CHECK(gemm_layout_of(kernel_of(layout)) == layout);
+  }
 
   OpWork attention = memory_bound_work(OpClass::attention_bwd, 0, 1.0, Dtype::bf16, {2, 4, 64, 64, 32, 1});
   const KernelOp backward = kernel_op_for(attention);

@@ -1,4 +1,4 @@
-// tools/gpu-check.sh end to end on the CPU backend: bench, calibrate, simulate, live, validate,
+// tools/gpu-check.sh end to end on the CPU backend: bench (the suite and the scenario's ops), calibrate, simulate, live, validate,
 // and a report whose verdict follows from the comparison it holds.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -51,6 +51,11 @@ TEST_CASE("gpu-check measures, fits, simulates, runs live and judges the plan", 
   bool allreduce = false;
   for (const auto& fit : profile["communication"]) allreduce = allreduce || fit["op"] == "allreduce";
   CHECK(allreduce);
+  // The scenario's own GEMMs were timed (weft bench --scenario) and the profile prices them as points.
+  CHECK(std::filesystem::exists(out / "tiny-gpt.measurements.json"));
+  std::size_t points = 0;
+  for (const auto& gemm : profile["gemm"]) points += gemm.value("points", nlohmann::json::array()).size();
+  CHECK(points > 0);
 }
 
 TEST_CASE("gpu-check refuses bad arguments before measuring anything", "[cli][gpu-check][errors]") {

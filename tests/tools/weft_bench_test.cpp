@@ -6,6 +6,7 @@
 
 #include "calibration/measurements.hpp"
 #include "kernels/bench/bench_suite.hpp"
+#include "tests/support/cpu_scenario.hpp"
 #include "tests/support/run_command.hpp"
 
 namespace weft {
@@ -40,7 +41,8 @@ TEST_CASE("weft bench --quick measures GEMMs and memory-bound ops on one CPU ran
     CHECK(rate > 1e-3);
     CHECK(rate < 1e4);
   }
-  CHECK(gemms == 2 * (8 + 2));  // bf16 and fp32: the 2 x 2 x 2 grid and two held-out shapes
+  // bf16 and fp32: the 2 x 2 x 2 grid (nn), its two cubes in layouts nt and tn, two held-out shapes
+  CHECK(gemms == 2 * (8 + 2 * 2 + 2));
 
   // The cases ran in a random order; the file lists them as the suite does.
   SuiteOptions suite;
@@ -55,7 +57,59 @@ TEST_CASE("weft bench --quick measures GEMMs and memory-bound ops on one CPU ran
     CHECK(listed[i].op == cases[i].op);
     CHECK(listed[i].dtype == cases[i].dtype);
     CHECK(listed[i].shape == cases[i].shape);
+    if (cases[i].op != OpClass::gemm) continue;
+    CHECK(listed[i].kernel == cases[i].kernel);
+    CHECK(listed[i].grid == cases[i].grid);
   }
+}
+
+TEST_CASE("weft bench --scenario times the ops of a plan, which calibrate fits with a suite", "[cli][bench]") {
+  const TempDir dir;
+  const auto scenario = dir.write("tiny.json", test::tiny_gpt_scenario(R"({"tp": 1})"));
+  const auto ops = dir.file("ops.json");
+  const auto run =
+      run_weft("bench --scenario '" + scenario.string() + "' --samples 2 --threads 1 -o '" + ops.string() + "'");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.out, Contains("cases of " + scenario.string()));
+  const JsonDocument document = JsonDocument::parse_text(read_file(ops), "ops.json");
+  std::set<Kernel> layouts;
+  for (const Measurement& m : read_measurements(document.root()).measurements) {
+    CHECK_FALSE(m.label.empty());
+    if (m.op != OpClass::gemm) continue;
+    layouts.insert(m.kernel);
+    CHECK_FALSE(m.grid);
+  }
+  CHECK(layouts == std::set<Kernel>{Kernel::nn, Kernel::nt, Kernel::tn});
+
+  // Alone the file has no GEMM grid; with a suite's it fits a profile.
+  const auto suite = dir.file("suite.json");
+  REQUIRE(run_weft("bench --quick --parts gemm,attention,memory --samples 2 --threads 1 -o '" + suite.string() + "'")
+              .exit_code == 0);
+  const auto profile = dir.file("profile.json");
+  const auto fit = run_weft("calibrate '" + suite.string() + "' '" + ops.string() + "' -o '" + profile.string() + "'");
+  INFO(fit.err);
+  CHECK(fit.exit_code == 0);
+}
+
+TEST_CASE("weft bench --scenario refuses bad input with exit status 2", "[cli][bench]") {
+  const TempDir dir;
+  const std::string out = " -o '" + dir.file("m.json").string() + "'";
+  const auto missing = run_weft("bench --scenario '" + dir.file("none.json").string() + "'" + out);
+  CHECK(missing.exit_code == 2);
+  CHECK_THAT(missing.err, Contains("none.json"));
+  const auto scenario = dir.write("tiny.json", test::tiny_gpt_scenario(R"({"tp": 3})"));
+  const auto bad = run_weft("bench --scenario '" + scenario.string() + "'" + out);
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err, Contains("tiny.json: parallel: tp x cp x pp = 3"));
+  dir.write("tiny.json", test::tiny_gpt_scenario(R"({"tp": 1})"));
+  const auto dtypes = run_weft("bench --scenario '" + scenario.string() + "' --dtypes fp32" + out);
+  CHECK(dtypes.exit_code == 2);
+  CHECK_THAT(dtypes.err, Contains("--dtypes: does not apply with --scenario"));
+  const auto nothing = run_weft("bench --scenario '" + scenario.string() + "' --parts p2p" + out);
+  CHECK(nothing.exit_code == 2);
+  CHECK_THAT(nothing.err, Contains("runs no op of the parts --parts names (p2p)"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("m.json")));
 }
 
 TEST_CASE("weft bench refuses what it cannot do, with exit status 2", "[cli][bench]") {

@@ -1,15 +1,20 @@
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "calibration/derived_cluster_spec.hpp"
 #include "calibration/measurements.hpp"
 #include "kernels/backend_factory.hpp"
 #include "kernels/bench/bench_runner.hpp"
+#include "kernels/bench/scenario_cases.hpp"
+#include "simulator/core/json_cursor.hpp"
 #include "simulator/io/atomic_file.hpp"
 #include "simulator/io/progress_bar.hpp"
+#include "simulator/workload/training_workload.hpp"
 #include "tools/weft/command_support.hpp"
 #include "tools/weft/commands.hpp"
 #include "tools/weft/list_flag.hpp"
@@ -28,13 +33,35 @@ struct BenchFlags {
   int samples = 0;
   int ranks_per_node = 0;
   std::string cluster_spec;
+  std::string scenario;
 };
 
 struct BenchPlan {
   BackendOptions backend;
   SuiteOptions suite;
   BenchOptions options;
+  // With --scenario: its ops' cases instead of the suite's.
+  std::optional<ScenarioCases> scenario;
 };
+
+// The cases of the ops one iteration of the training scenario in `file` runs (weft bench --scenario).
+ScenarioCases scenario_cases(const std::string& file, const SuiteOptions& suite, const std::string& parts) {
+  const JsonDocument document = with_context(file, [&] { return JsonDocument::parse_file(file); });
+  const TrainingScenario scenario = with_context(file, [&] {
+    const JsonCursor root = document.root();
+    if (!root.is_object() || !root.json().contains("model")) {
+      throw InputError("(top level): expected a training scenario (model, cluster, parallel, training)");
+    }
+    return load_training_scenario(root);
+  });
+  const TrainingWorkload workload =
+      with_context(file, [&] { return build_training_workload(scenario, {.composites = false}); });
+  ScenarioCases cases = scenario_bench_cases(workload.graph, *workload.cost_model, suite);
+  if (cases.cases.empty()) {
+    throw InputError(fmt::format("--scenario: {} runs no op of the parts --parts names ({})", file, parts));
+  }
+  return cases;
+}
 
 BenchPlan plan_bench(const BenchFlags& flags, const cpu::MpiJob& job) {
   BenchPlan plan;
@@ -55,6 +82,12 @@ BenchPlan plan_bench(const BenchFlags& flags, const cpu::MpiJob& job) {
                              : plan.backend.kind == BackendKind::cpu ? "bf16,fp32"
                                                                      : "bf16,fp16,fp32";
   plan.suite.dtypes = parse_list_flag("--dtypes", dtypes, kDtypeNames);
+  if (!flags.scenario.empty()) {
+    if (!flags.dtypes.empty())
+      throw InputError("--dtypes: does not apply with --scenario (its ops' own dtypes are timed)");
+    if (flags.quick) throw InputError("--quick: does not apply with --scenario (its ops' own shapes are timed)");
+    plan.scenario = scenario_cases(flags.scenario, plan.suite, flags.parts);
+  }
   if (flags.warmup < 0) throw InputError("--warmup: expected 0 or more calls");
   if (flags.samples < 0) throw InputError("--samples: expected 1 or more samples (0 or none: the default)");
   plan.options.warmup = flags.warmup;
@@ -78,6 +111,17 @@ void write_cluster_spec(const std::string& file, const MeasurementSet& set) {
   write_output("--cluster-spec", file, [&](std::ostream& out) { out << spec.dump(2) << '\n'; });
 }
 
+// The scenario's communicator placements a job of `ranks` could not time.
+void print_unplaced(const std::vector<std::pair<int, int>>& unplaced, int ranks) {
+  if (unplaced.empty()) return;
+  std::vector<std::string> placements;
+  for (const auto& [size, per_node] : unplaced) placements.push_back(placement_text(size, per_node));
+  fmt::print(
+      "Not timed: communication over {} (a job of {} rank{} cannot form {}; run under mpirun with as many "
+      "ranks, --ranks-per-node as on the cluster)\n",
+      fmt::join(placements, "; "), ranks, ranks == 1 ? "" : "s", unplaced.size() == 1 ? "it" : "them");
+}
+
 void run_bench_command(const BenchFlags& flags) {
   auto plan = std::make_shared<BenchPlan>();
   run_on_ranks(
@@ -86,7 +130,7 @@ void run_bench_command(const BenchFlags& flags) {
         const auto start = std::chrono::steady_clock::now();
         const std::unique_ptr<Backend> backend = make_backend(plan->backend);
         const std::unique_ptr<Communicator> world = backend->world_communicator(job.world());
-        const std::vector<BenchCase> cases = bench_cases(plan->suite);
+        const std::vector<BenchCase> cases = plan->scenario ? plan->scenario->cases : bench_cases(plan->suite);
         if (cases.empty())
           throw InputError("--parts: nothing to measure with one rank (collectives and p2p need mpirun -np 2 or more)");
         std::unique_ptr<ProgressBar> progress;
@@ -110,9 +154,10 @@ void run_bench_command(const BenchFlags& flags) {
         set.warmup = plan->options.warmup;
         set.samples = plan->options.samples;
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        fmt::print("weft bench: {} cases on {} ({} backend, {} rank{}) in {:.1f} s; span times from {}\n",
-                   set.measurements.size(), set.device, set.backend, set.ranks, set.ranks == 1 ? "" : "s", seconds,
-                   device.timing);
+        fmt::print("weft bench: {} cases{} on {} ({} backend, {} rank{}) in {:.1f} s; span times from {}\n",
+                   set.measurements.size(), plan->scenario ? " of " + flags.scenario : "", set.device, set.backend,
+                   set.ranks, set.ranks == 1 ? "" : "s", seconds, device.timing);
+        if (plan->scenario) print_unplaced(plan->scenario->unplaced, set.ranks);
         write_output("-o", flags.output, [&](std::ostream& out) { out << measurements_json(set).dump(1) << '\n'; });
         if (!flags.cluster_spec.empty()) write_cluster_spec(flags.cluster_spec, set);
       });
@@ -150,6 +195,12 @@ void add_bench_command(CLI::App& app) {
       ->add_option("--cluster-spec", flags->cluster_spec,
                    "Also write a cluster spec of the measured device (docs/calibration.md): one node of the job's "
                    "ranks, peaks and links as measured")
+      ->type_name("FILE");
+  command
+      ->add_option("--scenario", flags->scenario,
+                   "Time exactly the ops one iteration of this training scenario runs instead of the suite: its GEMMs "
+                   "in their layouts, attention, memory-bound ops and, under mpirun, its collectives and sends over "
+                   "the placements the job can form (docs/calibration.md); calibrate the file together with a suite's")
       ->type_name("FILE");
   command->callback([flags] { run_bench_command(*flags); });
 }

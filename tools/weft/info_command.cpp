@@ -34,6 +34,7 @@ void run_info(const InfoFlags& flags) {
     }
     if (probe.kernel_self_test_passed) {
       fmt::print("  kernel self-test: passed\n");
+      fmt::print("  GEMM check: {}\n", cuda::check_cuda_gemm().second);
       fmt::print("  attention check: {}\n", cuda::check_cuda_attention().second);
     }
   }

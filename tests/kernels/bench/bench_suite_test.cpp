@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <set>
 
 #include "kernels/bench/bench_suite.hpp"
@@ -22,18 +23,31 @@ TEST_CASE("the fit GEMMs of a suite form a complete grid and the held-out ones l
     for (bool quick : {false, true}) {
       std::set<std::int64_t> axis;
       std::set<std::vector<std::int64_t>> fit;
+      std::map<Kernel, std::set<std::vector<std::int64_t>>> off_grid;
+      std::set<Kernel> held_out_layouts;
       std::vector<std::vector<std::int64_t>> held_out;
       for (const BenchCase& c : bench_cases(options(backend, quick, 1))) {
         if (c.op != OpClass::gemm || c.dtype != Dtype::bf16) continue;
-        if (c.split == MeasurementSplit::fit) {
+        if (c.split == MeasurementSplit::holdout) {
+          held_out.push_back(c.shape);
+          held_out_layouts.insert(c.kernel);
+        } else if (c.grid) {
+          CHECK(c.kernel == Kernel::nn);  // calibration fits the table of one layout
           fit.insert(c.shape);
           axis.insert(c.shape.begin(), c.shape.end());
         } else {
-          held_out.push_back(c.shape);
+          off_grid[c.kernel].insert(c.shape);
         }
       }
       CHECK(fit.size() == axis.size() * axis.size() * axis.size());
-      CHECK_FALSE(held_out.empty());
+      // The other two layouts at the grid's cubes, which calibration compares with the nn table.
+      std::set<std::vector<std::int64_t>> cubes;
+      for (std::int64_t x : axis) cubes.insert({x, x, x});
+      CHECK(off_grid ==
+            std::map<Kernel, std::set<std::vector<std::int64_t>>>{{Kernel::nt, cubes}, {Kernel::tn, cubes}});
+      // Held-out shapes take the three layouts in turn.
+      CHECK(held_out_layouts == (held_out.size() >= 3 ? std::set<Kernel>{Kernel::nn, Kernel::nt, Kernel::tn}
+                                                      : std::set<Kernel>{Kernel::nn, Kernel::nt}));
       for (const auto& shape : held_out) {
         for (std::int64_t x : shape) {
           CHECK(x >= *axis.begin());

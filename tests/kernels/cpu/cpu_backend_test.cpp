@@ -46,25 +46,33 @@ TEST_CASE("bf16 and fp16 stores round to nearest even", "[kernels][cpu]") {
   CHECK(rounded({1.0 + 1.0 / 2048, 1.0 + 3.0 / 2048}, Dtype::fp16) == std::vector<double>{1.0, 1.0 + 1.0 / 512});
 }
 
-TEST_CASE("GEMMs match the triple loop in every dtype", "[kernels][cpu]") {
+TEST_CASE("GEMMs match the triple loop in every dtype and layout", "[kernels][cpu]") {
   cpu::CpuBackend backend(1);
-  for (Dtype dtype : {Dtype::fp32, Dtype::bf16, Dtype::fp16}) {
-    for (auto [m, n, k] : {std::tuple{7L, 5L, 3L}, std::tuple{33L, 17L, 65L}}) {
-      INFO(kDtypeNames.name(dtype) << " " << m << "x" << n << "x" << k);
-      const auto a = rounded(random_values(static_cast<std::size_t>(m * k), 1), dtype);
-      const auto b = rounded(random_values(static_cast<std::size_t>(k * n), 2), dtype);
-      const Buffer a_buffer = upload(backend, a, dtype), b_buffer = upload(backend, b, dtype);
-      const Buffer c_buffer = backend.allocate(m * n * bytes_per_element(dtype));
-      backend.gemm({m, n, k, dtype}, a_buffer.data(), b_buffer.data(), c_buffer.data());
-      const auto c = download(c_buffer, static_cast<std::size_t>(m * n), dtype);
-      // Column-major: C(i, j) = sum_l A(i, l) B(l, j); 16-bit results carry one rounding.
-      const double tolerance = dtype == Dtype::fp32 ? 1e-5 : (dtype == Dtype::bf16 ? 1.0 / 128 : 1.0 / 1024);
-      for (long i = 0; i < m; ++i) {
-        for (long j = 0; j < n; ++j) {
-          double expected = 0.0;
-          for (long l = 0; l < k; ++l)
-            expected += a[static_cast<std::size_t>(i + l * m)] * b[static_cast<std::size_t>(l + j * k)];
-          CHECK(c[static_cast<std::size_t>(i + j * m)] == Approx(expected).epsilon(tolerance).margin(tolerance));
+  for (GemmLayout layout : {GemmLayout::nn, GemmLayout::nt, GemmLayout::tn}) {
+    for (Dtype dtype : {Dtype::fp32, Dtype::bf16, Dtype::fp16}) {
+      for (auto [m, n, k] : {std::tuple{7L, 5L, 3L}, std::tuple{33L, 17L, 65L}}) {
+        INFO(kDtypeNames.name(dtype) << " " << m << "x" << n << "x" << k << " layout " << static_cast<int>(layout));
+        const auto a = rounded(random_values(static_cast<std::size_t>(m * k), 1), dtype);
+        const auto b = rounded(random_values(static_cast<std::size_t>(k * n), 2), dtype);
+        const Buffer a_buffer = upload(backend, a, dtype), b_buffer = upload(backend, b, dtype);
+        const Buffer c_buffer = backend.allocate(m * n * bytes_per_element(dtype));
+        backend.gemm({m, n, k, dtype, layout}, a_buffer.data(), b_buffer.data(), c_buffer.data());
+        const auto c = download(c_buffer, static_cast<std::size_t>(m * n), dtype);
+        // Row-major: A(i, l) is a[i k + l], or a[l m + i] stored transposed (tn); B(l, j) is
+        // b[l n + j], or b[j k + l] stored transposed (nt). 16-bit results carry one rounding.
+        auto a_at = [&](long i, long l) {
+          return a[static_cast<std::size_t>(layout == GemmLayout::tn ? l * m + i : i * k + l)];
+        };
+        auto b_at = [&](long l, long j) {
+          return b[static_cast<std::size_t>(layout == GemmLayout::nt ? j * k + l : l * n + j)];
+        };
+        const double tolerance = dtype == Dtype::fp32 ? 1e-5 : (dtype == Dtype::bf16 ? 1.0 / 128 : 1.0 / 1024);
+        for (long i = 0; i < m; ++i) {
+          for (long j = 0; j < n; ++j) {
+            double expected = 0.0;
+            for (long l = 0; l < k; ++l) expected += a_at(i, l) * b_at(l, j);
+            CHECK(c[static_cast<std::size_t>(i * n + j)] == Approx(expected).epsilon(tolerance).margin(tolerance));
+          }
         }
       }
     }
