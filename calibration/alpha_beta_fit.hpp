@@ -17,4 +17,14 @@ struct SizeTime {
 // per-byte time as zero. Throws InputError with fewer than two distinct sizes.
 AlphaBeta fit_alpha_beta(std::span<const SizeTime> points);
 
+// Regimes: where a protocol switch bends the time over the size (NCCL's LL, LL128 and Simple),
+// one line cannot follow the measurements. The sizes in increasing order are split into up to
+// three runs of consecutive sizes (each of three sizes or more), each fitted by fit_alpha_beta,
+// the split chosen that minimises the relative squared error; a split into one more regime is
+// taken only where the fewer regimes miss by more than kRegimeSplitRms (root mean square of the
+// relative errors: more than a bench's noise) and the split at least halves that miss. A regime
+// covers sizes up to the geometric mean of its largest size and the next regime's smallest.
+inline constexpr double kRegimeSplitRms = 0.05;
+CommunicationFit fit_regimes(std::span<const SizeTime> points);
+
 }  // namespace weft

@@ -169,7 +169,7 @@ std::shared_ptr<CalibratedCostModel> fit(const MeasurementSet& set) {
   for (const auto& [key, points] : communication) {
     const auto& [op, group_size, ranks_per_node] = key;
     try {
-      model->set_communication(op, group_size, ranks_per_node, fit_alpha_beta(points));
+      model->set_communication(op, group_size, ranks_per_node, fit_regimes(points));
     } catch (const InputError& error) {
       throw InputError(fmt::format("{} over {}: {}", kOpClassNames.name(op), placement_text(group_size, ranks_per_node),
                                    error.what()));

@@ -87,13 +87,27 @@ nlohmann::json profile_json(const Calibration& calibration, const std::string& c
     memory_kernels.push_back(entry);
   }
   nlohmann::json communication = nlohmann::json::array();
+  auto line = [](const AlphaBeta& fit) {
+    return nlohmann::json{
+        {"latency_us", fit.latency_s * 1e6},
+        {"bandwidth_GBps", fit.seconds_per_byte > 0.0 ? 1.0 / fit.seconds_per_byte / kBytesPerGB : 0.0}};
+  };
   for (const auto& [key, fit] : model.communication()) {
-    communication.push_back(
-        {{"op", kOpClassNames.name(std::get<0>(key))},
-         {"group_size", std::get<1>(key)},
-         {"ranks_per_node", std::get<2>(key)},
-         {"latency_us", fit.latency_s * 1e6},
-         {"bandwidth_GBps", fit.seconds_per_byte > 0.0 ? 1.0 / fit.seconds_per_byte / kBytesPerGB : 0.0}});
+    nlohmann::json entry = {{"op", kOpClassNames.name(std::get<0>(key))},
+                            {"group_size", std::get<1>(key)},
+                            {"ranks_per_node", std::get<2>(key)}};
+    if (fit.regimes.size() == 1) {
+      entry.update(line(fit.regimes.front().fit));
+    } else {
+      nlohmann::json regimes = nlohmann::json::array();
+      for (const CommunicationFit::Regime& regime : fit.regimes) {
+        nlohmann::json r = line(regime.fit);
+        if (&regime != &fit.regimes.back()) r["up_to_bytes"] = regime.up_to;
+        regimes.push_back(r);
+      }
+      entry["regimes"] = regimes;
+    }
+    communication.push_back(entry);
   }
   return {{"format", kFormat},
           {"version", kVersion},

@@ -98,6 +98,13 @@ std::optional<TimeNs> CalibratedCostModel::compute_duration(const OpWork& work) 
   return std::nullopt;
 }
 
+double CommunicationFit::seconds(Bytes bytes) const {
+  for (const Regime& regime : regimes) {
+    if (bytes <= regime.up_to) return regime.fit.seconds(bytes);
+  }
+  return regimes.empty() ? 0.0 : regimes.back().fit.seconds(bytes);
+}
+
 std::optional<TimeNs> CalibratedCostModel::communication_duration(OpClass op_class, Bytes bytes, int group_size,
                                                                   int ranks_per_node) const {
   const auto fit = communication_.find({op_class, group_size, ranks_per_node});

@@ -1,11 +1,13 @@
 #pragma once
 
 #include <array>
+#include <limits>
 #include <map>
 #include <optional>
 #include <span>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "cost_models/log_grid_table.hpp"
 #include "simulator/core/op_work.hpp"
@@ -19,6 +21,28 @@ struct AlphaBeta {
   double seconds_per_byte = 0.0;
 
   double seconds(Bytes bytes) const { return latency_s + seconds_per_byte * static_cast<double>(bytes); }
+  bool operator==(const AlphaBeta&) const = default;
+};
+
+// A communication op's time over its message size: a latency and a bandwidth in each size range
+// (regime) where one protocol runs (NCCL's LL, LL128 and Simple; MPI's eager and rendezvous
+// messages). Regimes are in increasing size; each covers sizes up to its `up_to` bytes, the last
+// every larger size too.
+struct CommunicationFit {
+  struct Regime {
+    Bytes up_to = 0;
+    AlphaBeta fit;
+    bool operator==(const Regime&) const = default;
+  };
+  std::vector<Regime> regimes;
+
+  CommunicationFit() = default;
+  // One regime for every size: an AlphaBeta converts to it.
+  CommunicationFit(AlphaBeta one) : regimes{{std::numeric_limits<Bytes>::max(), one}} {}
+  explicit CommunicationFit(std::vector<Regime> by_size) : regimes(std::move(by_size)) {}
+
+  double seconds(Bytes bytes) const;
+  bool operator==(const CommunicationFit&) const = default;
 };
 
 // The FLOPs an efficiency is measured against, from the op's shape alone: 2mnk for a GEMM
@@ -47,7 +71,7 @@ struct GemmEfficiency {
 //                        the optimizer), per kernel (layernorm_fwd, gelu_fwd, adamw_fused, ...)
 //   memory-bound ops     (elementwise, norm, embedding, loss, optimizer, memcpy) no kernel table
 //                        covers: efficiency over the bytes they move, per dtype
-//   communication        latency and bandwidth per collective and group size
+//   communication        latency and bandwidth per collective and placement, per size regime
 // Efficiencies are fractions of the profile's reference peak FLOP/s and memory bandwidth per
 // dtype (the best the device reached in its measurements), so the profile stands on its own.
 // A table for an op's own kernel is preferred; an attention op falls back to the table of kernel
@@ -72,8 +96,8 @@ class CalibratedCostModel {
   }
   // A fit for `op_class` over groups of `group_size` ranks, `ranks_per_node` of them on each node
   // they span.
-  void set_communication(OpClass op_class, int group_size, int ranks_per_node, AlphaBeta fit) {
-    communication_[{op_class, group_size, ranks_per_node}] = fit;
+  void set_communication(OpClass op_class, int group_size, int ranks_per_node, CommunicationFit fit) {
+    communication_[{op_class, group_size, ranks_per_node}] = std::move(fit);
   }
 
   // The calibrated time of a compute op, or nothing when the profile does not cover its class
@@ -95,7 +119,7 @@ class CalibratedCostModel {
   const std::map<AttentionKey, LogGridTable>& attention() const { return attention_; }
   const std::map<Dtype, LogGridTable>& memory_bound() const { return memory_bound_; }
   const std::map<KernelKey, LogGridTable>& memory_kernels() const { return memory_kernels_; }
-  const std::map<CommunicationKey, AlphaBeta>& communication() const { return communication_; }
+  const std::map<CommunicationKey, CommunicationFit>& communication() const { return communication_; }
 
  private:
   // The dtype whose tables cost an op of `dtype`: its own, or, for a 16-bit float type the profile
@@ -112,7 +136,7 @@ class CalibratedCostModel {
   std::map<AttentionKey, LogGridTable> attention_;
   std::map<Dtype, LogGridTable> memory_bound_;
   std::map<KernelKey, LogGridTable> memory_kernels_;
-  std::map<CommunicationKey, AlphaBeta> communication_;
+  std::map<CommunicationKey, CommunicationFit> communication_;
 };
 
 // Whether `op_class` is costed by the memory-bound efficiency curve.

@@ -1,5 +1,6 @@
 #include "cost_models/profile_format.hpp"
 
+#include <limits>
 #include <map>
 #include <mutex>
 
@@ -97,6 +98,40 @@ void read_memory_kernel(const JsonCursor& entry, CalibratedCostModel& model) {
   model.set_memory_kernel(*kernel, dtype, read_table(entry, memory_kernel_axes(*kernel)));
 }
 
+AlphaBeta read_line(const JsonCursor& json) {
+  const double bandwidth = json.at("bandwidth_GBps").as_nonnegative_number() * kBytesPerGB;
+  return {json.at("latency_us").as_nonnegative_number() * 1e-6, bandwidth > 0.0 ? 1.0 / bandwidth : 0.0};
+}
+
+// One line ("latency_us", "bandwidth_GBps") for every size, or "regimes": lines in increasing
+// size, each but the last up to its "up_to_bytes".
+CommunicationFit read_communication_fit(const JsonCursor& entry) {
+  const auto regimes = entry.find("regimes");
+  if (!regimes) return read_line(entry);
+  if (entry.find("latency_us") || entry.find("bandwidth_GBps")) {
+    regimes->fail("expected either regimes or one latency_us and bandwidth_GBps, not both");
+  }
+  const std::vector<JsonCursor> lines = regimes->elements();
+  if (lines.empty()) regimes->fail("expected at least one regime");
+  CommunicationFit fit;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const bool last = i + 1 == lines.size();
+    lines[i].expect_only({"up_to_bytes", "latency_us", "bandwidth_GBps"});
+    Bytes up_to = std::numeric_limits<Bytes>::max();
+    if (const auto bound = lines[i].find("up_to_bytes")) {
+      if (last) bound->fail("the last regime covers every larger size: expected no up_to_bytes");
+      up_to = bound->as_positive_int();
+      if (!fit.regimes.empty() && up_to <= fit.regimes.back().up_to) {
+        bound->fail("expected more than the previous regime's " + std::to_string(fit.regimes.back().up_to));
+      }
+    } else if (!last) {
+      lines[i].fail("missing required field 'up_to_bytes' (every regime but the last has one)");
+    }
+    fit.regimes.push_back({up_to, read_line(lines[i])});
+  }
+  return fit;
+}
+
 }  // namespace
 
 std::shared_ptr<const CalibratedCostModel> read_profile(const JsonCursor& root) {
@@ -126,11 +161,10 @@ std::shared_ptr<const CalibratedCostModel> read_profile(const JsonCursor& root) 
     for (const JsonCursor& entry : kernels->elements()) read_memory_kernel(entry, *model);
   }
   for (const JsonCursor& entry : root.at("communication").elements()) {
-    entry.expect_only({"op", "group_size", "ranks_per_node", "latency_us", "bandwidth_GBps"});
+    entry.expect_only({"op", "group_size", "ranks_per_node", "latency_us", "bandwidth_GBps", "regimes"});
     const JsonCursor op = entry.at("op");
     const OpClass op_class = op.as_enum(kOpClassNames);
     if (category_of(op_class) != OpCategory::communication) op.fail("expected a communication op");
-    const double bandwidth = entry.at("bandwidth_GBps").as_nonnegative_number() * kBytesPerGB;
     const int group_size = static_cast<int>(entry.at("group_size").as_positive_int());
     int ranks_per_node = group_size;  // a profile from before placements: one node
     if (auto per_node = entry.find("ranks_per_node")) {
@@ -139,9 +173,7 @@ std::shared_ptr<const CalibratedCostModel> read_profile(const JsonCursor& root) 
         per_node->fail("expected a divisor of group_size (" + std::to_string(group_size) + ")");
       }
     }
-    model->set_communication(
-        op_class, group_size, ranks_per_node,
-        {entry.at("latency_us").as_nonnegative_number() * 1e-6, bandwidth > 0.0 ? 1.0 / bandwidth : 0.0});
+    model->set_communication(op_class, group_size, ranks_per_node, read_communication_fit(entry));
   }
   return model;
 }

@@ -2,12 +2,13 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-
 #include <array>
 #include <cmath>
 #include <random>
 
 #include "calibration/calibrate.hpp"
+#include "calibration/profile_io.hpp"
+#include "cost_models/profile_format.hpp"
 #include "simulator/core/input_error.hpp"
 
 namespace weft {
@@ -94,7 +95,10 @@ TEST_CASE("calibration recovers a known model from noisy measurements", "[calibr
   const std::array<double, 1> bytes = {65536.0};
   CHECK(memory.at(bytes) * model.memory_bandwidth().at(Dtype::bf16) ==
         Approx(memory_efficiency(65536.0) * kBandwidth).epsilon(2 * kNoise));
-  const AlphaBeta fit = model.communication().at({OpClass::allreduce, 2, 2});
+  // One latency-bandwidth line explains the noisy measurements: one regime.
+  const CommunicationFit& fits = model.communication().at({OpClass::allreduce, 2, 2});
+  REQUIRE(fits.regimes.size() == 1);
+  const AlphaBeta fit = fits.regimes.front().fit;
   CHECK(fit.latency_s == Approx(kAllreduce.latency_s).epsilon(0.05));
   CHECK(fit.seconds_per_byte == Approx(kAllreduce.seconds_per_byte).epsilon(0.05));
 
@@ -183,6 +187,64 @@ TEST_CASE("memory-bound kernels get tables over their rows and width, gaps from 
   // two octaves away in rows; (4096, 1024) is two octaves away in width.
   const std::array<double, 2> gap = {4096.0, 4096.0};
   CHECK(table.at(gap) * bandwidth == Approx((0.25 + 0.25 + 0.5) / 3 * kBandwidth).epsilon(2 * kNoise));
+}
+
+TEST_CASE("communication bent by a protocol switch is fitted per regime, and the profile keeps the regimes",
+          "[calibration]") {
+  MeasurementSet set = synthetic_measurements();
+  // An all-gather over 2 ranks: 3 us + bytes / 2 GB/s up to 64 KiB, 40 us + bytes / 8 GB/s beyond.
+  const AlphaBeta small{3e-6, 1.0 / 2e9}, large{40e-6, 1.0 / 8e9};
+  Synthetic s;
+  for (std::int64_t bytes = 1024; bytes <= (64 << 20); bytes *= 4) {
+    s.add(OpClass::allgather, {bytes, 2}, (bytes <= 65536 ? small : large).seconds(bytes), MeasurementSplit::fit);
+  }
+  set.measurements.insert(set.measurements.end(), s.set.measurements.begin(), s.set.measurements.end());
+  const Calibration calibration = calibrate({{"synthetic.json", set}});
+  const CommunicationFit& fit = calibration.model->communication().at({OpClass::allgather, 2, 2});
+  REQUIRE(fit.regimes.size() == 2);
+  CHECK(fit.regimes[0].fit.latency_s == Approx(small.latency_s).epsilon(0.1));
+  CHECK(fit.regimes[1].fit.seconds_per_byte == Approx(large.seconds_per_byte).epsilon(0.05));
+  // The all-reduce is one line: one regime.
+  CHECK(calibration.model->communication().at({OpClass::allreduce, 2, 2}).regimes.size() == 1);
+
+  // Written and read back, the profile prices every size as the fit does.
+  const nlohmann::json written = profile_json(calibration, "");
+  const JsonDocument document = JsonDocument::parse_text(written.dump(), "profile.json");
+  const auto read = read_profile(document.root());
+  const CommunicationFit& back = read->communication().at({OpClass::allgather, 2, 2});
+  REQUIRE(back.regimes.size() == 2);
+  CHECK(back.regimes[0].up_to == fit.regimes[0].up_to);
+  for (Bytes bytes = 1024; bytes <= (Bytes{256} << 20); bytes *= 2) {
+    CHECK(back.seconds(bytes) == Approx(fit.seconds(bytes)).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("a profile's communication regimes are checked", "[calibration]") {
+  const nlohmann::json written = profile_json(calibrate({{"synthetic.json", synthetic_measurements()}}), "");
+  auto read_with = [&](const nlohmann::json& entry) {
+    nlohmann::json profile = written;
+    profile["communication"] = nlohmann::json::array({entry});
+    const JsonDocument document = JsonDocument::parse_text(profile.dump(), "profile.json");
+    return read_profile(document.root());
+  };
+  const nlohmann::json line = {{"latency_us", 3}, {"bandwidth_GBps", 2}};
+  nlohmann::json entry = {{"op", "allgather"}, {"group_size", 2}, {"ranks_per_node", 2}};
+  nlohmann::json bounded = line;
+  bounded["up_to_bytes"] = 65536;
+  entry["regimes"] = {bounded, line};
+  CHECK(read_with(entry)->communication_duration(OpClass::allgather, 1024, 2, 2) == 3000 + 512);
+  nlohmann::json both = entry;
+  both.update(line);
+  CHECK_THROWS_WITH(read_with(both), Catch::Contains("expected either regimes or one latency_us"));
+  nlohmann::json unbounded = entry;
+  unbounded["regimes"] = {line, line};
+  CHECK_THROWS_WITH(read_with(unbounded), Catch::Contains("missing required field 'up_to_bytes'"));
+  nlohmann::json last = entry;
+  last["regimes"] = {bounded, bounded};
+  CHECK_THROWS_WITH(read_with(last), Catch::Contains("expected no up_to_bytes"));
+  nlohmann::json decreasing = entry;
+  decreasing["regimes"] = {bounded, bounded, line};
+  CHECK_THROWS_WITH(read_with(decreasing), Catch::Contains("expected more than the previous regime's 65536"));
 }
 
 TEST_CASE("calibration refuses measurements of different devices and incomplete grids", "[calibration]") {

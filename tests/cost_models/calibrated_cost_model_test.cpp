@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <limits>
 #include <memory>
 
 #include "cost_models/calibrated_cost_model.hpp"
@@ -27,7 +28,7 @@ CalibratedCostModel example_model() {
   model.set_gemm(Dtype::bf16, {.grid = LogGridTable({{64, 4096}, {128}, {128}}, {0.5, 0.8})});
   model.set_attention(OpClass::attention_fwd, Dtype::bf16, true, LogGridTable({{8}, {1024}, {64}}, {0.4}));
   model.set_memory_bound(Dtype::bf16, LogGridTable({{1e3, 1e6}}, {0.1, 0.6}));
-  model.set_communication(OpClass::allreduce, 8, 8, {10e-6, 1.0 / 50e9});  // inside one node
+  model.set_communication(OpClass::allreduce, 8, 8, AlphaBeta{10e-6, 1.0 / 50e9});  // inside one node
   return model;
 }
 
@@ -127,6 +128,17 @@ TEST_CASE("the calibrated model leaves uncovered ops to the default rules", "[co
   CHECK_FALSE(model.compute_duration(non_causal));
   CHECK_FALSE(model.communication_duration(OpClass::allreduce, 1000, 4, 4));
   CHECK_FALSE(model.communication_duration(OpClass::allgather, 1000, 8, 8));
+}
+
+TEST_CASE("a communication fit of several regimes prices each size by its own line", "[cost_models][calibration]") {
+  CalibratedCostModel model;
+  // Up to 64 KiB: 5 us + bytes / 10 GB/s; beyond: 50 us + bytes / 100 GB/s.
+  model.set_communication(
+      OpClass::allgather, 4, 4,
+      CommunicationFit({{65536, {5e-6, 1e-10}}, {std::numeric_limits<Bytes>::max(), {50e-6, 1e-11}}}));
+  CHECK(model.communication_duration(OpClass::allgather, 65536, 4, 4) == std::llround((5e-6 + 65536e-10) * 1e9));
+  CHECK(model.communication_duration(OpClass::allgather, 1 << 20, 4, 4) ==
+        std::llround((50e-6 + double(1 << 20) * 1e-11) * 1e9));
 }
 
 TEST_CASE("a fit measured inside a node does not price a group across nodes", "[cost_models][calibration]") {
