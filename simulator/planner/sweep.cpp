@@ -59,6 +59,7 @@ struct PhaseTotals {
 // the plan out of memory.
 void record_simulation(PlanOutcome& plan, const TrainingWorkload& workload, const SimulationResult& result) {
   plan.report = make_training_report(plan.scenario, workload, result);
+  plan.uncalibrated_placements = workload.cost_model->placements_without_calibration();
   plan.stage_memory.clear();
   for (const StageReport& stage : plan.report->stages) {
     plan.stage_memory.push_back(stage.peak_memory);

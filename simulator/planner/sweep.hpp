@@ -25,6 +25,9 @@ struct PlanOutcome {
   std::vector<Bytes> stage_memory;       // simulated peaks, or the lower-bound estimates
   Bytes memory_capacity = 0;
   std::int64_t graph_ops = 0;  // ops its graph would hold (graph_size.hpp), for plans to simulate
+  // When simulated: its communicator placements the cluster's calibration profile measured no
+  // communication over (ClusterCostModel::placements_without_calibration).
+  std::vector<CommGroup> uncalibrated_placements;
 
   bool simulated() const { return report.has_value(); }
   Bytes peak_memory() const;

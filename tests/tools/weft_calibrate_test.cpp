@@ -160,6 +160,29 @@ TEST_CASE("a profile measured inside a node does not price a group across nodes"
   CHECK_THAT(strict.err, Contains("weft: error: --strict: the calibration profile measured no communication over 2 "
                                   "ranks, 1 per node"));
   CHECK_FALSE(std::filesystem::exists(dir.file("out.json")));
+
+  // Sweeps and DIP plans say so too: the sweep once for all its plans.
+  const std::string with_profile = "'" + across.string() + "' --calibration '" + profile + "'";
+  const auto sweep = run_weft("sweep " + with_profile);
+  CHECK(sweep.exit_code == 0);
+  CHECK_THAT(sweep.err, Contains("weft: warning: the calibration profile measured no communication over 2 ranks, "
+                                 "1 per node"));
+  const auto strict_sweep = run_weft("sweep " + with_profile + " --strict --csv '" + dir.file("s.csv").string() + "'");
+  CHECK(strict_sweep.exit_code == 2);
+  CHECK_THAT(strict_sweep.err, Contains("weft: error: --strict: the calibration profile measured no communication"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("s.csv")));
+  // A DIP plan runs no DP reduction (its stage model leaves it out): its TP pair across the nodes.
+  const auto across_tp = dir.write("across-tp.json", test::tiny_gpt_scenario(R"({"tp": 2})", two_nodes));
+  const std::string tp_with_profile = "'" + across_tp.string() + "' --calibration '" + profile + "'";
+  const auto plan = run_weft("plan " + tp_with_profile);
+  CHECK(plan.exit_code == 0);
+  CHECK_THAT(plan.err, Contains("weft: warning: the calibration profile measured no communication over 2 ranks"));
+  const auto strict_plan = run_weft("plan " + tp_with_profile + " --strict");
+  CHECK(strict_plan.exit_code == 2);
+  CHECK_THAT(strict_plan.err, Contains("weft: error: --strict: the calibration profile measured no communication"));
+  const auto inside_sweep = run_weft("sweep '" + inside.string() + "' --calibration '" + profile + "' --strict");
+  CHECK(inside_sweep.exit_code == 0);
+  CHECK(inside_sweep.err.empty());
 }
 
 }  // namespace

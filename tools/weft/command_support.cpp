@@ -59,8 +59,18 @@ void check_calibration_device(const std::string& file, const ClusterSpec& cluste
                    "' (a device spec lists the names its GPU reports in \"reported_names\")");
 }
 
+void add_strict_flag(CLI::App& command, bool& strict) {
+  command.add_flag("--strict", strict,
+                   "Exit 2 when the calibration profile measured communication but not over a placement (group size, "
+                   "ranks per node) the plan's groups use, instead of warning and costing it by the collective model");
+}
+
 void check_calibrated_placements(const ClusterCostModel& cost, bool strict) {
-  for (const CommGroup& group : cost.placements_without_calibration()) {
+  check_calibrated_placements(cost.placements_without_calibration(), strict);
+}
+
+void check_calibrated_placements(const std::vector<CommGroup>& uncalibrated, bool strict) {
+  for (const CommGroup& group : uncalibrated) {
     const std::string what = fmt::format(
         "the calibration profile measured no communication over {} ({} group); the collective model costs its ops",
         placement_text(group.size, group.ranks_per_node), kCommGroupKindNames.name(group.kind));

@@ -55,6 +55,10 @@ void add_max_ops_flag(CLI::App& command, std::int64_t& max_ops);
 // --calibration PROFILE, shared by the commands that simulate.
 void add_calibration_flag(CLI::App& command, std::string& file);
 
+// --strict, shared by the commands that simulate: an uncalibrated placement is an error
+// (check_calibrated_placements).
+void add_strict_flag(CLI::App& command, bool& strict);
+
 // What --calibration asks for: nothing when `file` is empty (the cluster's own profile stays), no
 // profile for "none" (the roofline and collective model), else the profile in `file`; throws
 // InputError naming the flag.
@@ -68,6 +72,7 @@ void check_calibration_device(const std::string& file, const ClusterSpec& cluste
 // ops are costed by the collective model, not by a fit of another placement. With `strict`, the
 // first such placement is an InputError naming --strict.
 void check_calibrated_placements(const ClusterCostModel& cost, bool strict);
+void check_calibrated_placements(const std::vector<CommGroup>& uncalibrated, bool strict);
 
 // Puts what --calibration asks for (read_calibration) on `cluster`, after checking that a profile
 // was measured on the cluster's device; throws InputError naming the flag otherwise.

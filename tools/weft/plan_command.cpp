@@ -34,6 +34,7 @@ struct PlanFlags {
   std::string trace_file;
   std::string simulated_trace_file;
   std::string calibration;
+  bool strict = false;
 };
 
 // Budgets beyond these are a hang, not a search: a day, and 10^9 tree expansions (the search makes
@@ -93,6 +94,7 @@ void run_plan_command(const PlanFlags& flags) {
                                   plan.search.iterations, plan.search_s));
   }
 
+  check_calibrated_placements(*plan.simulation->graph.cost_model, flags.strict);
   fmt::print("weft plan {}\n", flags.scenario);
   if (!scenario.description.empty()) fmt::print("{}\n", scenario.description);
   fmt::print("{}", render_dip_report(scenario, plan, options));
@@ -169,6 +171,7 @@ void add_plan_command(CLI::App& app) {
                    "Write the execution plan of the schedule, with every stage's ops, to FILE (run it with weft live)")
       ->type_name("FILE");
   add_calibration_flag(*command, flags->calibration);
+  add_strict_flag(*command, flags->strict);
   add_max_ops_flag(*command, flags->max_ops);
   command->callback([flags] { run_plan_command(*flags); });
 }

@@ -145,10 +145,7 @@ void add_simulate_command(CLI::App& app) {
                     "Simulate every rank instead of one per pipeline stage (training scenarios; slower, same answer "
                     "for uniform data)");
   add_calibration_flag(*command, flags->calibration);
-  command->add_flag("--strict", flags->strict,
-                    "Exit 2 when the calibration profile measured communication but not over a placement (group "
-                    "size, ranks per node) the plan's groups use, instead of warning and costing it by the "
-                    "collective model");
+  add_strict_flag(*command, flags->strict);
   command
       ->add_option("--emit-plan", flags->plan_file,
                    "Write the execution plan of the simulated iteration to FILE: per rank, its passes, collectives "

@@ -33,6 +33,7 @@ struct SweepFlags {
   std::string trace_best_file;
   int threads = 0;
   std::string calibration;
+  bool strict = false;
   std::int64_t max_ops = 0;
   double max_minutes = 60.0;
   ReuseFlags reuse;
@@ -120,6 +121,21 @@ void print_phase_times(const SweepResult& result) {
       1e3 * t.graph / simulated, 1e3 * t.engine / simulated, 1e3 * t.report / simulated);
 }
 
+// The communicator placements of the simulated plans that the calibration profile measured no
+// communication over, each once.
+std::vector<CommGroup> uncalibrated_placements(const SweepResult& result) {
+  std::vector<CommGroup> placements;
+  for (const PlanOutcome& plan : result.plans) {
+    for (const CommGroup& group : plan.uncalibrated_placements) {
+      const bool listed = std::any_of(placements.begin(), placements.end(), [&](const CommGroup& g) {
+        return g.size == group.size && g.ranks_per_node == group.ranks_per_node;
+      });
+      if (!listed) placements.push_back(group);
+    }
+  }
+  return placements;
+}
+
 void run_sweep_command(const SweepFlags& flags) {
   const InterruptHandler interrupts("weft sweep");
   check_output_paths({{"--csv", &flags.csv_file},
@@ -162,6 +178,7 @@ void run_sweep_command(const SweepFlags& flags) {
     const std::int64_t done = result.simulated - result.unfinished;
     throw_interrupted(fmt::format("after {} of {} plans", done, result.simulated), journal.resume_hint(done));
   }
+  check_calibrated_placements(uncalibrated_placements(result), flags.strict);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const std::int64_t simulated_now = result.simulated - result.reused;
 
@@ -213,6 +230,7 @@ void add_sweep_command(CLI::App& app) {
       ->type_name("FILE");
   command->add_option("--threads", flags->threads, "Simulation threads (default: all cores)")->type_name("T");
   add_calibration_flag(*command, flags->calibration);
+  add_strict_flag(*command, flags->strict);
   add_reuse_flags(*command, flags->reuse);
   add_incremental_flags(*command, flags->incremental);
   add_max_ops_flag(*command, flags->max_ops);
