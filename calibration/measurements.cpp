@@ -12,7 +12,9 @@ constexpr std::string_view kMeasurementsFormat = "weft-measurements";
 constexpr int kMeasurementsVersion = 2;
 
 const std::vector<std::string_view> kGemmFields = {"m", "n", "k"};
-const std::vector<std::string_view> kAttentionFields = {"batch", "heads", "queries", "keys", "head_dim", "causal"};
+// kv_heads is optional: without it, or equal to heads, the shape has six dimensions (multi-head).
+const std::vector<std::string_view> kAttentionFields = {"batch",    "heads",  "queries", "keys",
+                                                        "head_dim", "causal", "kv_heads"};
 const std::vector<std::string_view> kMemoryFields = {"inputs", "outputs"};
 const std::vector<std::string_view> kKernelRowFields = {"rows", "width"};
 const std::vector<std::string_view> kParameterFields = {"parameters"};
@@ -54,6 +56,16 @@ Measurement read_measurement(const JsonCursor& json, const std::vector<std::pair
       m.shape.push_back(m.shape.at(1));  // a file from before placements: one node
       continue;
     }
+    if (field == "kv_heads") {
+      const auto kv_heads = shape.find(field);
+      if (!kv_heads) continue;
+      const std::int64_t value = kv_heads->as_positive_int();
+      if (m.shape.at(1) % value != 0) {
+        kv_heads->fail(fmt::format("expected a divisor of heads ({}): the key and value heads", m.shape.at(1)));
+      }
+      if (value != m.shape.at(1)) m.shape.push_back(value);
+      continue;
+    }
     const JsonCursor value = shape.at(field);
     m.shape.push_back(field == "causal" ? (value.as_bool() ? 1 : 0) : value.as_positive_int());
     if (field == "ranks_per_node" && (m.shape[2] > m.shape[1] || m.shape[1] % m.shape[2] != 0)) {
@@ -84,6 +96,8 @@ std::int64_t Measurement::field(std::string_view name) const {
   const auto index = static_cast<std::size_t>(std::find(fields.begin(), fields.end(), name) - fields.begin());
   // A communication shape without its placement is one node's: all of the group on it.
   if (name == "ranks_per_node" && index == shape.size()) return field("group_size");
+  // Attention without kv_heads is multi-head: as many key and value heads as query heads.
+  if (name == "kv_heads" && index == shape.size()) return field("heads");
   return shape.at(index);
 }
 
@@ -179,6 +193,7 @@ nlohmann::json measurements_json(const MeasurementSet& set) {
     const auto& fields = measurement_shape_fields(m.op, m.kernel);
     for (std::string_view field : fields) {
       const std::string name(field);
+      if (name == "kv_heads" && m.shape.size() < fields.size()) continue;  // multi-head
       if (name == "causal") {
         shape[name] = m.field(field) != 0;
       } else {

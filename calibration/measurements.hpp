@@ -62,7 +62,8 @@ struct MeasurementSet {
 
 // The ops a measurement file may hold, and the names of their shape fields in order:
 //   gemm                              m, n, k
-//   attention_fwd, attention_bwd      batch, heads, queries, keys, head_dim, causal
+//   attention_fwd, attention_bwd      batch, heads, queries, keys, head_dim, causal, kv_heads (optional,
+//                                     default heads; a shape of six fields where it equals heads)
 //   elementwise (the memory-bound op) inputs, outputs (elements)
 //   norm, elementwise of a kernel     rows, width (the op's output is rows x width)
 //   optimizer (adamw_fused)           parameters

@@ -19,7 +19,7 @@ double nominal_flops(OpClass op_class, std::span<const std::int64_t> shape) {
     return p;
   };
   if (op_class == OpClass::gemm && shape.size() == 3) return 2.0 * product(0, 3);
-  if ((op_class == OpClass::attention_fwd || op_class == OpClass::attention_bwd) && shape.size() == 6) {
+  if ((op_class == OpClass::attention_fwd || op_class == OpClass::attention_bwd) && shape.size() >= 6) {
     const double forward = 4.0 * product(0, 5) * (shape[5] != 0 ? 0.5 : 1.0);
     return op_class == OpClass::attention_fwd ? forward : 2.5 * forward;
   }
@@ -86,7 +86,7 @@ std::optional<TimeNs> CalibratedCostModel::compute_duration(const OpWork& work) 
     if (model == gemm_.end()) return std::nullopt;
     return compute_bound(model->second.at(work.kernel, work.shape), nominal_flops(work.op_class, work.shape), dtype);
   }
-  if ((work.op_class == OpClass::attention_fwd || work.op_class == OpClass::attention_bwd) && work.shape.size() == 6) {
+  if ((work.op_class == OpClass::attention_fwd || work.op_class == OpClass::attention_bwd) && work.shape.size() >= 6) {
     const bool causal = work.shape[5] != 0;
     auto table = attention_.find({work.op_class, dtype, causal, work.kernel});
     if (table == attention_.end()) table = attention_.find({work.op_class, dtype, causal, Kernel::any});

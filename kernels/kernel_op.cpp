@@ -39,6 +39,19 @@ KernelOp memory_bound_op(const OpWork& work) {
 
 }  // namespace
 
+AttentionShape attention_shape_of(std::span<const std::int64_t> shape, Dtype dtype) {
+  if (shape.size() != 6 && shape.size() != 7) {
+    throw InputError(
+        "attention: expected a shape of 6 or 7 dimensions (batch, heads, queries, keys, head_dim, causal, "
+        "kv_heads), got " +
+        std::to_string(shape.size()));
+  }
+  AttentionShape attention{shape[0], shape[1], shape[2], shape[3], shape[4], shape[5] != 0, dtype};
+  if (shape.size() == 7) attention.kv_heads = shape[6];
+  check_shape(attention);
+  return attention;
+}
+
 GemmLayout gemm_layout_of(Kernel kernel) {
   switch (kernel) {
     case Kernel::nt:
@@ -105,12 +118,13 @@ KernelOp kernel_op_for(const OpWork& work) {
       return op;
     case OpClass::attention_fwd:
     case OpClass::attention_bwd:
-      expect_dims(work, 6);
       op.kind =
           work.op_class == OpClass::attention_fwd ? KernelKind::attention_forward : KernelKind::attention_backward;
-      op.attention = {work.shape[0], work.shape[1],      work.shape[2], work.shape[3],
-                      work.shape[4], work.shape[5] != 0, work.dtype};
-      check_shape(op.attention);
+      try {
+        op.attention = attention_shape_of(work.shape, work.dtype);
+      } catch (const InputError& error) {
+        throw InputError(describe(work) + ": " + error.what());
+      }
       return op;
     case OpClass::barrier:
     case OpClass::host:

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "kernels/backend.hpp"
 #include "kernels/operand_pool.hpp"
@@ -13,6 +14,10 @@ enum class KernelKind : std::uint8_t { none, gemm, attention_forward, attention_
 // The layout of a simulator GEMM's kernel (Kernel::nn, nt, tn; any other, nn), and back.
 GemmLayout gemm_layout_of(Kernel kernel);
 Kernel kernel_of(GemmLayout layout);
+
+// The attention of a shape {batch, heads, queries, keys, head_dim, causal[, kv_heads]} (an op's or a
+// measurement's); throws InputError for another number of dimensions.
+AttentionShape attention_shape_of(std::span<const std::int64_t> shape, Dtype dtype);
 
 // The kernel call that executes one compute op.
 struct KernelOp {

@@ -25,6 +25,10 @@ void check_shape(const AttentionShape& shape) {
   check_positive(shape.queries, "attention", "queries");
   check_positive(shape.keys, "attention", "keys");
   check_positive(shape.head_dim, "attention", "head_dim");
+  if (shape.kv_heads < 0 || (shape.kv_heads > 0 && shape.heads % shape.kv_heads != 0)) {
+    throw InputError("attention: kv_heads must divide heads (" + std::to_string(shape.heads) + "), got " +
+                     std::to_string(shape.kv_heads));
+  }
   if (shape.causal && shape.keys < shape.queries) {
     throw InputError("attention: causal attention needs at least as many keys as queries, got " +
                      std::to_string(shape.keys) + " keys for " + std::to_string(shape.queries) + " queries");

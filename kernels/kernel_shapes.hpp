@@ -29,10 +29,11 @@ struct GemmShape {
 };
 
 // Scaled dot-product attention of `queries` query rows against `keys` key rows per (batch,
-// head); Q, O, dO, dQ are [batch, heads, queries, head_dim], K, V, dK, dV [batch, heads, keys,
-// head_dim], row-major. Causal: query i sees keys j <= i + (keys - queries), the last query row
-// aligned with the last key. The log-sum-exp of each query row (fp32) is what the backward pass
-// needs of the forward's softmax.
+// head); Q, O, dO, dQ are [batch, heads, queries, head_dim], K, V, dK, dV [batch, kv_heads, keys,
+// head_dim], row-major. With grouped-query attention (kv_heads < heads) query head h reads key
+// and value head h / (heads / kv_heads); kv_heads 0 means heads (multi-head attention). Causal: query i sees keys j <=
+// i + (keys - queries), the last query row aligned with the last key. The log-sum-exp of each query row (fp32) is what
+// the backward pass needs of the forward's softmax.
 struct AttentionShape {
   std::int64_t batch = 1;
   std::int64_t heads = 1;
@@ -41,9 +42,13 @@ struct AttentionShape {
   std::int64_t head_dim = 0;
   bool causal = false;
   Dtype dtype = Dtype::fp32;
+  std::int64_t kv_heads = 0;
 
+  std::int64_t key_heads() const { return kv_heads > 0 ? kv_heads : heads; }
+  // Query heads per key and value head.
+  std::int64_t group() const { return heads / key_heads(); }
   std::int64_t query_bytes() const { return batch * heads * queries * head_dim * bytes_per_element(dtype); }
-  std::int64_t key_bytes() const { return batch * heads * keys * head_dim * bytes_per_element(dtype); }
+  std::int64_t key_bytes() const { return batch * key_heads() * keys * head_dim * bytes_per_element(dtype); }
   std::int64_t lse_bytes() const { return batch * heads * queries * 4; }
 };
 

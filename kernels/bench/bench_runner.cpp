@@ -39,7 +39,7 @@ KernelOp compute_op(const BenchCase& c) {
     case OpClass::attention_fwd:
     case OpClass::attention_bwd:
       op.kind = c.op == OpClass::attention_fwd ? KernelKind::attention_forward : KernelKind::attention_backward;
-      op.attention = {c.shape[0], c.shape[1], c.shape[2], c.shape[3], c.shape[4], c.shape[5] != 0, c.dtype};
+      op.attention = attention_shape_of(c.shape, c.dtype);
       break;
     default:
       op.kind = KernelKind::memory_bound;

@@ -1,6 +1,8 @@
 // `weft info`'s check that cuDNN's attention computes what weft's reference kernel computes:
-// one causal bf16 shape, forward and backward, on random inputs.
+// causal bf16 shapes, multi-head and grouped-query, forward and backward, on random inputs.
+#include <array>
 #include <cstdint>
+#include <memory>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "kernels/cuda/cuda_backend_plugin.hpp"
 #include "kernels/cuda/cuda_errors.hpp"
@@ -22,34 +25,38 @@ namespace weft::cuda {
 namespace {
 
 #if WEFT_HAVE_CUDNN
-constexpr AttentionShape kShape{1, 2, 256, 256, 64, true, Dtype::bf16};
+// Multi-head, and grouped-query (4 query heads on 2 key and value heads).
+constexpr AttentionShape kShapes[] = {{1, 2, 256, 256, 64, true, Dtype::bf16},
+                                      {1, 4, 256, 256, 64, true, Dtype::bf16, 2}};
 constexpr double kTolerance = 0.02;  // of the largest magnitude: a few bf16 roundings
 
-std::string check() {
-  const std::size_t elements = kShape.batch * kShape.heads * kShape.queries * kShape.head_dim;
-  const std::size_t rows = kShape.batch * kShape.heads * kShape.queries;
-  std::mt19937 random(11);
+// max |cuDNN - weft| / max |weft| of O, dQ, dK and dV for `shape`.
+std::array<double, 4> differences(const AttentionShape& shape, std::mt19937& random) {
+  const std::size_t elements = shape.query_bytes() / 2;
+  const std::size_t key_elements = shape.key_bytes() / 2;
+  const std::size_t rows = shape.batch * shape.heads * shape.queries;
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  auto random_array = [&] {
-    auto array = std::make_unique<DeviceArray>(elements * 2);
-    std::vector<std::uint16_t> host(elements);
+  auto random_array = [&](std::size_t count) {
+    auto array = std::make_unique<DeviceArray>(count * 2);
+    std::vector<std::uint16_t> host(count);
     for (auto& x : host) x = to_bf16(normal(random));
     array->write_bf16(host);
     return array;
   };
-  const auto q = random_array(), k = random_array(), v = random_array(), d_o = random_array();
+  const auto q = random_array(elements), k = random_array(key_elements), v = random_array(key_elements),
+             d_o = random_array(elements);
   DeviceArray o_cudnn(elements * 2), o_weft(elements * 2), lse_cudnn(rows * 4), lse_weft(rows * 4);
-  DeviceArray dq_cudnn(elements * 2), dk_cudnn(elements * 2), dv_cudnn(elements * 2);
-  DeviceArray dq_weft(elements * 2), dk_weft(elements * 2), dv_weft(elements * 2);
+  DeviceArray dq_cudnn(elements * 2), dk_cudnn(key_elements * 2), dv_cudnn(key_elements * 2);
+  DeviceArray dq_weft(elements * 2), dk_weft(key_elements * 2), dv_weft(key_elements * 2);
   DeviceArray accumulator(elements * 4), delta(rows * 4);
-  const FlashAttentionProblem problem = flash_attention_problem(kShape, ElementType::bf16);
+  const FlashAttentionProblem problem = flash_attention_problem(shape, ElementType::bf16);
   CudnnAttention cudnn;
-  cudnn.forward(kShape, {q->get(), k->get(), v->get(), o_cudnn.get(), lse_cudnn.get()}, nullptr);
+  cudnn.forward(shape, {q->get(), k->get(), v->get(), o_cudnn.get(), lse_cudnn.get()}, nullptr);
   check_cuda(launch_flash_attention_forward(problem, q->data, k->data, v->data, o_weft.data,
                                             static_cast<float*>(lse_weft.data), nullptr),
              "weft attention forward");
   // Both backward passes from the same forward (weft's O and log-sum-exp).
-  cudnn.backward(kShape,
+  cudnn.backward(shape,
                  {q->get(), k->get(), v->get(), o_weft.get(), lse_weft.get(), d_o->get(), dq_cudnn.get(),
                   dk_cudnn.get(), dv_cudnn.get()},
                  nullptr);
@@ -59,16 +66,27 @@ std::string check() {
                                              static_cast<float*>(delta.data), nullptr),
              "weft attention backward");
   check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-  const double errors[] = {relative_difference(o_cudnn.read_bf16(), o_weft.read_bf16()),
-                           relative_difference(dq_cudnn.read_bf16(), dq_weft.read_bf16()),
-                           relative_difference(dk_cudnn.read_bf16(), dk_weft.read_bf16()),
-                           relative_difference(dv_cudnn.read_bf16(), dv_weft.read_bf16())};
+  return {relative_difference(o_cudnn.read_bf16(), o_weft.read_bf16()),
+          relative_difference(dq_cudnn.read_bf16(), dq_weft.read_bf16()),
+          relative_difference(dk_cudnn.read_bf16(), dk_weft.read_bf16()),
+          relative_difference(dv_cudnn.read_bf16(), dv_weft.read_bf16())};
+}
+
+std::string check() {
+  std::mt19937 random(11);
   bool agree = true;
-  for (double e : errors) agree = agree && e <= kTolerance;
+  std::vector<std::string> results;
+  for (const AttentionShape& shape : kShapes) {
+    const std::array<double, 4> e = differences(shape, random);
+    for (double x : e) agree = agree && x <= kTolerance;
+    results.push_back(fmt::format("[{}, {}{}, {}, {}, {}] causal bf16: O {:.4f}, dQ {:.4f}, dK {:.4f}, dV {:.4f}",
+                                  shape.batch, shape.heads,
+                                  shape.key_heads() == shape.heads ? "" : fmt::format(" on {} kv", shape.key_heads()),
+                                  shape.queries, shape.keys, shape.head_dim, e[0], e[1], e[2], e[3]));
+  }
   return fmt::format(
-      "{}: cuDNN {} attention against weft's reference kernel, [1, 2, 256, 256, 64] causal bf16, max |difference| / "
-      "max |value|: O {:.4f}, dQ {:.4f}, dK {:.4f}, dV {:.4f} (tolerance {})",
-      agree ? "passed" : "FAILED", CudnnAttention::version(), errors[0], errors[1], errors[2], errors[3], kTolerance);
+      "{}: cuDNN {} attention against weft's reference kernel, max |difference| / max |value|: {} (tolerance {})",
+      agree ? "passed" : "FAILED", CudnnAttention::version(), fmt::join(results, "; "), kTolerance);
 }
 #endif
 

@@ -46,11 +46,14 @@ struct AttentionGraph {
 
   explicit AttentionGraph(const AttentionShape& shape) : s(shape), io(io_type(shape.dtype)) {}
 
-  Dims rows(std::int64_t count, std::int64_t width) const { return {s.batch, s.heads, count, width}; }
+  Dims rows(std::int64_t count, std::int64_t width, std::int64_t heads = 0) const {
+    return {s.batch, heads > 0 ? heads : s.heads, count, width};
+  }
   // [b, h, rows, width] in weft's packed layout, or, transposed, its last two dimensions swapped
-  // over the same memory.
-  Descriptor io_tensor(std::int64_t uid, std::int64_t count, std::int64_t width, bool transposed = false) const {
-    Dims dims = rows(count, width);
+  // over the same memory; `heads` 0: the query heads.
+  Descriptor io_tensor(std::int64_t uid, std::int64_t count, std::int64_t width, bool transposed = false,
+                       std::int64_t heads = 0) const {
+    Dims dims = rows(count, width, heads);
     Dims strides = cudnn::packed(dims);
     if (transposed) {
       std::swap(dims[2], dims[3]);
@@ -94,6 +97,18 @@ struct AttentionGraph {
     ops.push_back(cudnn::reduction(op, x, y));
     return y;
   }
+  // dK or dV = a [b, h, keys, d] product: straight into the output with multi-head attention;
+  // with grouped-query attention into a full-head virtual tensor summed over each group into the
+  // [b, kv_heads, keys, d] output, as cudnn-frontend's graph does.
+  void key_gradient(const Descriptor& a, const Descriptor& b, std::int64_t uid) {
+    const Descriptor out = io_tensor(uid, s.keys, s.head_dim, false, s.key_heads());
+    if (s.key_heads() == s.heads) {
+      matmul(a, b, out);
+      return;
+    }
+    const Dims full = rows(s.keys, s.head_dim);
+    reduce(CUDNN_REDUCE_TENSOR_ADD, matmul(a, b, virtual_tensor(full, cudnn::packed(full), io)), out);
+  }
 
   // Scores above the diagonal (key after query) replaced by -infinity: rows and columns indexed,
   // compared, selected.
@@ -116,9 +131,10 @@ struct AttentionGraph {
 
 std::vector<Descriptor> forward_ops(const AttentionShape& shape) {
   AttentionGraph g(shape);
+  // Keys and values of kv_heads heads: the matmuls broadcast each over its group of query heads.
   const Descriptor q = g.io_tensor(kQ, shape.queries, shape.head_dim);
-  const Descriptor k_transposed = g.io_tensor(kK, shape.keys, shape.head_dim, true);
-  const Descriptor v = g.io_tensor(kV, shape.keys, shape.head_dim);
+  const Descriptor k_transposed = g.io_tensor(kK, shape.keys, shape.head_dim, true, shape.key_heads());
+  const Descriptor v = g.io_tensor(kV, shape.keys, shape.head_dim, false, shape.key_heads());
   const Descriptor scale = g.scalar(kScale);
   Descriptor s = g.matmul(q, k_transposed, g.scores());
   s = g.binary(CUDNN_POINTWISE_MUL, s, scale, g.scores());
@@ -138,8 +154,8 @@ std::vector<Descriptor> backward_ops(const AttentionShape& shape) {
   AttentionGraph g(shape);
   const std::int64_t b = shape.batch, h = shape.heads, sq = shape.queries, d = shape.head_dim;
   const Descriptor q = g.io_tensor(kQ, sq, d);
-  const Descriptor k_transposed = g.io_tensor(kK, shape.keys, d, true);
-  const Descriptor v_transposed = g.io_tensor(kV, shape.keys, d, true);
+  const Descriptor k_transposed = g.io_tensor(kK, shape.keys, d, true, shape.key_heads());
+  const Descriptor v_transposed = g.io_tensor(kV, shape.keys, d, true, shape.key_heads());
   const Descriptor o = g.io_tensor(kO, sq, d);
   const Descriptor d_o = g.io_tensor(kOutputGradient, sq, d);
   const Descriptor stats = g.statistics(kStats, false);
@@ -159,7 +175,7 @@ std::vector<Descriptor> backward_ops(const AttentionShape& shape) {
   // dV = P^T dO.
   const Descriptor p_transposed = g.transposed_scores();
   g.ops.push_back(cudnn::reshape(p, p_transposed));
-  g.matmul(p_transposed, d_o, g.io_tensor(kValueGradient, shape.keys, d));
+  g.key_gradient(p_transposed, d_o, kValueGradient);
   // dS = P * (dO V^T - softmax_sum) * scale.
   Descriptor ds = g.matmul(d_o, v_transposed, g.scores());
   ds = g.binary(CUDNN_POINTWISE_SUB, ds, softmax_sum, g.scores());
@@ -168,9 +184,9 @@ std::vector<Descriptor> backward_ops(const AttentionShape& shape) {
   // dK = dS^T Q.
   const Descriptor ds_transposed = g.transposed_scores();
   g.ops.push_back(cudnn::reshape(ds, ds_transposed));
-  g.matmul(ds_transposed, q, g.io_tensor(kKeyGradient, shape.keys, d));
+  g.key_gradient(ds_transposed, q, kKeyGradient);
   // dQ = dS K, accumulated in fp32, then converted.
-  const Dims k_dims = g.rows(shape.keys, d);
+  const Dims k_dims = g.rows(shape.keys, d, shape.key_heads());
   const Descriptor k = g.virtual_tensor(k_dims, cudnn::packed(k_dims));
   g.ops.push_back(cudnn::reshape(k_transposed, k));
   const Dims dq_dims = g.rows(sq, d);
@@ -227,11 +243,12 @@ std::byte* CudnnAttention::workspace(std::int64_t bytes) {
 }
 
 const cudnn::Plan& CudnnAttention::plan(std::map<Key, cudnn::Plan>& plans, const AttentionShape& s, bool backward) {
-  const Key key{s.batch, s.heads, s.queries, s.keys, s.head_dim, s.causal, s.dtype};
+  const Key key{s.batch, s.heads, s.key_heads(), s.queries, s.keys, s.head_dim, s.causal, s.dtype};
   if (auto it = plans.find(key); it != plans.end()) return it->second;
   const std::string what =
-      fmt::format("cuDNN attention {} [{}, {}, {}, {}, {}{}] {}", backward ? "backward" : "forward", s.batch, s.heads,
-                  s.queries, s.keys, s.head_dim, s.causal ? ", causal" : "", kDtypeNames.name(s.dtype));
+      fmt::format("cuDNN attention {} [{}, {}{}, {}, {}, {}{}] {}", backward ? "backward" : "forward", s.batch, s.heads,
+                  s.key_heads() == s.heads ? "" : fmt::format(" on {} kv heads", s.key_heads()), s.queries, s.keys,
+                  s.head_dim, s.causal ? ", causal" : "", kDtypeNames.name(s.dtype));
   return plans.emplace(key, cudnn::build_plan(handle_, backward ? backward_ops(s) : forward_ops(s), what.c_str()))
       .first->second;
 }

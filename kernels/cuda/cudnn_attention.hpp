@@ -12,8 +12,9 @@
 namespace weft::cuda {
 
 // Scaled-dot-product attention as PyTorch runs it on NVIDIA GPUs: cuDNN's fused flash attention,
-// forward (with the log-sum-exp statistics) and backward, in bf16 and fp16, causal or not, in
-// weft's [batch, heads, rows, head_dim] layout. cuDNN 9.19 has no causal mask on its SDPA
+// forward (with the log-sum-exp statistics) and backward, in bf16 and fp16, causal or not,
+// multi-head or grouped-query (keys and values of fewer heads, their gradients summed over each
+// group), in weft's [batch, heads, rows, head_dim] layout. cuDNN 9.19 has no causal mask on its SDPA
 // operation, so the graphs are composed of primitive operations in the pattern cuDNN's fused
 // attention engines recognise: the pattern cudnn-frontend v1.19.1 emits (NVIDIA/cudnn-frontend
 // 7500fd84, include/cudnn_frontend/node/scaled_dot_product_flash_attention.h). Plans are built on
@@ -33,7 +34,9 @@ class CudnnAttention {
   void backward(const AttentionShape& shape, const AttentionBackwardArgs& args, cudaStream_t stream);
 
  private:
-  using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, bool, Dtype>;
+  // batch, heads, key and value heads, queries, keys, head_dim, causal, dtype
+  using Key =
+      std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, bool, Dtype>;
   const cudnn::Plan& plan(std::map<Key, cudnn::Plan>& plans, const AttentionShape& shape, bool backward);
   std::byte* workspace(std::int64_t bytes);
 

@@ -23,6 +23,7 @@ __global__ void forward_kernel(FlashAttentionProblem p, const T* q, const T* k, 
   __shared__ float k_tile[kForwardKeyTile * kMaxHeadDim];
   __shared__ float v_tile[kForwardKeyTile * kMaxHeadDim];
   const long slice = blockIdx.y;
+  const long key_slice = flash::key_slice_of(slice, p.heads, p.kv_heads);
   const long first_query = static_cast<long>(blockIdx.x) * kForwardQueryTile;
   const int rows = static_cast<int>(min(static_cast<long>(kForwardQueryTile), p.queries - first_query));
   const long query = first_query + threadIdx.x;
@@ -41,8 +42,8 @@ __global__ void forward_kernel(FlashAttentionProblem p, const T* q, const T* k, 
     const long first_key = tile * kForwardKeyTile;
     const int tile_keys = static_cast<int>(min(static_cast<long>(kForwardKeyTile), p.keys - first_key));
     __syncthreads();
-    stage(k + slice * p.keys * p.head_dim, first_key, tile_keys, p.head_dim, k_tile);
-    stage(v + slice * p.keys * p.head_dim, first_key, tile_keys, p.head_dim, v_tile);
+    stage(k + key_slice * p.keys * p.head_dim, first_key, tile_keys, p.head_dim, k_tile);
+    stage(v + key_slice * p.keys * p.head_dim, first_key, tile_keys, p.head_dim, v_tile);
     __syncthreads();
     if (!active) continue;
     const int visible = flash::visible_keys(p.causal, query, offset, first_key, tile_keys);
@@ -81,7 +82,9 @@ __global__ void backward_kernel(FlashAttentionProblem p, const T* q, const T* k,
   __shared__ float do_tile[kBackwardQueryTile * kMaxHeadDim];
   __shared__ float lse_tile[kBackwardQueryTile];
   __shared__ float delta_tile[kBackwardQueryTile];
+  // A block of one key and value head's keys: dK and dV sum over the query heads of its group.
   const long slice = blockIdx.y;
+  const long first_query_slice = flash::first_query_slice_of(slice, p.heads, p.kv_heads);
   const long first_key = static_cast<long>(blockIdx.x) * kBackwardKeyTile;
   const long key = first_key + threadIdx.x;
   const bool active = key < p.keys;
@@ -97,23 +100,25 @@ __global__ void backward_kernel(FlashAttentionProblem p, const T* q, const T* k,
     dk[d] = 0.0f;
     dv[d] = 0.0f;
   }
-  const long query_base = slice * p.queries;
-  for (long tile = flash::backward_first_query_tile(p.causal, first_key, offset); tile * kBackwardQueryTile < p.queries;
-       ++tile) {
-    const long first_query = tile * kBackwardQueryTile;
-    const int rows = static_cast<int>(min(static_cast<long>(kBackwardQueryTile), p.queries - first_query));
-    __syncthreads();
-    stage(q + query_base * p.head_dim, first_query, rows, p.head_dim, q_tile);
-    stage(d_o + query_base * p.head_dim, first_query, rows, p.head_dim, do_tile);
-    for (int i = threadIdx.x; i < rows; i += blockDim.x) {
-      lse_tile[i] = lse[query_base + first_query + i];
-      delta_tile[i] = delta[query_base + first_query + i];
+  for (long query_slice = first_query_slice; query_slice < first_query_slice + p.heads / p.kv_heads; ++query_slice) {
+    const long query_base = query_slice * p.queries;
+    for (long tile = flash::backward_first_query_tile(p.causal, first_key, offset);
+         tile * kBackwardQueryTile < p.queries; ++tile) {
+      const long first_query = tile * kBackwardQueryTile;
+      const int rows = static_cast<int>(min(static_cast<long>(kBackwardQueryTile), p.queries - first_query));
+      __syncthreads();
+      stage(q + query_base * p.head_dim, first_query, rows, p.head_dim, q_tile);
+      stage(d_o + query_base * p.head_dim, first_query, rows, p.head_dim, do_tile);
+      for (int i = threadIdx.x; i < rows; i += blockDim.x) {
+        lse_tile[i] = lse[query_base + first_query + i];
+        delta_tile[i] = delta[query_base + first_query + i];
+      }
+      __syncthreads();
+      if (!active) continue;
+      AtomicDq add_dq{dq_accumulator + (query_base + first_query) * p.head_dim, p.head_dim};
+      flash::backward_key_tile(k_row, v_row, key, q_tile, do_tile, lse_tile, delta_tile, first_query, rows, p.causal,
+                               offset, p.head_dim, scale, dk, dv, add_dq);
     }
-    __syncthreads();
-    if (!active) continue;
-    AtomicDq add_dq{dq_accumulator + (query_base + first_query) * p.head_dim, p.head_dim};
-    flash::backward_key_tile(k_row, v_row, key, q_tile, do_tile, lse_tile, delta_tile, first_query, rows, p.causal,
-                             offset, p.head_dim, scale, dk, dv, add_dq);
   }
   if (!active) return;
   for (int d = 0; d < p.head_dim; ++d) {
@@ -147,7 +152,7 @@ cudaError_t backward(const FlashAttentionProblem& p, const void* q, const void* 
   if (status != cudaSuccess) return status;
   delta_kernel<T><<<blocks_for(rows, 128), 128, 0, stream>>>(rows, p.head_dim, static_cast<const T*>(d_o),
                                                              static_cast<const T*>(o), delta);
-  const dim3 grid(blocks_for(p.keys, kBackwardKeyTile), static_cast<unsigned>(p.batch * p.heads));
+  const dim3 grid(blocks_for(p.keys, kBackwardKeyTile), static_cast<unsigned>(p.batch * p.kv_heads));
   backward_kernel<T><<<grid, kBackwardKeyTile, 0, stream>>>(
       p, static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), lse, static_cast<const T*>(d_o),
       delta, static_cast<T*>(d_k), static_cast<T*>(d_v), dq_accumulator);

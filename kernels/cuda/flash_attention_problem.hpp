@@ -10,6 +10,7 @@ inline FlashAttentionProblem flash_attention_problem(const AttentionShape& shape
   FlashAttentionProblem p;
   p.batch = shape.batch;
   p.heads = shape.heads;
+  p.kv_heads = shape.key_heads();
   p.queries = shape.queries;
   p.keys = shape.keys;
   p.head_dim = static_cast<int>(shape.head_dim);

@@ -32,8 +32,9 @@ void flash_attention_forward_reference(const AttentionShape& shape, const float*
   std::vector<float> k_tile(kForwardKeyTile * hd), v_tile(kForwardKeyTile * hd);
   for (long slice = 0; slice < shape.batch * shape.heads; ++slice) {
     const float* q_slice = q + slice * shape.queries * hd;
-    const float* k_slice = k + slice * shape.keys * hd;
-    const float* v_slice = v + slice * shape.keys * hd;
+    const long key_slice = flash::key_slice_of(slice, shape.heads, shape.key_heads());
+    const float* k_slice = k + key_slice * shape.keys * hd;
+    const float* v_slice = v + key_slice * shape.keys * hd;
     for (long first_query = 0; first_query < shape.queries; first_query += kForwardQueryTile) {
       const int rows = tile_rows(first_query, kForwardQueryTile, shape.queries);
       std::vector<flash::RowState> states(static_cast<std::size_t>(rows), flash::initial_row_state());
@@ -76,30 +77,35 @@ void flash_attention_backward_reference(const AttentionShape& shape, const float
   std::fill(d_q, d_q + rows_total * hd, 0.0f);
   std::vector<float> q_tile(kBackwardQueryTile * hd), do_tile(kBackwardQueryTile * hd);
   std::vector<float> lse_tile(kBackwardQueryTile), delta_tile(kBackwardQueryTile);
-  for (long slice = 0; slice < shape.batch * shape.heads; ++slice) {
-    const long query_base = slice * shape.queries;
-    const long key_base = slice * shape.keys;
+  // A key block sums dK and dV over the query heads of its group.
+  for (long key_slice = 0; key_slice < shape.batch * shape.key_heads(); ++key_slice) {
+    const long key_base = key_slice * shape.keys;
+    const long first_slice = flash::first_query_slice_of(key_slice, shape.heads, shape.key_heads());
     for (long first_key = 0; first_key < shape.keys; first_key += kBackwardKeyTile) {
       const int keys = tile_rows(first_key, kBackwardKeyTile, shape.keys);
       std::vector<float> dk(static_cast<std::size_t>(keys * hd), 0.0f), dv(static_cast<std::size_t>(keys * hd), 0.0f);
-      for (long tile = flash::backward_first_query_tile(shape.causal, first_key, offset);
-           tile * kBackwardQueryTile < shape.queries; ++tile) {
-        const long first_query = tile * kBackwardQueryTile;
-        const int rows = tile_rows(first_query, kBackwardQueryTile, shape.queries);
-        stage(q + query_base * hd, first_query, rows, hd, q_tile);
-        stage(d_o + query_base * hd, first_query, rows, hd, do_tile);
-        std::copy(lse + query_base + first_query, lse + query_base + first_query + rows, lse_tile.begin());
-        std::copy(delta.begin() + query_base + first_query, delta.begin() + query_base + first_query + rows,
-                  delta_tile.begin());
-        auto add_dq = [&](int i, float coefficient, const float* key_row) {
-          float* dq_row = d_q + (query_base + first_query + i) * hd;
-          for (long d = 0; d < hd; ++d) dq_row[d] += coefficient * key_row[d];
-        };
-        for (int r = 0; r < keys; ++r) {
-          const long key = first_key + r;
-          flash::backward_key_tile(k + (key_base + key) * hd, v + (key_base + key) * hd, key, q_tile.data(),
-                                   do_tile.data(), lse_tile.data(), delta_tile.data(), first_query, rows, shape.causal,
-                                   offset, static_cast<int>(hd), scale, dk.data() + r * hd, dv.data() + r * hd, add_dq);
+      for (long slice = first_slice; slice < first_slice + shape.group(); ++slice) {
+        const long query_base = slice * shape.queries;
+        for (long tile = flash::backward_first_query_tile(shape.causal, first_key, offset);
+             tile * kBackwardQueryTile < shape.queries; ++tile) {
+          const long first_query = tile * kBackwardQueryTile;
+          const int rows = tile_rows(first_query, kBackwardQueryTile, shape.queries);
+          stage(q + query_base * hd, first_query, rows, hd, q_tile);
+          stage(d_o + query_base * hd, first_query, rows, hd, do_tile);
+          std::copy(lse + query_base + first_query, lse + query_base + first_query + rows, lse_tile.begin());
+          std::copy(delta.begin() + query_base + first_query, delta.begin() + query_base + first_query + rows,
+                    delta_tile.begin());
+          auto add_dq = [&](int i, float coefficient, const float* key_row) {
+            float* dq_row = d_q + (query_base + first_query + i) * hd;
+            for (long d = 0; d < hd; ++d) dq_row[d] += coefficient * key_row[d];
+          };
+          for (int r = 0; r < keys; ++r) {
+            const long key = first_key + r;
+            flash::backward_key_tile(k + (key_base + key) * hd, v + (key_base + key) * hd, key, q_tile.data(),
+                                     do_tile.data(), lse_tile.data(), delta_tile.data(), first_query, rows,
+                                     shape.causal, offset, static_cast<int>(hd), scale, dk.data() + r * hd,
+                                     dv.data() + r * hd, add_dq);
+          }
         }
       }
       for (long i = 0; i < keys * hd; ++i) {

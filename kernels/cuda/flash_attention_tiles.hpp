@@ -31,6 +31,15 @@ WEFT_HOST_DEVICE inline bool slices_fit_grid(long batch, long heads) {
   return batch > 0 && heads > 0 && batch <= kMaxGridY / heads;
 }
 
+// Grouped-query attention: the key and value slice (batch x kv_heads + kv head) that query slice
+// `slice` (batch x heads + head) reads, and the first query slice of key slice `key_slice`'s group.
+WEFT_HOST_DEVICE inline long key_slice_of(long slice, long heads, long kv_heads) {
+  return slice / heads * kv_heads + slice % heads / (heads / kv_heads);
+}
+WEFT_HOST_DEVICE inline long first_query_slice_of(long key_slice, long heads, long kv_heads) {
+  return key_slice / kv_heads * heads + key_slice % kv_heads * (heads / kv_heads);
+}
+
 // The online softmax of one query row over the key tiles seen so far: the largest score and the
 // sum of exp(score - max); the output accumulator holds sum of exp(score - max) * v.
 struct RowState {

@@ -44,6 +44,28 @@ TEST_CASE("measurement files round-trip", "[calibration]") {
   CHECK(back.measurements[1].field("group_size") == 2);
 }
 
+TEST_CASE("attention measurements may name fewer key and value heads (grouped-query)", "[calibration]") {
+  auto attention = [](const std::string& kv_heads) {
+    return file_with(R"([{"op": "attention_fwd", "dtype": "bf16", "kernel": "cudnn", "shape": {"batch": 1, "heads": 8,
+                          "queries": 512, "keys": 512, "head_dim": 64, "causal": true)" +
+                     kv_heads + R"(}, "samples_ns": [5]}])");
+  };
+  const MeasurementSet grouped = read(attention(R"(, "kv_heads": 2)"));
+  CHECK(grouped.measurements[0].shape == std::vector<std::int64_t>{1, 8, 512, 512, 64, 1, 2});
+  CHECK(grouped.measurements[0].field("kv_heads") == 2);
+  // As many as the query heads, or none: multi-head, six dimensions.
+  for (const std::string& kv_heads : {std::string(R"(, "kv_heads": 8)"), std::string()}) {
+    const MeasurementSet multi_head = read(attention(kv_heads));
+    CHECK(multi_head.measurements[0].shape.size() == 6);
+    CHECK(multi_head.measurements[0].field("kv_heads") == 8);
+  }
+  const nlohmann::json written = measurements_json(grouped);
+  CHECK(written["measurements"][0]["shape"]["kv_heads"] == 2);
+  CHECK_FALSE(measurements_json(read(attention("")))["measurements"][0]["shape"].contains("kv_heads"));
+  CHECK_THROWS_WITH(read(attention(R"(, "kv_heads": 3)")),
+                    Catch::Contains("shape.kv_heads: expected a divisor of heads (8)"));
+}
+
 TEST_CASE("measurement files keep kernels, off-grid shapes, labels and sources", "[calibration]") {
   MeasurementSet set;
   set.backend = "cuda";

@@ -25,6 +25,16 @@ TEST_CASE("simulator ops map to the kernels that run them", "[kernels]") {
   CHECK(backward.kind == KernelKind::attention_backward);
   CHECK(backward.attention.batch == 2);
   CHECK(backward.attention.causal);
+  CHECK(backward.attention.key_heads() == 4);
+  // Grouped-query: a seventh dimension, the key and value heads; K and V are a quarter of Q.
+  const KernelOp grouped =
+      kernel_op_for(memory_bound_work(OpClass::attention_fwd, 0, 1.0, Dtype::bf16, {2, 4, 64, 64, 32, 1, 1}));
+  CHECK(grouped.attention.key_heads() == 1);
+  CHECK(grouped.attention.key_bytes() * 4 == grouped.attention.query_bytes());
+  CHECK(grouped.read_bytes() == grouped.attention.query_bytes() * 3 / 2);
+  CHECK_THROWS_WITH(
+      kernel_op_for(memory_bound_work(OpClass::attention_fwd, 0, 1.0, Dtype::bf16, {2, 4, 64, 64, 32, 1, 3})),
+      Catch::Contains("kv_heads must divide heads (4), got 3"));
 
   // A norm's forward over 256 x 512 bf16 values moves 2 x 256 x 512 x 2 bytes: it writes its
   // shape and reads the rest; 5 operations per element.

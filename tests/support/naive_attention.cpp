@@ -5,6 +5,14 @@
 #include <random>
 
 namespace weft::test {
+namespace {
+
+// The key and value slice query slice s (batch x heads + head) reads.
+long key_slice(const AttentionShape& shape, long s) {
+  return s / shape.heads * shape.key_heads() + s % shape.heads / shape.group();
+}
+
+}  // namespace
 
 NaiveAttention naive_attention_forward(const AttentionShape& shape, const std::vector<double>& q,
                                        const std::vector<double>& k, const std::vector<double>& v) {
@@ -22,7 +30,7 @@ NaiveAttention naive_attention_forward(const AttentionShape& shape, const std::v
         double dot = 0.0;
         for (long c = 0; c < d; ++c)
           dot += q[static_cast<std::size_t>((s * shape.queries + i) * d + c)] *
-                 k[static_cast<std::size_t>((s * shape.keys + j) * d + c)];
+                 k[static_cast<std::size_t>((key_slice(shape, s) * shape.keys + j) * d + c)];
         score[static_cast<std::size_t>(j)] = dot / std::sqrt(static_cast<double>(d));
         top = std::max(top, score[static_cast<std::size_t>(j)]);
       }
@@ -31,7 +39,8 @@ NaiveAttention naive_attention_forward(const AttentionShape& shape, const std::v
       for (long j = 0; j < visible; ++j) {
         for (long c = 0; c < d; ++c) {
           out.o[static_cast<std::size_t>((s * shape.queries + i) * d + c)] +=
-              score[static_cast<std::size_t>(j)] / sum * v[static_cast<std::size_t>((s * shape.keys + j) * d + c)];
+              score[static_cast<std::size_t>(j)] / sum *
+              v[static_cast<std::size_t>((key_slice(shape, s) * shape.keys + j) * d + c)];
         }
       }
       out.lse[static_cast<std::size_t>(s * shape.queries + i)] = top + std::log(sum);
@@ -56,7 +65,7 @@ NaiveGradients naive_attention_backward(const AttentionShape& shape, const std::
       std::vector<double> p(static_cast<std::size_t>(visible)), dp(static_cast<std::size_t>(visible));
       double p_dot_dp = 0.0;
       for (long j = 0; j < visible; ++j) {
-        const long kj = s * shape.keys + j;
+        const long kj = key_slice(shape, s) * shape.keys + j;
         double score = 0.0, grad = 0.0;
         for (long c = 0; c < d; ++c) {
           score += q[at(qi, c)] * k[at(kj, c)];
@@ -67,7 +76,7 @@ NaiveGradients naive_attention_backward(const AttentionShape& shape, const std::
         p_dot_dp += p[static_cast<std::size_t>(j)] * grad;
       }
       for (long j = 0; j < visible; ++j) {
-        const long kj = s * shape.keys + j;
+        const long kj = key_slice(shape, s) * shape.keys + j;
         const double pj = p[static_cast<std::size_t>(j)];
         const double ds = pj * (dp[static_cast<std::size_t>(j)] - p_dot_dp);
         for (long c = 0; c < d; ++c) {

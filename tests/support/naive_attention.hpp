@@ -8,7 +8,7 @@ namespace weft::test {
 
 // Attention computed directly in double precision, one score at a time, from the definition:
 // P = softmax(Q K^T / sqrt(d)) by rows (causal rows see keys j <= i + keys - queries), O = P V.
-// Tensors are flat vectors in the layout of AttentionShape.
+// Tensors are flat vectors in the layout of AttentionShape (grouped-query attention included).
 struct NaiveAttention {
   std::vector<double> o;
   std::vector<double> lse;

@@ -42,6 +42,7 @@ void AttentionCore::emit(const ShardContext& context, const std::string& prefix,
       OpClass::attention_fwd, q_and_o + kv_read + score_traffic, executed, context.dtype,
       {context.micro_batch, heads, queries / context.micro_batch, keys_per_sample, head_dim, model_.causal() ? 1 : 0});
   forward.kernel = flash ? context.kernels.attention : Kernel::unfused;
+  if (kv_heads > 0 && kv_heads != heads) forward.shape.push_back(kv_heads);  // grouped-query attention
   OpWork backward = forward;
   backward.op_class = OpClass::attention_bwd;
   backward.flops = executed * (flash ? 2.5 : 2.0);

@@ -81,37 +81,43 @@ TEST_CASE("GEMMs match the triple loop in every dtype and layout", "[kernels][cp
 
 TEST_CASE("attention forward and backward match the direct computation", "[kernels][cpu]") {
   cpu::CpuBackend backend(2);
-  for (bool causal : {false, true}) {
-    AttentionShape shape;
-    shape.batch = 2;
-    shape.heads = 3;
-    shape.queries = 19;
-    shape.keys = 23;
-    shape.head_dim = 8;
-    shape.causal = causal;
-    shape.dtype = Dtype::fp32;
-    const auto q = random_values(static_cast<std::size_t>(6 * 19 * 8), 5);
-    const auto k = random_values(static_cast<std::size_t>(6 * 23 * 8), 6);
-    const auto v = random_values(static_cast<std::size_t>(6 * 23 * 8), 7);
-    const auto d_o = random_values(q.size(), 8);
-    const Buffer qb = upload(backend, q, Dtype::fp32), kb = upload(backend, k, Dtype::fp32),
-                 vb = upload(backend, v, Dtype::fp32), dob = upload(backend, d_o, Dtype::fp32);
-    const Buffer ob = backend.allocate(shape.query_bytes()), lse = backend.allocate(shape.lse_bytes());
-    backend.attention_forward(shape, {qb.data(), kb.data(), vb.data(), ob.data(), lse.data()});
-    const test::NaiveAttention expected = test::naive_attention_forward(shape, q, k, v);
-    const auto o = download(ob, q.size(), Dtype::fp32);
-    for (std::size_t i = 0; i < o.size(); ++i) CHECK(o[i] == Approx(expected.o[i]).margin(1e-5));
+  // Multi-head (kv_heads 0: as many as heads), grouped-query (2 key and value heads) and
+  // multi-query (1).
+  for (std::int64_t kv_heads : {0, 2, 1}) {
+    for (bool causal : {false, true}) {
+      INFO("kv_heads " << kv_heads << ", causal " << causal);
+      AttentionShape shape;
+      shape.batch = 2;
+      shape.heads = 4;
+      shape.queries = 19;
+      shape.keys = 23;
+      shape.head_dim = 8;
+      shape.causal = causal;
+      shape.dtype = Dtype::fp32;
+      shape.kv_heads = kv_heads;
+      const auto q = random_values(static_cast<std::size_t>(shape.query_bytes() / 4), 5);
+      const auto k = random_values(static_cast<std::size_t>(shape.key_bytes() / 4), 6);
+      const auto v = random_values(static_cast<std::size_t>(shape.key_bytes() / 4), 7);
+      const auto d_o = random_values(q.size(), 8);
+      const Buffer qb = upload(backend, q, Dtype::fp32), kb = upload(backend, k, Dtype::fp32),
+                   vb = upload(backend, v, Dtype::fp32), dob = upload(backend, d_o, Dtype::fp32);
+      const Buffer ob = backend.allocate(shape.query_bytes()), lse = backend.allocate(shape.lse_bytes());
+      backend.attention_forward(shape, {qb.data(), kb.data(), vb.data(), ob.data(), lse.data()});
+      const test::NaiveAttention expected = test::naive_attention_forward(shape, q, k, v);
+      const auto o = download(ob, q.size(), Dtype::fp32);
+      for (std::size_t i = 0; i < o.size(); ++i) CHECK(o[i] == Approx(expected.o[i]).margin(1e-5));
 
-    const Buffer dq = backend.allocate(shape.query_bytes()), dk = backend.allocate(shape.key_bytes()),
-                 dv = backend.allocate(shape.key_bytes());
-    backend.attention_backward(
-        shape, {qb.data(), kb.data(), vb.data(), ob.data(), lse.data(), dob.data(), dq.data(), dk.data(), dv.data()});
-    const test::NaiveGradients g = test::naive_attention_backward(shape, q, k, v, d_o);
-    const auto got_dq = download(dq, q.size(), Dtype::fp32), got_dk = download(dk, k.size(), Dtype::fp32),
-               got_dv = download(dv, v.size(), Dtype::fp32);
-    for (std::size_t i = 0; i < q.size(); ++i) CHECK(got_dq[i] == Approx(g.d_q[i]).margin(1e-4));
-    for (std::size_t i = 0; i < k.size(); ++i) CHECK(got_dk[i] == Approx(g.d_k[i]).margin(1e-4));
-    for (std::size_t i = 0; i < v.size(); ++i) CHECK(got_dv[i] == Approx(g.d_v[i]).margin(1e-4));
+      const Buffer dq = backend.allocate(shape.query_bytes()), dk = backend.allocate(shape.key_bytes()),
+                   dv = backend.allocate(shape.key_bytes());
+      backend.attention_backward(
+          shape, {qb.data(), kb.data(), vb.data(), ob.data(), lse.data(), dob.data(), dq.data(), dk.data(), dv.data()});
+      const test::NaiveGradients g = test::naive_attention_backward(shape, q, k, v, d_o);
+      const auto got_dq = download(dq, q.size(), Dtype::fp32), got_dk = download(dk, k.size(), Dtype::fp32),
+                 got_dv = download(dv, v.size(), Dtype::fp32);
+      for (std::size_t i = 0; i < q.size(); ++i) CHECK(got_dq[i] == Approx(g.d_q[i]).margin(1e-4));
+      for (std::size_t i = 0; i < k.size(); ++i) CHECK(got_dk[i] == Approx(g.d_k[i]).margin(1e-4));
+      for (std::size_t i = 0; i < v.size(); ++i) CHECK(got_dv[i] == Approx(g.d_v[i]).margin(1e-4));
+    }
   }
 }
 

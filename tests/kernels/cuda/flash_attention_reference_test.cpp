@@ -22,8 +22,10 @@ void check_close(const std::vector<float>& actual, const std::vector<double>& ex
   CHECK(worst < tolerance);
 }
 
-AttentionShape shape_of(long batch, long heads, long queries, long keys, long head_dim, bool causal) {
+AttentionShape shape_of(long batch, long heads, long queries, long keys, long head_dim, bool causal,
+                        long kv_heads = 0) {
   AttentionShape shape;
+  shape.kv_heads = kv_heads;
   shape.batch = batch;
   shape.heads = heads;
   shape.queries = queries;
@@ -34,10 +36,14 @@ AttentionShape shape_of(long batch, long heads, long queries, long keys, long he
 }
 
 TEST_CASE("the textbook attention gradients agree with finite differences", "[kernels][attention]") {
-  for (bool causal : {false, true}) {
-    const AttentionShape shape = shape_of(1, 2, 5, 7, 3, causal);
-    const auto q = random_values(2 * 5 * 3, 1), k = random_values(2 * 7 * 3, 2), v = random_values(2 * 7 * 3, 3);
-    const auto d_o = random_values(2 * 5 * 3, 4);
+  // Multi-head, and grouped-query: 4 query heads on 2 key and value heads, whose gradients sum
+  // over their group.
+  for (const AttentionShape& shape :
+       {shape_of(1, 2, 5, 7, 3, false), shape_of(1, 2, 5, 7, 3, true), shape_of(1, 4, 5, 7, 3, true, 2)}) {
+    const auto q = random_values(static_cast<std::size_t>(shape.query_bytes() / 4), 1);
+    const auto k = random_values(static_cast<std::size_t>(shape.key_bytes() / 4), 2);
+    const auto v = random_values(static_cast<std::size_t>(shape.key_bytes() / 4), 3);
+    const auto d_o = random_values(q.size(), 4);
     const test::NaiveGradients formula = test::naive_attention_backward(shape, q, k, v, d_o);
     const test::NaiveGradients numeric = test::finite_difference_gradients(shape, q, k, v, d_o);
     for (std::size_t i = 0; i < q.size(); ++i) CHECK(formula.d_q[i] == Approx(numeric.d_q[i]).margin(1e-7));
@@ -49,16 +55,18 @@ TEST_CASE("the textbook attention gradients agree with finite differences", "[ke
 TEST_CASE("the tiled attention matches the direct computation across tile edges", "[kernels][attention]") {
   // Sizes that leave partial tiles in every direction (tiles of 64 and 32 rows), keys beyond
   // queries (causal rows aligned with the last key), and one-row edge cases.
-  const std::vector<AttentionShape> shapes = {shape_of(2, 3, 70, 70, 16, false), shape_of(2, 3, 70, 70, 16, true),
-                                              shape_of(1, 2, 33, 130, 24, true), shape_of(1, 1, 129, 131, 8, false),
-                                              shape_of(1, 1, 1, 1, 4, true),     shape_of(1, 1, 64, 96, 128, true)};
+  const std::vector<AttentionShape> shapes = {
+      shape_of(2, 3, 70, 70, 16, false),   shape_of(2, 3, 70, 70, 16, true),     shape_of(1, 2, 33, 130, 24, true),
+      shape_of(1, 1, 129, 131, 8, false),  shape_of(1, 1, 1, 1, 4, true),        shape_of(1, 1, 64, 96, 128, true),
+      shape_of(2, 6, 70, 70, 16, true, 2), shape_of(1, 4, 33, 130, 24, false, 1)};
   for (const AttentionShape& shape : shapes) {
-    INFO("queries " << shape.queries << ", keys " << shape.keys << ", head_dim " << shape.head_dim << ", causal "
-                    << shape.causal);
+    INFO("heads " << shape.heads << " on " << shape.key_heads() << ", queries " << shape.queries << ", keys "
+                  << shape.keys << ", head_dim " << shape.head_dim << ", causal " << shape.causal);
     const long slices = shape.batch * shape.heads;
     const auto q = random_values(static_cast<std::size_t>(slices * shape.queries * shape.head_dim), 11);
-    const auto k = random_values(static_cast<std::size_t>(slices * shape.keys * shape.head_dim), 12);
-    const auto v = random_values(static_cast<std::size_t>(slices * shape.keys * shape.head_dim), 13);
+    const auto k =
+        random_values(static_cast<std::size_t>(shape.batch * shape.key_heads() * shape.keys * shape.head_dim), 12);
+    const auto v = random_values(k.size(), 13);
     const auto d_o = random_values(q.size(), 14);
     const test::NaiveAttention expected = test::naive_attention_forward(shape, q, k, v);
     std::vector<float> o(q.size()), lse(static_cast<std::size_t>(slices * shape.queries));

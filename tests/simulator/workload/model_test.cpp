@@ -106,5 +106,29 @@ TEST_CASE("per-layer activation memory matches Korthikanti et al.", "[model][mem
   CHECK(static_cast<double>(layer_activations(gpt, 8, true, true)) == Approx(s * b * h * 34 / t).epsilon(1e-12));
 }
 
+TEST_CASE("grouped-query attention ops carry their key and value heads", "[model]") {
+  // Llama 3 8B: 32 query heads on 8 key and value heads; at TP 4, 8 on 2 per rank.
+  const Model llama = named_model("llama3-8b");
+  for (int tp : {1, 4}) {
+    ShardContext context;
+    context.tp = tp;
+    context.micro_batch = 1;
+    context.seq_len = 8192;
+    bool found = false;
+    for (const Step& step : llama.layer_steps(context, 0)) {
+      if (!step.attention_core) continue;
+      found = true;
+      CHECK(step.forward->shape == std::vector<std::int64_t>{1, 32 / tp, 8192, 8192, 128, 1, 8 / tp});
+      CHECK(step.backward->shape == step.forward->shape);
+    }
+    CHECK(found);
+  }
+  // Multi-head attention keeps six dimensions.
+  ShardContext context;
+  for (const Step& step : named_model("gpt3-1.3b").layer_steps(context, 0)) {
+    if (step.attention_core) CHECK(step.forward->shape.size() == 6);
+  }
+}
+
 }  // namespace
 }  // namespace weft
