@@ -13,6 +13,13 @@ void check_positive(std::int64_t value, const char* op, const char* what) {
 
 }  // namespace
 
+std::string attention_text(const AttentionShape& s) {
+  std::string text = "[" + std::to_string(s.batch) + ", " + std::to_string(s.heads);
+  if (s.key_heads() != s.heads) text += " on " + std::to_string(s.key_heads()) + " kv";
+  for (std::int64_t x : {s.queries, s.keys, s.head_dim}) text += ", " + std::to_string(x);
+  return text + (s.causal ? ", causal] " : "] ") + std::string(kDtypeNames.name(s.dtype));
+}
+
 void check_shape(const GemmShape& shape) {
   check_positive(shape.m, "gemm", "m");
   check_positive(shape.n, "gemm", "n");

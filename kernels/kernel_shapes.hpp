@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "simulator/core/dtype.hpp"
 
@@ -89,6 +90,9 @@ struct MemoryBoundShape {
 }  // namespace weft
 
 namespace weft {
+
+// An attention shape as people read it: "[2, 32 on 8 kv, 4096, 4096, 128, causal] bf16".
+std::string attention_text(const AttentionShape& shape);
 
 // Throw InputError naming what is wrong: sizes must be positive, a causal attention needs at
 // least as many keys as queries, a memory-bound op at least one output.

@@ -89,8 +89,12 @@ const CublasLtGemm::Plan& CublasLtGemm::plan(const GemmShape& shape) {
   cublasLtMatmulPreference_t preference = nullptr;
   check_cublas(cublasLtMatmulPreferenceCreate(&preference), "cublasLtMatmulPreferenceCreate");
   const std::uint64_t workspace = kWorkspaceBytes;
-  cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
-                                       sizeof(workspace));
+  const cublasStatus_t limited = cublasLtMatmulPreferenceSetAttribute(
+      preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace));
+  if (limited != CUBLAS_STATUS_SUCCESS) {
+    cublasLtMatmulPreferenceDestroy(preference);
+    check_cublas(limited, "cublasLtMatmulPreferenceSetAttribute(MAX_WORKSPACE_BYTES)");
+  }
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
   const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(handle_, plan.operation, plan.first, plan.second, plan.c,

@@ -65,13 +65,8 @@ BackendDevice describe(int device) {
   return info;
 }
 
-std::string describe_attention(const AttentionShape& s) {
-  return fmt::format("[{}, {}, {}, {}, {}{}] {}", s.batch, s.heads, s.queries, s.keys, s.head_dim,
-                     s.causal ? ", causal" : "", kDtypeNames.name(s.dtype));
-}
-
 FlashAttentionProblem problem(const AttentionShape& shape, const std::string& limit) {
-  if (!limit.empty()) throw InputError("attention " + describe_attention(shape) + ": " + limit);
+  if (!limit.empty()) throw InputError("attention " + attention_text(shape) + ": " + limit);
   if (shape.head_dim > flash::kMaxHeadDim) {
     throw InputError(fmt::format("attention on the cuda backend supports head_dim up to {}, got {}", flash::kMaxHeadDim,
                                  shape.head_dim));

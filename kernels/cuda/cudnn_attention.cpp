@@ -220,7 +220,8 @@ std::string CudnnAttention::unsupported(const AttentionShape& shape, int compute
   if (shape.dtype != Dtype::bf16 && shape.dtype != Dtype::fp16) return "cuDNN's fused attention runs bf16 and fp16";
   if (shape.head_dim % 8 != 0)
     return fmt::format("cuDNN's fused attention needs a head_dim multiple of 8, got {}", shape.head_dim);
-  const std::int64_t largest = compute_capability_major >= 9 ? 256 : 128;
+  // cudnn-frontend's support surface: head sizes up to 256 on Hopper (sm90), 128 on the others.
+  const std::int64_t largest = compute_capability_major == 9 ? 256 : 128;
   if (shape.head_dim > largest) {
     return fmt::format("cuDNN's fused attention runs head_dim up to {} on this GPU, got {}", largest, shape.head_dim);
   }
@@ -245,10 +246,7 @@ std::byte* CudnnAttention::workspace(std::int64_t bytes) {
 const cudnn::Plan& CudnnAttention::plan(std::map<Key, cudnn::Plan>& plans, const AttentionShape& s, bool backward) {
   const Key key{s.batch, s.heads, s.key_heads(), s.queries, s.keys, s.head_dim, s.causal, s.dtype};
   if (auto it = plans.find(key); it != plans.end()) return it->second;
-  const std::string what =
-      fmt::format("cuDNN attention {} [{}, {}{}, {}, {}, {}{}] {}", backward ? "backward" : "forward", s.batch, s.heads,
-                  s.key_heads() == s.heads ? "" : fmt::format(" on {} kv heads", s.key_heads()), s.queries, s.keys,
-                  s.head_dim, s.causal ? ", causal" : "", kDtypeNames.name(s.dtype));
+  const std::string what = fmt::format("cuDNN attention {} {}", backward ? "backward" : "forward", attention_text(s));
   return plans.emplace(key, cudnn::build_plan(handle_, backward ? backward_ops(s) : forward_ops(s), what.c_str()))
       .first->second;
 }

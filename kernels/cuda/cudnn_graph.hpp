@@ -53,7 +53,8 @@ Dims packed(const Dims& dims);
 Descriptor pointwise(cudnnPointwiseMode_t mode, const Descriptor& x, const Descriptor* b, const Descriptor* t,
                      const Descriptor& y, cudnnDataType_t precision = CUDNN_DATA_FLOAT, std::int64_t axis = -1);
 Descriptor matmul(const Descriptor& a, const Descriptor& b, const Descriptor& c);
-// Reduces x into y along the axes where y's dimension is 1.
+// Reduces x into y (summing or taking the largest): along the axes where y's dimension is 1, and
+// over groups of x's heads where y has fewer (grouped-query attention's dK and dV).
 Descriptor reduction(cudnnReduceTensorOp_t op, const Descriptor& x, const Descriptor& y);
 Descriptor reshape(const Descriptor& x, const Descriptor& y);
 

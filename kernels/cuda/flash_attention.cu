@@ -161,6 +161,9 @@ cudaError_t backward(const FlashAttentionProblem& p, const void* q, const void* 
   return cudaGetLastError();
 }
 
+// Key and value heads that divide the query heads (0, the struct's default, is no count).
+bool valid_heads(const FlashAttentionProblem& p) { return p.kv_heads > 0 && p.heads % p.kv_heads == 0; }
+
 }  // namespace
 
 cudaError_t flash_attention_shared_bytes(size_t* bytes) {
@@ -176,12 +179,14 @@ cudaError_t flash_attention_shared_bytes(size_t* bytes) {
 
 cudaError_t launch_flash_attention_forward(const FlashAttentionProblem& p, const void* q, const void* k, const void* v,
                                            void* o, float* lse, cudaStream_t stream) {
+  if (!valid_heads(p)) return cudaErrorInvalidValue;
   return with_element_type(p.type, [&](auto tag) { return forward<decltype(tag)>(p, q, k, v, o, lse, stream); });
 }
 
 cudaError_t launch_flash_attention_backward(const FlashAttentionProblem& p, const void* q, const void* k, const void* v,
                                             const void* o, const float* lse, const void* d_o, void* d_q, void* d_k,
                                             void* d_v, float* dq_accumulator, float* delta, cudaStream_t stream) {
+  if (!valid_heads(p)) return cudaErrorInvalidValue;
   return with_element_type(p.type, [&](auto tag) {
     return backward<decltype(tag)>(p, q, k, v, o, lse, d_o, d_q, d_k, d_v, dq_accumulator, delta, stream);
   });

@@ -11,7 +11,7 @@ namespace cuda {
 struct FlashAttentionProblem {
   long batch = 1;
   long heads = 1;
-  long kv_heads = 1;  // key and value heads, dividing heads: heads for multi-head attention
+  long kv_heads = 0;  // key and value heads, dividing heads (heads for multi-head attention)
   long queries = 0;
   long keys = 0;
   int head_dim = 0;  // at most flash::kMaxHeadDim
