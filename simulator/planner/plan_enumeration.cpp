@@ -68,6 +68,7 @@ PlanEnumeration enumerate_plans(const TrainingScenario& base, const SweepGrid& g
                       continue;
                     }
                     p.dp = static_cast<int>(gpus / model_parallel);
+                    pad_vocabulary(plan);
                     const int groups = pp * vpp;
                     if (groups > base.model.layers()) {
                       add(std::move(plan), "more pipeline chunks than layers");

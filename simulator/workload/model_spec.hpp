@@ -34,6 +34,10 @@ struct ModelSpec {
   int heads = 0;
   int kv_heads = 0;  // query groups; equal to heads for multi-head attention
   std::int64_t vocab = 0;
+  // The software pads the vocabulary to a multiple of this (Megatron-LM: 128 x TP, so that each
+  // TP rank's share of the embedding and the logits is a multiple of 128; set by the scenario from
+  // its stack and plan, SoftwareStack::vocab_multiple).
+  std::int64_t vocab_multiple = 1;
   Activation activation = Activation::swiglu;
   NormKind norm = NormKind::rmsnorm;
   PositionEncoding position = PositionEncoding::rope;
@@ -47,6 +51,8 @@ struct ModelSpec {
   std::int64_t output_width = 0;  // encoder/dit: width of the output projection (0: none)
 
   std::int64_t head_dim() const { return hidden / heads; }
+  // The vocabulary the embedding and the logits hold: padded to vocab_multiple.
+  std::int64_t padded_vocab() const { return (vocab + vocab_multiple - 1) / vocab_multiple * vocab_multiple; }
   std::int64_t kv_width() const { return head_dim() * kv_heads; }
   bool causal() const { return kind == ModelKind::decoder; }
 };

@@ -42,6 +42,10 @@ struct SoftwareStack {
     return gradient_bytes(training) + (keeps_low_precision_gradients ? bytes_per_element(training) : 0);
   }
   bool overlap_param_gather = true;
+  // The vocabulary is padded to a multiple of this times the TP size (Megatron-LM's
+  // --make-vocab-size-divisible-by, 128 by default); 1: not padded.
+  std::int64_t vocab_divisible_by = 1;
+  std::int64_t vocab_multiple(int tp) const { return vocab_divisible_by > 1 ? vocab_divisible_by * tp : 1; }
 
   // The kernels this stack runs on `gpu`.
   KernelChoices kernels(const DeviceSpec& gpu) const;

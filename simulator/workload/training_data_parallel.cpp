@@ -89,7 +89,7 @@ void TrainingGraphBuilder::emit_tied_embedding_sync(int replica) {
   if (!s_.model.tied_embeddings() || s_.model.modules.back().frozen || embedding_position_ == s_.parallel.pp - 1)
     return;
   const ModelSpec& model = s_.model.modules.back().model;
-  const std::int64_t table = (model.vocab + s_.parallel.tp - 1) / s_.parallel.tp * model.hidden;
+  const std::int64_t table = (model.padded_vocab() + s_.parallel.tp - 1) / s_.parallel.tp * model.hidden;
   const OpWork reduction = communication_work(OpClass::allreduce, s_.stack.gradient_bytes(s_.training.dtype) * table);
   const int first = stage_of(replica, embedding_position_);
   const int last = stage_of(replica, s_.parallel.pp - 1);

@@ -387,6 +387,12 @@ StageGraph TrainingScenario::stage_graph() const {
   return StageGraph::chain(parallel.pp * parallel.vpp, parallel.pp);
 }
 
+void pad_vocabulary(TrainingScenario& scenario) {
+  for (ModuleSpec& module : scenario.model.modules) {
+    module.model.vocab_multiple = scenario.stack.vocab_multiple(scenario.parallel.tp);
+  }
+}
+
 void validate_training_scenario(const TrainingScenario& s) {
   const ParallelPlan& p = s.parallel;
   validate_multimodal(s);
@@ -463,6 +469,7 @@ TrainingScenario load_training_scenario(const JsonCursor& root,
   TrainingScenario scenario = load_scenario_without_plan(root);
   if (calibration) scenario.cluster.calibration = std::move(*calibration);
   scenario.parallel = read_parallel(root.at("parallel"), scenario.cluster);
+  pad_vocabulary(scenario);
   if (auto value = root.find("data")) scenario.data = load_data_spec(*value);
   if (auto value = root.at("parallel").find("modality_stages")) read_modality_plan(*value, scenario);
   derive_stage_layers(scenario);

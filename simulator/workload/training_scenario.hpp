@@ -133,6 +133,10 @@ class InvalidPlan : public InputError {
 
 // Checks the plan against the model, cluster and batch; throws InvalidPlan naming the field.
 // Used after every change of a plan (the sweep builds plans without JSON).
+// Pads each module's vocabulary as the scenario's stack does for its plan's TP size
+// (ModelSpec::vocab_multiple); a plan's scenario gets it before it is validated or built.
+void pad_vocabulary(TrainingScenario& scenario);
+
 void validate_training_scenario(const TrainingScenario& scenario);
 
 }  // namespace weft

@@ -22,7 +22,7 @@ void EmbeddingLookup::emit(const ShardContext& context, const std::string& prefi
 }
 
 TokenEmbedding::TokenEmbedding(std::string name, const ModelSpec& model) : Sequential(std::move(name)) {
-  add<EmbeddingLookup>("tokens", model.vocab, model.hidden, true);
+  add<EmbeddingLookup>("tokens", model.padded_vocab(), model.hidden, true);
   add<TensorParallelExit>("tp_reduce", model.hidden);
   if (model.position == PositionEncoding::learned) {
     add<EmbeddingLookup>("positions", model.max_positions, model.hidden, false);

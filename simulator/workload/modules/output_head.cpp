@@ -36,9 +36,9 @@ LanguageModelHead::LanguageModelHead(std::string name, const ModelSpec& model, b
     : Sequential(std::move(name)) {
   add<Norm>("final_norm", model.hidden, model.norm);
   add<TensorParallelEnter>("tp_enter", model.hidden);
-  auto& logits = add<Linear>("logits", model.hidden, model.vocab, false, TpSplit::column);
+  auto& logits = add<Linear>("logits", model.hidden, model.padded_vocab(), false, TpSplit::column);
   if (shares_embedding) logits.share_weight();
-  add<CrossEntropy>("cross_entropy", model.vocab);
+  add<CrossEntropy>("cross_entropy", model.padded_vocab());
 }
 
 RegressionHead::RegressionHead(std::string name, const ModelSpec& model, bool loss) : Sequential(std::move(name)) {

@@ -9,8 +9,8 @@ Step tp_step(const std::string& name, const ShardContext& context, std::int64_t 
   Step step;
   step.name = name;
   step.comm = CommGroupKind::tp;
-  step.output_bytes = (context.sequence_parallel ? context.tokens() : context.sharded_tokens()) * width *
-                      context.element_bytes();
+  step.output_bytes =
+      (context.sequence_parallel ? context.tokens() : context.sharded_tokens()) * width * context.element_bytes();
   return step;
 }
 

@@ -81,7 +81,8 @@ TEST_CASE("ZeRO-3 gathers every layer before its forward and its backward and re
 
 TEST_CASE("ZeRO-3 gathers the embedding table again for a tied head", "[workload][zero3]") {
   // GPT-3 1.3B cut to 4 layers ties its head to the embedding: the head's unit gathers the table
-  // (vocabulary 50,257 x hidden 2,048, halved by TP) besides its final norm.
+  // (vocabulary 50,257, padded by the Megatron-Core stack to a multiple of 128 x TP 2: 50,432;
+  // x hidden 2,048, halved by TP) besides its final norm.
   auto tied = [](int zero) {
     std::string text = sharded(zero);
     return text.replace(text.find(kSmallLlama), kSmallLlama.size(), R"({"base": "gpt3-1.3b", "layers": 4})");
@@ -89,7 +90,7 @@ TEST_CASE("ZeRO-3 gathers the embedding table again for a tied head", "[workload
   const auto one = run_training(scenario_from(tied(1)), {.composites = false});
   const TrainingWorkload three = build_training_workload(scenario_from(tied(3)), {.composites = false});
   const Bytes parameters = one.report.stages[0].static_memory.parameters / 2;
-  const Bytes table = Bytes{50257} / 2 * 2048;  // each TP rank's columns of the logits GEMM
+  const Bytes table = Bytes{50432} / 2 * 2048;  // each TP rank's columns of the logits GEMM
   const Traffic traffic = dp_traffic(three);
   CHECK(traffic.bytes.at("param all-gather fwd") == 4 * 2 * (parameters + table));
   // Its gradients are reduced once, with the embedding's.

@@ -114,6 +114,29 @@ TEST_CASE("bad stacks are rejected with their JSON path", "[workload][stack][err
                     Catch::Contains("stack.gradient_bytes.bf16: expected 2 (16-bit gradients) or 4 (fp32)"));
   CHECK_THROWS_WITH(scenario_from(scenario_with(R"({"attention": "cudnn", "gradient_bytes": {"fp8": 1}})")),
                     Catch::Contains("stack.gradient_bytes.fp8: unknown field"));
+  CHECK_THROWS_WITH(scenario_from(scenario_with(R"({"attention": "cudnn", "make_vocab_size_divisible_by": 0})")),
+                    Catch::Contains("stack.make_vocab_size_divisible_by: expected an integer > 0, got 0"));
+}
+
+TEST_CASE("Megatron stacks pad the vocabulary to a multiple of 128 x TP; PyTorch's do not", "[workload][stack]") {
+  // GPT-3 1.3B's 50,257 tokens at TP 2: Megatron-LM pads to a multiple of 256, 50,432.
+  auto gpt = [](const std::string& stack) {
+    std::string text = scenario_with(stack);
+    return text.replace(text.find(kSmallLlama), kSmallLlama.size(), R"({"base": "gpt3-1.3b", "layers": 2})");
+  };
+  for (const std::string& stack : {std::string(), std::string(R"("megatron-lm-2021")"),
+                                   std::string(R"("megatron-deepspeed")")}) {
+    const TrainingScenario megatron = scenario_from(gpt(stack));
+    CHECK(megatron.model.single().vocab == 50257);
+    CHECK(megatron.model.single().padded_vocab() == 50432);
+    // The logits GEMM's forward: each TP rank's 25,216 columns.
+    const Model model(megatron.model.single());
+    const auto head = model.output_steps(megatron.shard_context(), false);
+    CHECK(step_named(head, "logits").forward->shape.at(1) == 50432 / 2);
+  }
+  for (const std::string& stack : {std::string(R"("pytorch-eager")"), std::string(R"("llm-foundry")")}) {
+    CHECK(scenario_from(gpt(stack)).model.single().padded_vocab() == 50257);
+  }
 }
 
 }  // namespace
