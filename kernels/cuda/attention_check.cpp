@@ -94,14 +94,7 @@ std::string check() {
 
 extern "C" int weft_check_cuda_attention(char* report, std::size_t report_bytes) {
 #if WEFT_HAVE_CUDNN
-  try {
-    const std::string result = weft::cuda::check();
-    std::snprintf(report, report_bytes, "%s", result.c_str());
-    return result.rfind("passed", 0) == 0 ? 0 : 1;
-  } catch (const std::exception& failure) {
-    std::snprintf(report, report_bytes, "FAILED: %s", failure.what());
-    return 1;
-  }
+  return weft::cuda::report_check(report, report_bytes, weft::cuda::check);
 #else
   std::snprintf(report, report_bytes, "not run: weft was built without cuDNN; attention runs weft's own kernel");
   return 0;

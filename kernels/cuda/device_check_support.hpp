@@ -7,7 +7,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <exception>
+#include <string>
 #include <vector>
 
 #include "kernels/cuda/cuda_errors.hpp"
@@ -57,6 +60,20 @@ inline double relative_difference(const std::vector<float>& a, const std::vector
     largest = std::max(largest, static_cast<double>(std::abs(b[i])));
   }
   return largest > 0 ? difference / largest : difference;
+}
+
+// What an extern "C" check entry point returns: `check`'s report (starting "passed" or "FAILED")
+// written into `report`, and 0 when it passed; an exception is a failure that says why.
+template <class Check>
+int report_check(char* report, std::size_t report_bytes, Check&& check) {
+  try {
+    const std::string result = check();
+    std::snprintf(report, report_bytes, "%s", result.c_str());
+    return result.rfind("passed", 0) == 0 ? 0 : 1;
+  } catch (const std::exception& failure) {
+    std::snprintf(report, report_bytes, "FAILED: %s", failure.what());
+    return 1;
+  }
 }
 
 }  // namespace weft::cuda

@@ -70,12 +70,5 @@ std::string check_gemm_layouts() {
 }  // namespace weft::cuda
 
 extern "C" int weft_check_cuda_gemm(char* report, std::size_t report_bytes) {
-  try {
-    const std::string result = weft::cuda::check_gemm_layouts();
-    std::snprintf(report, report_bytes, "%s", result.c_str());
-    return result.rfind("passed", 0) == 0 ? 0 : 1;
-  } catch (const std::exception& failure) {
-    std::snprintf(report, report_bytes, "FAILED: %s", failure.what());
-    return 1;
-  }
+  return weft::cuda::report_check(report, report_bytes, weft::cuda::check_gemm_layouts);
 }
