@@ -49,8 +49,22 @@ def measurement_seeds(out):
             few = [m for m in document.get("measurements", []) if kind in json.dumps(m)][:6]
             if few:
                 write(out, "measurements", f"{path.stem}-{kind}", json.dumps({**document, "measurements": few}))
+        # A grouped-query attention shape (the optional kv_heads).
+        grouped = [dict(m, shape=dict(m["shape"], kv_heads=1)) for m in document.get("measurements", [])
+                   if m["op"].startswith("attention")][:2]
+        if grouped:
+            write(out, "measurements", f"{path.stem}-gqa", json.dumps({**document, "measurements": grouped}))
     for path in sorted((SCENARIOS / "profiles").glob("*.json")):
         write(out, "profile", path.stem, path.read_text())
+    # Communication fits of one line and of several size regimes.
+    profile = json.loads((SCENARIOS / "profiles" / "h100-sxm.json").read_text())
+    profile["communication"] = [
+        {"op": "allreduce", "group_size": 8, "ranks_per_node": 8, "latency_us": 20.0, "bandwidth_GBps": 200.0},
+        {"op": "allgather", "group_size": 16, "ranks_per_node": 8,
+         "regimes": [{"up_to_bytes": 131072, "latency_us": 9.8, "bandwidth_GBps": 21.0},
+                     {"up_to_bytes": 8388608, "latency_us": 20.0, "bandwidth_GBps": 90.0},
+                     {"latency_us": 41.0, "bandwidth_GBps": 176.0}]}]
+    write(out, "profile", "h100-sxm-regimes", json.dumps(profile))
 
 
 def scenario_seeds(out):
