@@ -47,7 +47,8 @@ struct CommunicationFit {
 
 // The FLOPs an efficiency is measured against, from the op's shape alone: 2mnk for a GEMM
 // {m, n, k}; for attention {batch, heads, queries, keys, head_dim, causal} 4 b h q k d, halved
-// when causal (a seventh dimension, kv_heads, changes nothing), and 2.5 times that for the backward pass (flash attention recomputes the scores).
+// when causal (a seventh dimension, kv_heads, changes nothing), and 2.5 times that for the backward pass (flash
+// attention recomputes the scores).
 double nominal_flops(OpClass op_class, std::span<const std::int64_t> shape);
 
 // A dtype's GEMM efficiency: a table over a grid of (m, n, k) measured in one operand layout,

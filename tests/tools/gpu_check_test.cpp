@@ -1,5 +1,5 @@
-// tools/gpu-check.sh end to end on the CPU backend: bench (the suite and the scenario's ops), calibrate, simulate, live, validate,
-// and a report whose verdict follows from the comparison it holds.
+// tools/gpu-check.sh end to end on the CPU backend: bench (the suite and the scenario's ops), calibrate, simulate,
+// live, validate, and a report whose verdict follows from the comparison it holds.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 

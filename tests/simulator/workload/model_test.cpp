@@ -14,11 +14,21 @@ TEST_CASE("parameter counts match the published sizes", "[model]") {
   // Published totals: exact counts of the Hugging Face checkpoints where available, otherwise the
   // paper's nominal size.
   const std::vector<std::pair<std::string, double>> published = {
-      {"gpt3-1.3b", 1.3e9},          {"gpt3-2.7b", 2.7e9},          {"gpt3-6.7b", 6.7e9},
-      {"gpt3-13b", 13.0e9},          {"gpt3-175b", 175.0e9},        {"llama2-7b", 6'738'415'616.0},
-      {"llama2-13b", 13'015'864'320.0}, {"llama2-70b", 68'976'648'192.0}, {"llama3-8b", 8'030'261'248.0},
-      {"llama3-70b", 70'553'706'496.0}, {"llama3-405b", 405'853'388'800.0}, {"qwen2-7b", 7'615'616'512.0},
-      {"qwen2-32b", 32'763'876'352.0}, {"qwen2-72b", 72'706'203'648.0}, {"vit-22b", 21'743'000'000.0},
+      {"gpt3-1.3b", 1.3e9},
+      {"gpt3-2.7b", 2.7e9},
+      {"gpt3-6.7b", 6.7e9},
+      {"gpt3-13b", 13.0e9},
+      {"gpt3-175b", 175.0e9},
+      {"llama2-7b", 6'738'415'616.0},
+      {"llama2-13b", 13'015'864'320.0},
+      {"llama2-70b", 68'976'648'192.0},
+      {"llama3-8b", 8'030'261'248.0},
+      {"llama3-70b", 70'553'706'496.0},
+      {"llama3-405b", 405'853'388'800.0},
+      {"qwen2-7b", 7'615'616'512.0},
+      {"qwen2-32b", 32'763'876'352.0},
+      {"qwen2-72b", 72'706'203'648.0},
+      {"vit-22b", 21'743'000'000.0},
   };
   for (const auto& [name, size] : published) {
     INFO(name);

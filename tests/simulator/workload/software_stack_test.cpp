@@ -124,8 +124,8 @@ TEST_CASE("Megatron stacks pad the vocabulary to a multiple of 128 x TP; PyTorch
     std::string text = scenario_with(stack);
     return text.replace(text.find(kSmallLlama), kSmallLlama.size(), R"({"base": "gpt3-1.3b", "layers": 2})");
   };
-  for (const std::string& stack : {std::string(), std::string(R"("megatron-lm-2021")"),
-                                   std::string(R"("megatron-deepspeed")")}) {
+  for (const std::string& stack :
+       {std::string(), std::string(R"("megatron-lm-2021")"), std::string(R"("megatron-deepspeed")")}) {
     const TrainingScenario megatron = scenario_from(gpt(stack));
     CHECK(megatron.model.single().vocab == 50257);
     CHECK(megatron.model.single().padded_vocab() == 50432);
