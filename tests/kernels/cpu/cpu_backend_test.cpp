@@ -50,7 +50,9 @@ TEST_CASE("GEMMs match the triple loop in every dtype and layout", "[kernels][cp
   cpu::CpuBackend backend(1);
   for (GemmLayout layout : {GemmLayout::nn, GemmLayout::nt, GemmLayout::tn}) {
     for (Dtype dtype : {Dtype::fp32, Dtype::bf16, Dtype::fp16}) {
-      for (auto [m, n, k] : {std::tuple{7L, 5L, 3L}, std::tuple{33L, 17L, 65L}}) {
+      for (const auto& dims : {std::tuple{7L, 5L, 3L}, std::tuple{33L, 17L, 65L}}) {
+        // Plain variables, not structured bindings: clang 14 does not let lambdas capture those.
+        const long m = std::get<0>(dims), n = std::get<1>(dims), k = std::get<2>(dims);
         INFO(kDtypeNames.name(dtype) << " " << m << "x" << n << "x" << k << " layout " << static_cast<int>(layout));
         const auto a = rounded(random_values(static_cast<std::size_t>(m * k), 1), dtype);
         const auto b = rounded(random_values(static_cast<std::size_t>(k * n), 2), dtype);
