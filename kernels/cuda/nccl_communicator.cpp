@@ -76,6 +76,7 @@ NcclCommunicator::NcclCommunicator(ncclComm_t comm, std::unique_ptr<Communicator
 
 NcclCommunicator::~NcclCommunicator() {
   if (registry_.remove(comm_)) ncclCommDestroy(comm_);  // an aborted communicator is gone already
+  if (compute_ready_ != nullptr) cudaEventDestroy(compute_ready_);
 }
 
 int NcclCommunicator::version() {
@@ -99,13 +100,13 @@ cudaStream_t NcclCommunicator::stream_for(const CommOp& op) const {
   return streams_.collectives;
 }
 
-void NcclCommunicator::after_compute(cudaStream_t stream) const {
+void NcclCommunicator::after_compute(cudaStream_t stream) {
   if (stream == streams_.compute) return;
-  cudaEvent_t ready = nullptr;
-  check_cuda(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming), "cudaEventCreate");
-  check_cuda(cudaEventRecord(ready, streams_.compute), "cudaEventRecord");
-  check_cuda(cudaStreamWaitEvent(stream, ready, 0), "cudaStreamWaitEvent");
-  cudaEventDestroy(ready);
+  if (compute_ready_ == nullptr) {
+    check_cuda(cudaEventCreateWithFlags(&compute_ready_, cudaEventDisableTiming), "cudaEventCreate");
+  }
+  check_cuda(cudaEventRecord(compute_ready_, streams_.compute), "cudaEventRecord");
+  check_cuda(cudaStreamWaitEvent(stream, compute_ready_, 0), "cudaStreamWaitEvent");
 }
 
 void NcclCommunicator::enqueue(const CommOp& op, const std::byte* send, std::byte* recv, cudaStream_t stream) {

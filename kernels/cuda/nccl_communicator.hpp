@@ -39,7 +39,7 @@ class NcclCommunicator final : public Communicator {
  private:
   cudaStream_t stream_for(const CommOp& op) const;
   // Orders `stream` after the work issued so far on the compute stream, which the op reads.
-  void after_compute(cudaStream_t stream) const;
+  void after_compute(cudaStream_t stream);
   // Enqueues `op` on `stream` (inside a group or not).
   void enqueue(const CommOp& op, const std::byte* send, std::byte* recv, cudaStream_t stream);
 
@@ -47,6 +47,9 @@ class NcclCommunicator final : public Communicator {
   NcclRegistry& registry_;
   std::unique_ptr<Communicator> host_;
   CommStreams streams_;
+  // Recorded on the compute stream for each wait: a stream waits for the event's record as of its
+  // cudaStreamWaitEvent call, so one event serves every op (none created per op on the host path).
+  cudaEvent_t compute_ready_ = nullptr;
 };
 
 }  // namespace weft::cuda
