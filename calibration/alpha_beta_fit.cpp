@@ -52,6 +52,15 @@ double relative_squares(std::span<const SizeTime> points, const AlphaBeta& fit) 
   return sum;
 }
 
+// The points of distinct sizes [a, b): `by_size` holds each size's points, in increasing size, one
+// after the other in memory.
+std::span<const SizeTime> points_of(const std::vector<std::span<const SizeTime>>& by_size, std::size_t a,
+                                    std::size_t b) {
+  const SizeTime* first = by_size[a].data();
+  const SizeTime* last = by_size[b - 1].data() + by_size[b - 1].size();
+  return {first, static_cast<std::size_t>(last - first)};
+}
+
 // The best split of the distinct sizes into `regimes` runs of consecutive sizes (dynamic
 // programming over the runs' ends).
 struct Split {
@@ -63,9 +72,7 @@ Split best_split(const std::vector<std::span<const SizeTime>>& runs_of_size, std
   const std::size_t sizes = runs_of_size.size();
   // squares(a, b): the error of one regime over distinct sizes [a, b).
   auto squares = [&](std::size_t a, std::size_t b) {
-    const auto* first = runs_of_size[a].data();
-    const auto* last = runs_of_size[b - 1].data() + runs_of_size[b - 1].size();
-    const std::span<const SizeTime> points(first, static_cast<std::size_t>(last - first));
+    const std::span<const SizeTime> points = points_of(runs_of_size, a, b);
     return relative_squares(points, fit_alpha_beta(points));
   };
   // best[r][b]: the least error of r regimes over the first b distinct sizes, and its ends.
@@ -117,9 +124,7 @@ CommunicationFit fit_regimes(std::span<const SizeTime> points) {
   std::vector<CommunicationFit::Regime> regimes;
   std::size_t begin = 0;
   for (std::size_t end : chosen.ends) {
-    const SizeTime* first = by_size[begin].data();
-    const SizeTime* last = by_size[end - 1].data() + by_size[end - 1].size();
-    const AlphaBeta fit = fit_alpha_beta(std::span<const SizeTime>(first, static_cast<std::size_t>(last - first)));
+    const AlphaBeta fit = fit_alpha_beta(points_of(by_size, begin, end));
     const Bytes up_to =
         end == by_size.size()
             ? std::numeric_limits<Bytes>::max()
