@@ -44,7 +44,7 @@ std::optional<BenchCase> case_for(const OpWork& work, const ClusterCostModel& co
   }
   if (op == OpClass::attention_fwd || op == OpClass::attention_bwd) {
     if (!wants(suite, BenchPart::attention)) return std::nullopt;
-    kernel_op_for(work);  // checks the shape
+    attention_shape_of(work.shape, work.dtype);  // refuses, before any rank measures, what no kernel runs
     return BenchCase{op, work.dtype, work.shape};
   }
   if (work.comm_group == 0) {
