@@ -231,6 +231,7 @@ inline void Simulation<kComposites>::finish(OpId op) {
   activity_now(stream.device, -1);
   const TimeNs now = now_;
   for (TensorId tensor : graph_.op_inputs(op)) account_reader(tensor, now);
+  if (graph_.has_workspaces()) free_workspaces(op, now);
   for (OpId successor : graph_.data_and_control_successors(op)) release(successor, op);
   const OpId next = record.next_in_stream;
   // A composite that runs this stream as a secondary one was told when it frees at our start.
@@ -238,6 +239,16 @@ inline void Simulation<kComposites>::finish(OpId op) {
   if (!stream.in_order) {
     stream.busy = false;
     mark_for_dispatch(record.stream);
+  }
+}
+
+// An op's scratch memory is gone when it ends.
+template <bool kComposites>
+inline void Simulation<kComposites>::free_workspaces(OpId op, TimeNs now) {
+  for (TensorId tensor : graph_.op_outputs(op)) {
+    const TensorRecord& output = graph_.tensor(tensor);
+    if (output.kind == TensorKind::workspace && counts_memory(tensor, output))
+      memory_change(output.device, now, -output.bytes);
   }
 }
 

@@ -99,6 +99,7 @@ class Simulation {
   [[gnu::always_inline]] void note_gate(OpId op, OpId by);
   void release_readers(OpId producer, TensorId tensor);
   void finish(OpId op);
+  void free_workspaces(OpId op, TimeNs now);
 
   [[gnu::always_inline]] void on_ready(OpId op, TimeNs now);
   void mark_for_dispatch(StreamId id);

@@ -103,6 +103,8 @@ class Graph {
   std::span<const TensorId> op_outputs(OpId op) const { return op_outputs_[op]; }
   // Whether any op reads an input weakly (the engine then checks those reads).
   bool has_weak_inputs() const { return has_weak_inputs_; }
+  // Whether any tensor is a workspace (freed when its producer ends).
+  bool has_workspaces() const { return has_workspaces_; }
   std::uint32_t dependency_count(OpId op) const { return ops_[op.value()].dependency_count; }
   OpId next_in_stream(OpId op) const { return ops_[op.value()].next_in_stream; }
   // Consumers of the op's outputs that wait for them (one entry per consumed output) and its
@@ -195,6 +197,7 @@ class Graph {
   Csr<OpId, TensorId> op_inputs_;
   std::vector<std::uint8_t> op_input_weak_;  // parallel to op_inputs_' values
   bool has_weak_inputs_ = false;
+  bool has_workspaces_ = false;
   Csr<OpId, TensorId> op_outputs_;
   Csr<OpId, OpId> successors_;
   Csr<OpId, OpId> control_successors_;

@@ -371,6 +371,24 @@ void GraphBuilder::compute_dependency_counts() {
 
 // Kahn's algorithm over ops, with each collective's members merged into one node (they start
 // together). Whatever cannot be released lies on, or behind, a cycle.
+// A workspace is scratch memory of the op that produces it: it needs that op, and no op may read it.
+void GraphBuilder::check_workspaces() {
+  for (std::size_t i = 0; i < graph_.tensor_count(); ++i) {
+    const TensorId tensor(static_cast<TensorId::value_type>(i));
+    if (graph_.tensor_kind(tensor) != TensorKind::workspace) continue;
+    graph_.has_workspaces_ = true;
+    const std::string name(graph_.tensor_name(tensor));
+    if (!graph_.tensor_producer(tensor).valid()) {
+      throw InputError("workspace tensor '" + name + "' has no producer (a workspace lives while its producer runs)");
+    }
+    if (!graph_.tensor_consumers(tensor).empty()) {
+      throw InputError("workspace tensor '" + name + "' is read by op '" +
+                       graph_.display_name(graph_.tensor_consumers(tensor).front()) +
+                       "' (a workspace is its producer's scratch memory; no op reads it)");
+    }
+  }
+}
+
 void GraphBuilder::check_acyclic() const {
   const std::size_t op_count = graph_.op_count();
   std::vector<std::uint32_t> in_degree(op_count, 0);
@@ -502,6 +520,7 @@ Graph GraphBuilder::build() && {
   graph_.op_inputs_ = Csr<OpId, TensorId>::from_pairs(op_count, std::move(inputs_), input_weak_, graph_.op_input_weak_);
   graph_.has_weak_inputs_ =
       std::find(graph_.op_input_weak_.begin(), graph_.op_input_weak_.end(), 1) != graph_.op_input_weak_.end();
+  check_workspaces();
   std::vector<std::uint8_t>().swap(input_weak_);
   compute_dependency_counts();
   if (!bundles_checked_) check_bundles();

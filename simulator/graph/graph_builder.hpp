@@ -82,6 +82,7 @@ class GraphBuilder {
   void check_collective_member(OpId member, OpId first) const;
   void check_not_bundle(OpId op, TensorId tensor) const;
   void check_bundles() const;
+  void check_workspaces();
   // Collective members start together: for cycle checks they are one node, named by the first.
   OpId collective_representative(OpId op) const;
   void compute_dependency_counts();

@@ -52,7 +52,8 @@ Subgraph::Subgraph(std::string name, Graph graph, std::vector<TensorId> inputs, 
   for (std::size_t i = 0; i < graph_.tensor_count(); ++i) {
     const TensorId tensor(static_cast<TensorId::value_type>(i));
     if (port_[i] != 0 || member_[i] != 0) continue;
-    if (!graph_.tensor_producer(tensor).valid() || graph_.tensor_consumers(tensor).empty()) {
+    const bool workspace = graph_.tensor_kind(tensor) == TensorKind::workspace;  // its producer frees it
+    if (!graph_.tensor_producer(tensor).valid() || (graph_.tensor_consumers(tensor).empty() && !workspace)) {
       fail("tensor '" + tensor_name(tensor) + "' is neither a port nor produced and consumed inside");
     }
     if (lives_whole_run(graph_.tensor_kind(tensor))) {

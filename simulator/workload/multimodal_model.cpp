@@ -28,6 +28,7 @@ void make_empty(std::vector<Step>& steps) {
     clear(step.weight_grad);
     clear(step.regather);
     step.output_bytes = step.saved_bytes = step.weight_grad_saved_bytes = step.recomputable_bytes = 0;
+    step.forward_workspace_bytes = step.backward_workspace_bytes = 0;
     step.context_parallel_bytes = 0;
     step.model_flops = 0.0;
   }

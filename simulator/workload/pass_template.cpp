@@ -190,7 +190,10 @@ PassTemplate PassRecorder::finish(GraphBuilder& outer, const PassValues& values,
   }
   for (std::size_t t = 0; t < use_.size(); ++t) {
     const TensorId inner(static_cast<TensorId::value_type>(t));
-    if (use_[t] == kWritten && !leaving_in_bundles.contains(inner)) output_port(inner);
+    // A workspace is its op's own scratch memory, freed inside when the op ends.
+    if (use_[t] == kWritten && builder_.tensor(inner).kind != TensorKind::workspace &&
+        !leaving_in_bundles.contains(inner))
+      output_port(inner);
   }
   std::vector<Subgraph::Signal> signal_ops;
   for (const auto& [key, entry] : signals_) {

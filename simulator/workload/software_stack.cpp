@@ -8,7 +8,7 @@ namespace {
 SoftwareStack parse_software_stack(const JsonCursor& json) {
   json.expect_only({"name", "description", "source", "attention", "swiglu", "overlap_grad_reduce",
                     "overlap_param_gather", "gradient_bytes", "low_precision_gradients",
-                    "make_vocab_size_divisible_by"});
+                    "make_vocab_size_divisible_by", "cross_entropy"});
   SoftwareStack stack;
   stack.name = json.find("name") ? json.at("name").as_string() : "inline";
   const JsonCursor attention = json.at("attention");
@@ -29,6 +29,7 @@ SoftwareStack parse_software_stack(const JsonCursor& json) {
     if (fusion != "fused" && fusion != "unfused") swiglu->fail("expected \"fused\" or \"unfused\"");
     stack.fused_swiglu = fusion == "fused";
   }
+  if (auto value = json.find("cross_entropy")) stack.cross_entropy = value->as_enum(kCrossEntropyKernelNames);
   if (auto value = json.find("overlap_grad_reduce")) stack.overlap_grad_reduce = value->as_bool();
   if (auto value = json.find("overlap_param_gather")) stack.overlap_param_gather = value->as_bool();
   if (auto value = json.find("low_precision_gradients")) stack.keeps_low_precision_gradients = value->as_bool();
@@ -53,6 +54,7 @@ KernelChoices SoftwareStack::kernels(const DeviceSpec& gpu) const {
   const auto found = attention.find(gpu.architecture);
   choices.attention = found != attention.end() ? found->second : default_attention;
   choices.fused_swiglu = fused_swiglu;
+  choices.cross_entropy = cross_entropy;
   return choices;
 }
 

@@ -19,6 +19,7 @@ struct SoftwareStack {
   std::map<std::string, Kernel> attention;
   Kernel default_attention = Kernel::any;
   bool fused_swiglu = true;
+  CrossEntropyKernels cross_entropy = CrossEntropyKernels::megatron;
   // Whether data-parallel gradient reduction and ZeRO-1 parameter gathers overlap compute
   // (Megatron-Core's --overlap-grad-reduce and --overlap-param-gather) or run after the backward
   // pass and the optimizer step; a scenario's options may say otherwise.

@@ -7,15 +7,23 @@
 
 #include "cost_models/comm_group.hpp"
 #include "simulator/core/dtype.hpp"
+#include "simulator/core/enum_names.hpp"
 #include "simulator/core/kernel.hpp"
 #include "simulator/core/op_work.hpp"
 
 namespace weft {
 
+// How a stack computes the cross-entropy loss over the logits (docs/stacks.md): Megatron-LM's
+// vocab-parallel cross-entropy (unfused, in fp32), PyTorch's F.cross_entropy over the logits cast
+// to fp32, or one fused kernel over the 16-bit logits.
+enum class CrossEntropyKernels : std::uint8_t { megatron, pytorch, fused };
+inline constexpr EnumNames<CrossEntropyKernels, 3> kCrossEntropyKernelNames({"megatron", "pytorch", "fused"});
+
 // The kernels a software stack runs where several implement one op (docs/stacks.md).
 struct KernelChoices {
   Kernel attention = Kernel::any;  // the attention kernel (Kernel::unfused: scores materialized)
   bool fused_swiglu = true;        // SwiGLU in one kernel; false: SiLU and the product apart
+  CrossEntropyKernels cross_entropy = CrossEntropyKernels::megatron;
 };
 
 // How a module is sharded on one rank: the parallel degrees that divide its work and the
@@ -52,6 +60,8 @@ struct Step {
   std::optional<CommGroupKind> comm;  // communicator of this step's collectives
   Bytes output_bytes = 0;             // the forward output, and the gradient flowing back
   Bytes saved_bytes = 0;              // kept from the forward to the backward pass
+  Bytes forward_workspace_bytes = 0;  // live only while the forward op runs
+  Bytes backward_workspace_bytes = 0;  // live only while the backward op runs
   Bytes weight_grad_saved_bytes = 0;  // part of saved_bytes only weight_grad reads (a linear's input)
   Bytes recomputable_bytes = 0;       // part of saved_bytes dropped by selective recompute
   double model_flops = 0.0;           // forward FLOPs by Megatron's convention (no causal halving)

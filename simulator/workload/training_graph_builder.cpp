@@ -13,7 +13,8 @@ namespace {
 bool same_work(const Step& a, const Step& b) {
   return a.forward == b.forward && a.backward == b.backward && a.weight_grad == b.weight_grad &&
          a.regather == b.regather && a.comm == b.comm && a.output_bytes == b.output_bytes &&
-         a.saved_bytes == b.saved_bytes && a.weight_grad_saved_bytes == b.weight_grad_saved_bytes &&
+         a.saved_bytes == b.saved_bytes && a.forward_workspace_bytes == b.forward_workspace_bytes &&
+         a.backward_workspace_bytes == b.backward_workspace_bytes && a.weight_grad_saved_bytes == b.weight_grad_saved_bytes &&
          a.recomputable_bytes == b.recomputable_bytes && a.model_flops == b.model_flops &&
          a.training_flops_factor == b.training_flops_factor && a.parameters == b.parameters &&
          a.trainable == b.trainable && a.attention_core == b.attention_core &&
@@ -265,6 +266,10 @@ void TrainingGraphBuilder::produce(const PerPeer<OpId>& ops, const PerPeer<Tenso
   for (std::size_t i = 0; i < ops.size(); ++i) {
     b_->add_output(ops[i], recorder_ != nullptr ? recorder_->write(tensors[i]) : tensors[i]);
   }
+}
+
+void TrainingGraphBuilder::add_workspace(int stage, const PerPeer<OpId>& ops, Bytes bytes) {
+  if (bytes > 0) produce(ops, add_tensors(stage, bytes, TensorKind::workspace));
 }
 
 void TrainingGraphBuilder::after(const PerPeer<OpId>& before, const PerPeer<OpId>& ops) {

@@ -194,6 +194,9 @@ class TrainingGraphBuilder {
 
   void produce(const PerPeer<OpId>& ops, const PerPeer<TensorId>& tensors);
 
+  // Scratch memory of `bytes` that each of `ops` holds while it runs (none when 0).
+  void add_workspace(int stage, const PerPeer<OpId>& ops, Bytes bytes);
+
   void after(const PerPeer<OpId>& before, const PerPeer<OpId>& ops);
 
   void after(const PerPeer<Gate>& before, const PerPeer<OpId>& ops);

@@ -65,6 +65,7 @@ PerPeer<OpId> TrainingGraphBuilder::forward_body(int stage, const Chunk& chunk, 
     } else {
       ops = add_ops(stage, op_name(step, "fwd", mb), step_work(*step.forward, step.comm, stage), step.comm);
       consume(ops, x);
+      add_workspace(stage, ops, step.forward_workspace_bytes);
     }
     if (first_op.empty()) {
       for (const PerPeer<TensorId>& other : also_read) consume(ops, other);
@@ -267,6 +268,7 @@ PerPeer<TensorId> TrainingGraphBuilder::backward_body(int stage, const Chunk& ch
         ops = add_ops(stage, op_name(step, "bwd", mb), step_work(*step.backward, step.comm, stage), step.comm,
                       backward_lane(step));
         consume(ops, dy);
+        add_workspace(stage, ops, step.backward_workspace_bytes);
       }
       if (!step.weight_grad) consume(ops, saved);
       consume(ops, rematerialized);

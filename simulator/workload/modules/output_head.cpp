@@ -1,5 +1,6 @@
 #include "simulator/workload/modules/output_head.hpp"
 
+#include "simulator/workload/modules/cross_entropy.hpp"
 #include "simulator/workload/modules/elementwise.hpp"
 #include "simulator/workload/modules/linear.hpp"
 #include "simulator/workload/modules/norm.hpp"
@@ -7,30 +8,6 @@
 #include "simulator/workload/modules/tensor_parallel.hpp"
 
 namespace weft {
-
-void CrossEntropy::emit(const ShardContext& context, const std::string& prefix, std::vector<Step>& steps) const {
-  const std::int64_t tokens = context.tokens();
-  const std::int64_t vocab = vocab_ / context.tp;
-  const Bytes logits = tokens * vocab * context.element_bytes();
-  const Bytes probabilities = tokens * vocab * 4;  // fp32
-  const double elements = static_cast<double>(tokens * vocab);
-
-  Step loss;
-  loss.name = step_name(prefix, "");
-  loss.forward = memory_bound_work(OpClass::loss, logits + probabilities, 4.0 * elements, Dtype::fp32, {tokens, vocab});
-  loss.backward = memory_bound_work(OpClass::loss, probabilities + logits, elements, Dtype::fp32, {tokens, vocab});
-  loss.output_bytes = tokens * 4;
-  loss.saved_bytes = probabilities;
-  steps.push_back(std::move(loss));
-
-  if (context.tp <= 1) return;
-  Step reduce;
-  reduce.name = step_name(prefix, "allreduce");
-  reduce.comm = CommGroupKind::tp;
-  reduce.forward = communication_work(OpClass::allreduce, tokens * 3 * 4);  // max, sum and target, fp32
-  reduce.output_bytes = tokens * 4;
-  steps.push_back(std::move(reduce));
-}
 
 LanguageModelHead::LanguageModelHead(std::string name, const ModelSpec& model, bool shares_embedding)
     : Sequential(std::move(name)) {

@@ -5,17 +5,6 @@
 
 namespace weft {
 
-// Vocab-parallel cross-entropy (Megatron): the softmax over each rank's vocabulary shard in fp32,
-// kept for the backward pass, and one all-reduce of the per-token max, sum and target logit.
-class CrossEntropy : public Module {
- public:
-  CrossEntropy(std::string name, std::int64_t vocab) : Module(std::move(name)), vocab_(vocab) {}
-  void emit(const ShardContext& context, const std::string& prefix, std::vector<Step>& steps) const override;
-
- private:
-  std::int64_t vocab_;
-};
-
 // Decoder output: final norm, LM head (column split over the vocabulary) and cross-entropy.
 // With `shares_embedding`, the head's weight is the embedding table already counted.
 class LanguageModelHead : public Sequential {

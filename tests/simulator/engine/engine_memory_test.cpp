@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <utility>
+#include <vector>
+
 #include "simulator/engine/engine.hpp"
 #include "tests/support/unit_platform.hpp"
 
@@ -91,6 +94,47 @@ TEST_CASE("a tensor lives on its own device even when ops elsewhere use it", "[e
   const SimulationResult result = simulate(graph, p.cost_model());
   CHECK(result.devices[gpu0.value()].peak_memory == 4096);
   CHECK(result.devices[gpu1.value()].peak_memory == 0);
+}
+
+TEST_CASE("a workspace lives while its producer runs", "[engine][memory]") {
+  // A [0,100) holds a 3,000 B workspace and passes t1 (1,000 B) to B [100,200), which holds a
+  // 2,000 B workspace. Hand count:
+  //   [0,100):   t1 + A's workspace       = 4,000
+  //   [100,200): t1 + B's workspace       = 3,000  (A's workspace freed when A ends)
+  //   200:       nothing                  = 0
+  UnitPlatform p;
+  const DeviceId gpu = p.add_gpu("gpu0");
+  const OpId a = p.op("A", p.compute(gpu), 100);
+  const OpId b = p.op("B", p.compute(gpu), 100);
+  p.connect(a, b, 1000);
+  p.builder().add_output(a, p.tensor("scratch A", gpu, 3000, TensorKind::workspace));
+  p.builder().add_output(b, p.tensor("scratch B", gpu, 2000, TensorKind::workspace));
+  const Graph graph = p.build();
+  CHECK(graph.has_workspaces());
+  SimulationOptions options;
+  options.record_memory_timeline = true;
+  const DeviceResult device = simulate(graph, p.cost_model(), options).devices[gpu.value()];
+  CHECK(device.peak_memory == 4000);
+  std::vector<std::pair<TimeNs, Bytes>> timeline;
+  for (const MemoryPoint& point : device.memory_timeline) timeline.emplace_back(point.time, point.bytes);
+  CHECK(timeline == std::vector<std::pair<TimeNs, Bytes>>{{0, 4000}, {100, 3000}, {200, 0}});
+}
+
+TEST_CASE("a workspace needs a producer and no readers", "[engine][memory][errors]") {
+  UnitPlatform p;
+  const DeviceId gpu = p.add_gpu("gpu0");
+  const OpId a = p.op("A", p.compute(gpu), 100);
+  const OpId b = p.op("B", p.compute(gpu), 100);
+  SECTION("read by another op") {
+    const TensorId scratch = p.tensor("scratch", gpu, 10, TensorKind::workspace);
+    p.builder().add_output(a, scratch);
+    p.builder().add_input(b, scratch);
+    CHECK_THROWS_WITH(p.build(), Catch::Contains("workspace tensor 'scratch' is read by op 'B'"));
+  }
+  SECTION("made by no op") {
+    p.builder().add_input(b, p.tensor("scratch", gpu, 10, TensorKind::workspace));
+    CHECK_THROWS_WITH(p.build(), Catch::Contains("workspace tensor 'scratch' has no producer"));
+  }
 }
 
 }  // namespace
