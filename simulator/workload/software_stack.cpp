@@ -7,8 +7,8 @@ namespace {
 
 SoftwareStack parse_software_stack(const JsonCursor& json) {
   json.expect_only({"name", "description", "source", "attention", "swiglu", "overlap_grad_reduce",
-                    "overlap_param_gather", "gradient_bytes", "low_precision_gradients",
-                    "make_vocab_size_divisible_by", "cross_entropy"});
+                    "overlap_param_gather", "gradient_bytes", "low_precision_gradients", "make_vocab_size_divisible_by",
+                    "cross_entropy"});
   SoftwareStack stack;
   stack.name = json.find("name") ? json.at("name").as_string() : "inline";
   const JsonCursor attention = json.at("attention");

@@ -53,18 +53,18 @@ struct ShardContext {
 // communicator; their backward op is the conjugate collective.
 struct Step {
   std::string name;
-  std::optional<OpWork> forward;      // none: the identity (Megatron's f operator without SP)
-  std::optional<OpWork> backward;     // none: the gradient passes through unchanged
-  std::optional<OpWork> weight_grad;  // needs the saved input and the output gradient
-  std::optional<OpWork> regather;     // SP: all-gather of the saved input shard for weight_grad
-  std::optional<CommGroupKind> comm;  // communicator of this step's collectives
-  Bytes output_bytes = 0;             // the forward output, and the gradient flowing back
-  Bytes saved_bytes = 0;              // kept from the forward to the backward pass
-  Bytes forward_workspace_bytes = 0;  // live only while the forward op runs
+  std::optional<OpWork> forward;       // none: the identity (Megatron's f operator without SP)
+  std::optional<OpWork> backward;      // none: the gradient passes through unchanged
+  std::optional<OpWork> weight_grad;   // needs the saved input and the output gradient
+  std::optional<OpWork> regather;      // SP: all-gather of the saved input shard for weight_grad
+  std::optional<CommGroupKind> comm;   // communicator of this step's collectives
+  Bytes output_bytes = 0;              // the forward output, and the gradient flowing back
+  Bytes saved_bytes = 0;               // kept from the forward to the backward pass
+  Bytes forward_workspace_bytes = 0;   // live only while the forward op runs
   Bytes backward_workspace_bytes = 0;  // live only while the backward op runs
-  Bytes weight_grad_saved_bytes = 0;  // part of saved_bytes only weight_grad reads (a linear's input)
-  Bytes recomputable_bytes = 0;       // part of saved_bytes dropped by selective recompute
-  double model_flops = 0.0;           // forward FLOPs by Megatron's convention (no causal halving)
+  Bytes weight_grad_saved_bytes = 0;   // part of saved_bytes only weight_grad reads (a linear's input)
+  Bytes recomputable_bytes = 0;        // part of saved_bytes dropped by selective recompute
+  double model_flops = 0.0;            // forward FLOPs by Megatron's convention (no causal halving)
   // Model FLOPs of a training step per forward FLOP: 3 (forward, input and weight gradients), 2
   // in a frozen module that passes gradients on, 1 in one that needs none (papers/004 §4.2).
   double training_flops_factor = 3.0;

@@ -14,10 +14,10 @@ bool same_work(const Step& a, const Step& b) {
   return a.forward == b.forward && a.backward == b.backward && a.weight_grad == b.weight_grad &&
          a.regather == b.regather && a.comm == b.comm && a.output_bytes == b.output_bytes &&
          a.saved_bytes == b.saved_bytes && a.forward_workspace_bytes == b.forward_workspace_bytes &&
-         a.backward_workspace_bytes == b.backward_workspace_bytes && a.weight_grad_saved_bytes == b.weight_grad_saved_bytes &&
-         a.recomputable_bytes == b.recomputable_bytes && a.model_flops == b.model_flops &&
-         a.training_flops_factor == b.training_flops_factor && a.parameters == b.parameters &&
-         a.trainable == b.trainable && a.attention_core == b.attention_core &&
+         a.backward_workspace_bytes == b.backward_workspace_bytes &&
+         a.weight_grad_saved_bytes == b.weight_grad_saved_bytes && a.recomputable_bytes == b.recomputable_bytes &&
+         a.model_flops == b.model_flops && a.training_flops_factor == b.training_flops_factor &&
+         a.parameters == b.parameters && a.trainable == b.trainable && a.attention_core == b.attention_core &&
          a.context_parallel_chunks == b.context_parallel_chunks && a.context_parallel_bytes == b.context_parallel_bytes;
 }
 

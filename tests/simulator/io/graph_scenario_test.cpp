@@ -98,6 +98,25 @@ TEST_CASE("scenario errors name the JSON path", "[scenario][errors]") {
                     Contains("ops[0].collective: collective members 'a' and 'b' are of different classes"));
 }
 
+TEST_CASE("a workspace tensor counts while its producer runs", "[scenario]") {
+  // a [0, 1000) holds 300 B of scratch and hands x (100 B) to b [1000, 1500) on the same GPU.
+  const std::string tensors = R"({"name": "x", "device": "gpu0", "kind": "activation", "bytes": 100},
+                                 {"name": "scratch", "device": "gpu0", "kind": "workspace", "bytes": 300})";
+  const GraphScenario loaded =
+      load(scenario(tensors, R"({"name": "a", "class": "gemm", "device": "gpu0", "stream": "compute", "flops": 1000,
+                   "outputs": ["x", "scratch"]},
+                  {"name": "b", "class": "gemm", "device": "gpu0", "stream": "compute", "flops": 500,
+                   "inputs": ["x"]})"));
+  const SimulationResult result = simulate(loaded.graph, loaded.cost_model);
+  CHECK(result.devices[0].peak_memory == 400);  // x and the scratch, during a
+  CHECK(result.makespan == 1500);
+  CHECK_THROWS_WITH(load(scenario(tensors, R"({"name": "a", "class": "gemm", "device": "gpu0", "stream": "compute",
+                                 "outputs": ["x", "scratch"]},
+                                {"name": "b", "class": "gemm", "device": "gpu0", "stream": "compute",
+                                 "inputs": ["x", "scratch"]})")),
+                    Contains("workspace tensor 'scratch' is read by op 'b'"));
+}
+
 TEST_CASE("a cycle in a scenario names the ops", "[scenario][errors]") {
   CHECK_THROWS_WITH(load(scenario("", R"({"name": "a", "class": "gemm", "device": "gpu0", "stream": "compute",
                                           "after": ["b"]},

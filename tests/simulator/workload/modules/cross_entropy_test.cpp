@@ -29,10 +29,10 @@ TEST_CASE("each stack's cross-entropy moves what its kernels read and write", "[
     const std::vector<KernelBytes> forward = {{2, 4}, {4, 0}, {4, 4}, {4, 4}, {4, 0}, {4, 4}};
     const std::vector<KernelBytes> backward = {{4, 4}, {4, 2}};
     const CrossEntropyTraffic traffic = cross_entropy_traffic(CrossEntropyKernels::megatron, 2);
-    CHECK(traffic.forward == total(forward));  // 38
+    CHECK(traffic.forward == total(forward));    // 38
     CHECK(traffic.backward == total(backward));  // 14
-    CHECK(traffic.saved == 4);                  // the fp32 softmax
-    CHECK(traffic.forward_workspace == 0);      // every step after the cast works in place
+    CHECK(traffic.saved == 4);                   // the fp32 softmax
+    CHECK(traffic.forward_workspace == 0);       // every step after the cast works in place
     CHECK(traffic.backward_workspace == 0);
   }
   SECTION("Megatron-LM in fp32 training casts nothing") {
@@ -42,9 +42,9 @@ TEST_CASE("each stack's cross-entropy moves what its kernels read and write", "[
   }
   SECTION("PyTorch: cast, log_softmax; zero-filled nll gradient, log_softmax backward, cast back") {
     const CrossEntropyTraffic traffic = cross_entropy_traffic(CrossEntropyKernels::pytorch, 2);
-    CHECK(traffic.forward == total({{2, 4}, {4, 4}}));                  // 14
-    CHECK(traffic.backward == total({{0, 4}, {4 + 4, 4}, {4, 2}}));     // 22
-    CHECK(traffic.saved == 4);                                          // fp32 log-probabilities
+    CHECK(traffic.forward == total({{2, 4}, {4, 4}}));               // 14
+    CHECK(traffic.backward == total({{0, 4}, {4 + 4, 4}, {4, 2}}));  // 22
+    CHECK(traffic.saved == 4);                                       // fp32 log-probabilities
     // Forward peak: bf16 logits 2 + fp32 copy 4 + log-probs 4 = 10, of which the op's input (2)
     // and what it saves (4) are counted apart.
     CHECK(traffic.forward_workspace == 10 - 2 - 4);
@@ -83,9 +83,9 @@ TEST_CASE("the loss op of each bundled stack", "[workload][stack][loss]") {
     Bytes forward, backward, saved;
     Dtype dtype;
   };
-  for (const Case& c : {Case{"megatron-core", 128256, 38, 14, 4, Dtype::fp32},
-                        Case{"pytorch-eager", 128256, 14, 22, 4, Dtype::fp32},
-                        Case{"llm-foundry", 128256, 2, 4, 2, Dtype::bf16}}) {
+  for (const Case& c :
+       {Case{"megatron-core", 128256, 38, 14, 4, Dtype::fp32}, Case{"pytorch-eager", 128256, 14, 22, 4, Dtype::fp32},
+        Case{"llm-foundry", 128256, 2, 4, 2, Dtype::bf16}}) {
     const TrainingScenario scenario = test::scenario_from(scenario_with(c.stack));
     const Model model(scenario.model.single());
     const Step& loss = loss_step(model.output_steps(scenario.shard_context(), false));
@@ -123,9 +123,11 @@ TEST_CASE("PyTorch's loss holds its fp32 copies while it runs, with and without 
 }
 
 TEST_CASE("a stack's cross_entropy must be a known implementation", "[workload][stack][errors]") {
-  CHECK_THROWS_WITH(test::scenario_from(R"({"model": )" + test::kSmallLlama +
-                                        R"(, "cluster": {"base": "dgx-h100", "gpus": 8}, "stack": {"base": "megatron-core", "cross_entropy": "liger"}, "parallel": {"tp": 2, "dp": 4}, "training": {"global_batch": 8, "seq_len": 1024}})"),
-                    Catch::Contains("stack.cross_entropy: 'liger' is not one of megatron, pytorch or fused"));
+  CHECK_THROWS_WITH(
+      test::scenario_from(
+          R"({"model": )" + test::kSmallLlama +
+          R"(, "cluster": {"base": "dgx-h100", "gpus": 8}, "stack": {"base": "megatron-core", "cross_entropy": "liger"}, "parallel": {"tp": 2, "dp": 4}, "training": {"global_batch": 8, "seq_len": 1024}})"),
+      Catch::Contains("stack.cross_entropy: 'liger' is not one of megatron, pytorch or fused"));
 }
 
 }  // namespace
