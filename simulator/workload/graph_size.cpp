@@ -16,6 +16,8 @@ namespace {
 // Outer ops of one microbatch's chunk with passes as composites: its forward, backward, weight and
 // recompute passes, and the activation and gradient transfers at its ends.
 constexpr std::int64_t kComposedOpsPerChunk = 6;
+// The most kernels an optimizer step runs (simulator/workload/optimizer_step.cpp).
+constexpr std::int64_t kOptimizerStepOps = 6;
 
 // Ops of one step for one microbatch, as the builder emits them (training_passes.cpp): a ring
 // attention step computes `chunks` parts with a transfer between each two.
@@ -100,7 +102,9 @@ GraphSize estimate_training_graph(const TrainingScenario& s, const WorkloadOptio
     size.ops = saturating_add(size.ops, saturating_mul(ranks_per_position, saturating_mul(size.microbatches, ops)));
     per_rank_ops += ops;
   }
-  // Each rank's gradient reductions, parameter gathers and optimizer: at most one op per step.
+  // Each rank's gradient reductions and parameter gathers (at most one op per step) and the
+  // kernels of its optimizer step.
+  per_rank_ops += kOptimizerStepOps;
   size.ops = saturating_add(size.ops, saturating_mul(size.simulated_ranks, per_rank_ops));
   if (options.composites) {
     // Templates hold at most one microbatch's ops of each position.

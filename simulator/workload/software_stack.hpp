@@ -9,6 +9,13 @@
 
 namespace weft {
 
+// The kernels around Adam in one optimizer step (docs/stacks.md, "Optimizer step"): Megatron-LM's
+// mixed-precision optimizer (fp32 main parameters, a gradient norm, a copy back to the 16-bit
+// parameters, gradient buffers zeroed each iteration), which DeepSpeed's BF16 optimizer matches, or
+// PyTorch's clip_grad_norm_ then AdamW over fp32 parameters.
+enum class OptimizerStepKernels : std::uint8_t { megatron, pytorch };
+inline constexpr EnumNames<OptimizerStepKernels, 2> kOptimizerStepKernelNames({"megatron", "pytorch"});
+
 // The training software a run uses, as data (docs/stacks.md): which kernels it runs where
 // several implement one op. A scenario names one ("stack"); the default is Megatron-Core with
 // Transformer Engine.
@@ -20,6 +27,7 @@ struct SoftwareStack {
   Kernel default_attention = Kernel::any;
   bool fused_swiglu = true;
   CrossEntropyKernels cross_entropy = CrossEntropyKernels::megatron;
+  OptimizerStepKernels optimizer_step = OptimizerStepKernels::megatron;
   // Whether data-parallel gradient reduction and ZeRO-1 parameter gathers overlap compute
   // (Megatron-Core's --overlap-grad-reduce and --overlap-param-gather) or run after the backward
   // pass and the optimizer step; a scenario's options may say otherwise.

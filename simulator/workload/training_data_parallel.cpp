@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "simulator/workload/modules/op_factory.hpp"
+#include "simulator/workload/optimizer_step.hpp"
 
 namespace weft::training_graph {
 
@@ -109,16 +110,28 @@ void TrainingGraphBuilder::emit_tied_embedding_sync(int replica) {
 }
 
 void TrainingGraphBuilder::emit_optimizer(int stage) {
-  const std::int64_t parameters = stage_parameters(stage, true) / optimizer_shards();
-  if (parameters == 0) return;  // every module on the stage is frozen
-  const PerPeer<OpId> ops = add_ops(stage, "optimizer step", b_->intern_work(adam_step_work(parameters)), std::nullopt);
-  for (const auto& sync : gradient_syncs_[stage]) after(sync, ops);
-  // ZeRO-3's last reduce-scatters are inside the stage's last passes.
-  if (s_.parallel.zero >= 3) after(stage_last_compute_[stage], ops);
-  const auto& tensors = static_tensors_[stage];
-  consume(ops, tensors.gradients);
-  consume(ops, tensors.optimizer_states);
-  optimizer_ops_[stage] = ops;
+  const std::int64_t trained = stage_parameters(stage, true);
+  if (trained == 0) return;  // every module on the stage is frozen
+  const OptimizerStepSize size{trained / optimizer_shards(),
+                               rank_static_memory(s_, stage_parameters(stage, false), trained).gradients};
+  // The step's kernels run one after another on the compute stream; the first waits for the
+  // gradients, the last is the update the parameter gathers wait for.
+  PerPeer<OpId> previous;
+  for (const OptimizerKernel& kernel : optimizer_step_kernels(s_.stack, s_.training.dtype, size)) {
+    const PerPeer<OpId> ops = add_ops(stage, kernel.name, b_->intern_work(kernel.work), std::nullopt);
+    if (previous.empty()) {
+      for (const auto& sync : gradient_syncs_[stage]) after(sync, ops);
+      // ZeRO-3's last reduce-scatters are inside the stage's last passes.
+      if (s_.parallel.zero >= 3) after(stage_last_compute_[stage], ops);
+    } else {
+      after(previous, ops);
+    }
+    const auto& tensors = static_tensors_[stage];
+    consume(ops, tensors.gradients);
+    if (kernel.work.kernel == Kernel::adamw_fused) consume(ops, tensors.optimizer_states);
+    previous = ops;
+  }
+  optimizer_ops_[stage] = previous;
   if (s_.parallel.zero == 1 || s_.parallel.zero == 2) {
     if (!s_.options.overlap_param_gather) emit_param_gather(stage);
   }
