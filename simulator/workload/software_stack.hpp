@@ -51,6 +51,14 @@ struct SoftwareStack {
     return gradient_bytes(training) + (keeps_low_precision_gradients ? bytes_per_element(training) : 0);
   }
   bool overlap_param_gather = true;
+  // The model's parameters are fp32 and are themselves the optimizer's master copy, cast to the
+  // training precision where they are used (PyTorch's autocast, FSDP's mixed precision), rather
+  // than 16-bit parameters beside an fp32 copy the optimizer keeps (Megatron-LM, DeepSpeed).
+  bool fp32_parameters = false;
+  // Bytes a parameter holds on its own, and the optimizer's states per trained parameter: Adam's
+  // two fp32 moments, and the fp32 master copy unless the parameters are it.
+  Bytes parameter_bytes() const { return fp32_parameters ? 4 : 2; }
+  Bytes optimizer_state_bytes() const { return fp32_parameters ? 8 : 12; }
   // The vocabulary is padded to a multiple of this times the TP size (Megatron-LM's
   // --make-vocab-size-divisible-by, 128 by default); 1: not padded.
   std::int64_t vocab_divisible_by = 1;

@@ -29,9 +29,6 @@
 
 namespace weft::training_graph {
 
-// Bytes per parameter of the optimizer's fp32 master weights and Adam moments.
-inline constexpr Bytes kOptimizerStateBytes = 12;
-
 enum class Lane : std::uint8_t { compute, tensor_parallel, data_parallel, context_parallel };
 inline constexpr std::array<std::string_view, 4> kLaneNames{"compute", "tp comm", "dp comm", "cp comm"};
 

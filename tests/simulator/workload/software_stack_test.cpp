@@ -94,6 +94,22 @@ TEST_CASE("a stack's gradients: fp32 for bf16 training, DeepSpeed's bf16 copies 
   CHECK(both.gradients == 3 * both.parameters);
 }
 
+TEST_CASE("PyTorch's stacks keep fp32 parameters that are the optimizer's master copy", "[workload][stack]") {
+  // TP2 DP4 ZeRO-1: the optimizer's states are sharded over the 4 replicas.
+  const auto megatron = test::run_training(scenario_from(scenario_with("")));
+  const auto eager = test::run_training(scenario_from(scenario_with(R"("pytorch-eager")")));
+  const std::int64_t parameters = megatron.workload.ranks[0].parameters;
+  REQUIRE(eager.workload.ranks[0].parameters == parameters);
+  const StaticMemory& separate = megatron.report.stages[0].static_memory;
+  const StaticMemory& master = eager.report.stages[0].static_memory;
+  // Megatron: bf16 parameters (2 B), fp32 main copy and two moments in the optimizer (12 B).
+  CHECK(separate.parameters == 2 * parameters);
+  CHECK(separate.optimizer_states == 12 * parameters / 4);
+  // PyTorch: fp32 parameters (4 B) are the master copy; the optimizer adds the two moments (8 B).
+  CHECK(master.parameters == 4 * parameters);
+  CHECK(master.optimizer_states == 8 * parameters / 4);
+}
+
 TEST_CASE("bad stacks are rejected with their JSON path", "[workload][stack][errors]") {
   CHECK_THROWS_WITH(scenario_from(scenario_with(R"("megatron-9")")),
                     Catch::Contains("stack: unknown software stack 'megatron-9' (known: llm-foundry, megatron-core, "));
@@ -114,6 +130,8 @@ TEST_CASE("bad stacks are rejected with their JSON path", "[workload][stack][err
                     Catch::Contains("stack.gradient_bytes.bf16: expected 2 (16-bit gradients) or 4 (fp32)"));
   CHECK_THROWS_WITH(scenario_from(scenario_with(R"({"attention": "cudnn", "gradient_bytes": {"fp8": 1}})")),
                     Catch::Contains("stack.gradient_bytes.fp8: unknown field"));
+  CHECK_THROWS_WITH(scenario_from(scenario_with(R"({"attention": "cudnn", "fp32_parameters": "yes"})")),
+                    Catch::Contains("stack.fp32_parameters: expected true or false, got a string"));
   CHECK_THROWS_WITH(scenario_from(scenario_with(R"({"attention": "cudnn", "make_vocab_size_divisible_by": 0})")),
                     Catch::Contains("stack.make_vocab_size_divisible_by: expected an integer > 0, got 0"));
 }
