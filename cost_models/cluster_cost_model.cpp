@@ -30,13 +30,27 @@ std::vector<CommGroup> ClusterCostModel::placements_without_calibration() const 
   return missing;
 }
 
+namespace {
+
+// An op that runs on the SMs another kernel leaves it: its time alone stretched by the share it
+// loses (compute-bound kernels scale with SMs; memory-bound ones are charged the same, a bound).
+TimeNs on_free_sms(TimeNs alone, int reserved_sms, const DeviceSpec& spec) {
+  const int sms = spec.streaming_multiprocessors;
+  if (reserved_sms <= 0 || sms <= reserved_sms) return alone;
+  return static_cast<TimeNs>(std::llround(static_cast<double>(alone) * sms / (sms - reserved_sms)));
+}
+
+}  // namespace
+
 TimeNs ClusterCostModel::duration(const OpWork& work, const DeviceSpec& spec) const {
   const CalibratedCostModel* calibration = cluster_.calibration.get();
   if (work.comm_group == 0) {
+    TimeNs alone = -1;
     if (calibration != nullptr) {
-      if (const auto calibrated = calibration->compute_duration(work)) return *calibrated;
+      if (const auto calibrated = calibration->compute_duration(work)) alone = *calibrated;
     }
-    return cluster_.compute_rules.duration(work, spec);
+    if (alone < 0) alone = cluster_.compute_rules.duration(work, spec);
+    return on_free_sms(alone, work.reserved_sms, spec);
   }
   if (ideal_network_) return 0;
   const CommGroup& comm = group(work.comm_group);

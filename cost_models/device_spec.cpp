@@ -9,7 +9,7 @@ namespace weft {
 
 DeviceSpec parse_device_spec(const JsonCursor& json) {
   json.expect_only({"name", "kind", "architecture", "description", "source", "peak_tflops", "memory_bandwidth_GBps",
-                    "network_bandwidth_GBps", "memory_MiB", "reported_names"});
+                    "network_bandwidth_GBps", "memory_MiB", "sms", "reported_names"});
   DeviceSpec spec;
   spec.name = json.at("name").as_string();
   if (spec.name.empty()) json.at("name").fail("expected a non-empty name");
@@ -31,6 +31,7 @@ DeviceSpec parse_device_spec(const JsonCursor& json) {
   if (auto memory = json.find("memory_MiB")) {
     spec.memory_capacity = static_cast<Bytes>(std::llround(memory->as_nonnegative_number() * kBytesPerMiB));
   }
+  if (auto sms = json.find("sms")) spec.streaming_multiprocessors = static_cast<int>(sms->as_int_in(1, 4096));
   if (auto names = json.find("reported_names")) {
     for (const JsonCursor& name : names->elements()) {
       spec.reported_names.push_back(name.as_string());

@@ -26,6 +26,7 @@ struct DeviceSpec {
   double memory_bandwidth = 0.0;                 // bytes/s
   double network_bandwidth = 0.0;                // bytes/s, one direction
   Bytes memory_capacity = 0;                     // bytes; 0 for devices without memory (links)
+  int streaming_multiprocessors = 0;             // a GPU's SMs; 0 when unknown
   // What the driver calls this device (cudaGetDeviceProperties' name, as weft bench writes it into
   // measurement files and profiles), e.g. "NVIDIA H100 80GB HBM3".
   std::vector<std::string> reported_names;
@@ -39,7 +40,7 @@ struct DeviceSpec {
 
 // Reads a spec object:
 //   {"name": "h100-sxm", "kind": "gpu", "architecture": "sm90", "peak_tflops": {"bf16": 989, ...},
-//    "memory_bandwidth_GBps": 3350, "network_bandwidth_GBps": 0, "memory_MiB": 81559,
+//    "memory_bandwidth_GBps": 3350, "network_bandwidth_GBps": 0, "memory_MiB": 81559, "sms": 132,
 //    "reported_names": ["NVIDIA H100 80GB HBM3"]}
 DeviceSpec parse_device_spec(const JsonCursor& json);
 

@@ -24,6 +24,9 @@ struct OpWork {
   // For communication ops: the communicator (1-based index into the cost model's group table)
   // whose placement sets the cost; 0 for ops costed by the device alone.
   std::uint32_t comm_group = 0;
+  // SMs another kernel holds while this one runs, which it cannot use (Transformer Engine's
+  // userbuffer SM margin); compute ops only.
+  int reserved_sms = 0;
 
   bool operator==(const OpWork&) const = default;
 };

@@ -257,6 +257,14 @@ void check_execution_plan_scope(const TrainingScenario& scenario) {
   if (scenario.data) {
     throw InputError("execution plans do not cover per-sample data yet (the scenario's \"data\" section)");
   }
+  if (scenario.overlaps_tp_communication()) {
+    throw InputError(
+        "execution plans do not cover TP communication overlapped with the GEMMs yet (the stack's tp_comm_overlap, "
+        "with sequence parallelism at parallel.tp = " +
+        std::to_string(scenario.parallel.tp) +
+        "); weft live runs TP collectives on their own: simulate the plan it runs with \"stack\": {\"base\": \"" +
+        scenario.stack.name + "\", \"tp_comm_overlap\": false}");
+  }
   if (scenario.model.multimodal()) {
     throw InputError("execution plans do not cover models of several modules yet (model '" + scenario.model.name +
                      "')");

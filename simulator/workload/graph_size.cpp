@@ -20,11 +20,18 @@ constexpr std::int64_t kComposedOpsPerChunk = 6;
 constexpr std::int64_t kOptimizerStepOps = 6;
 
 // Ops of one step for one microbatch, as the builder emits them (training_passes.cpp): a ring
-// attention step computes `chunks` parts with a transfer between each two.
-std::int64_t step_ops(const Step& step, bool split_weight_grads, bool full_recompute) {
+// attention step computes `chunks` parts with a transfer between each two. With TP communication
+// overlapped (`overlap_tp`: the TP size, else 0), a forward all-gather and the GEMM after it take
+// TP GEMM parts and TP - 1 transfers instead of two ops, a GEMM and the reduce-scatter after it
+// twice the pipeline's parts (training_tp_overlap.cpp); counted on the collective's step.
+std::int64_t step_ops(const Step& step, bool split_weight_grads, bool full_recompute, std::int64_t overlap_tp) {
   const std::int64_t once = step.context_parallel_chunks > 1 ? 2 * std::int64_t{step.context_parallel_chunks} - 1 : 1;
   std::int64_t ops = 0;
   if (step.forward) ops += full_recompute ? 2 * once : once;
+  if (overlap_tp > 0 && step.forward && step.comm == CommGroupKind::tp) {
+    if (step.forward->op_class == OpClass::allgather) ops += 2 * overlap_tp - 3;
+    if (step.forward->op_class == OpClass::reducescatter) ops += 2 * kTpOverlapPipelineParts - 2;
+  }
   if (step.backward) ops += once;
   if (step.weight_grad) ops += split_weight_grads ? 2 : 1;  // a pending weight gradient waits in its own pass
   if (step.regather) ops += 1;
@@ -39,6 +46,7 @@ std::vector<std::int64_t> ops_per_position(const TrainingScenario& s) {
   const std::vector<int> layers = s.layers_per_virtual_stage();
   const bool split = splits_weight_gradients(p.schedule);
   const bool full_recompute = p.recompute == RecomputePolicy::full;
+  const std::int64_t overlap_tp = s.overlaps_tp_communication() ? p.tp : 0;
   std::vector<Step> steps;
   std::vector<int> blocks;
   auto count = [&](const MultimodalModel::Layers& range) {
@@ -46,7 +54,7 @@ std::vector<std::int64_t> ops_per_position(const TrainingScenario& s) {
     blocks.clear();
     model.append_steps(context, s.training.sample(), range, false, steps, blocks);
     std::int64_t ops = 0;
-    for (const Step& step : steps) ops += step_ops(step, split, full_recompute);
+    for (const Step& step : steps) ops += step_ops(step, split, full_recompute, overlap_tp);
     return ops;
   };
   // A model of one module repeats one layer: a chunk is its first layer with the blocks anchored to

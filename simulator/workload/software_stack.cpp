@@ -8,7 +8,7 @@ namespace {
 SoftwareStack parse_software_stack(const JsonCursor& json) {
   json.expect_only({"name", "description", "source", "attention", "swiglu", "overlap_grad_reduce",
                     "overlap_param_gather", "gradient_bytes", "low_precision_gradients", "make_vocab_size_divisible_by",
-                    "cross_entropy", "optimizer_step", "fp32_parameters"});
+                    "cross_entropy", "optimizer_step", "fp32_parameters", "tp_comm_overlap"});
   SoftwareStack stack;
   stack.name = json.find("name") ? json.at("name").as_string() : "inline";
   const JsonCursor attention = json.at("attention");
@@ -33,6 +33,7 @@ SoftwareStack parse_software_stack(const JsonCursor& json) {
   if (auto value = json.find("optimizer_step")) stack.optimizer_step = value->as_enum(kOptimizerStepKernelNames);
   if (auto value = json.find("overlap_grad_reduce")) stack.overlap_grad_reduce = value->as_bool();
   if (auto value = json.find("overlap_param_gather")) stack.overlap_param_gather = value->as_bool();
+  if (auto value = json.find("tp_comm_overlap")) stack.tp_comm_overlap = value->as_bool();
   if (auto value = json.find("fp32_parameters")) stack.fp32_parameters = value->as_bool();
   if (auto value = json.find("low_precision_gradients")) stack.keeps_low_precision_gradients = value->as_bool();
   if (auto value = json.find("make_vocab_size_divisible_by")) stack.vocab_divisible_by = value->as_positive_int();

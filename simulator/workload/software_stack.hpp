@@ -51,6 +51,9 @@ struct SoftwareStack {
     return gradient_bytes(training) + (keeps_low_precision_gradients ? bytes_per_element(training) : 0);
   }
   bool overlap_param_gather = true;
+  // Forward tensor-parallel communication overlapped with the GEMMs beside it, as Megatron-Core's
+  // --tp-comm-overlap runs Transformer Engine's userbuffers (docs/stacks.md).
+  bool tp_comm_overlap = false;
   // The model's parameters are fp32 and are themselves the optimizer's master copy, cast to the
   // training precision where they are used (PyTorch's autocast, FSDP's mixed precision), rather
   // than 16-bit parameters beside an fp32 copy the optimizer keeps (Megatron-LM, DeepSpeed).

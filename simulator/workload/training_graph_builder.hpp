@@ -402,6 +402,21 @@ class TrainingGraphBuilder {
   PerPeer<OpId> emit_ring_attention(int stage, const Step& step, const OpWork& whole, std::string_view phase, int mb,
                                     const PerPeer<TensorId>& input, int traffic_factor);
 
+  // Forward TP communication overlapped with the GEMM beside it (TrainingScenario::
+  // overlaps_tp_communication), as Transformer Engine's userbuffers run it: an all-gather before a
+  // column-split GEMM as a ring exchange, the GEMM in TP parts each after its chunk arrives; a
+  // reduce-scatter after a row-split GEMM as a pipeline, the GEMM in 4 parts each reduced while
+  // the next computes (training_tp_overlap.cpp).
+  enum class TpOverlap : std::uint8_t { none, gather_then_gemm, gemm_then_scatter };
+  // Which overlap steps i and i + 1 of the chunk's forward pass form.
+  TpOverlap tp_overlap_at(const Chunk& chunk, std::size_t i) const;
+  // Emits both steps; returns the ops of each whose end is the step's end as the rest of the
+  // pass sees it, and which produce and keep its output (`first_output` lives until the second's
+  // end: the userbuffer holding the gathered input or the GEMM's partial sums).
+  std::pair<PerPeer<OpId>, PerPeer<OpId>> emit_tp_overlap(TpOverlap overlap, int stage, const Step& first,
+                                                          const Step& second, int mb, const PerPeer<TensorId>& input,
+                                                          const PerPeer<TensorId>& first_output);
+
   // A tensor crossing pipeline stages, created by whichever side is emitted first.
   PerPeer<TensorId> boundary_tensor(const BoundaryKey& key, int receiving_stage);
 

@@ -51,22 +51,10 @@ PerPeer<OpId> TrainingGraphBuilder::forward_body(int stage, const Chunk& chunk, 
   record.checkpoint.assign(chunk.steps.size(), {});
   PerPeer<OpId> first_op;
   ShardedLayers sharded(*this, stage, chunk, false, mb);
-  for (std::size_t i = 0; i < chunk.steps.size(); ++i) {
+  // What every step's ops make: its output, what it keeps for the backward pass, a layer's
+  // checkpoint. `ops` are those whose end is the step's end.
+  auto record_step = [&](std::size_t i, const PerPeer<OpId>& ops, PerPeer<TensorId> out) {
     const Step& step = chunk.steps[i];
-    if (!step.forward) continue;
-    begin_layer(chunk, i);
-    sharded.enter(i);
-    const bool layer_start = full_recompute && is_layer(chunk, i) && (i == 0 || chunk.block[i - 1] != chunk.block[i]) &&
-                             chunk.block_has_backward[i];
-    PerPeer<OpId> ops;
-    PerPeer<TensorId> out = add_tensors(stage, step.output_bytes, TensorKind::activation);
-    if (step.context_parallel_chunks > 1) {
-      ops = emit_ring_attention(stage, step, step.forward.value(), "fwd", mb, x, 1);
-    } else {
-      ops = add_ops(stage, op_name(step, "fwd", mb), step_work(*step.forward, step.comm, stage), step.comm);
-      consume(ops, x);
-      add_workspace(stage, ops, step.forward_workspace_bytes);
-    }
     if (first_op.empty()) {
       for (const PerPeer<TensorId>& other : also_read) consume(ops, other);
     }
@@ -78,12 +66,41 @@ PerPeer<OpId> TrainingGraphBuilder::forward_body(int stage, const Chunk& chunk, 
       record.saved[i] = add_tensors(stage, saved, TensorKind::activation);
       produce(ops, record.saved[i]);
     }
+    const bool layer_start = full_recompute && is_layer(chunk, i) && (i == 0 || chunk.block[i - 1] != chunk.block[i]) &&
+                             chunk.block_has_backward[i];
     if (layer_start) {
       record.checkpoint[i] = add_tensors(stage, input_bytes(chunk, i), TensorKind::activation);
       produce(ops, record.checkpoint[i]);
     }
     if (first_op.empty()) first_op = ops;
     x = std::move(out);
+  };
+  for (std::size_t i = 0; i < chunk.steps.size(); ++i) {
+    const Step& step = chunk.steps[i];
+    if (!step.forward) continue;
+    begin_layer(chunk, i);
+    sharded.enter(i);
+    PerPeer<TensorId> out = add_tensors(stage, step.output_bytes, TensorKind::activation);
+    if (const TpOverlap overlap = tp_overlap_at(chunk, i); overlap != TpOverlap::none) {
+      // Steps i and i + 1 together: the collective pipelined with the GEMM beside it.
+      PerPeer<TensorId> next_out = add_tensors(stage, chunk.steps[i + 1].output_bytes, TensorKind::activation);
+      std::pair<PerPeer<OpId>, PerPeer<OpId>> ends =
+          emit_tp_overlap(overlap, stage, step, chunk.steps[i + 1], mb, x, out);
+      record_step(i, ends.first, std::move(out));
+      sharded.enter(i + 1);
+      record_step(i + 1, ends.second, std::move(next_out));
+      ++i;
+      continue;
+    }
+    PerPeer<OpId> ops;
+    if (step.context_parallel_chunks > 1) {
+      ops = emit_ring_attention(stage, step, step.forward.value(), "fwd", mb, x, 1);
+    } else {
+      ops = add_ops(stage, op_name(step, "fwd", mb), step_work(*step.forward, step.comm, stage), step.comm);
+      consume(ops, x);
+      add_workspace(stage, ops, step.forward_workspace_bytes);
+    }
+    record_step(i, ops, std::move(out));
   }
   sharded.finish();
   record.output = std::move(x);

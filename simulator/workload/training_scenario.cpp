@@ -364,6 +364,11 @@ std::optional<MicrobatchShapes> TrainingScenario::microbatch_shapes() const {
   return shapes;
 }
 
+bool TrainingScenario::overlaps_tp_communication() const {
+  return stack.tp_comm_overlap && parallel.sequence_parallel && parallel.tp > 1 &&
+         cluster.gpu.kind == DeviceKind::gpu && parallel.tp <= cluster.gpus_per_node;
+}
+
 ShardContext TrainingScenario::shard_context() const {
   ShardContext context;
   context.tp = parallel.tp;

@@ -105,7 +105,17 @@ struct TrainingScenario {
   // With per-sample data, the shape of each microbatch of each DP replica (InputError if a
   // drawn microbatch cannot be split as the plan splits it).
   std::optional<MicrobatchShapes> microbatch_shapes() const;
+  // Whether the forward pass's TP communication overlaps the GEMMs beside it (the stack's
+  // tp_comm_overlap, which Transformer Engine's userbuffers give only with sequence parallelism
+  // and a TP group of GPUs inside one node).
+  bool overlaps_tp_communication() const;
 };
+
+// The parts Transformer Engine's "pipeline" overlap splits a row-parallel GEMM and its
+// reduce-scatter into, and the SMs its reduce-scatter kernels hold, which the GEMM leaves them
+// (num_splits, num_sm and set_sm_margin by default; training_tp_overlap.cpp).
+inline constexpr std::int64_t kTpOverlapPipelineParts = 4;
+inline constexpr int kTpOverlapPipelineSms = 16;
 
 // Reads and validates a training scenario; errors name the JSON path and the reason
 // ("parallel.tp: 3 does not divide attention heads 32").

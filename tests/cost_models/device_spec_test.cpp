@@ -39,6 +39,9 @@ TEST_CASE("every bundled device spec loads by name", "[cost][spec]") {
   CHECK(spec.memory_capacity == Bytes{81559} * kBytesPerMiB);
   CHECK(spec.peak(Dtype::bf16) == Approx(989e12).epsilon(0.001));
   CHECK(spec.memory_bandwidth == Approx(3.35e12));
+  // The whitepapers' SM counts: 132 on H100 SXM5, 108 on A100.
+  CHECK(spec.streaming_multiprocessors == 132);
+  CHECK(parse(R"("a100-sxm-80gb")").streaming_multiprocessors == 108);
 }
 
 TEST_CASE("a GPU is known by its spec name and by the names its driver reports", "[cost][spec]") {
@@ -56,6 +59,8 @@ TEST_CASE("bad specs are rejected with their path", "[cost][spec][errors]") {
   CHECK_THROWS_WITH(parse(R"({"name": "x", "kind": "tpu"})"), Contains("kind: 'tpu' is not one of gpu, cpu or link"));
   CHECK_THROWS_WITH(parse(R"({"name": "x", "kind": "gpu", "peak_tflops": {"bf17": 1}})"),
                     Contains("peak_tflops.bf17: unknown dtype"));
+  CHECK_THROWS_WITH(parse(R"({"name": "x", "kind": "gpu", "sms": 0})"),
+                    Contains("sms: expected an integer from 1 to 4096, got 0"));
   CHECK_THROWS_WITH(parse(R"({"name": "x", "kind": "link", "memory_MiB": 10})"),
                     Contains("memory_MiB: a link device has no memory"));
   CHECK_THROWS_WITH(parse(R"({"name": "x", "kind": "gpu", "memory_bandwidth_GBps": -1})"),

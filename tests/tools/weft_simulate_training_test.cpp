@@ -67,7 +67,7 @@ TEST_CASE("the JSON output has the documented fields, consistent with each other
         event["args"]["name"].get<std::string>().rfind("stage 2 / tp 0 / dp 0", 0) == 0) {
       labelled = true;
     }
-    if (event["ph"] == "X" && event["name"] == "chunk 0 mb0 fwd/L3/attn.qkv fwd") named = true;
+    if (event["ph"] == "X" && event["name"] == "chunk 0 mb0 fwd/L3/attn_norm fwd") named = true;
   }
   CHECK(labelled);
   CHECK(named);

@@ -10,11 +10,13 @@
 namespace weft {
 namespace {
 
-std::string scenario_text(const std::string& parallel, int gpus) {
+// Megatron-Core with its TP communication run on its own, as weft live runs it.
+std::string scenario_text(const std::string& parallel, int gpus,
+                          const std::string& stack = R"({"base": "megatron-core", "tp_comm_overlap": false})") {
   return R"({"model": {"base": "gpt-4l-512", "layers": 4, "hidden": 128, "ffn_hidden": 512, "heads": 4, "vocab": 1024,
                        "max_positions": 64},
              "cluster": {"base": "dgx-h100", "gpus": )" +
-         std::to_string(gpus) + R"(}, "parallel": )" + parallel +
+         std::to_string(gpus) + R"(}, "stack": )" + stack + R"(, "parallel": )" + parallel +
          R"(, "training": {"global_batch": 8, "micro_batch": 1, "seq_len": 64}})";
 }
 
@@ -138,6 +140,15 @@ TEST_CASE("plans do not cover context parallelism", "[plan]") {
   const test::TrainingRun run = test::run_training(scenario);
   CHECK_THROWS_WITH(build_execution_plan(scenario, run.workload, run.result),
                     Catch::Contains("execution plans do not cover context parallelism yet (parallel.cp = 2)"));
+}
+
+TEST_CASE("plans do not cover TP communication overlapped with the GEMMs", "[plan]") {
+  const TrainingScenario scenario =
+      test::scenario_from(scenario_text(R"({"tp": 2, "sequence_parallel": true})", 2, R"("megatron-core")"));
+  const test::TrainingRun run = test::run_training(scenario);
+  CHECK_THROWS_WITH(build_execution_plan(scenario, run.workload, run.result),
+                    Catch::Contains("execution plans do not cover TP communication overlapped with the GEMMs yet") &&
+                        Catch::Contains(R"("stack": {"base": "megatron-core", "tp_comm_overlap": false})"));
 }
 
 TEST_CASE("bad plan files name the JSON path", "[plan]") {
