@@ -88,7 +88,8 @@ TEST_CASE("the loss op of each bundled stack", "[workload][stack][loss]") {
         Case{"llm-foundry", 128256, 2, 4, 2, Dtype::bf16}}) {
     const TrainingScenario scenario = test::scenario_from(scenario_with(c.stack));
     const Model model(scenario.model.single());
-    const Step& loss = loss_step(model.output_steps(scenario.shard_context(), false));
+    const std::vector<Step> head = model.output_steps(scenario.shard_context(), false);
+    const Step& loss = loss_step(head);
     const std::int64_t logits = 1024 * (c.vocab / 2);
     CAPTURE(c.stack);
     CHECK(loss.forward->memory_bytes == logits * c.forward);
