@@ -26,6 +26,8 @@ OpWork one_way_pass(Bytes bytes, double flops) {
 std::vector<OptimizerKernel> optimizer_step_kernels(const SoftwareStack& stack, Dtype training,
                                                     const OptimizerStepSize& size) {
   const std::int64_t shard = size.shard_parameters;
+  // Both optimizers read the fp32 gradients once for their norm.
+  const OpWork gradient_norm = one_way_pass(shard * kFp32, 2.0 * static_cast<double>(shard));
   std::vector<OptimizerKernel> kernels;
   switch (stack.optimizer_step) {
     case OptimizerStepKernels::megatron:
@@ -41,7 +43,7 @@ std::vector<OptimizerKernel> optimizer_step_kernels(const SoftwareStack& stack, 
         kernels.push_back({"copy gradients to fp32", parameter_pass(shard, stack.gradient_bytes(training) + kFp32)});
       }
       if (training == Dtype::fp16) kernels.push_back({"unscale gradients", parameter_pass(shard, 2 * kFp32)});
-      kernels.push_back({"gradient norm", one_way_pass(shard * kFp32, 2.0 * static_cast<double>(shard))});
+      kernels.push_back({"gradient norm", gradient_norm});
       kernels.push_back({"optimizer step", adam_step_work(shard)});
       kernels.push_back({"copy parameters", parameter_pass(shard, kFp32 + bytes_per_element(training))});
       kernels.push_back({"zero gradients", one_way_pass(size.gradient_buffer_bytes, 0.0)});
@@ -50,7 +52,7 @@ std::vector<OptimizerKernel> optimizer_step_kernels(const SoftwareStack& stack, 
       // torch.nn.utils.clip_grad_norm_: the norm reads the fp32 gradients, then every gradient is
       // multiplied by the clamped coefficient, whether or not it clips (no host synchronization);
       // then AdamW. Gradients are set to None, not zeroed.
-      kernels.push_back({"gradient norm", one_way_pass(shard * kFp32, 2.0 * static_cast<double>(shard))});
+      kernels.push_back({"gradient norm", gradient_norm});
       kernels.push_back({"clip gradients", parameter_pass(shard, 2 * kFp32)});
       kernels.push_back({"optimizer step", adam_step_work(shard)});
       break;

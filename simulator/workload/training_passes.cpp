@@ -321,6 +321,7 @@ void TrainingGraphBuilder::recompute_layer(int stage, const Chunk& chunk, std::s
         add_ops(stage, op_name(step, "recompute", mb), step_work(*step.forward, step.comm, stage), step.comm);
     consume(ops, x);
     consume(ops, layer_parameters_);
+    add_workspace(stage, ops, step.forward_workspace_bytes);  // a recomputed op needs its scratch again
     if (step.saved_bytes > 0) {
       recomputed[i] = add_tensors(stage, step.saved_bytes, TensorKind::activation);
       produce(ops, recomputed[i]);
