@@ -53,12 +53,14 @@ std::vector<const PlanOutcome*> top_plans(const SweepResult& result, std::size_t
   return plans;
 }
 
-// Best MFU for each (TP, PP); cells where every plan ran out of memory say OOM.
+// Best MFU for each (TP, PP); cells where every plan ran out of memory say OOM, cells whose plans
+// that may fit were all pruned say so.
 std::string heatmap(const SweepResult& result) {
   std::set<int> tps;
   std::set<int> pps;
   std::map<std::pair<int, int>, double> best;
   std::set<std::pair<int, int>> out_of_memory;
+  std::set<std::pair<int, int>> pruned;
   double top_mfu = 0.0;
   for (const PlanOutcome& plan : result.plans) {
     const auto key = std::make_pair(plan.scenario.parallel.tp, plan.scenario.parallel.pp);
@@ -69,6 +71,8 @@ std::string heatmap(const SweepResult& result) {
       top_mfu = std::max(top_mfu, plan.report->mfu);
     } else if (plan.status == PlanStatus::oom) {
       out_of_memory.insert(key);
+    } else if (plan.status == PlanStatus::pruned) {
+      pruned.insert(key);
     }
   }
   constexpr int kCell = 64, kLeft = 70, kTop = 30;
@@ -100,6 +104,10 @@ std::string heatmap(const SweepResult& result) {
         fill = blue(top_mfu > 0 ? it->second / top_mfu : 0.0);
         label = format_percent(it->second);
         kind = "ok";
+      } else if (pruned.contains(key)) {
+        fill = "#dddddd";
+        label = "pruned";
+        kind = "pruned";
       } else if (out_of_memory.contains(key)) {
         fill = "url(#oom-hatch)";
         label = "OOM";
@@ -240,9 +248,14 @@ void write_sweep_html(std::ostream& out, const TrainingScenario& base, int gpus,
   out << "<h1>" << escape(title) << "</h1>\n";
   out << fmt::format(
       "<p>{} samples of {} tokens per iteration. {} plans considered: {} invalid, {} out of memory, "
-      "{} simulated, {} fit.</p>\n",
+      "{} simulated, {} fit.{}</p>\n",
       base.training.global_batch, base.training.seq_len, result.considered, result.invalid, result.out_of_memory,
-      result.simulated, result.feasible);
+      result.simulated, result.feasible,
+      result.pruned == 0 ? ""
+                         : fmt::format(" {} plans were not simulated: their compute alone is slower than the top {} "
+                                       "(pruned); the heatmap shows the best simulated plan of each cell, and "
+                                       "--all simulates every plan.",
+                                       result.pruned, top));
   out << "<h2>Best MFU for each TP x PP</h2>\n" << heatmap(result) << "\n";
   if (plans.empty()) {
     out << "<p>No plan fits.</p></body></html>\n";

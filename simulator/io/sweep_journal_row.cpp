@@ -75,7 +75,7 @@ PlanOutcome parse_sweep_journal_row(std::string_view row) {
   PlanOutcome plan;
   plan.label = cell("label");
   const auto status = kPlanStatusNames.parse(cell("status"));
-  if (!status || *status == PlanStatus::invalid) {
+  if (!status || (*status != PlanStatus::ok && *status != PlanStatus::oom)) {
     throw InputError("column status: '" + cell("status") + "' is not ok or oom (the outcomes of a simulated plan)");
   }
   plan.status = *status;

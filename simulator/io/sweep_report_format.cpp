@@ -28,10 +28,10 @@ std::string render_sweep_report(const TrainingScenario& base, int gpus, const Sw
       fmt::format("Model    {}, {} layers\nCluster  {}: {} GPUs ({})\nBatch    {} samples of {} tokens\n\n",
                   base.model.name, base.model.layers(), base.cluster.name, gpus, base.cluster.gpu.name,
                   base.training.global_batch, base.training.seq_len);
-  out += fmt::format(
-      "Plans    {} considered: {} invalid, {} out of memory by estimate, {} simulated; {} out of memory "
-      "in all, {} fit\n",
-      r.considered, r.invalid, r.dropped_by_memory_estimate, r.simulated, r.out_of_memory, r.feasible);
+  out += fmt::format("Plans    {} considered: {} invalid, {} out of memory by estimate, {} simulated", r.considered,
+                     r.invalid, r.dropped_by_memory_estimate, r.simulated);
+  if (r.pruned > 0) out += fmt::format(", {} pruned (slower by their compute alone than the top {})", r.pruned, top);
+  out += fmt::format("; {} out of memory in all, {} fit\n", r.out_of_memory, r.feasible);
   if (!r.invalid_by_reason.empty()) {
     out += "Invalid  ";
     bool first = true;
@@ -82,7 +82,9 @@ std::string sweep_csv_cells(const PlanOutcome& plan) {
                                csv_number(report.tokens_per_s), csv_number(report.tflops_per_gpu), plan.peak_memory(),
                                csv_number(shares.bubble), csv_number(shares.exposed_comm));
   }
-  if (plan.status == PlanStatus::oom) return cells + fmt::format(",,,,{},0,,", plan.peak_memory());
+  if (plan.status == PlanStatus::oom || plan.status == PlanStatus::pruned) {
+    return cells + fmt::format(",,,,{},0,,", plan.peak_memory());  // the memory estimate
+  }
   return cells + ",,,,,,,";
 }
 
@@ -137,6 +139,7 @@ nlohmann::json sweep_json(const TrainingScenario& base, int gpus, const SweepRes
           {"invalid_by_reason", r.invalid_by_reason},
           {"dropped_by_memory_estimate", r.dropped_by_memory_estimate},
           {"simulated", r.simulated},
+          {"pruned", r.pruned},
           {"out_of_memory", r.out_of_memory},
           {"feasible", r.feasible},
           {"plans", std::move(plans)}};

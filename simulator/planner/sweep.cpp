@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -15,6 +16,7 @@
 #include "simulator/core/checked_math.hpp"
 #include "simulator/engine/engine.hpp"
 #include "simulator/engine/simulation_checkpoint.hpp"
+#include "simulator/planner/iteration_bound.hpp"
 #include "simulator/planner/memory_estimate.hpp"
 #include "simulator/planner/plan_enumeration.hpp"
 #include "simulator/workload/graph_size.hpp"
@@ -155,6 +157,143 @@ bool ranks_before(const PlanOutcome& a, const PlanOutcome& b) {
   return a.label < b.label;
 }
 
+// Simulates tasks of plans on the sweep's threads, counting the time of each phase and the plans
+// done.
+struct SweepRun {
+  SweepResult& sweep;
+  const SweepOptions& options;
+  PhaseTotals totals;
+  std::atomic<std::size_t> done{0};
+  std::size_t total = 0;  // plans to simulate, less those pruned so far
+  std::int64_t resumed = 0;
+
+  SweepRun(SweepResult& s, const SweepOptions& o, std::size_t to_simulate) : sweep(s), options(o), total(to_simulate) {}
+
+  bool stopped() const { return options.stop && options.stop(); }
+
+  // Simulates `plans` (waiting ones); returns early when stopped.
+  void simulate(const std::vector<std::size_t>& plans) {
+    const std::vector<SimulationTask> tasks = simulation_tasks(sweep.plans, plans, options.reuse);
+    resumed += std::count_if(tasks.begin(), tasks.end(), [](const SimulationTask& t) { return t.reordered; });
+    tbb::task_arena arena(std::max(1, options.threads));
+    arena.execute([&] {
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, tasks.size(), 1), [&](const auto& range) {
+        for (std::size_t i = range.begin(); i < range.end(); ++i) {
+          if (stopped()) return;
+          run(tasks[i]);
+        }
+      });
+    });
+  }
+
+ private:
+  void run(const SimulationTask& task) {
+    PlanOutcome& plan = sweep.plans[task.plan];
+    if (task.reordered) {
+      simulate_plan_and_reordered(plan, sweep.plans[*task.reordered], totals);
+    } else {
+      simulate_plan(plan, options.reuse, totals);
+    }
+    if (options.on_simulated) {
+      options.on_simulated(plan);
+      if (task.reordered) options.on_simulated(sweep.plans[*task.reordered]);
+    }
+    const std::size_t finished = done += task.reordered ? 2 : 1;
+    if (options.progress) options.progress(finished, total);
+  }
+};
+
+// Plans simulated between two prunings: fixed, so that which plans are pruned does not depend on
+// the thread count; large enough to keep many threads busy.
+constexpr std::size_t kPruningBlock = 64;
+
+// The most tokens per second the plan can reach: its tokens per iteration over its iteration
+// bound, computed as its report would compute them, so that a plan simulated to take at least
+// the bound reports at most this (infinite without a bound).
+double tokens_per_s_at_most(const PlanOutcome& plan) {
+  if (!plan.iteration_bound || *plan.iteration_bound <= 0) return std::numeric_limits<double>::infinity();
+  const TrainingSpec& t = plan.scenario.training;
+  const double seconds = static_cast<double>(*plan.iteration_bound) / kNsPerSecond;
+  return static_cast<double>(t.global_batch) *
+         static_cast<double>(module_tokens(plan.scenario.model.modules.back(), t.sample())) / seconds;
+}
+
+// The plans to simulate (waiting, or given their outcome before by a journal), best bound first;
+// a GPipe plan right after the 1F1B plan of its layout, which it is simulated with (their bounds
+// are the same). `partner[i]` is the plan each is ordered with.
+std::vector<std::size_t> best_bounds_first(const std::vector<PlanOutcome>& plans, std::vector<std::size_t>& partner) {
+  std::map<std::string, std::size_t> one_f_one_b;
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    if (plans[i].scenario.parallel.schedule == PipelineSchedule::one_f_one_b) one_f_one_b.emplace(plans[i].label, i);
+  }
+  std::vector<std::size_t> order;
+  partner.assign(plans.size(), 0);
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    partner[i] = i;
+    if (!waits(plans[i]) && !plans[i].simulated()) continue;
+    order.push_back(i);
+    if (plans[i].scenario.parallel.schedule != PipelineSchedule::gpipe) continue;
+    TrainingScenario layout = plans[i].scenario;
+    layout.parallel.schedule = PipelineSchedule::one_f_one_b;
+    if (auto it = one_f_one_b.find(plan_label(layout)); it != one_f_one_b.end()) partner[i] = it->second;
+  }
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const TimeNs bound_a = plans[a].iteration_bound.value_or(0);
+    const TimeNs bound_b = plans[b].iteration_bound.value_or(0);
+    if (bound_a != bound_b) return bound_a < bound_b;
+    if (partner[a] != partner[b]) return partner[a] < partner[b];
+    return a < b;
+  });
+  return order;
+}
+
+// Leaves the plans from `order[from]` on unsimulated: none of them can enter the top `top`, whose
+// slowest plan is `kth`.
+void prune(SweepResult& sweep, const std::vector<std::size_t>& order, std::size_t from, std::size_t top,
+           const PlanOutcome& kth, SweepRun& run) {
+  for (std::size_t i = from; i < order.size(); ++i) {
+    PlanOutcome& plan = sweep.plans[order[i]];
+    if (!waits(plan)) continue;
+    plan.status = PlanStatus::pruned;
+    plan.reason =
+        fmt::format("its compute alone takes at least {:.3f} s; each of the {} best plans takes at most {:.3f} s",
+                    static_cast<double>(*plan.iteration_bound) / kNsPerSecond, top, kth.report->iteration_time_s);
+    ++sweep.pruned;
+    --run.total;
+  }
+}
+
+// Simulates the plans in blocks, best bound first; once the k-th best plan simulated so far is
+// faster than the next plan's bound, that plan and every later one are pruned.
+void simulate_best_bounds_first(SweepResult& sweep, std::size_t top, SweepRun& run) {
+  std::vector<std::size_t> partner;
+  const std::vector<std::size_t> order = best_bounds_first(sweep.plans, partner);
+  std::vector<const PlanOutcome*> best;  // the best `top` plans that fit so far, best first
+  std::size_t next = 0;
+  while (next < order.size()) {
+    std::size_t end = std::min(order.size(), next + kPruningBlock);
+    while (end < order.size() && partner[order[end]] == partner[order[end - 1]]) ++end;
+    std::vector<std::size_t> block;
+    for (std::size_t i = next; i < end; ++i) {
+      if (waits(sweep.plans[order[i]])) block.push_back(order[i]);
+    }
+    run.simulate(block);
+    if (run.stopped()) return;
+    for (std::size_t i = next; i < end; ++i) {
+      if (sweep.plans[order[i]].status == PlanStatus::ok) best.push_back(&sweep.plans[order[i]]);
+    }
+    std::sort(best.begin(), best.end(),
+              [](const PlanOutcome* a, const PlanOutcome* b) { return ranks_before(*a, *b); });
+    if (best.size() > top) best.resize(top);
+    next = end;
+    if (next == order.size() || best.size() < top) continue;
+    if (tokens_per_s_at_most(sweep.plans[order[next]]) < best.back()->report->tokens_per_s) {
+      prune(sweep, order, next, top, *best.back(), run);
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 Bytes PlanOutcome::peak_memory() const {
@@ -171,6 +310,7 @@ SweepResult enumerate_sweep(const TrainingScenario& base, const SweepGrid& grid,
   result.considered = static_cast<std::int64_t>(enumeration.plans.size());
   result.invalid = enumeration.invalid;
   result.invalid_by_reason = std::move(enumeration.invalid_by_reason);
+  IterationBound iteration_bound(base);
   for (PlanCandidate& candidate : enumeration.plans) {
     PlanOutcome plan;
     plan.label = plan_label(candidate.scenario);
@@ -188,6 +328,7 @@ SweepResult enumerate_sweep(const TrainingScenario& base, const SweepGrid& grid,
     } else if (passes_memory_estimate(plan)) {
       ++result.simulated;
       plan.graph_ops = size.held_ops;
+      plan.iteration_bound = iteration_bound(plan.scenario);
       result.estimated_graph_ops = saturating_add(result.estimated_graph_ops, size.held_ops);
     } else {
       ++result.dropped_by_memory_estimate;
@@ -205,34 +346,17 @@ void simulate_sweep(SweepResult& sweep, const SweepOptions& options) {
   }
   sweep.reused = sweep.simulated - static_cast<std::int64_t>(to_simulate.size());
 
-  const std::vector<SimulationTask> tasks = simulation_tasks(sweep.plans, to_simulate, options.reuse);
-  std::atomic<std::size_t> done{0};
-  PhaseTotals totals;
-  tbb::task_arena arena(std::max(1, options.threads));
-  arena.execute([&] {
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, tasks.size(), 1), [&](const auto& range) {
-      for (std::size_t i = range.begin(); i < range.end(); ++i) {
-        if (options.stop && options.stop()) return;
-        const SimulationTask& task = tasks[i];
-        PlanOutcome& plan = sweep.plans[task.plan];
-        if (task.reordered) {
-          simulate_plan_and_reordered(plan, sweep.plans[*task.reordered], totals);
-        } else {
-          simulate_plan(plan, options.reuse, totals);
-        }
-        if (options.on_simulated) {
-          options.on_simulated(plan);
-          if (task.reordered) options.on_simulated(sweep.plans[*task.reordered]);
-        }
-        const std::size_t finished = done += task.reordered ? 2 : 1;
-        if (options.progress) options.progress(finished, to_simulate.size());
-      }
-    });
-  });
-  sweep.phases.graph = static_cast<double>(totals.graph.load()) * 1e-9;
-  sweep.phases.engine = static_cast<double>(totals.engine.load()) * 1e-9;
-  sweep.phases.report = static_cast<double>(totals.report.load()) * 1e-9;
-  sweep.resumed = std::count_if(tasks.begin(), tasks.end(), [](const SimulationTask& t) { return t.reordered; });
+  SweepRun run(sweep, options, to_simulate.size());
+  if (options.prune_beyond_top == 0) {
+    run.simulate(to_simulate);
+  } else {
+    simulate_best_bounds_first(sweep, options.prune_beyond_top, run);
+  }
+  sweep.phases.graph = static_cast<double>(run.totals.graph.load()) * 1e-9;
+  sweep.phases.engine = static_cast<double>(run.totals.engine.load()) * 1e-9;
+  sweep.phases.report = static_cast<double>(run.totals.report.load()) * 1e-9;
+  sweep.resumed = run.resumed;
+  sweep.simulated -= sweep.pruned;
   sweep.unfinished = std::count_if(sweep.plans.begin(), sweep.plans.end(), waits);
   if (sweep.interrupted()) return;
 

@@ -1,3 +1,4 @@
+#include "simulator/workload/op_parts.hpp"
 #include "simulator/workload/training_graph_builder.hpp"
 #include "simulator/workload/training_sharded_layers.hpp"
 
@@ -111,10 +112,7 @@ PerPeer<OpId> TrainingGraphBuilder::emit_ring_attention(int stage, const Step& s
                                                         std::string_view phase, int mb, const PerPeer<TensorId>& input,
                                                         int traffic_factor) {
   const int parts = step.context_parallel_chunks;
-  OpWork part = whole;
-  part.flops /= parts;
-  part.memory_bytes /= parts;
-  const WorkId part_work = b_->intern_work(part);
+  const WorkId part_work = b_->intern_work(ring_attention_part(whole, parts));
   const RankCoordinates& first = stages_[static_cast<std::size_t>(stage)].front().coordinates;
   const std::uint32_t neighbour_group =
       point_to_point_group(CommGroupKind::cp, stages_[static_cast<std::size_t>(stage)].front().rank,

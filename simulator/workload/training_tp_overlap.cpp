@@ -4,7 +4,7 @@
 // fc1_fprop by "ring_exchange" (copy-engine transfers, the GEMM split into TP parts), proj_fprop
 // and fc2_fprop by "pipeline" (the GEMM split into 4, each part's reduce-scatter run while the next
 // part computes, on 16 SMs the GEMM leaves them). docs/stacks.md says what this leaves out.
-#include "simulator/workload/modules/op_factory.hpp"
+#include "simulator/workload/op_parts.hpp"
 #include "simulator/workload/training_graph_builder.hpp"
 
 namespace weft::training_graph {
@@ -15,14 +15,7 @@ bool is_collective_of(const Step& step, OpClass op_class) {
 }
 
 bool is_gemm_in(const Step& step, std::int64_t parts) {
-  return step.forward && step.forward->op_class == OpClass::gemm && step.forward->shape.size() == 3 &&
-         step.forward->shape[0] % parts == 0;
-}
-
-// The GEMM of `step` over 1/parts of its rows.
-OpWork gemm_part(const Step& step, std::int64_t parts) {
-  const OpWork& whole = *step.forward;
-  return gemm_work(whole.shape[0] / parts, whole.shape[1], whole.shape[2], whole.dtype, whole.kernel);
+  return step.forward && splits_into_row_parts(*step.forward, parts);
 }
 
 }  // namespace
@@ -57,7 +50,7 @@ std::pair<PerPeer<OpId>, PerPeer<OpId>> TrainingGraphBuilder::emit_tp_overlap(Tp
     transfer.comm_group = point_to_point_group(CommGroupKind::tp, stages_[static_cast<std::size_t>(stage)].front().rank,
                                                dims_.rank_of({(at.tp + 1) % dims_.tp, at.cp, at.dp, at.pp}));
     const WorkId transfer_work = b_->intern_work(transfer);
-    const WorkId part_work = b_->intern_work(gemm_part(second, parts));
+    const WorkId part_work = b_->intern_work(gemm_row_part(*second.forward, parts));
     PerPeer<TensorId> shard = input;
     for (std::int64_t j = 0; j < parts; ++j) {
       const PerPeer<OpId> gemm = add_ops(stage, name("{} fwd{} part {}/{}", second.name, mb_suffix(mb), j + 1, parts),
@@ -85,7 +78,7 @@ std::pair<PerPeer<OpId>, PerPeer<OpId>> TrainingGraphBuilder::emit_tp_overlap(Tp
   }
   // Pipeline: each quarter of the GEMM's rows, then its reduce-scatter on the TP stream while the
   // next quarter computes.
-  OpWork part = gemm_part(first, kTpOverlapPipelineParts);
+  OpWork part = gemm_row_part(*first.forward, kTpOverlapPipelineParts);
   part.reserved_sms = kTpOverlapPipelineSms;
   const WorkId part_work = b_->intern_work(part);
   OpWork scatter = *second.forward;

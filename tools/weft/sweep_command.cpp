@@ -27,6 +27,7 @@ struct SweepFlags {
   int gpus = 0;
   std::string grid;
   std::size_t top = 10;
+  bool all = false;
   std::string csv_file;
   std::string json_file;
   std::string html_file;
@@ -44,7 +45,7 @@ struct SweepFlags {
 // sweep simulates and what it finds for them. JSON is fingerprinted as parsed, so that its layout
 // does not count.
 SweepJournalInputs journal_inputs(const JsonDocument& scenario, const std::string& calibration, int gpus,
-                                  const SweepGrid& grid) {
+                                  const SweepGrid& grid, std::size_t prune_beyond_top) {
   std::string profile = "default";  // the cluster's own
   if (calibration == "none") {
     profile = "none";
@@ -55,7 +56,8 @@ SweepJournalInputs journal_inputs(const JsonDocument& scenario, const std::strin
           {"scenario", content_fingerprint(scenario.root().json().dump())},
           {"calibration", profile},
           {"gpus", std::to_string(gpus)},
-          {"grid", grid_spec(grid)}};
+          {"grid", grid_spec(grid)},
+          {"simulate", prune_beyond_top == 0 ? std::string("all") : fmt::format("top {}", prune_beyond_top)}};
 }
 
 void write_trace_of_best(const SweepFlags& flags, const PlanOutcome& best) {
@@ -160,16 +162,20 @@ void run_sweep_command(const SweepFlags& flags) {
       flags.threads > 0 ? flags.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   // A resumed sweep counts only the plans its journal does not hold; a new journal is started only
   // once the grid is accepted.
-  if (journal.resuming()) journal.open(result, journal_inputs(document, flags.calibration, gpus, grid));
+  const std::size_t prune_beyond_top = flags.all ? 0 : flags.top;
+  if (journal.resuming()) {
+    journal.open(result, journal_inputs(document, flags.calibration, gpus, grid, prune_beyond_top));
+  }
   check_sweep_time(result, threads, flags.max_minutes);
   if (journal.enabled() && !journal.resuming()) {
-    journal.open(result, journal_inputs(document, flags.calibration, gpus, grid));
+    journal.open(result, journal_inputs(document, flags.calibration, gpus, grid, prune_beyond_top));
   }
   ProgressBar progress("simulating");
   SweepOptions options;
   options.threads = threads;
   options.max_ops = flags.max_ops;
   options.reuse = !flags.reuse.no_reuse;
+  options.prune_beyond_top = prune_beyond_top;
   options.progress = [&](std::size_t done, std::size_t total) { progress.update(done, total); };
   options.on_simulated = [&](const PlanOutcome& plan) { journal.add(plan); };
   options.stop = [] { return interrupt_requested(); };
@@ -221,7 +227,14 @@ void add_sweep_command(CLI::App& app) {
                    "Axes to narrow or widen, e.g. \"tp=1,2,4,8 pp=1..16 mb=1,2\"; axes tp, pp, cp, vpp, mb, "
                    "recompute, zero, schedule, sp")
       ->type_name("SPEC");
-  command->add_option("--top", flags->top, "Plans to show (default 10)")->type_name("K");
+  command
+      ->add_option("--top", flags->top,
+                   "Plans to show (default 10); plans whose compute alone is slower than the K-th best are not "
+                   "simulated (pruned) unless --all")
+      ->type_name("K");
+  command->add_flag("--all", flags->all,
+                    "Simulate every plan that may fit, also those that cannot enter the top K (for --csv, --json and "
+                    "--html of the whole grid)");
   command->add_option("--csv", flags->csv_file, "Write every plan as CSV to FILE (see --incremental)")
       ->type_name("FILE");
   command->add_option("--json", flags->json_file, "Write every plan as JSON to FILE")->type_name("FILE");

@@ -1,0 +1,67 @@
+#pragma once
+
+// A lower bound of a plan's simulated iteration time, cheap enough to take for every plan of a
+// sweep: a plan whose bound is slower than the k-th best simulated plan cannot enter the top k and
+// need not be simulated (docs/sweep.md, pruning).
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "cost_models/cluster_cost_model.hpp"
+#include "simulator/workload/training_scenario.hpp"
+
+namespace weft {
+
+// What a pipeline layer (with the blocks anchored to it) puts on its rank's compute stream for one
+// microbatch, in ns: compute ops, and the forward pass's tensor-parallel collectives where they run
+// there (synchronously, without TP communication overlap).
+struct LayerComputeTimes {
+  TimeNs forward = 0;
+  TimeNs input_grad = 0;           // the backward pass's input-gradient ops
+  TimeNs weight_grad = 0;          // its weight-gradient ops
+  TimeNs full_recompute = 0;       // the layer's forward again (its own steps, not the anchored blocks)
+  TimeNs selective_recompute = 0;  // its attention core's forward again
+};
+
+// Lower bounds of the iteration times `simulate` gives the plans of one sweep: one model, cluster
+// and options; plans that vary the layout, micro-batch, recompute and schedule. A pipeline rank
+// runs what its compute stream holds one op at a time, and its first op waits for the first
+// microbatch's forward through the stages before it; so an iteration takes at least, for every
+// stage s,
+//
+//   head(s) + m x sum over its chunks of (F + B + R)
+//
+// with head(s) the forward of virtual stages 0 .. s-1 for one microbatch, F, B and R a chunk's
+// forward, backward and recomputation for one microbatch and m the microbatches. Where the
+// schedule ends each stage with a backward pass (GPipe, 1F1B, interleaved), the input gradient it
+// sends still has to cross the stages before it: their input-gradient ops add to the bound, less
+// the weight gradients that may follow the pass's last input-gradient op. Other communication,
+// the optimizer step and every op the bound is not sure of count nothing; where the graph builder
+// may split an op (ring attention, TP communication overlap), the cheaper of the whole op and its
+// parts counts. Not thread-safe: layer times are cached per shard context.
+class IterationBound {
+ public:
+  // Prices ops on `base`'s cluster (its calibration included) with its options (ideal network,
+  // collective algorithm), as the plans' simulations do.
+  explicit IterationBound(const TrainingScenario& base);
+
+  // None for plans it does not cover: per-sample data, models of several modules.
+  std::optional<TimeNs> operator()(const TrainingScenario& plan);
+
+  // Per pipeline layer, for the plan's shard context.
+  const std::vector<LayerComputeTimes>& layer_times(const TrainingScenario& plan);
+
+ private:
+  // What a layer's times depend on besides the model: the plan's shard context and kernels.
+  using ContextKey = std::tuple<int, int, bool, std::int64_t, std::int64_t, std::int64_t, Dtype, Kernel, bool,
+                                CrossEntropyKernels, std::int64_t, ContextParallelAlgorithm, bool>;
+
+  ClusterCostModel cost_;
+  std::map<int, std::uint32_t> tp_groups_;  // per TP size: a TP group's placement (ranks 0 .. tp - 1)
+  std::map<ContextKey, std::vector<LayerComputeTimes>> cache_;
+};
+
+}  // namespace weft

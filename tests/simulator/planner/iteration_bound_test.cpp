@@ -1,0 +1,125 @@
+#include "simulator/planner/iteration_bound.hpp"
+
+#include <filesystem>
+#include <numeric>
+#include <thread>
+
+#include <fmt/format.h>
+#include <catch2/catch.hpp>
+
+#include "simulator/planner/sweep.hpp"
+#include "simulator/workload/multimodal_model.hpp"
+#include "simulator/workload/stage_partition.hpp"
+#include "tests/simulator/workload/training_test_support.hpp"
+
+namespace weft {
+namespace {
+
+TrainingScenario bound_scenario(const std::string& parallel, int gpus = 2) {
+  return test::scenario_from(fmt::format(R"({{"model": {}, "cluster": {{"base": "dgx-h100", "gpus": {}}},
+      "parallel": {},
+      "training": {{"global_batch": 4, "micro_batch": 1, "seq_len": 2048}}}})",
+                                         test::kSmallLlama, gpus, parallel));
+}
+
+TimeNs sum_of(const std::vector<LayerComputeTimes>& layers, int first, int end, TimeNs LayerComputeTimes::*field) {
+  TimeNs total = 0;
+  for (int l = first; l < end; ++l) total += layers[static_cast<std::size_t>(l)].*field;
+  return total;
+}
+
+TEST_CASE("a layer's compute is what the stage partition prices it, and one stage's bound is m times it", "[bound]") {
+  const TrainingScenario plan = bound_scenario(R"({"tp": 1, "pp": 1, "dp": 1})", 1);
+  IterationBound bound(plan);
+  const std::vector<LayerComputeTimes>& layers = bound.layer_times(plan);
+  // The Cornstarch partition's per-layer compute (forward, input and weight gradients), priced
+  // by its own code.
+  const std::vector<std::int64_t> partition_times = pipeline_layer_times(
+      MultimodalModel(plan.model), plan.shard_context(), plan.training.sample(), ClusterCostModel(plan.cluster));
+  REQUIRE(layers.size() == partition_times.size());
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    CHECK(layers[l].forward + layers[l].input_grad + layers[l].weight_grad == partition_times[l]);
+  }
+  // Full recompute runs a layer's forward again, not the embedding or the head anchored to it.
+  CHECK(layers[3].full_recompute == layers[3].forward);
+  CHECK(layers.front().full_recompute < layers.front().forward);
+  CHECK(layers.back().full_recompute < layers.back().forward);
+  CHECK(layers[3].full_recompute == layers.front().full_recompute);
+  // One stage, 4 microbatches, nothing recomputed: the stage computes every layer 4 times.
+  const TimeNs per_microbatch = std::accumulate(partition_times.begin(), partition_times.end(), TimeNs{0});
+  CHECK(bound(plan) == 4 * per_microbatch);
+}
+
+TEST_CASE("two stages add the first microbatch's forward before and the last gradient's way back", "[bound]") {
+  const TrainingScenario plan =
+      bound_scenario(R"({"tp": 1, "pp": 2, "dp": 1, "schedule": "1f1b", "recompute": "full"})");
+  IterationBound bound(plan);
+  const std::vector<LayerComputeTimes>& layers = bound.layer_times(plan);
+  using L = LayerComputeTimes;
+  const auto total = [&](int first, int end) {
+    return sum_of(layers, first, end, &L::forward) + sum_of(layers, first, end, &L::input_grad) +
+           sum_of(layers, first, end, &L::weight_grad) + sum_of(layers, first, end, &L::full_recompute);
+  };
+  // Stage 0 holds layers 0-3 (with the embedding), stage 1 layers 4-7 (with the head and loss).
+  const TimeNs stage0 = 4 * total(0, 4);
+  const TimeNs head = sum_of(layers, 0, 4, &L::forward);
+  // Stage 1's last gradient crosses stage 0's input-gradient ops and the recomputation of its
+  // layers but the last (recomputed in a pass of its own), after what may follow stage 1's last
+  // input-gradient op: the weight gradients of its first layer.
+  const TimeNs drain = sum_of(layers, 0, 4, &L::input_grad) + sum_of(layers, 0, 3, &L::full_recompute);
+  const TimeNs stage1_busy = head + 4 * total(4, 8);
+  const TimeNs stage1_drained = stage1_busy - layers[4].weight_grad + drain;
+  const TimeNs expected = std::max(stage0, std::max(stage1_busy, stage1_drained));
+  CHECK(stage1_drained > stage1_busy);  // the drain counts here
+  CHECK(bound(plan) == expected);
+
+  // Zero-bubble H1 may run weight gradients after the last input gradient: the drain then follows
+  // every other op of the stage.
+  TrainingScenario zero_bubble = plan;
+  zero_bubble.parallel.schedule = PipelineSchedule::zb_h1;
+  const TimeNs without_weights = head + 4 * (total(4, 8) - sum_of(layers, 4, 8, &L::weight_grad)) + drain;
+  CHECK(bound(zero_bubble) == std::max({stage0, stage1_busy, without_weights}));
+}
+
+TEST_CASE("the bound covers models of one module with uniform batches only", "[bound]") {
+  TrainingScenario plan = bound_scenario(R"({"tp": 1, "pp": 1, "dp": 1})", 1);
+  IterationBound bound(plan);
+  CHECK(bound(plan).has_value());
+  plan.data = DataSpec{};
+  CHECK_FALSE(bound(plan).has_value());
+}
+
+// Every plan that every bundled experiment's default grid simulates takes at least its bound: the
+// sweep's pruning never drops a plan of the top k. Minutes on 2 cores: its own ctest
+// (planner.bound_grids).
+TEST_CASE("no plan of a bundled experiment's grid is simulated faster than its bound", "[.][bound_grids]") {
+  int grids = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(WEFT_SOURCE_DIR "/scenarios/experiments")) {
+    const JsonDocument document = JsonDocument::parse_file(entry.path().string());
+    TrainingScenario base;
+    try {
+      base = load_sweep_scenario(document.root());
+    } catch (const InputError&) {
+      continue;  // sweep refuses it: per-sample data, or a graph scenario
+    }
+    if (base.model.modules.size() != 1) continue;  // sweep refuses models of several modules
+    SweepOptions options;
+    options.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const SweepResult sweep = run_sweep(base, default_grid(base, base.cluster.gpus), base.cluster.gpus, options);
+    std::int64_t checked = 0;
+    for (const PlanOutcome& plan : sweep.plans) {
+      if (!plan.simulated()) continue;
+      INFO(entry.path().filename().string() << ": " << plan.label);
+      REQUIRE(plan.iteration_bound.has_value());
+      CHECK(static_cast<double>(*plan.iteration_bound) / kNsPerSecond <= plan.report->iteration_time_s);
+      ++checked;
+    }
+    CHECK(checked == sweep.simulated);
+    CHECK(checked > 0);
+    ++grids;
+  }
+  CHECK(grids >= 9);  // five CPU GPT grids, GPT-3 1.3B and 175B, Llama 3 70B (two) and 405B
+}
+
+}  // namespace
+}  // namespace weft
