@@ -14,5 +14,5 @@ WEFT_TARGET=weft WEFT_PROGRESS=1 weft_build "$WEFT_ROOT/build-demo" -DCMAKE_BUIL
 
 out="$WEFT_ROOT/build-demo/demo"
 mkdir -p "$out"
-"$WEFT_ROOT/build-demo/tools/weft" sweep "$WEFT_ROOT/scenarios/experiments/llama3-70b-1024xh100.json" --top 10 \
+"$WEFT_ROOT/build-demo/tools/weft" sweep "$WEFT_ROOT/scenarios/experiments/llama3-70b-1024xh100.json" --top 10 --all \
   --grid "pp=1..8 cp=1,2 vpp=1,2,4" --html "$out/sweep.html" --trace-best "$out/best-trace.json" --csv "$out/plans.csv"

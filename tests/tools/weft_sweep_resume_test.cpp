@@ -79,11 +79,16 @@ TEST_CASE("Ctrl-C stops an incremental sweep with no partial output; --resume fi
   CHECK_THAT(other_grid.err,
              Contains("weft: error: --resume: " + partial + ": line 6: the journal is for grid 'tp=4,8 pp=4,8,16") &&
                  Contains("it is another sweep's journal"));
+  // Which plans are pruned depends on --top: another --top (or --all) is another sweep.
+  const auto other_top = sweep("--grid '" + kResumeGrid + "' --top 3 --resume" + outputs("p"));
+  CHECK(other_top.exit_code == 2);
+  CHECK_THAT(other_top.err, Contains(": line 7: the journal is for pruning 'beyond the top 10', this sweep for "
+                                     "pruning 'beyond the top 3'"));
   const std::string copy = dir.file("q.csv.partial").string();
   std::ofstream(copy) << journal << "\"tp1\",2\n";
   const auto corrupt = sweep("--grid '" + kResumeGrid + "' --resume --csv '" + dir.file("q.csv").string() + "'");
   CHECK(corrupt.exit_code == 2);
-  CHECK_THAT(corrupt.err, Contains("--resume: " + copy + ": line " + std::to_string(8 + rows) + ": 2 columns, not 22"));
+  CHECK_THAT(corrupt.err, Contains("--resume: " + copy + ": line " + std::to_string(9 + rows) + ": 2 columns, not 22"));
   std::filesystem::remove(copy);
   CHECK(read_file(partial) == journal);
 

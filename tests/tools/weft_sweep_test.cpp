@@ -81,6 +81,37 @@ TEST_CASE("a sweep with --no-reuse ranks the same plans with the same numbers", 
                              Contains(", report "));
 }
 
+TEST_CASE("a sweep prunes the plans that cannot enter its top K, and --all simulates them", "[cli][sweep]") {
+  const TempDir dir;
+  const auto scenario = dir.write("s.json", kSmall);
+  const std::string grid = " --grid 'tp=1,2 pp=1,2,4 cp=1,2 vpp=1,2 zero=1 mb=1,2' --top 3";
+  const auto pruned =
+      run_weft("sweep '" + scenario.string() + "'" + grid + " --csv '" + dir.file("p.csv").string() + "' --json '" +
+               dir.file("p.json").string() + "' --html '" + dir.file("p.html").string() + "'");
+  const auto all = run_weft("sweep '" + scenario.string() + "'" + grid + " --all --csv '" +
+                            dir.file("all.csv").string() + "' --json '" + dir.file("all.json").string() + "'");
+  INFO(pruned.err << all.err);
+  REQUIRE(pruned.exit_code == 0);
+  REQUIRE(all.exit_code == 0);
+  CHECK_THAT(pruned.out, Contains(" pruned (slower by their compute alone than the top 3)"));
+  CHECK_THAT(all.out, !Contains("pruned"));
+  // The same top 3, with the same numbers.
+  const auto top = [](const std::string& out) {
+    return out.substr(out.find("Top 3"), out.find("\nSwept") - out.find("Top 3"));
+  };
+  CHECK(top(pruned.out) == top(all.out));
+  const auto pruned_json = nlohmann::json::parse(read_file(dir.file("p.json")));
+  const auto all_json = nlohmann::json::parse(read_file(dir.file("all.json")));
+  CHECK(pruned_json["pruned"].get<int>() > 0);
+  CHECK(pruned_json["pruned"].get<int>() + pruned_json["simulated"].get<int>() == all_json["simulated"].get<int>());
+  CHECK(all_json["pruned"].get<int>() == 0);
+  // Pruned plans are listed after those that fit or ran out of memory, with their memory estimate.
+  const std::string csv = read_file(dir.file("p.csv"));
+  CHECK_THAT(csv, Contains(",pruned,\"its compute alone takes at least "));
+  CHECK(csv.find(",ok,") < csv.find(",pruned,"));
+  CHECK_THAT(read_file(dir.file("p.html")), Contains("were not simulated") && Contains("--all simulates every plan"));
+}
+
 TEST_CASE("a sweep where nothing fits says so and exits 0", "[cli][sweep]") {
   const TempDir dir;
   const auto scenario = dir.write("big.json", R"({"model": "llama3-405b", "cluster": {"base": "dgx-h100", "gpus": 8},

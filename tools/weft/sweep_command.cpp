@@ -57,7 +57,8 @@ SweepJournalInputs journal_inputs(const JsonDocument& scenario, const std::strin
           {"calibration", profile},
           {"gpus", std::to_string(gpus)},
           {"grid", grid_spec(grid)},
-          {"simulate", prune_beyond_top == 0 ? std::string("all") : fmt::format("top {}", prune_beyond_top)}};
+          {"pruning",
+           prune_beyond_top == 0 ? std::string("none (--all)") : fmt::format("beyond the top {}", prune_beyond_top)}};
 }
 
 void write_trace_of_best(const SweepFlags& flags, const PlanOutcome& best) {
@@ -217,7 +218,8 @@ void add_sweep_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "sweep",
       "Search the parallel layouts (TP, PP, CP, VPP, micro-batch, recompute, ZeRO, schedule) for the GPUs of a "
-      "cluster, drop those that cannot run or fit, simulate the rest in parallel, and rank them by throughput.\n"
+      "cluster, drop those that cannot run or fit, simulate in parallel those that may enter the top K (every one "
+      "with --all), and rank them by throughput.\n"
       "SCENARIO is a training scenario; its model, cluster, training and options are kept and its parallel "
       "section is not read (docs/sweep.md).");
   command->add_option("SCENARIO", flags->scenario, "Scenario JSON file")->required();

@@ -114,5 +114,50 @@ TEST_CASE("a sweep ranks by throughput and does not depend on the thread count",
   }
 }
 
+TEST_CASE("pruning keeps the top k of a sweep of every plan, whatever the thread count or reuse", "[sweep]") {
+  const TrainingScenario base = test::sweep_scenario_from(fmt::format(
+      R"({{"model": {}, "cluster": {{"base": "dgx-h100", "gpus": 32}}, "training": {{"global_batch": 64, "seq_len": 4096}}}})",
+      test::kSmallLlama));
+  SweepGrid grid = default_grid(base, 32);
+  apply_grid_spec(grid, "tp=1,2 pp=1,2,4 cp=1,2 vpp=1,2 zero=1 mb=1,2");
+  constexpr std::size_t kTop = 3;
+  SweepOptions every;
+  every.threads = 2;
+  const SweepResult all = run_sweep(base, grid, 32, every);
+  SweepOptions pruning = every;
+  pruning.prune_beyond_top = kTop;
+  const SweepResult pruned = run_sweep(base, grid, 32, pruning);
+  pruning.threads = 1;
+  pruning.reuse = false;
+  const SweepResult pruned_alone = run_sweep(base, grid, 32, pruning);
+
+  REQUIRE(all.pruned == 0);
+  REQUIRE(all.simulated == 264);  // 288 plans, 24 invalid
+  CHECK(pruned.pruned + pruned.simulated == 264);
+  CHECK(pruned.simulated < 100);  // a block of 64 plans found the top 3
+  for (std::size_t i = 0; i < kTop; ++i) {
+    CHECK(pruned.plans[i].label == all.plans[i].label);
+    CHECK(pruned.plans[i].report->tokens_per_s == all.plans[i].report->tokens_per_s);
+  }
+  // Every pruned plan was simulated by the full sweep slower than the k-th best, and its bound
+  // said so before.
+  std::map<std::string, const PlanOutcome*> simulated;
+  for (const PlanOutcome& plan : all.plans) simulated.emplace(plan.label, &plan);
+  const double kth = all.plans[kTop - 1].report->tokens_per_s;
+  for (const PlanOutcome& plan : pruned.plans) {
+    if (plan.status != PlanStatus::pruned) continue;
+    INFO(plan.label);
+    CHECK(simulated.at(plan.label)->report->tokens_per_s < kth);
+    CHECK(static_cast<double>(*plan.iteration_bound) / kNsPerSecond > all.plans[kTop - 1].report->iteration_time_s);
+    CHECK_THAT(plan.reason, Contains("its compute alone takes at least") && Contains("each of the 3 best plans"));
+  }
+  // Which plans are pruned depends neither on the threads nor on reuse.
+  REQUIRE(pruned.plans.size() == pruned_alone.plans.size());
+  for (std::size_t i = 0; i < pruned.plans.size(); ++i) {
+    CHECK(pruned.plans[i].label == pruned_alone.plans[i].label);
+    CHECK(pruned.plans[i].status == pruned_alone.plans[i].status);
+  }
+}
+
 }  // namespace
 }  // namespace weft
