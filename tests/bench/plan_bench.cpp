@@ -1,5 +1,5 @@
-// What one plan costs weft, phase by phase (docs/PERFORMANCE.md, "Plans per second"): deriving the
-// plans of a sweep's grid, building a plan's workload (graph and pass templates), simulating it
+// What one plan costs weft, phase by phase (docs/PERFORMANCE.md, "Plans per second"): reading and
+// deriving a plan's scenario, deriving the plans of a sweep's grid, building a plan's workload (graph and pass templates), simulating it
 // with the template cache warm (lookups and stamping only) and cold (template simulations too),
 // its report, and the whole single estimate (scenario read, graph, engine, report). Plans: the
 // folded GPT-3 175B on 1,024 A100s, the Llama 3 405B experiment on 16,384 H100s, and the VLM-S
@@ -35,6 +35,13 @@ TrainingScenario load(const std::string& name) {
 constexpr WorkloadOptions kFolded{.unfold = false, .name_ops = false};
 
 void label(benchmark::State& state) { state.SetLabel(kScenarios[state.range(0)]); }
+
+// Reading a plan's scenario file and deriving it (the bundled cluster and its GPU's profile, the
+// model, the stage partition).
+void BM_Scenario(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(load(kScenarios[state.range(0)]));
+  label(state);
+}
 
 void BM_Graph(benchmark::State& state) {
   const TrainingScenario scenario = load(kScenarios[state.range(0)]);
@@ -108,6 +115,7 @@ void BM_DeriveGrid405B(benchmark::State& state) {
   state.counters["plans/s"] = benchmark::Counter(static_cast<double>(plans), benchmark::Counter::kIsRate);
 }
 
+BENCHMARK(BM_Scenario)->DenseRange(0, 2)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Graph)->DenseRange(0, 2)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_EngineWarmTemplates)->DenseRange(0, 2)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_EngineColdTemplates)->DenseRange(0, 2)->Unit(benchmark::kMillisecond);
