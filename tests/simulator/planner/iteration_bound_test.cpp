@@ -89,6 +89,27 @@ TEST_CASE("the bound covers models of one module with uniform batches only", "[b
   CHECK_FALSE(bound(plan).has_value());
 }
 
+TEST_CASE("no plan is simulated faster than its bound, under every bundled stack and ZeRO stage", "[bound]") {
+  for (const char* stack :
+       {"megatron-core", "megatron-lm-2021", "megatron-deepspeed", "pytorch-eager", "llm-foundry"}) {
+    const TrainingScenario base = test::sweep_scenario_from(fmt::format(
+        R"({{"model": {}, "cluster": {{"base": "dgx-h100", "gpus": 16}}, "stack": "{}",
+            "training": {{"global_batch": 16, "seq_len": 4096}}}})",
+        test::kSmallLlama, stack));
+    SweepGrid grid = default_grid(base, 16);
+    apply_grid_spec(grid, "tp=1,4 pp=1,2 cp=1,2 vpp=1,2 mb=1,2 zero=0,1,2,3 recompute=none,full");
+    SweepOptions options;
+    options.threads = 2;
+    const SweepResult sweep = run_sweep(base, grid, 16, options);
+    CHECK(sweep.simulated > 50);
+    for (const PlanOutcome& plan : sweep.plans) {
+      if (!plan.simulated()) continue;
+      INFO(stack << ": " << plan.label);
+      CHECK(static_cast<double>(*plan.iteration_bound) / kNsPerSecond <= plan.report->iteration_time_s);
+    }
+  }
+}
+
 // Every plan that every bundled experiment's default grid simulates takes at least its bound: the
 // sweep's pruning never drops a plan of the top k. Minutes on 2 cores: its own ctest
 // (planner.bound_grids).
