@@ -68,9 +68,16 @@ std::vector<LayerComputeTimes> price_layers(const TrainingScenario& plan, const 
   const ShardContext context = plan.shard_context();
   const int layers = model.layer_count();
   std::vector<LayerComputeTimes> times(static_cast<std::size_t>(layers));
+  // A model of one module repeats one layer: its middle layers cost what its second does (as the
+  // graph size estimate counts them, graph_size.cpp).
+  const bool uniform = !plan.model.multimodal() && layers >= 3;
   std::vector<Step> steps;
   std::vector<int> blocks;
   for (int layer = 0; layer < layers; ++layer) {
+    if (uniform && layer > 1 && layer + 1 < layers) {
+      times[static_cast<std::size_t>(layer)] = times[1];
+      continue;
+    }
     steps.clear();
     blocks.clear();
     model.append_steps(context, plan.training.sample(), {layer, layer + 1, layer == 0, layer + 1 == layers}, false,

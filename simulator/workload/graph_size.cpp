@@ -69,10 +69,13 @@ std::vector<std::int64_t> ops_per_position(const TrainingScenario& s) {
     const bool last_stage = group + 1 == layers.size();
     std::int64_t& position = ops[group % ops.size()];
     position += kComposedOpsPerChunk - 4;  // the transfers
-    if (uniform && layers[group] > 1) {
-      position += count({first, first + 1, first_stage, last_stage}) + (layers[group] - 1) * middle_layer;
-    } else {
+    if (!uniform) {
       position += count({first, first + layers[group], first_stage, last_stage});
+    } else {
+      // A chunk's first layer is a middle one unless the input or output block is anchored to it.
+      const bool anchored = first_stage || last_stage;
+      position += (anchored ? count({first, first + 1, first_stage, last_stage}) : middle_layer) +
+                  (layers[group] - 1) * middle_layer;
     }
     // ZeRO-3: each layer, and the input and output blocks, gathered twice and reduce-scattered
     // (training_sharded_layers.cpp); under full recompute one more gather for the recompute pass.
