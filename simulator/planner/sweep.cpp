@@ -205,7 +205,7 @@ struct SweepRun {
 
 // Plans simulated between two prunings: fixed, so that which plans are pruned does not depend on
 // the thread count; large enough to keep many threads busy.
-constexpr std::size_t kPruningBlock = 64;
+constexpr std::size_t kPruningBlock = 32;
 
 // The most tokens per second the plan can reach: its tokens per iteration over its iteration
 // bound, computed as its report would compute them, so that a plan simulated to take at least
