@@ -6,6 +6,7 @@
 #include "simulator/core/checked_math.hpp"
 #include "simulator/workload/multimodal_model.hpp"
 #include "simulator/workload/op_parts.hpp"
+#include "simulator/workload/pipeline_schedule.hpp"
 
 namespace weft {
 namespace {
@@ -15,7 +16,11 @@ namespace {
 class StepPricer {
  public:
   StepPricer(const ClusterCostModel& cost, const TrainingScenario& plan, std::uint32_t tp_group)
-      : cost_(cost), tp_(plan.parallel.tp), overlaps_tp_(plan.overlaps_tp_communication()), tp_group_(tp_group) {}
+      : cost_(cost),
+        tp_(plan.parallel.tp),
+        overlaps_tp_(plan.overlaps_tp_communication()),
+        same_tp_placements_(plan.cluster.gpus_per_node % plan.parallel.tp == 0),
+        tp_group_(tp_group) {}
 
   // A compute op as it is.
   TimeNs whole(const std::optional<OpWork>& work) const {
@@ -42,9 +47,11 @@ class StepPricer {
   }
 
   // A forward TP collective: on the compute stream unless the stack overlaps TP communication
-  // (then it may run on the TP stream, and counts nothing).
+  // (then it may run on the TP stream, and counts nothing). Priced at the first TP group's
+  // placement, which every stage's TP group has when TP divides the GPUs of a node (TP ranks are
+  // consecutive); otherwise it counts nothing either.
   TimeNs synchronous_tp_collective(const Step& step) const {
-    if (overlaps_tp_ || step.comm != CommGroupKind::tp || !step.forward ||
+    if (overlaps_tp_ || !same_tp_placements_ || step.comm != CommGroupKind::tp || !step.forward ||
         category_of(step.forward->op_class) != OpCategory::communication) {
       return 0;
     }
@@ -60,6 +67,7 @@ class StepPricer {
   const ClusterCostModel& cost_;
   int tp_;
   bool overlaps_tp_;
+  bool same_tp_placements_;
   std::uint32_t tp_group_;
 };
 
@@ -112,13 +120,6 @@ TimeNs recompute_time(const LayerComputeTimes& t, RecomputePolicy policy) {
   return 0;
 }
 
-// Whether every stage's last pass is a backward pass whose input gradient the stages before it
-// still wait for.
-bool ends_with_backward(PipelineSchedule schedule) {
-  return schedule == PipelineSchedule::gpipe || schedule == PipelineSchedule::one_f_one_b ||
-         schedule == PipelineSchedule::interleaved;
-}
-
 // Per virtual stage, one microbatch's times summed over its layers.
 struct VirtualStageTimes {
   TimeNs forward = 0;
@@ -152,7 +153,8 @@ const std::vector<LayerComputeTimes>& IterationBound::layer_times(const Training
                        c.kernels.cross_entropy,
                        plan.model.modules.front().model.vocab_multiple,
                        plan.parallel.cp_algorithm,
-                       plan.overlaps_tp_communication()};
+                       plan.overlaps_tp_communication(),
+                       plan.cluster.gpus_per_node % c.tp == 0};
   auto found = cache_.find(key);
   if (found != cache_.end()) return found->second;
   auto [group, added] = tp_groups_.try_emplace(c.tp, 0);
@@ -169,6 +171,9 @@ std::optional<TimeNs> IterationBound::operator()(const TrainingScenario& plan) {
   const std::vector<LayerComputeTimes>& layers = layer_times(plan);
   const ParallelPlan& p = plan.parallel;
   const std::vector<int> layers_per_virtual_stage = plan.layers_per_virtual_stage();
+  // A virtual stage without layers holds its embedding or head apart from any layer: not covered.
+  if (std::find(layers_per_virtual_stage.begin(), layers_per_virtual_stage.end(), 0) != layers_per_virtual_stage.end())
+    return std::nullopt;
   std::vector<VirtualStageTimes> virtual_stages(layers_per_virtual_stage.size());
   std::size_t layer = 0;
   for (std::size_t v = 0; v < layers_per_virtual_stage.size(); ++v) {
@@ -200,7 +205,10 @@ std::optional<TimeNs> IterationBound::operator()(const TrainingScenario& plan) {
     // input-gradient op, whose gradient the stages before it still pass on.
     const TimeNs drained = saturating_add(saturating_add(head, saturating_mul(m, before_last_input_grad)), drain);
     bound = std::max({bound, busy, drained});
-    if (ends_with_backward(p.schedule)) bound = std::max(bound, saturating_add(busy - trailing, drain));
+    // Where the backward pass computes the weight gradients (every schedule but zero-bubble), the
+    // stage ends with a backward pass: only its first layer's weight gradients follow the last
+    // input-gradient op.
+    if (!splits_weight_gradients(p.schedule)) bound = std::max(bound, saturating_add(busy - trailing, drain));
     head += virtual_stages[s].forward;
     drain += virtual_stages[s].backward_chain;
   }

@@ -29,26 +29,30 @@ struct LayerComputeTimes {
 // Lower bounds of the iteration times `simulate` gives the plans of one sweep: one model, cluster
 // and options; plans that vary the layout, micro-batch, recompute and schedule. A pipeline rank
 // runs what its compute stream holds one op at a time, and its first op waits for the first
-// microbatch's forward through the stages before it; so an iteration takes at least, for every
-// stage s,
+// microbatch's forward through the stages before it. So an iteration takes at least, for every
+// stage s, with m microbatches, F, B, W and R a chunk's forward, input-gradient, weight-gradient
+// and recomputed ops for one microbatch, head(s) the forward of virtual stages 0 .. s-1 and
+// drain(s) the last input gradient's way back through them (their input-gradient ops and the
+// recomputation their backward passes run):
 //
-//   head(s) + m x sum over its chunks of (F + B + R)
+//   head(s) + m x sum over its chunks of (F + B + W + R)
+//   head(s) + m x sum over its chunks of (F + B + R) + drain(s)      (every op but W precedes the
+//                                                                     stage's last input gradient)
+//   head(s) + m x sum of (F + B + W + R) - W(first layer) + drain(s) (schedules whose backward
+//                                                                     pass computes W: only its first
+//                                                                     layer's W follows)
 //
-// with head(s) the forward of virtual stages 0 .. s-1 for one microbatch, F, B and R a chunk's
-// forward, backward and recomputation for one microbatch and m the microbatches. Where the
-// schedule ends each stage with a backward pass (GPipe, 1F1B, interleaved), the input gradient it
-// sends still has to cross the stages before it: their input-gradient ops add to the bound, less
-// the weight gradients that may follow the pass's last input-gradient op. Other communication,
-// the optimizer step and every op the bound is not sure of count nothing; where the graph builder
-// may split an op (ring attention, TP communication overlap), the cheaper of the whole op and its
-// parts counts. Not thread-safe: layer times are cached per shard context.
+// Other communication, the optimizer step and every op the bound is not sure of count nothing;
+// where the graph builder may split an op (ring attention, TP communication overlap), the cheaper
+// of the whole op and its parts counts. Not thread-safe: layer times are cached per shard context.
 class IterationBound {
  public:
   // Prices ops on `base`'s cluster (its calibration included) with its options (ideal network,
   // collective algorithm), as the plans' simulations do.
   explicit IterationBound(const TrainingScenario& base);
 
-  // None for plans it does not cover: per-sample data, models of several modules.
+  // None for plans it does not cover: per-sample data, models of several modules, virtual stages
+  // without layers.
   std::optional<TimeNs> operator()(const TrainingScenario& plan);
 
   // Per pipeline layer, for the plan's shard context.
@@ -57,7 +61,7 @@ class IterationBound {
  private:
   // What a layer's times depend on besides the model: the plan's shard context and kernels.
   using ContextKey = std::tuple<int, int, bool, std::int64_t, std::int64_t, std::int64_t, Dtype, Kernel, bool,
-                                CrossEntropyKernels, std::int64_t, ContextParallelAlgorithm, bool>;
+                                CrossEntropyKernels, std::int64_t, ContextParallelAlgorithm, bool, bool>;
 
   ClusterCostModel cost_;
   std::map<int, std::uint32_t> tp_groups_;  // per TP size: a TP group's placement (ranks 0 .. tp - 1)

@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include <fmt/format.h>
@@ -113,30 +114,44 @@ struct SimulationTask {
   std::optional<std::size_t> reordered;
 };
 
-// A task per plan to simulate, except that with reuse a GPipe plan goes with the 1F1B plan of
-// the same layout when both are simulated: the same passes in another order on each stage.
-std::vector<SimulationTask> simulation_tasks(const std::vector<PlanOutcome>& plans,
-                                             const std::vector<std::size_t>& to_simulate, bool reuse) {
-  std::map<std::string, std::size_t> gpipe_by_layout;
+// For each plan, the 1F1B plan of the same layout when it is a GPipe plan that has one (the same
+// passes in another order on each stage); otherwise the plan itself.
+std::vector<std::size_t> one_f_one_b_partners(const std::vector<PlanOutcome>& plans) {
+  std::map<std::string, std::size_t> one_f_one_b;
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    if (plans[i].scenario.parallel.schedule == PipelineSchedule::one_f_one_b) one_f_one_b.emplace(plans[i].label, i);
+  }
+  std::vector<std::size_t> partner(plans.size());
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    partner[i] = i;
+    if (plans[i].scenario.parallel.schedule != PipelineSchedule::gpipe) continue;
+    TrainingScenario layout = plans[i].scenario;
+    layout.parallel.schedule = PipelineSchedule::one_f_one_b;
+    if (auto it = one_f_one_b.find(plan_label(layout)); it != one_f_one_b.end()) partner[i] = it->second;
+  }
+  return partner;
+}
+
+// A task per plan to simulate, except that with reuse a GPipe plan goes with its 1F1B partner
+// when both are simulated.
+std::vector<SimulationTask> simulation_tasks(const std::vector<std::size_t>& to_simulate,
+                                             const std::vector<std::size_t>& partner, bool reuse) {
+  std::map<std::size_t, std::size_t> gpipe_of;  // 1F1B plan -> its GPipe plan, both to simulate
   if (reuse) {
     for (std::size_t i : to_simulate) {
-      if (plans[i].scenario.parallel.schedule != PipelineSchedule::gpipe) continue;
-      TrainingScenario one_f_one_b = plans[i].scenario;
-      one_f_one_b.parallel.schedule = PipelineSchedule::one_f_one_b;
-      gpipe_by_layout.emplace(plan_label(one_f_one_b), i);
+      if (partner[i] != i) gpipe_of.emplace(partner[i], i);
     }
   }
   std::vector<SimulationTask> tasks;
-  std::vector<bool> in_task(plans.size(), false);
+  std::set<std::size_t> paired;
   for (std::size_t i : to_simulate) {
-    if (plans[i].scenario.parallel.schedule != PipelineSchedule::one_f_one_b) continue;
-    if (auto it = gpipe_by_layout.find(plans[i].label); it != gpipe_by_layout.end()) {
+    if (auto it = gpipe_of.find(i); it != gpipe_of.end()) {
       tasks.push_back({i, it->second});
-      in_task[i] = in_task[it->second] = true;
+      paired.insert({i, it->second});
     }
   }
   for (std::size_t i : to_simulate) {
-    if (!in_task[i]) tasks.push_back({i, std::nullopt});
+    if (!paired.contains(i)) tasks.push_back({i, std::nullopt});
   }
   return tasks;
 }
@@ -162,6 +177,7 @@ bool ranks_before(const PlanOutcome& a, const PlanOutcome& b) {
 struct SweepRun {
   SweepResult& sweep;
   const SweepOptions& options;
+  std::vector<std::size_t> partner = one_f_one_b_partners(sweep.plans);
   PhaseTotals totals;
   std::atomic<std::size_t> done{0};
   std::size_t total = 0;  // plans to simulate, less those pruned so far
@@ -173,7 +189,7 @@ struct SweepRun {
 
   // Simulates `plans` (waiting ones); returns early when stopped.
   void simulate(const std::vector<std::size_t>& plans) {
-    const std::vector<SimulationTask> tasks = simulation_tasks(sweep.plans, plans, options.reuse);
+    const std::vector<SimulationTask> tasks = simulation_tasks(plans, partner, options.reuse);
     resumed += std::count_if(tasks.begin(), tasks.end(), [](const SimulationTask& t) { return t.reordered; });
     tbb::task_arena arena(std::max(1, options.threads));
     arena.execute([&] {
@@ -212,30 +228,17 @@ constexpr std::size_t kPruningBlock = 32;
 // the bound reports at most this (infinite without a bound).
 double tokens_per_s_at_most(const PlanOutcome& plan) {
   if (!plan.iteration_bound || *plan.iteration_bound <= 0) return std::numeric_limits<double>::infinity();
-  const TrainingSpec& t = plan.scenario.training;
-  const double seconds = static_cast<double>(*plan.iteration_bound) / kNsPerSecond;
-  return static_cast<double>(t.global_batch) *
-         static_cast<double>(module_tokens(plan.scenario.model.modules.back(), t.sample())) / seconds;
+  return uniform_iteration_tokens(plan.scenario) / (static_cast<double>(*plan.iteration_bound) / kNsPerSecond);
 }
 
 // The plans to simulate (waiting, or given their outcome before by a journal), best bound first;
-// a GPipe plan right after the 1F1B plan of its layout, which it is simulated with (their bounds
-// are the same). `partner[i]` is the plan each is ordered with.
-std::vector<std::size_t> best_bounds_first(const std::vector<PlanOutcome>& plans, std::vector<std::size_t>& partner) {
-  std::map<std::string, std::size_t> one_f_one_b;
-  for (std::size_t i = 0; i < plans.size(); ++i) {
-    if (plans[i].scenario.parallel.schedule == PipelineSchedule::one_f_one_b) one_f_one_b.emplace(plans[i].label, i);
-  }
+// a GPipe plan right after its 1F1B partner, which it is simulated with (their bounds are the
+// same).
+std::vector<std::size_t> best_bounds_first(const std::vector<PlanOutcome>& plans,
+                                           const std::vector<std::size_t>& partner) {
   std::vector<std::size_t> order;
-  partner.assign(plans.size(), 0);
   for (std::size_t i = 0; i < plans.size(); ++i) {
-    partner[i] = i;
-    if (!waits(plans[i]) && !plans[i].simulated()) continue;
-    order.push_back(i);
-    if (plans[i].scenario.parallel.schedule != PipelineSchedule::gpipe) continue;
-    TrainingScenario layout = plans[i].scenario;
-    layout.parallel.schedule = PipelineSchedule::one_f_one_b;
-    if (auto it = one_f_one_b.find(plan_label(layout)); it != one_f_one_b.end()) partner[i] = it->second;
+    if (waits(plans[i]) || plans[i].simulated()) order.push_back(i);
   }
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     const TimeNs bound_a = plans[a].iteration_bound.value_or(0);
@@ -261,12 +264,13 @@ void prune(SweepResult& sweep, const std::vector<std::size_t>& order, std::size_
     ++sweep.pruned;
     --run.total;
   }
+  if (run.options.progress) run.options.progress(run.done, run.total);
 }
 
 // Simulates the plans in blocks, best bound first; once the k-th best plan simulated so far is
 // faster than the next plan's bound, that plan and every later one are pruned.
 void simulate_best_bounds_first(SweepResult& sweep, std::size_t top, SweepRun& run) {
-  std::vector<std::size_t> partner;
+  const std::vector<std::size_t>& partner = run.partner;
   const std::vector<std::size_t> order = best_bounds_first(sweep.plans, partner);
   std::vector<const PlanOutcome*> best;  // the best `top` plans that fit so far, best first
   std::size_t next = 0;

@@ -120,6 +120,12 @@ void account_time(const SimulationResult& result, const DeviceActivity& activity
 
 }  // namespace
 
+double uniform_iteration_tokens(const TrainingScenario& scenario) {
+  const TrainingSpec& t = scenario.training;
+  return static_cast<double>(t.global_batch) *
+         static_cast<double>(module_tokens(scenario.model.modules.back(), t.sample()));
+}
+
 TrainingReport make_training_report(const TrainingScenario& scenario, const TrainingWorkload& workload,
                                     const SimulationResult& result) {
   TrainingReport report;
@@ -150,10 +156,8 @@ TrainingReport make_training_report(const TrainingScenario& scenario, const Trai
     report.samples_per_s = static_cast<double>(data.samples) / report.iteration_time_s;
     report.data = data;
   } else {
-    const double samples = static_cast<double>(t.global_batch);
-    report.tokens_per_s =
-        samples * static_cast<double>(module_tokens(loss_module, t.sample())) / report.iteration_time_s;
-    report.samples_per_s = samples / report.iteration_time_s;
+    report.tokens_per_s = uniform_iteration_tokens(scenario) / report.iteration_time_s;
+    report.samples_per_s = static_cast<double>(t.global_batch) / report.iteration_time_s;
   }
   report.gpus = scenario.parallel.world_size();
   report.model_flops_per_iteration = workload.model_flops_per_iteration;

@@ -64,4 +64,8 @@ struct TrainingReport {
 TrainingReport make_training_report(const TrainingScenario& scenario, const TrainingWorkload& workload,
                                     const SimulationResult& result);
 
+// Tokens an iteration of uniform batches trains (no per-sample data): the global batch's tokens of
+// the module with the loss. A report's tokens/s is this over its iteration time in seconds.
+double uniform_iteration_tokens(const TrainingScenario& scenario);
+
 }  // namespace weft

@@ -99,17 +99,19 @@ void write_outputs(const SweepFlags& flags, const TrainingScenario& base, int gp
 // finish in time.
 constexpr double kSweepSecondsPerHeldOp = 18.2 * 2 / 1.03e9;
 
-// Refuses, before simulating, a grid that would take longer than `max_minutes` at the least.
-void check_sweep_time(const SweepResult& result, int threads, double max_minutes) {
+// Refuses, before simulating, a grid that would take longer than `max_minutes` at the least if
+// every plan were simulated (with pruning, how many are is known only as the sweep goes).
+void check_sweep_time(const SweepResult& result, int threads, double max_minutes, bool pruning) {
   const double seconds = static_cast<double>(result.estimated_graph_ops) * kSweepSecondsPerHeldOp / threads;
   if (seconds <= max_minutes * 60.0) return;
   const auto waiting = std::count_if(result.plans.begin(), result.plans.end(), [](const PlanOutcome& plan) {
     return plan.status == PlanStatus::ok && !plan.simulated();
   });
   throw InputError(fmt::format(
-      "--grid: {} plans to simulate would take at least {:.0f} minutes on {} thread{}, more than --max-minutes {:g}; "
+      "--grid: {} plans to simulate would take at least {:.0f} minutes on {} thread{}{}, more than --max-minutes {:g}; "
       "narrow the grid with --grid (e.g. \"pp=1..8 cp=1,2\") or raise --max-minutes",
-      waiting, seconds / 60.0, threads, threads == 1 ? "" : "s", max_minutes));
+      waiting, seconds / 60.0, threads, threads == 1 ? "" : "s",
+      pruning ? " if none were pruned (pruning often simulates a fifth or fewer)" : "", max_minutes));
 }
 
 // Where the sweep's time went: enumeration once, then per simulated plan (summed over threads).
@@ -167,7 +169,7 @@ void run_sweep_command(const SweepFlags& flags) {
   if (journal.resuming()) {
     journal.open(result, journal_inputs(document, flags.calibration, gpus, grid, prune_beyond_top));
   }
-  check_sweep_time(result, threads, flags.max_minutes);
+  check_sweep_time(result, threads, flags.max_minutes, prune_beyond_top > 0);
   if (journal.enabled() && !journal.resuming()) {
     journal.open(result, journal_inputs(document, flags.calibration, gpus, grid, prune_beyond_top));
   }

@@ -87,6 +87,24 @@ TEST_CASE("the bound covers models of one module with uniform batches only", "[b
   CHECK(bound(plan).has_value());
   plan.data = DataSpec{};
   CHECK_FALSE(bound(plan).has_value());
+  // A virtual stage without layers holds the head apart from the last layer.
+  TrainingScenario empty_stage = bound_scenario(R"({"tp": 1, "pp": 2, "dp": 1})");
+  empty_stage.parallel.stage_layers = {8, 0};
+  CHECK_FALSE(bound(empty_stage).has_value());
+}
+
+TEST_CASE("forward TP collectives count where every stage's TP group is placed alike", "[bound]") {
+  // Without sequence parallelism nothing overlaps them: they run on the compute stream.
+  const TrainingScenario aligned = bound_scenario(R"({"tp": 2, "pp": 1, "dp": 1})");
+  IterationBound bound(aligned);
+  const LayerComputeTimes with_collectives = bound.layer_times(aligned)[3];
+  // With 3 GPUs a node, TP groups of 2 straddle nodes on some stages: not counted.
+  TrainingScenario straddling = aligned;
+  straddling.cluster.gpus_per_node = 3;
+  const LayerComputeTimes without = bound.layer_times(straddling)[3];
+  CHECK(with_collectives.forward > without.forward);
+  CHECK(with_collectives.full_recompute - without.full_recompute == with_collectives.forward - without.forward);
+  CHECK(with_collectives.input_grad == without.input_grad);
 }
 
 TEST_CASE("no plan is simulated faster than its bound, under every bundled stack and ZeRO stage", "[bound]") {
