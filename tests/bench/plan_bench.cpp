@@ -1,9 +1,9 @@
 // What one plan costs weft, phase by phase (docs/PERFORMANCE.md, "Plans per second"): reading and
-// deriving a plan's scenario, deriving the plans of a sweep's grid, building a plan's workload (graph and pass templates), simulating it
-// with the template cache warm (lookups and stamping only) and cold (template simulations too),
-// its report, and the whole single estimate (scenario read, graph, engine, report). Plans: the
-// folded GPT-3 175B on 1,024 A100s, the Llama 3 405B experiment on 16,384 H100s, and the VLM-S
-// multimodal experiment on 16 H800s. Full run:
+// deriving a plan's scenario, deriving the plans of a sweep's grid, building a plan's workload (graph and pass
+// templates), simulating it with the template cache warm (lookups and stamping only) and cold (template simulations
+// too), its report, and the whole single estimate (scenario read, graph, engine, report). Plans: the folded GPT-3 175B
+// on 1,024 A100s, the Llama 3 405B experiment on 16,384 H100s, and the VLM-S multimodal experiment on 16 H800s. Full
+// run:
 //   build/tests/weft_bench_plan
 #include <filesystem>
 #include <string>
