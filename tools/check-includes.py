@@ -24,7 +24,7 @@ LAYERS = [
     ["simulator/engine"],
     ["simulator/workload"],
     ["simulator/plan"],
-    ["simulator/planner"],
+    ["simulator/planner", "simulator/resilience"],
     ["simulator/io"],
     ["calibration"],
     ["kernels"],

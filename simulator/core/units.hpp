@@ -10,6 +10,9 @@ using TimeNs = std::int64_t;
 using Bytes = std::int64_t;
 
 inline constexpr double kNsPerSecond = 1e9;
+inline constexpr double kSecondsPerMinute = 60.0;
+inline constexpr double kSecondsPerHour = 3600.0;
+inline constexpr double kSecondsPerDay = 86400.0;
 inline constexpr double kBytesPerGB = 1e9;
 inline constexpr Bytes kBytesPerMiB = Bytes{1} << 20;
 inline constexpr Bytes kBytesPerGiB = Bytes{1} << 30;

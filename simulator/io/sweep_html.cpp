@@ -7,35 +7,13 @@
 #include <fmt/format.h>
 
 #include "simulator/core/format_units.hpp"
+#include "simulator/io/html_text.hpp"
 #include "simulator/io/sweep_report_format.hpp"
 
 namespace weft {
 namespace {
 
 constexpr std::size_t kChartPlans = 5;  // top plans drawn in the memory and time charts
-
-std::string escape(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 // White to deep blue as `fraction` goes from 0 to 1.
 std::string blue(double fraction) {
@@ -139,7 +117,8 @@ std::string memory_chart(const std::vector<const PlanOutcome*>& plans) {
     const PlanOutcome& plan = *plans[i];
     const int top = static_cast<int>(i) * kPanelHeight + 20;
     const double capacity = static_cast<double>(plan.memory_capacity);
-    svg += fmt::format(R"(<text x="0" y="{}" class="panel-title">#{} {}</text>)", top - 6, i + 1, escape(plan.label));
+    svg +=
+        fmt::format(R"(<text x="0" y="{}" class="panel-title">#{} {}</text>)", top - 6, i + 1, html_escape(plan.label));
     const int stages = static_cast<int>(plan.stage_memory.size());
     const double bar = static_cast<double>(kPanelWidth) / std::max(1, stages);
     for (int s = 0; s < stages; ++s) {
@@ -222,8 +201,9 @@ std::string table(const std::vector<const PlanOutcome*>& plans) {
     html += fmt::format(
         "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td><td>{}</td><td>{:.1f}</td><td>{}</td><td>{}</td>"
         "<td>{}</td></tr>",
-        i + 1, escape(plans[i]->label), format_duration(static_cast<TimeNs>(report.iteration_time_s * kNsPerSecond)),
-        report.tokens_per_s, format_percent(report.mfu), report.tflops_per_gpu, format_bytes(plans[i]->peak_memory()),
+        i + 1, html_escape(plans[i]->label),
+        format_duration(static_cast<TimeNs>(report.iteration_time_s * kNsPerSecond)), report.tokens_per_s,
+        format_percent(report.mfu), report.tflops_per_gpu, format_bytes(plans[i]->peak_memory()),
         format_percent(shares.bubble), format_percent(shares.exposed_comm));
   }
   return html + "</tbody></table>";
@@ -236,7 +216,7 @@ void write_sweep_html(std::ostream& out, const TrainingScenario& base, int gpus,
   const auto plans = top_plans(result, top);
   const auto charted = top_plans(result, std::min(top, kChartPlans));
   const std::string title = fmt::format("weft sweep: {} on {} GPUs of {}", base.model.name, gpus, base.cluster.name);
-  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" << escape(title)
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" << html_escape(title)
       << "</title>\n<style>"
          "body{font-family:sans-serif;margin:24px;color:#222;max-width:1100px}"
          "h1{font-size:20px}h2{font-size:16px;margin-top:28px}"
@@ -245,7 +225,7 @@ void write_sweep_html(std::ostream& out, const TrainingScenario& base, int gpus,
          ".axis{font-size:13px;font-weight:bold}.tick{font-size:11px}.cell-label{font-size:11px}"
          ".panel-title{font-size:12px}"
          "</style></head><body>\n";
-  out << "<h1>" << escape(title) << "</h1>\n";
+  out << "<h1>" << html_escape(title) << "</h1>\n";
   out << fmt::format(
       "<p>{} samples of {} tokens per iteration. {} plans considered: {} invalid, {} out of memory, "
       "{} simulated, {} fit.{}</p>\n",

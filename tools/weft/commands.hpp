@@ -15,5 +15,6 @@ void add_calibrate_command(CLI::App& app);
 void add_live_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
 void add_suite_command(CLI::App& app);
+void add_goodput_command(CLI::App& app);
 
 }  // namespace weft::cli

@@ -1,0 +1,164 @@
+#include "simulator/io/goodput_report.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "simulator/core/format_units.hpp"
+#include "simulator/core/units.hpp"
+#include "simulator/io/csv.hpp"
+#include "simulator/io/text_table.hpp"
+#include "simulator/resilience/goodput_summary.hpp"
+
+namespace weft {
+namespace {
+
+std::string format_rate(double tokens_per_s) {
+  if (tokens_per_s >= 1e6) return fmt::format("{:.3f} M tokens/s", tokens_per_s / 1e6);
+  return fmt::format("{:.0f} tokens/s", tokens_per_s);
+}
+
+std::string describe_checkpoints(const GoodputStudy& study, const GoodputSummary& summary) {
+  const CheckpointPolicy& checkpoint = study.setup.recovery.checkpoint;
+  const std::string size = format_bytes(static_cast<Bytes>(checkpoint.bytes));
+  if (!checkpoint.enabled) return fmt::format("none ({} to reload the job's state)", size);
+  if (checkpoint.mode == CheckpointMode::sync) {
+    return fmt::format("{}, synchronous: training stops {} for each", size, format_span(summary.checkpoint_stall_s));
+  }
+  return fmt::format("{}, asynchronous: training stops {} for each snapshot, written in {}", size,
+                     format_span(summary.checkpoint_stall_s), format_span(summary.checkpoint_durable_s));
+}
+
+std::string describe_interval(const GoodputStudy& study, const GoodputSummary& summary) {
+  const CheckpointPolicy& checkpoint = study.setup.recovery.checkpoint;
+  if (!checkpoint.enabled) return "no checkpoints";
+  const std::string formulas = std::isfinite(summary.mtbf_s)
+                                   ? fmt::format("Young {}, Daly {}", format_span(summary.young_interval_s),
+                                                 format_span(summary.daly_interval_s))
+                                   : "nothing fails";
+  if (!std::isfinite(study.setup.checkpoint_work_s())) return fmt::format("only the trained model ({})", formulas);
+  const std::string interval = format_span(study.setup.checkpoint_work_s());
+  if (!study.search) return fmt::format("every {} of training ({})", interval, formulas);
+  return fmt::format("every {} of training, the best of {} intervals tried ({})", interval, study.search->trials.size(),
+                     formulas);
+}
+
+std::string spread_row_number(double value, int decimals) { return fmt::format("{:.{}f}", value, decimals); }
+
+}  // namespace
+
+std::string format_span(double seconds) {
+  if (!std::isfinite(seconds)) return "never";
+  if (seconds < 2 * kSecondsPerMinute) return fmt::format("{:.1f} s", seconds);
+  if (seconds < 2 * kSecondsPerHour) return fmt::format("{:.1f} min", seconds / kSecondsPerMinute);
+  if (seconds < 2 * kSecondsPerDay) return fmt::format("{:.2f} h", seconds / kSecondsPerHour);
+  return fmt::format("{:.1f} days", seconds / kSecondsPerDay);
+}
+
+std::string render_goodput_report(const GoodputSubject& subject, const GoodputStudy& study) {
+  const RunSetup& setup = study.setup;
+  const GoodputSummary summary = summarize(study);
+  std::string out = fmt::format("weft goodput {} {}\n", subject.scenario, subject.resilience);
+  if (!subject.description.empty()) out += subject.description + "\n";
+  out += fmt::format("Healthy run      iteration {} (simulated), {} on {} GPUs ({} nodes, {} hot spares)\n",
+                     format_seconds(setup.iteration_s), format_rate(summary.healthy_tokens_per_s), setup.job_gpus,
+                     setup.job_nodes, setup.recovery.hot_spare_nodes);
+  out += fmt::format("Failures         job MTBF {} ({:.2f} interruptions a day, every node in service){}\n",
+                     format_span(summary.mtbf_s), kSecondsPerDay / summary.mtbf_s,
+                     subject.failure_source.empty() ? "" : "; " + subject.failure_source);
+  out += fmt::format("Checkpoints      {}\n", describe_checkpoints(study, summary));
+  out += fmt::format("Interval         {}\n", describe_interval(study, summary));
+  out += fmt::format("Restart          {} (restart {}, reload {})\n", format_span(summary.restart_s),
+                     format_span(setup.recovery.restart_s), format_span(setup.recovery.reload_s()));
+
+  out += fmt::format("\n{} runs of {} (seeds {}-{}):\n", study.seeds,
+                     setup.target_tokens
+                         ? fmt::format("{:.4g} tokens, at most {}", *setup.target_tokens, format_span(setup.horizon_s))
+                         : format_span(setup.horizon_s),
+                     study.first_seed, study.first_seed + static_cast<std::uint64_t>(study.seeds) - 1);
+  TextTable table;
+  table.add_column("", TextTable::Align::left);
+  for (const char* header : {"mean", "p5", "p50", "p95"}) table.add_column(header, TextTable::Align::right);
+  const auto add = [&](std::string name, const Spread& spread, double scale, int decimals) {
+    table.add_row({std::move(name), spread_row_number(spread.mean * scale, decimals),
+                   spread_row_number(spread.p5 * scale, decimals), spread_row_number(spread.p50 * scale, decimals),
+                   spread_row_number(spread.p95 * scale, decimals)});
+  };
+  add("goodput (M tokens/s)", summary.goodput_tokens_per_s, 1e-6, 3);
+  add("of the healthy run (%)", summary.healthy_share, 100.0, 1);
+  if (setup.target_tokens) add("days to train and save", summary.wall_days, 1.0, 2);
+  add("interruptions", summary.interruptions, 1.0, 1);
+  add("checkpoints written", summary.checkpoints, 1.0, 0);
+  for (std::size_t i = 0; i < summary.hours.size(); ++i) {
+    add(fmt::format("{} (h)", kTimeCategoryNames[i]), summary.hours[i], 1.0, 1);
+  }
+  out += table.render("  ");
+  if (summary.unfinished > 0) {
+    out += fmt::format("{} of {} runs did not train {:.4g} tokens within {}: their rows count them at that limit\n",
+                       summary.unfinished, study.seeds, *setup.target_tokens, format_span(setup.horizon_s));
+  }
+  return out;
+}
+
+nlohmann::json goodput_json(const GoodputSubject& subject, const GoodputStudy& study) {
+  const RunSetup& setup = study.setup;
+  const GoodputSummary summary = summarize(study);
+  const auto spread = [](const Spread& s) {
+    return nlohmann::json{{"mean", s.mean}, {"p5", s.p5}, {"p50", s.p50}, {"p95", s.p95}};
+  };
+  const auto number_or_null = [](double value) { return std::isfinite(value) ? nlohmann::json(value) : nullptr; };
+  nlohmann::json out{
+      {"scenario", subject.scenario},
+      {"resilience", subject.resilience},
+      {"iteration_time_s", setup.iteration_s},
+      {"tokens_per_iteration", setup.tokens_per_iteration},
+      {"gpus", setup.job_gpus},
+      {"nodes", setup.job_nodes},
+      {"hot_spare_nodes", setup.recovery.hot_spare_nodes},
+      {"job_mtbf_s", number_or_null(summary.mtbf_s)},
+      {"checkpoint_bytes", setup.recovery.checkpoint.bytes},
+      {"checkpoint_stall_s", summary.checkpoint_stall_s},
+      {"checkpoint_durable_s", summary.checkpoint_durable_s},
+      {"restart_s", summary.restart_s},
+      {"checkpoint_interval_s",
+       setup.recovery.checkpoint.enabled ? number_or_null(setup.checkpoint_work_s()) : nlohmann::json(nullptr)},
+      {"young_interval_s", number_or_null(summary.young_interval_s)},
+      {"daly_interval_s", number_or_null(summary.daly_interval_s)},
+      {"horizon_s", setup.horizon_s},
+      {"target_tokens", setup.target_tokens ? nlohmann::json(*setup.target_tokens) : nlohmann::json(nullptr)},
+      {"first_seed", study.first_seed},
+      {"seeds", study.seeds},
+      {"goodput_tokens_per_s", spread(summary.goodput_tokens_per_s)},
+      {"healthy_share", spread(summary.healthy_share)},
+      {"interruptions", spread(summary.interruptions)},
+      {"checkpoints", spread(summary.checkpoints)},
+      {"wall_days", spread(summary.wall_days)},
+      {"unfinished_runs", summary.unfinished},
+  };
+  for (std::size_t i = 0; i < summary.hours.size(); ++i) {
+    out["hours"][std::string(kTimeCategoryNames[i])] = spread(summary.hours[i]);
+  }
+  if (study.search) {
+    out["interval_search"] = nlohmann::json::array();
+    for (const IntervalTrial& trial : study.search->trials) {
+      out["interval_search"].push_back(
+          {{"interval_s", trial.interval_s}, {"goodput_tokens_per_s", trial.goodput_tokens_per_s}});
+    }
+  }
+  return out;
+}
+
+void write_goodput_csv(std::ostream& out, const GoodputStudy& study) {
+  out << "seed,wall_s,goodput_tokens_per_s,trained_s,lost_s,checkpoint_s,restart_s,waiting_s,interruptions,"
+         "checkpoints,reached_target\n";
+  for (std::size_t i = 0; i < study.runs.size(); ++i) {
+    const RunOutcome& run = study.runs[i];
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", study.first_seed + i, csv_number(run.wall_s),
+                       csv_number(goodput_tokens_per_s(study.setup, run)), csv_number(run.trained_s),
+                       csv_number(run.lost_s), csv_number(run.checkpoint_s), csv_number(run.restart_s),
+                       csv_number(run.waiting_s), run.interruptions, run.checkpoints,
+                       study.setup.target_tokens ? (run.reached_target ? "true" : "false") : "");
+  }
+}
+
+}  // namespace weft

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "simulator/core/enum_names.hpp"
+#include "simulator/core/json_cursor.hpp"
+
+namespace weft {
+
+// What one failure takes out of service: nothing (the job stops and restarts on the same nodes:
+// a software bug, a collective's timeout), the node it happened on, or every node of its rack
+// (a top-of-rack switch, a rack's power).
+enum class BlastRadius : std::uint8_t { none, node, rack };
+inline constexpr EnumNames<BlastRadius, 3> kBlastRadiusNames({"none", "node", "rack"});
+
+// How long a node stays out for repair: exactly the mean, or exponentially distributed around it.
+enum class RepairDistribution : std::uint8_t { fixed, exponential };
+inline constexpr EnumNames<RepairDistribution, 2> kRepairDistributionNames({"fixed", "exponential"});
+
+// One cause of interruptions (a component's failures, or the software's), as a Poisson process
+// on every node the cluster has in service.
+struct FailureCause {
+  std::string name;
+  double rate_per_node_s = 0.0;  // failures per node per second
+  BlastRadius blast_radius = BlastRadius::node;
+  double repair_s = 0.0;  // mean time out of service (none: 0)
+  RepairDistribution repair = RepairDistribution::fixed;
+};
+
+struct FailureModel {
+  std::string source;
+  std::vector<FailureCause> causes;
+  int rack_nodes = 0;  // nodes a rack-wide failure takes out; 0 when no cause has that radius
+
+  // Failures per second over `nodes` nodes in service, all causes together.
+  double rate_per_s(std::int64_t nodes) const;
+};
+
+// Reads `failures` of a resilience file (docs/resilience.md). A cause's rate is given per GPU or
+// per node, either as a mean time between failures (`mtbf_hours`) or as what a fleet observed
+// (`observed`: a count of failures over so many GPUs or nodes and days); `gpus_per_node` turns
+// either into a rate per node.
+FailureModel load_failure_model(const JsonCursor& json, int gpus_per_node);
+
+}  // namespace weft

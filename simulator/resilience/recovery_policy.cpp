@@ -1,0 +1,64 @@
+#include "simulator/resilience/recovery_policy.hpp"
+
+#include "simulator/core/units.hpp"
+
+#include <string>
+
+namespace weft {
+namespace {
+
+CheckpointPolicy load_checkpoint(const JsonCursor& json, double default_bytes) {
+  json.expect_only({"interval_minutes", "mode", "bytes", "write_GBps", "read_GBps", "snapshot_GBps_per_gpu"});
+  CheckpointPolicy out;
+  const JsonCursor interval = json.at("interval_minutes");
+  if (interval.is_string()) {
+    const std::string text = interval.as_string();
+    if (text == "none") {
+      out.enabled = false;
+    } else if (text != "auto") {
+      interval.fail("'" + text + "' is not a number of minutes, auto (the best interval found) or none");
+    }
+  } else {
+    out.interval_s = interval.as_positive_number() * kSecondsPerMinute;
+  }
+  if (auto mode = json.find("mode")) out.mode = mode->as_enum(kCheckpointModeNames);
+  out.bytes = default_bytes;
+  if (auto bytes = json.find("bytes")) out.bytes = bytes->as_positive_number();
+  out.write_bytes_per_s = json.at("write_GBps").as_positive_number() * kBytesPerGB;
+  out.read_bytes_per_s = json.at("read_GBps").as_positive_number() * kBytesPerGB;
+  const auto snapshot = json.find("snapshot_GBps_per_gpu");
+  if (out.mode == CheckpointMode::async) {
+    if (!snapshot) json.fail("expected snapshot_GBps_per_gpu: how fast each GPU copies its shard to host memory");
+    out.snapshot_bytes_per_s = snapshot->as_positive_number() * kBytesPerGB;
+  } else if (snapshot) {
+    snapshot->fail("applies to asynchronous checkpoints (mode async) only");
+  }
+  return out;
+}
+
+}  // namespace
+
+double RecoveryPolicy::checkpoint_stall_s(std::int64_t gpus) const {
+  if (checkpoint.mode == CheckpointMode::sync) return checkpoint.bytes / checkpoint.write_bytes_per_s;
+  return checkpoint.bytes / static_cast<double>(gpus) / checkpoint.snapshot_bytes_per_s;
+}
+
+double RecoveryPolicy::checkpoint_durable_s(std::int64_t gpus) const {
+  if (checkpoint.mode == CheckpointMode::sync) return checkpoint_stall_s(gpus);
+  return checkpoint_stall_s(gpus) + checkpoint.bytes / checkpoint.write_bytes_per_s;
+}
+
+RecoveryPolicy load_recovery_policy(const JsonCursor& json, double default_checkpoint_bytes) {
+  json.expect_only({"policy", "checkpoint", "restart_minutes", "hot_spare_nodes"});
+  const JsonCursor policy = json.at("policy");
+  if (policy.as_string() != "checkpoint-restart") {
+    policy.fail("'" + policy.as_string() + "' is not a recovery policy weft models: checkpoint-restart");
+  }
+  RecoveryPolicy out;
+  out.checkpoint = load_checkpoint(json.at("checkpoint"), default_checkpoint_bytes);
+  out.restart_s = json.at("restart_minutes").as_nonnegative_number() * kSecondsPerMinute;
+  if (auto spares = json.find("hot_spare_nodes")) out.hot_spare_nodes = spares->as_nonnegative_int32();
+  return out;
+}
+
+}  // namespace weft

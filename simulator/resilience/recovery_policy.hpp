@@ -1,0 +1,47 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "simulator/core/enum_names.hpp"
+#include "simulator/core/json_cursor.hpp"
+
+namespace weft {
+
+// Synchronous checkpoints stop training while the checkpoint is written to storage; asynchronous
+// ones stop it only while each GPU copies its shard to host memory, and write from there while
+// training goes on (the checkpoint counts once written).
+enum class CheckpointMode : std::uint8_t { sync, async };
+inline constexpr EnumNames<CheckpointMode, 2> kCheckpointModeNames({"sync", "async"});
+
+struct CheckpointPolicy {
+  // Training time between checkpoints; nullopt: search for the interval with the best goodput.
+  std::optional<double> interval_s;
+  bool enabled = true;  // false: no checkpoints ("interval_minutes": "none")
+  CheckpointMode mode = CheckpointMode::sync;
+  double bytes = 0.0;                 // the whole checkpoint, every rank's share
+  double write_bytes_per_s = 0.0;     // storage, all writers together
+  double read_bytes_per_s = 0.0;      // storage, all readers together
+  double snapshot_bytes_per_s = 0.0;  // per GPU, device to host memory (async)
+};
+
+// Checkpoint-restart: after an interruption the job restarts (on hot spares in place of the nodes
+// it lost, or once repairs give it enough nodes), reloads the last checkpoint written and trains
+// again from there.
+struct RecoveryPolicy {
+  CheckpointPolicy checkpoint;
+  double restart_s = 0.0;  // rescheduling, process start and communicator setup, without the reload
+  int hot_spare_nodes = 0;
+
+  // Training stops this long for each checkpoint (on `gpus` GPUs, that share it evenly).
+  double checkpoint_stall_s(std::int64_t gpus) const;
+  // From the checkpoint's start until it is whole in storage.
+  double checkpoint_durable_s(std::int64_t gpus) const;
+  double reload_s() const { return checkpoint.bytes / checkpoint.read_bytes_per_s; }
+};
+
+// Reads `recovery` of a resilience file (docs/resilience.md); `checkpoint.bytes` defaults to
+// `default_checkpoint_bytes` (the scenario's parameters and optimizer states).
+RecoveryPolicy load_recovery_policy(const JsonCursor& json, double default_checkpoint_bytes);
+
+}  // namespace weft

@@ -1,0 +1,28 @@
+#include "simulator/resilience/run_setup.hpp"
+
+#include "simulator/core/units.hpp"
+
+namespace weft {
+
+double checkpoint_bytes(const TrainingScenario& scenario, const TrainingReport& report) {
+  return static_cast<double>(report.parameters) * static_cast<double>(scenario.stack.parameter_bytes()) +
+         static_cast<double>(report.trainable_parameters) * static_cast<double>(scenario.stack.optimizer_state_bytes());
+}
+
+RunSetup make_run_setup(const TrainingScenario& scenario, const TrainingReport& report, const ResilienceSpec& spec,
+                        int timeline_points) {
+  RunSetup setup;
+  setup.iteration_s = report.iteration_time_s;
+  setup.tokens_per_iteration = report.tokens_per_s * report.iteration_time_s;
+  setup.job_gpus = report.gpus;
+  const std::int64_t gpus_per_node = scenario.cluster.gpus_per_node;
+  setup.job_nodes = (report.gpus + gpus_per_node - 1) / gpus_per_node;
+  setup.failures = spec.failures;
+  setup.recovery = spec.recovery;
+  setup.horizon_s = spec.days * kSecondsPerDay;
+  setup.target_tokens = spec.tokens;
+  setup.timeline_points = timeline_points;
+  return setup;
+}
+
+}  // namespace weft

@@ -1,0 +1,242 @@
+#include "simulator/resilience/run_simulation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "simulator/resilience/node_pool.hpp"
+#include "simulator/resilience/random_stream.hpp"
+
+namespace weft {
+namespace {
+
+constexpr double kNever = std::numeric_limits<double>::infinity();
+
+// What the job is doing; training progresses only while it computes.
+enum class Phase : std::uint8_t { compute, checkpoint, restart, waiting };
+
+class RunSimulator {
+ public:
+  RunSimulator(const RunSetup& setup, std::uint64_t seed)
+      : setup_(setup),
+        random_(seed),
+        pool_(setup.job_nodes, setup.recovery.hot_spare_nodes),
+        failure_rate_(setup.failures.rate_per_s(pool_.size())),
+        checkpoint_work_(setup.recovery.checkpoint.enabled ? setup.checkpoint_work_s() : kNever),
+        target_work_(setup.target_work_s().value_or(kNever)),
+        stall_s_(setup.recovery.checkpoint_stall_s(setup.job_gpus)),
+        durable_after_s_(setup.recovery.checkpoint_durable_s(setup.job_gpus)),
+        restart_s_(setup.recovery.restart_s + setup.recovery.reload_s()) {
+    for (const FailureCause& cause : setup.failures.causes) cause_rate_total_ += cause.rate_per_node_s;
+    outcome_.timeline.reserve(static_cast<std::size_t>(setup.timeline_points));
+  }
+
+  RunOutcome run() {
+    next_failure_ = random_.exponential(failure_rate_);
+    next_boundary_ = checkpoint_work_;
+    while (true) {
+      const double phase_end = phase_end_time();
+      const double next =
+          std::min({next_failure_, phase_end, pool_.next_repair(), write_durable_at_, setup_.horizon_s});
+      advance_to(next);
+      if (outcome_.reached_target || next == setup_.horizon_s) break;
+      if (next == write_durable_at_) {
+        write_durable();
+      } else if (next == pool_.next_repair()) {
+        repair();
+      } else if (next == phase_end) {
+        end_phase();
+      } else {
+        fail();
+        next_failure_ = now_ + random_.exponential(failure_rate_);
+      }
+    }
+    outcome_.wall_s = now_;
+    outcome_.trained_s = work_;
+    sample_timeline_to(setup_.horizon_s, work_, 0.0);
+    return std::move(outcome_);
+  }
+
+ private:
+  double phase_end_time() const {
+    if (phase_ == Phase::compute) return now_ + (std::min(next_boundary_, target_work_) - work_);
+    if (phase_ == Phase::waiting) return kNever;
+    return phase_end_;
+  }
+
+  // Moves the clock to `time`, charging the time to the current phase.
+  void advance_to(double time) {
+    const double elapsed = time - now_;
+    sample_timeline_to(time, work_, phase_ == Phase::compute ? 1.0 : 0.0);
+    switch (phase_) {
+      case Phase::compute:
+        // Exact at the phase's end: no rounding may leave the work a hair short of its boundary.
+        work_ = time == phase_end_time() ? std::min(next_boundary_, target_work_) : work_ + elapsed;
+        break;
+      case Phase::checkpoint:
+        outcome_.checkpoint_s += elapsed;
+        break;
+      case Phase::restart:
+        outcome_.restart_s += elapsed;
+        break;
+      case Phase::waiting:
+        outcome_.waiting_s += elapsed;
+        break;
+    }
+    now_ = time;
+  }
+
+  // Records the progress at the timeline's sample times up to `time`, the work growing at `rate`
+  // from now.
+  void sample_timeline_to(double time, double work, double rate) {
+    const int points = setup_.timeline_points;
+    while (static_cast<int>(outcome_.timeline.size()) < points) {
+      const double at = setup_.horizon_s * static_cast<double>(outcome_.timeline.size() + 1) / points;
+      if (at > time) break;
+      outcome_.timeline.push_back(work + rate * (at - now_));
+    }
+  }
+
+  void end_phase() {
+    switch (phase_) {
+      case Phase::compute:  // at a checkpoint boundary, or trained
+        if (work_ >= target_work_ && !setup_.recovery.checkpoint.enabled) {
+          outcome_.reached_target = true;
+          break;
+        }
+        phase_ = Phase::checkpoint;
+        // A snapshot waits for the previous checkpoint's write to finish with its host memory;
+        // the trained model's checkpoint is waited for until it is written.
+        phase_end_ = std::max(now_, write_durable_at_ == kNever ? now_ : write_durable_at_) +
+                     (work_ >= target_work_ ? durable_after_s_ : stall_s_);
+        break;
+      case Phase::checkpoint:
+        if (work_ >= target_work_) {
+          durable_work_ = work_;
+          ++outcome_.checkpoints;
+          outcome_.reached_target = true;
+        } else if (setup_.recovery.checkpoint.mode == CheckpointMode::sync) {
+          durable_work_ = work_;
+          ++outcome_.checkpoints;
+        } else {
+          writing_work_ = work_;
+          write_durable_at_ = now_ - stall_s_ + durable_after_s_;
+        }
+        next_boundary_ = work_ + checkpoint_work_;
+        phase_ = Phase::compute;
+        break;
+      case Phase::restart:
+        phase_ = Phase::compute;
+        break;
+      case Phase::waiting:
+        break;
+    }
+  }
+
+  void write_durable() {
+    durable_work_ = writing_work_;
+    write_durable_at_ = kNever;
+    ++outcome_.checkpoints;
+  }
+
+  void repair() {
+    pool_.repair_next();
+    if (phase_ == Phase::waiting && pool_.fill_job()) start_restart();
+  }
+
+  const FailureCause& draw_cause() {
+    double pick = random_.uniform() * cause_rate_total_;
+    for (const FailureCause& cause : setup_.failures.causes) {
+      if (pick < cause.rate_per_node_s) return cause;
+      pick -= cause.rate_per_node_s;
+    }
+    return setup_.failures.causes.back();
+  }
+
+  // A failure of a node drawn over the whole pool: one of a node out for repair, or of the
+  // software on a node outside the running job, does not happen (thinning keeps the rate per node
+  // in service exact).
+  void fail() {
+    const FailureCause& cause = draw_cause();
+    const auto node =
+        std::min(static_cast<std::int64_t>(random_.uniform() * static_cast<double>(pool_.size())), pool_.size() - 1);
+    if (!pool_.healthy(node)) return;
+    if (cause.blast_radius == BlastRadius::none) {
+      if (phase_ != Phase::waiting && pool_.in_job(node)) interrupt();
+      return;
+    }
+    std::int64_t first = node;
+    std::int64_t last = node + 1;
+    if (cause.blast_radius == BlastRadius::rack) {
+      const std::int64_t rack_nodes = setup_.failures.rack_nodes;
+      first = node / rack_nodes * rack_nodes;
+      last = std::min(first + rack_nodes, pool_.size());
+    }
+    bool job_hit = false;
+    for (std::int64_t hit = first; hit < last; ++hit) {
+      if (!pool_.healthy(hit)) continue;
+      const double repair_s =
+          cause.repair == RepairDistribution::fixed ? cause.repair_s : random_.exponential(1.0 / cause.repair_s);
+      job_hit = pool_.take_out(hit, now_ + repair_s) || job_hit;
+    }
+    if (job_hit && phase_ != Phase::waiting) interrupt();
+  }
+
+  // The job stops: the training since the last checkpoint written is lost, and a checkpoint
+  // still being written is abandoned.
+  void interrupt() {
+    ++outcome_.interruptions;
+    outcome_.lost_s += work_ - durable_work_;
+    work_ = durable_work_;
+    write_durable_at_ = kNever;
+    next_boundary_ = work_ + checkpoint_work_;
+    if (pool_.fill_job()) {
+      start_restart();
+    } else {
+      phase_ = Phase::waiting;
+    }
+  }
+
+  void start_restart() {
+    phase_ = Phase::restart;
+    phase_end_ = now_ + restart_s_;
+  }
+
+  const RunSetup& setup_;
+  RandomStream random_;
+  NodePool pool_;
+  double failure_rate_;
+  double cause_rate_total_ = 0.0;
+  double checkpoint_work_;
+  double target_work_;
+  double stall_s_;
+  double durable_after_s_;
+  double restart_s_;
+
+  double now_ = 0.0;
+  Phase phase_ = Phase::compute;
+  double phase_end_ = kNever;  // checkpoint and restart phases
+  double work_ = 0.0;          // training time whose progress stands
+  double durable_work_ = 0.0;  // as of the last checkpoint written
+  double next_boundary_ = kNever;
+  double writing_work_ = 0.0;         // an asynchronous checkpoint being written...
+  double write_durable_at_ = kNever;  // ...and when it will be whole
+  double next_failure_ = kNever;
+  RunOutcome outcome_;
+};
+
+}  // namespace
+
+double RunSetup::checkpoint_work_s() const {
+  const double interval = recovery.checkpoint.interval_s.value_or(iteration_s);
+  return std::max(1.0, std::round(interval / iteration_s)) * iteration_s;
+}
+
+std::optional<double> RunSetup::target_work_s() const {
+  if (!target_tokens) return std::nullopt;
+  return std::ceil(*target_tokens / tokens_per_iteration) * iteration_s;
+}
+
+RunOutcome simulate_run(const RunSetup& setup, std::uint64_t seed) { return RunSimulator(setup, seed).run(); }
+
+}  // namespace weft

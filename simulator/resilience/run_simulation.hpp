@@ -1,0 +1,50 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "simulator/resilience/failure_model.hpp"
+#include "simulator/resilience/recovery_policy.hpp"
+
+namespace weft {
+
+// One training run over wall-clock time: healthy iterations of a simulated length, interrupted by
+// failures drawn from `failures`, recovered by checkpoint-restart.
+struct RunSetup {
+  double iteration_s = 0.0;  // one healthy iteration, as weft simulates it
+  double tokens_per_iteration = 0.0;
+  std::int64_t job_nodes = 0;
+  std::int64_t job_gpus = 0;
+  FailureModel failures;
+  // Its checkpoint interval must be set (interval_s) unless checkpoints are off.
+  RecoveryPolicy recovery;
+  double horizon_s = 0.0;               // the run stops here, trained or not
+  std::optional<double> target_tokens;  // and stops earlier once it has trained this many
+  int timeline_points = 0;              // samples of training progress over [0, horizon_s]
+
+  // Training time between checkpoints: the interval rounded to whole iterations (at least one).
+  double checkpoint_work_s() const;
+  // Training time that trains target_tokens, in whole iterations.
+  std::optional<double> target_work_s() const;
+};
+
+// Where one run's wall-clock time went; the five parts add up to wall_s.
+struct RunOutcome {
+  double wall_s = 0.0;        // the horizon, or when the target was trained
+  double trained_s = 0.0;     // training whose progress was kept
+  double lost_s = 0.0;        // training undone by interruptions (since the last checkpoint written)
+  double checkpoint_s = 0.0;  // training stopped for checkpoints
+  double restart_s = 0.0;     // restarts and checkpoint reloads
+  double waiting_s = 0.0;     // too few healthy nodes to run on, waiting for repairs
+  std::int64_t interruptions = 0;
+  std::int64_t checkpoints = 0;  // written whole
+  bool reached_target = false;
+  // Training time kept at horizon_s × k / timeline_points, k = 1..timeline_points.
+  std::vector<double> timeline;
+};
+
+// Simulates one run; the same seed gives the same outcome.
+RunOutcome simulate_run(const RunSetup& setup, std::uint64_t seed);
+
+}  // namespace weft

@@ -1,0 +1,106 @@
+#include "simulator/resilience/resilience_spec.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+namespace weft {
+namespace {
+
+using Catch::Matchers::Contains;
+
+ResilienceSpec parse(const std::string& text) {
+  const JsonDocument document = JsonDocument::parse_text(text, "test");
+  return load_resilience_spec(document.root(), 8, 1e12);
+}
+
+// A valid file with `failures` and `recovery` as given.
+std::string file_with(const std::string& failures, const std::string& recovery, const std::string& run = "{}") {
+  return R"({"failures": )" + failures + R"(, "recovery": )" + recovery + R"(, "run": )" + run + "}";
+}
+
+const std::string kCauses =
+    R"({"causes": [{"name": "GPU", "observed": {"count": 148, "days": 54, "gpus": 16384}, "blast_radius": "node",)"
+    R"( "repair_hours": 48}, {"name": "software", "mtbf_hours": 1000, "per": "node", "blast_radius": "none"}]})";
+const std::string kRecovery =
+    R"({"policy": "checkpoint-restart", "checkpoint": {"interval_minutes": 30, "write_GBps": 2000,)"
+    R"( "read_GBps": 1000}, "restart_minutes": 10})";
+
+TEST_CASE("a resilience file's rates, checkpoint and runs", "[resilience]") {
+  const ResilienceSpec spec = parse(file_with(kCauses, kRecovery, R"({"days": 7, "seeds": 20, "tokens": 1e12})"));
+  REQUIRE(spec.failures.causes.size() == 2);
+  // 148 failures over 2,048 nodes and 54 days.
+  CHECK(spec.failures.causes[0].rate_per_node_s == Approx(148.0 / (2048.0 * 54 * 86400)).epsilon(1e-12));
+  CHECK(spec.failures.causes[0].repair_s == 48 * 3600.0);
+  CHECK(spec.failures.causes[1].rate_per_node_s == Approx(1.0 / (1000 * 3600.0)).epsilon(1e-12));
+  CHECK(spec.failures.rate_per_s(10) == Approx(10 * (148.0 / (2048.0 * 54 * 86400) + 1.0 / 3.6e6)).epsilon(1e-12));
+  const RecoveryPolicy& recovery = spec.recovery;
+  CHECK(recovery.checkpoint.interval_s == 1800.0);
+  CHECK(recovery.checkpoint.bytes == 1e12);                              // the scenario's, none given
+  CHECK(recovery.checkpoint_stall_s(64) == Approx(0.5).epsilon(1e-12));  // 1 TB at 2 TB/s
+  CHECK(recovery.reload_s() == Approx(1.0).epsilon(1e-12));
+  CHECK(recovery.restart_s == 600.0);
+  CHECK(spec.days == 7.0);
+  CHECK(spec.seeds == 20);
+  CHECK(spec.tokens == 1e12);
+  SECTION("an MTBF per GPU is eight times the failures per node") {
+    const auto per_gpu = parse(file_with(
+        R"({"causes": [{"name": "x", "mtbf_hours": 800, "per": "gpu", "blast_radius": "none"}]})", kRecovery));
+    CHECK(per_gpu.failures.causes[0].rate_per_node_s == Approx(8.0 / (800 * 3600.0)).epsilon(1e-12));
+  }
+  SECTION("asynchronous checkpoints stall for each GPU's shard to reach host memory") {
+    const auto async = parse(file_with(
+        kCauses, R"({"policy": "checkpoint-restart", "checkpoint": {"interval_minutes": "auto", "mode": "async",)"
+                 R"( "bytes": 6.4e11, "write_GBps": 100, "read_GBps": 100, "snapshot_GBps_per_gpu": 10},)"
+                 R"( "restart_minutes": 0, "hot_spare_nodes": 4})"));
+    CHECK_FALSE(async.recovery.checkpoint.interval_s.has_value());
+    // 640 GB over 64 GPUs is 10 GB each: 1 s at 10 GB/s, then 6.4 s to write at 100 GB/s.
+    CHECK(async.recovery.checkpoint_stall_s(64) == Approx(1.0).epsilon(1e-12));
+    CHECK(async.recovery.checkpoint_durable_s(64) == Approx(7.4).epsilon(1e-12));
+    CHECK(async.recovery.hot_spare_nodes == 4);
+  }
+}
+
+TEST_CASE("bad resilience files name the field and what was expected", "[resilience]") {
+  const auto rejects = [](const std::string& text, const std::string& message) {
+    CHECK_THROWS_WITH(parse(text), Contains(message));
+  };
+  rejects("[]", "expected a resilience file");
+  rejects(file_with(R"({"causes": []})", kRecovery), "failures.causes: expected at least one cause");
+  rejects(file_with(R"({"causes": [{"name": "x", "blast_radius": "node", "repair_hours": 1}]})", kRecovery),
+          "failures.causes[0]: expected one of mtbf_hours");
+  rejects(
+      file_with(R"({"causes": [{"name": "x", "mtbf_hours": -1, "per": "gpu", "blast_radius": "none"}]})", kRecovery),
+      "failures.causes[0].mtbf_hours");
+  rejects(
+      file_with(R"({"causes": [{"name": "x", "mtbf_hours": 1, "per": "rack", "blast_radius": "none"}]})", kRecovery),
+      "failures.causes[0].per: 'rack' is not one of gpu or node");
+  rejects(file_with(R"({"causes": [{"name": "x", "observed": {"count": 1, "days": 1}, "blast_radius": "none"}]})",
+                    kRecovery),
+          "failures.causes[0].observed: expected one of gpus or nodes");
+  rejects(
+      file_with(R"({"causes": [{"name": "x", "mtbf_hours": 1, "per": "node", "blast_radius": "node"}]})", kRecovery),
+      "failures.causes[0]: expected repair_hours");
+  rejects(file_with(R"({"causes": [{"name": "x", "mtbf_hours": 1, "per": "node", "blast_radius": "rack",)"
+                    R"( "repair_hours": 1}]})",
+                    kRecovery),
+          "failures: expected rack_nodes");
+  rejects(file_with(R"({"causes": [{"name": "x", "mtbf_hours": 1, "per": "node", "blast_radius": "pod"}]})", kRecovery),
+          "failures.causes[0].blast_radius: 'pod' is not one of none, node or rack");
+  rejects(file_with(kCauses, R"({"policy": "oobleck"})"), "recovery.policy: 'oobleck' is not a recovery policy");
+  rejects(file_with(kCauses, R"({"policy": "checkpoint-restart", "checkpoint": {"interval_minutes": "often",)"
+                             R"( "write_GBps": 1, "read_GBps": 1}, "restart_minutes": 1})"),
+          "recovery.checkpoint.interval_minutes: 'often' is not a number of minutes");
+  rejects(file_with(kCauses, R"({"policy": "checkpoint-restart", "checkpoint": {"interval_minutes": 1,)"
+                             R"( "mode": "async", "write_GBps": 1, "read_GBps": 1}, "restart_minutes": 1})"),
+          "recovery.checkpoint: expected snapshot_GBps_per_gpu");
+  rejects(file_with(kCauses, R"({"policy": "checkpoint-restart", "checkpoint": {"interval_minutes": 1,)"
+                             R"( "write_GBps": 0, "read_GBps": 1}, "restart_minutes": 1})"),
+          "recovery.checkpoint.write_GBps");
+  rejects(file_with(kCauses, kRecovery, R"({"seeds": 0})"), "run.seeds");
+  rejects(file_with(kCauses, kRecovery, R"({"days": 1e9})"), "run.days: expected at most 36500 days");
+  rejects(file_with(kCauses, kRecovery, R"({"hours": 1})"), "run.hours: unknown field");
+}
+
+}  // namespace
+}  // namespace weft

@@ -1,0 +1,160 @@
+#include "simulator/resilience/run_simulation.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "simulator/resilience/checkpoint_interval.hpp"
+#include "simulator/resilience/goodput_study.hpp"
+
+namespace weft {
+namespace {
+
+// One cause of failures on a job of `nodes` nodes, `mtbf_s` between failures of the job.
+FailureModel one_cause(double mtbf_s, std::int64_t nodes, BlastRadius radius, double repair_s = 0.0) {
+  FailureModel model;
+  model.causes.push_back({.name = "cause",
+                          .rate_per_node_s = 1.0 / (mtbf_s * static_cast<double>(nodes)),
+                          .blast_radius = radius,
+                          .repair_s = repair_s,
+                          .repair = RepairDistribution::fixed});
+  return model;
+}
+
+// A job of 4 nodes of 8 GPUs training 1,000 tokens a 10 s iteration; synchronous checkpoints of
+// `checkpoint_s` every `interval_s`, restarts of `restart_s` (a reload of 0 s more).
+RunSetup setup_of(FailureModel failures, double interval_s, double checkpoint_s, double restart_s) {
+  RunSetup setup;
+  setup.iteration_s = 10.0;
+  setup.tokens_per_iteration = 1000.0;
+  setup.job_nodes = 4;
+  setup.job_gpus = 32;
+  setup.failures = std::move(failures);
+  setup.recovery.checkpoint.interval_s = interval_s;
+  setup.recovery.checkpoint.bytes = checkpoint_s;
+  setup.recovery.checkpoint.write_bytes_per_s = 1.0;
+  setup.recovery.checkpoint.read_bytes_per_s = 1e300;
+  setup.recovery.restart_s = restart_s;
+  setup.horizon_s = 1e12;
+  return setup;
+}
+
+double sum_of_parts(const RunOutcome& run) {
+  return run.trained_s + run.lost_s + run.checkpoint_s + run.restart_s + run.waiting_s;
+}
+
+TEST_CASE("a run without failures takes its iterations and its checkpoints, exactly", "[resilience]") {
+  RunSetup setup = setup_of(FailureModel{}, 600.0, 7.0, 60.0);
+  setup.target_tokens = 1'000'000.0;  // 1,000 iterations of 10 s
+  SECTION("without checkpoints: iterations times the iteration time") {
+    setup.recovery.checkpoint.enabled = false;
+    const RunOutcome run = simulate_run(setup, 1);
+    CHECK(run.reached_target);
+    CHECK(run.wall_s == 1000 * 10.0);
+    CHECK(run.interruptions == 0);
+    CHECK(run.checkpoints == 0);
+  }
+  SECTION("with checkpoints every 60 iterations: 16 on the way and the trained model's, 7 s each") {
+    const RunOutcome run = simulate_run(setup, 1);
+    CHECK(run.checkpoints == 17);
+    CHECK(run.wall_s == Approx(10'000.0 + 17 * 7.0).epsilon(1e-12));
+    CHECK(run.checkpoint_s == Approx(17 * 7.0).epsilon(1e-12));
+  }
+  SECTION("asynchronous: 1 s stalls on the way, and the trained model waited for until written") {
+    setup.recovery.checkpoint.mode = CheckpointMode::async;
+    setup.recovery.checkpoint.bytes = 32.0 * 7.0;          // 7 s a GPU to copy its shard at 1 B/s... of 32 GPUs
+    setup.recovery.checkpoint.snapshot_bytes_per_s = 7.0;  // ...so 1 s; 224 s to write at 1 B/s
+    const RunOutcome run = simulate_run(setup, 1);
+    // A write takes 224 s, less than the 600 s between snapshots: none waits for the one before.
+    CHECK(run.checkpoints == 17);
+    CHECK(run.wall_s == Approx(10'000.0 + 16 * 1.0 + (1.0 + 224.0)).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("a run's time splits into its five parts, and a seed replays it", "[resilience]") {
+  RunSetup setup = setup_of(one_cause(3600.0, 4, BlastRadius::node, 1800.0), 600.0, 7.0, 60.0);
+  setup.horizon_s = 30 * 86400.0;
+  setup.recovery.hot_spare_nodes = 1;
+  setup.timeline_points = 30;
+  const RunOutcome run = simulate_run(setup, 42);
+  CHECK(run.interruptions > 100);
+  CHECK(run.wall_s == setup.horizon_s);
+  CHECK(sum_of_parts(run) == Approx(run.wall_s).epsilon(1e-9));
+  REQUIRE(run.timeline.size() == 30);
+  CHECK(run.timeline.back() == run.trained_s);
+  const RunOutcome again = simulate_run(setup, 42);
+  CHECK(again.wall_s == run.wall_s);
+  CHECK(again.trained_s == run.trained_s);
+  CHECK(again.timeline == run.timeline);
+  CHECK(simulate_run(setup, 43).trained_s != run.trained_s);
+}
+
+TEST_CASE("a job without spares waits out each repair of its nodes", "[resilience]") {
+  // One node, no spare, repairs of exactly 2 h: every failure stops the job for 2 h, and no
+  // failure happens while the node is out.
+  RunSetup setup = setup_of(one_cause(5 * 3600.0, 1, BlastRadius::node, 7200.0), 600.0, 7.0, 60.0);
+  setup.job_nodes = 1;
+  setup.job_gpus = 8;
+  setup.target_tokens = 20'000'000.0;  // 55.6 h of training
+  const RunOutcome run = simulate_run(setup, 7);
+  REQUIRE(run.interruptions > 0);
+  CHECK(run.waiting_s == Approx(static_cast<double>(run.interruptions) * 7200.0).epsilon(1e-12));
+  SECTION("with a spare the job restarts at once") {
+    setup.recovery.hot_spare_nodes = 1;
+    const RunOutcome spared = simulate_run(setup, 7);
+    CHECK(spared.interruptions > 0);
+    // The spare is busy after the first failure; a second failure within 2 h of it waits.
+    CHECK(spared.waiting_s < run.waiting_s);
+  }
+}
+
+TEST_CASE("a rack-wide failure takes out every node of its rack", "[resilience]") {
+  // Racks of 2 nodes; a job of 2 nodes (one rack) with 2 spares (the other rack): a failure of a
+  // job node takes the whole job out, and the spares' rack replaces it at once.
+  RunSetup setup = setup_of(one_cause(3600.0, 2, BlastRadius::rack, 1e9), 600.0, 7.0, 60.0);
+  setup.failures.rack_nodes = 2;
+  setup.job_nodes = 2;
+  setup.job_gpus = 16;
+  setup.recovery.hot_spare_nodes = 2;
+  setup.horizon_s = 86400.0;
+  const RunOutcome run = simulate_run(setup, 3);
+  // After the first rack failure in the job, the spare rack runs it until its own rack fails; then
+  // nothing is left (repairs take 31 years): every later moment is waiting.
+  REQUIRE(run.interruptions >= 1);
+  CHECK(run.interruptions <= 2);
+  CHECK(run.waiting_s > 0.0);
+  CHECK(sum_of_parts(run) == Approx(run.wall_s).epsilon(1e-9));
+}
+
+// Daly's model: failures at any time (exponential, mean M), each losing the segment under way;
+// restarts of R that a failure starts again; T_s of work in segments of τ, each with a
+// checkpoint of δ. The simulation's mean over many seeds must match his expected wall time.
+TEST_CASE("checkpoint-restart's mean wall time matches Daly's closed form", "[resilience]") {
+  const double mtbf = 3600.0;
+  const double interval = 600.0;  // 60 iterations
+  const double checkpoint = 30.0;
+  const double restart = 300.0;
+  RunSetup setup = setup_of(one_cause(mtbf, 4, BlastRadius::none), interval, checkpoint, restart);
+  setup.target_tokens = 36'000.0 * 1000.0 / 10.0;  // 36,000 s of work: 60 segments
+  constexpr int kSeeds = 4000;
+  const std::vector<RunOutcome> runs = simulate_runs(setup, 1, kSeeds);
+  std::vector<double> walls;
+  for (const RunOutcome& run : runs) {
+    REQUIRE(run.reached_target);
+    walls.push_back(run.wall_s);
+  }
+  const double mean = std::accumulate(walls.begin(), walls.end(), 0.0) / kSeeds;
+  double variance = 0.0;
+  for (double wall : walls) variance += (wall - mean) * (wall - mean);
+  const double standard_error = std::sqrt(variance / (kSeeds - 1) / kSeeds);
+  const double expected = daly_expected_wall_s(36'000.0, interval, checkpoint, restart, mtbf);
+  // By hand: 3600 e^{300/3600} (e^{630/3600} − 1) 60 = 3600 × 1.08690 × 0.19125 × 60 = 44,901 s.
+  CHECK(expected == Approx(44'901.0).epsilon(1e-3));
+  INFO("mean " << mean << " s, standard error " << standard_error << " s, Daly " << expected << " s");
+  CHECK(std::abs(mean - expected) < 4.0 * standard_error);
+}
+
+}  // namespace
+}  // namespace weft

@@ -1,0 +1,98 @@
+// `weft goodput` on a bundled scenario and resilience file, through the real binary.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+
+#include "tests/support/cli_expectations.hpp"
+#include "tests/support/run_command.hpp"
+
+namespace weft {
+namespace {
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+using test::read_file;
+using test::run_weft;
+using test::TempDir;
+
+const std::string kScenario = test::experiment("llama3-405b-16384xh100");
+const std::string kResilience = std::string(WEFT_SOURCE_DIR) + "/scenarios/resilience/llama3-405b-table5.json";
+
+std::string quoted(const std::filesystem::path& path) { return "'" + path.string() + "'"; }
+
+TEST_CASE("weft goodput studies Llama 3 405B's runs under Table 5's failures", "[cli][goodput]") {
+  const TempDir dir;
+  const std::string flags = " --seeds 20 --days 10 --json " + quoted(dir.file("g.json")) + " --csv " +
+                            quoted(dir.file("g.csv")) + " --html " + quoted(dir.file("g.html"));
+  const auto run = run_weft("goodput '" + kScenario + "' '" + kResilience + "'" + flags);
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.out, Contains("Healthy run") && Contains("job MTBF 3.09 h") && Contains("Young") &&
+                          Contains("goodput (M tokens/s)") && Contains("waiting for repairs"));
+  const auto json = nlohmann::json::parse(read_file(dir.file("g.json")));
+  CHECK(json["seeds"] == 20);
+  // 419 interruptions in 54 days on 2,048 nodes: 7.76 a day.
+  CHECK(86400.0 / json["job_mtbf_s"].get<double>() == Approx(419.0 / 54.0).epsilon(1e-9));
+  const double healthy = json["tokens_per_iteration"].get<double>() / json["iteration_time_s"].get<double>();
+  CHECK(json["goodput_tokens_per_s"]["mean"].get<double>() < healthy);
+  double hours = 0.0;
+  for (const auto& [name, spread] : json["hours"].items()) hours += spread["mean"].get<double>();
+  CHECK(hours == Approx(10 * 24.0).epsilon(1e-9));
+  // The searched interval is within a factor of two of Daly's.
+  const double ratio = json["checkpoint_interval_s"].get<double>() / json["daly_interval_s"].get<double>();
+  CHECK(ratio > 0.5);
+  CHECK(ratio < 2.0);
+  const std::string csv = read_file(dir.file("g.csv"));
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 21);
+  CHECK_THAT(read_file(dir.file("g.html")), Contains("<svg") && Contains("Tokens trained over time"));
+  SECTION("the same seeds give byte-identical output") {
+    const TempDir again;
+    const auto rerun = run_weft("goodput '" + kScenario + "' '" + kResilience + "' --seeds 20 --days 10 --csv " +
+                                quoted(again.file("g.csv")));
+    REQUIRE(rerun.exit_code == 0);
+    CHECK(read_file(again.file("g.csv")) == csv);
+  }
+}
+
+TEST_CASE("weft goodput without failures trains in iterations times the iteration time", "[cli][goodput]") {
+  const TempDir dir;
+  const auto resilience = dir.write(
+      "none.json", R"({"failures": {"causes": [{"name": "nothing", "observed": {"count": 0, "days": 1, "nodes": 1},)"
+                   R"( "blast_radius": "none"}]}, "recovery": {"policy": "checkpoint-restart", "checkpoint":)"
+                   R"( {"interval_minutes": "none", "write_GBps": 1, "read_GBps": 1}, "restart_minutes": 10}})");
+  const auto run = run_weft("goodput '" + kScenario + "' " + quoted(resilience) + " --seeds 2 --tokens 1e11 --json " +
+                            quoted(dir.file("g.json")));
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  const auto json = nlohmann::json::parse(read_file(dir.file("g.json")));
+  const double iterations = std::ceil(1e11 / json["tokens_per_iteration"].get<double>());
+  CHECK(json["wall_days"]["mean"].get<double>() * 86400.0 ==
+        Approx(iterations * json["iteration_time_s"].get<double>()).epsilon(1e-12));
+  CHECK(json["interruptions"]["mean"] == 0.0);
+}
+
+TEST_CASE("weft goodput refuses bad input with exit 2 and leaves no file", "[cli][goodput]") {
+  const TempDir dir;
+  const auto rejects = [&](const std::string& arguments, const std::string& message) {
+    const auto run = run_weft("goodput " + arguments + " --json " + quoted(dir.file("g.json")));
+    CHECK(run.exit_code == 2);
+    CHECK_THAT(run.err, StartsWith("weft: error: ") && Contains(message));
+    CHECK(run.out.empty());
+    CHECK_FALSE(std::filesystem::exists(dir.file("g.json")));
+  };
+  const auto bad = dir.write("bad.json", R"({"failures": {"causes": [{"name": "x", "mtbf_hours": 5, "per": "gpu",)"
+                                         R"( "blast_radius": "node"}]}, "recovery": {}})");
+  rejects("'" + kScenario + "' " + quoted(bad), "bad.json: failures.causes[0]: expected repair_hours");
+  rejects("'" + kScenario + "' '" + kResilience + "' --checkpoint-interval soon",
+          "--checkpoint-interval: 'soon' is not a positive number of minutes");
+  rejects("'" + kScenario + "' " + quoted(dir.file("missing.json")), "missing.json");
+  const auto run = run_weft("goodput '" + kScenario + "' '" + kResilience + "' --seeds 0");
+  CHECK(run.exit_code == 2);
+  CHECK_THAT(run.err, Contains("--seeds"));
+}
+
+}  // namespace
+}  // namespace weft

@@ -1,0 +1,143 @@
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "simulator/core/json_cursor.hpp"
+#include "simulator/engine/engine.hpp"
+#include "simulator/io/goodput_html.hpp"
+#include "simulator/io/goodput_report.hpp"
+#include "simulator/io/progress_bar.hpp"
+#include "simulator/resilience/run_setup.hpp"
+#include "simulator/workload/training_report.hpp"
+#include "simulator/workload/training_workload.hpp"
+#include "tools/weft/command_support.hpp"
+#include "tools/weft/commands.hpp"
+
+namespace weft::cli {
+namespace {
+
+constexpr int kTimelinePoints = 240;
+
+struct GoodputFlags {
+  std::string scenario;
+  std::string resilience;
+  std::optional<double> days;
+  std::optional<int> seeds;
+  std::optional<std::uint64_t> seed;
+  std::optional<double> tokens;
+  std::string interval;
+  std::optional<int> hot_spares;
+  std::string calibration;
+  std::string json_file;
+  std::string csv_file;
+  std::string html_file;
+};
+
+// --checkpoint-interval: minutes, auto or none.
+void apply_interval_flag(const std::string& text, CheckpointPolicy& checkpoint) {
+  if (text.empty()) return;
+  checkpoint.enabled = text != "none";
+  checkpoint.interval_s.reset();
+  if (text == "none" || text == "auto") return;
+  std::size_t used = 0;
+  double minutes = 0.0;
+  try {
+    minutes = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || !(minutes > 0.0) || minutes > kMaxRunDays * 24 * 60) {
+    throw InputError("--checkpoint-interval: '" + text + "' is not a positive number of minutes, auto or none");
+  }
+  checkpoint.interval_s = minutes * 60.0;
+}
+
+// The resilience file with the flags' overrides.
+ResilienceSpec load_resilience(const GoodputFlags& flags, const TrainingScenario& scenario,
+                               const TrainingReport& report) {
+  const JsonDocument document = JsonDocument::parse_file(flags.resilience);
+  ResilienceSpec spec = with_context(flags.resilience, [&] {
+    return load_resilience_spec(document.root(), scenario.cluster.gpus_per_node, checkpoint_bytes(scenario, report));
+  });
+  if (flags.days) spec.days = *flags.days;
+  if (flags.seeds) spec.seeds = *flags.seeds;
+  if (flags.seed) spec.first_seed = *flags.seed;
+  if (flags.tokens) spec.tokens = *flags.tokens;
+  if (flags.hot_spares) spec.recovery.hot_spare_nodes = *flags.hot_spares;
+  apply_interval_flag(flags.interval, spec.recovery.checkpoint);
+  return spec;
+}
+
+void run_goodput(const GoodputFlags& flags) {
+  check_output_paths({{"--json", &flags.json_file}, {"--csv", &flags.csv_file}, {"--html", &flags.html_file}});
+  const JsonDocument document = JsonDocument::parse_file(flags.scenario);
+  TrainingScenario scenario = with_context(
+      flags.scenario, [&] { return load_training_scenario(document.root(), read_calibration(flags.calibration)); });
+  check_calibration_device(flags.calibration, scenario.cluster);
+  const TrainingWorkload workload = with_context(flags.scenario, [&] { return build_training_workload(scenario); });
+  const SimulationResult result = simulate(workload.graph, *workload.cost_model, SimulationOptions{});
+  const TrainingReport report = make_training_report(scenario, workload, result);
+  if (report.oom) {
+    throw InputError(flags.scenario + ": the plan runs out of memory (weft simulate shows where): no run to study");
+  }
+  const ResilienceSpec spec = load_resilience(flags, scenario, report);
+  const RunSetup setup = make_run_setup(scenario, report, spec, kTimelinePoints);
+
+  ProgressBar search_bar("searching checkpoint intervals");
+  ProgressBar runs_bar("simulating runs");
+  const GoodputStudy study = run_goodput_study(
+      setup, spec.first_seed, spec.seeds, [&](std::size_t done, std::size_t total) { search_bar.update(done, total); },
+      [&](std::size_t done, std::size_t total) { runs_bar.update(done, total); });
+  const GoodputSubject subject{.scenario = flags.scenario,
+                               .resilience = flags.resilience,
+                               .description = spec.description,
+                               .failure_source = spec.failures.source};
+  fmt::print("{}", render_goodput_report(subject, study));
+  if (!flags.json_file.empty()) {
+    write_output("--json", flags.json_file,
+                 [&](std::ostream& out) { out << goodput_json(subject, study).dump(2) << '\n'; });
+  }
+  if (!flags.csv_file.empty()) {
+    write_output("--csv", flags.csv_file, [&](std::ostream& out) { write_goodput_csv(out, study); });
+  }
+  if (!flags.html_file.empty()) {
+    write_output("--html", flags.html_file, [&](std::ostream& out) { write_goodput_html(out, subject, study); });
+  }
+}
+
+}  // namespace
+
+void add_goodput_command(CLI::App& app) {
+  auto flags = std::make_shared<GoodputFlags>();
+  CLI::App* command = app.add_subcommand(
+      "goodput",
+      "Simulate training runs over days: the scenario's iteration as weft simulates it, interrupted by failures drawn "
+      "from a failure model and recovered by checkpoint-restart, over many seeds. Prints goodput (tokens trained per "
+      "wall-clock second), where the time went (training lost since the last checkpoint, checkpoints, restarts and "
+      "reloads, waiting for repairs) with its spread over seeds, and the checkpoint interval against Young's and "
+      "Daly's formulas.\nRESILIENCE is a resilience file: failures, recovery and runs (docs/resilience.md).");
+  command->add_option("SCENARIO", flags->scenario, "Training scenario JSON file")->required();
+  command->add_option("RESILIENCE", flags->resilience, "Resilience JSON file")->required();
+  command->add_option("--days", flags->days, "Wall-clock days of each run (with --tokens: the most it may take)")
+      ->check(CLI::Range(1e-6, kMaxRunDays));
+  command->add_option("--seeds", flags->seeds, "Runs to simulate, one per seed")->check(CLI::Range(1, kMaxSeeds));
+  command->add_option("--seed", flags->seed, "The first run's seed (the others follow it)");
+  command->add_option("--tokens", flags->tokens, "Stop each run once it has trained (and saved) this many tokens")
+      ->check(CLI::PositiveNumber);
+  command
+      ->add_option("--checkpoint-interval", flags->interval,
+                   "Minutes of training between checkpoints, auto (search for the best) or none")
+      ->type_name("MINUTES");
+  command->add_option("--hot-spares", flags->hot_spares, "Healthy nodes kept idle to replace failed ones")
+      ->check(CLI::Range(0, 1 << 20));
+  add_calibration_flag(*command, flags->calibration);
+  command->add_option("--json", flags->json_file, "Write the study as JSON to FILE")->type_name("FILE");
+  command->add_option("--csv", flags->csv_file, "Write one row per run to FILE")->type_name("FILE");
+  command->add_option("--html", flags->html_file, "Write an HTML report with tokens trained over time to FILE")
+      ->type_name("FILE");
+  command->callback([flags] { run_goodput(*flags); });
+}
+
+}  // namespace weft::cli
