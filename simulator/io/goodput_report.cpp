@@ -43,6 +43,24 @@ std::string describe_interval(const GoodputStudy& study, const GoodputSummary& s
                      formulas);
 }
 
+std::string describe_recovery(const GoodputStudy& study) {
+  const RunSetup& setup = study.setup;
+  if (!setup.oobleck) return "checkpoint-restart";
+  OobleckPlanner& planner = *setup.oobleck;
+  const auto& templates = planner.templates();
+  std::string pipelines;
+  if (const auto& plan = planner.best(static_cast<int>(setup.job_nodes))) {
+    for (std::size_t i = 0; i < plan->pipelines.size(); ++i) {
+      pipelines += fmt::format("{}{}", i == 0 ? "" : " + ", plan->pipelines[i]);
+    }
+  }
+  return fmt::format(
+      "oobleck, f = {}: templates of {} to {} nodes (n0 = {}), {} nodes as pipelines of {}; a rebuild takes {} "
+      "besides copying model states",
+      planner.f(), templates.front().nodes, templates.back().nodes, planner.n0(), setup.job_nodes, pipelines,
+      format_span(setup.recovery.reconfigure_s));
+}
+
 std::string spread_row_number(double value, int decimals) { return fmt::format("{:.{}f}", value, decimals); }
 
 }  // namespace
@@ -66,6 +84,7 @@ std::string render_goodput_report(const GoodputSubject& subject, const GoodputSt
   out += fmt::format("Failures         job MTBF {} ({:.2f} interruptions a day, every node in service){}\n",
                      format_span(summary.mtbf_s), kSecondsPerDay / summary.mtbf_s,
                      subject.failure_source.empty() ? "" : "; " + subject.failure_source);
+  out += fmt::format("Recovery         {}\n", describe_recovery(study));
   out += fmt::format("Checkpoints      {}\n", describe_checkpoints(study, summary));
   out += fmt::format("Interval         {}\n", describe_interval(study, summary));
   out += fmt::format("Restart          {} (restart {}, reload {})\n", format_span(summary.restart_s),
@@ -88,8 +107,11 @@ std::string render_goodput_report(const GoodputSubject& subject, const GoodputSt
   add("of the healthy run (%)", summary.healthy_share, 100.0, 1);
   if (setup.target_tokens) add("days to train and save", summary.wall_days, 1.0, 2);
   add("interruptions", summary.interruptions, 1.0, 1);
+  if (setup.oobleck) add("reconfigurations", summary.reconfigurations, 1.0, 1);
   add("checkpoints written", summary.checkpoints, 1.0, 0);
-  for (std::size_t i = 0; i < summary.hours.size(); ++i) {
+  // Checkpoint-restart neither reconfigures nor runs degraded: those rows are Oobleck's.
+  const std::size_t categories = setup.oobleck ? kTimeCategories : kTimeCategories - 2;
+  for (std::size_t i = 0; i < categories; ++i) {
     add(fmt::format("{} (h)", kTimeCategoryNames[i]), summary.hours[i], 1.0, 1);
   }
   out += table.render("  ");
@@ -130,7 +152,9 @@ nlohmann::json goodput_json(const GoodputSubject& subject, const GoodputStudy& s
       {"seeds", study.seeds},
       {"goodput_tokens_per_s", spread(summary.goodput_tokens_per_s)},
       {"healthy_share", spread(summary.healthy_share)},
+      {"policy", kRecoveryKindNames.name(setup.recovery.kind)},
       {"interruptions", spread(summary.interruptions)},
+      {"reconfigurations", spread(summary.reconfigurations)},
       {"checkpoints", spread(summary.checkpoints)},
       {"wall_days", spread(summary.wall_days)},
       {"unfinished_runs", summary.unfinished},
@@ -149,14 +173,15 @@ nlohmann::json goodput_json(const GoodputSubject& subject, const GoodputStudy& s
 }
 
 void write_goodput_csv(std::ostream& out, const GoodputStudy& study) {
-  out << "seed,wall_s,goodput_tokens_per_s,trained_s,lost_s,checkpoint_s,restart_s,waiting_s,interruptions,"
-         "checkpoints,reached_target\n";
+  out << "seed,wall_s,goodput_tokens_per_s,trained_s,lost_s,checkpoint_s,restart_s,waiting_s,reconfigure_s,degraded_s,"
+         "interruptions,reconfigurations,checkpoints,reached_target\n";
   for (std::size_t i = 0; i < study.runs.size(); ++i) {
     const RunOutcome& run = study.runs[i];
-    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", study.first_seed + i, csv_number(run.wall_s),
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", study.first_seed + i, csv_number(run.wall_s),
                        csv_number(goodput_tokens_per_s(study.setup, run)), csv_number(run.trained_s),
                        csv_number(run.lost_s), csv_number(run.checkpoint_s), csv_number(run.restart_s),
-                       csv_number(run.waiting_s), run.interruptions, run.checkpoints,
+                       csv_number(run.waiting_s), csv_number(run.reconfigure_s), csv_number(run.degraded_s),
+                       run.interruptions, run.reconfigurations, run.checkpoints,
                        study.setup.target_tokens ? (run.reached_target ? "true" : "false") : "");
   }
 }

@@ -18,8 +18,9 @@ Spread spread_over(const std::vector<RunOutcome>& runs, Field field) {
 
 }  // namespace
 
-std::array<double, 5> time_categories_s(const RunOutcome& run) {
-  return {run.trained_s, run.lost_s, run.checkpoint_s, run.restart_s, run.waiting_s};
+std::array<double, kTimeCategories> time_categories_s(const RunOutcome& run) {
+  return {run.trained_s, run.lost_s,        run.checkpoint_s, run.restart_s,
+          run.waiting_s, run.reconfigure_s, run.degraded_s};
 }
 
 GoodputSummary summarize(const GoodputStudy& study) {
@@ -36,6 +37,8 @@ GoodputSummary summarize(const GoodputStudy& study) {
   out.goodput_tokens_per_s = spread_over(runs, [&](const RunOutcome& run) { return goodput_tokens_per_s(setup, run); });
   out.healthy_share = spread_over(runs, [&](const RunOutcome& run) { return run.trained_s / run.wall_s; });
   out.interruptions = spread_over(runs, [](const RunOutcome& run) { return static_cast<double>(run.interruptions); });
+  out.reconfigurations =
+      spread_over(runs, [](const RunOutcome& run) { return static_cast<double>(run.reconfigurations); });
   out.checkpoints = spread_over(runs, [](const RunOutcome& run) { return static_cast<double>(run.checkpoints); });
   for (std::size_t i = 0; i < out.hours.size(); ++i) {
     out.hours[i] =

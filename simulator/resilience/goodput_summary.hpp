@@ -9,9 +9,11 @@
 namespace weft {
 
 // Where a run's wall-clock time goes, in RunOutcome's order.
-inline constexpr std::array<std::string_view, 5> kTimeCategoryNames = {"training kept", "training lost", "checkpoints",
-                                                                       "restarts and reloads", "waiting for repairs"};
-std::array<double, 5> time_categories_s(const RunOutcome& run);
+inline constexpr std::size_t kTimeCategories = 7;
+inline constexpr std::array<std::string_view, kTimeCategories> kTimeCategoryNames = {
+    "training kept",       "training lost",   "checkpoints",        "restarts and reloads",
+    "waiting for repairs", "reconfiguration", "degraded throughput"};
+std::array<double, kTimeCategories> time_categories_s(const RunOutcome& run);
 
 // A study's figures, as every report shows them.
 struct GoodputSummary {
@@ -25,8 +27,9 @@ struct GoodputSummary {
   Spread goodput_tokens_per_s;
   Spread healthy_share;  // goodput over the healthy run's throughput
   Spread interruptions;
+  Spread reconfigurations;
   Spread checkpoints;
-  std::array<Spread, 5> hours;  // kTimeCategoryNames
+  std::array<Spread, kTimeCategories> hours;  // kTimeCategoryNames
   Spread wall_days;             // with a token target: the time to train it (and save it)
   std::int64_t unfinished = 0;  // runs that did not train the target in the days given
 };

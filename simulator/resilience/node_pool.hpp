@@ -21,6 +21,7 @@ class NodePool {
   bool in_job(std::int64_t node) const { return in_job_[static_cast<std::size_t>(node)]; }
   // True when the job has every node it needs.
   bool job_complete() const { return job_size_ == job_nodes_; }
+  std::int64_t job_size() const { return job_size_; }
 
   // Takes a healthy node out of service until `repaired_at`; true when it was in the job.
   bool take_out(std::int64_t node, double repaired_at);

@@ -49,15 +49,27 @@ double RecoveryPolicy::checkpoint_durable_s(std::int64_t gpus) const {
 }
 
 RecoveryPolicy load_recovery_policy(const JsonCursor& json, double default_checkpoint_bytes) {
-  json.expect_only({"policy", "checkpoint", "restart_minutes", "hot_spare_nodes"});
-  const JsonCursor policy = json.at("policy");
-  if (policy.as_string() != "checkpoint-restart") {
-    policy.fail("'" + policy.as_string() + "' is not a recovery policy weft models: checkpoint-restart");
-  }
+  json.expect_only(
+      {"policy", "checkpoint", "restart_minutes", "hot_spare_nodes", "fault_tolerance", "reconfigure_seconds"});
   RecoveryPolicy out;
+  out.kind = json.at("policy").as_enum(kRecoveryKindNames);
   out.checkpoint = load_checkpoint(json.at("checkpoint"), default_checkpoint_bytes);
   out.restart_s = json.at("restart_minutes").as_nonnegative_number() * kSecondsPerMinute;
   if (auto spares = json.find("hot_spare_nodes")) out.hot_spare_nodes = spares->as_nonnegative_int32();
+  const auto f = json.find("fault_tolerance");
+  const auto reconfigure = json.find("reconfigure_seconds");
+  if (out.kind == RecoveryKind::oobleck) {
+    if (!f) json.fail("expected fault_tolerance: the simultaneous pipeline failures oobleck tolerates (its f)");
+    out.fault_tolerance = static_cast<int>(f->as_int_in(0, 1024));
+    if (!reconfigure) json.fail("expected reconfigure_seconds: oobleck's pipeline rebuild, besides copying states");
+    out.reconfigure_s = reconfigure->as_nonnegative_number();
+    if (out.hot_spare_nodes > 0) {
+      json.at("hot_spare_nodes").fail("oobleck trains on every healthy node: it keeps no spare idle");
+    }
+  } else {
+    if (f) f->fail("applies to the oobleck policy only");
+    if (reconfigure) reconfigure->fail("applies to the oobleck policy only");
+  }
   return out;
 }
 

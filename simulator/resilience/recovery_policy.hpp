@@ -25,10 +25,18 @@ struct CheckpointPolicy {
   double snapshot_bytes_per_s = 0.0;  // per GPU, device to host memory (async)
 };
 
-// Checkpoint-restart: after an interruption the job restarts (on hot spares in place of the nodes
+// checkpoint-restart: after an interruption the job restarts (on hot spares in place of the nodes
 // it lost, or once repairs give it enough nodes), reloads the last checkpoint written and trains
-// again from there.
+// again from there. oobleck (papers/002 §2.4-2.5): a node's failure costs the iteration under way
+// and a reinstantiation of the pipelines on the nodes left; the job stops (and restarts as above)
+// only for failures that take no node out, or when fewer than f + 1 pipelines are left.
+enum class RecoveryKind : std::uint8_t { checkpoint_restart, oobleck };
+inline constexpr EnumNames<RecoveryKind, 2> kRecoveryKindNames({"checkpoint-restart", "oobleck"});
+
 struct RecoveryPolicy {
+  RecoveryKind kind = RecoveryKind::checkpoint_restart;
+  int fault_tolerance = 0;    // oobleck's f
+  double reconfigure_s = 0.0;  // oobleck: rebuilding communicators, besides copying model states
   CheckpointPolicy checkpoint;
   double restart_s = 0.0;  // rescheduling, process start and communicator setup, without the reload
   int hot_spare_nodes = 0;

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "simulator/resilience/node_pool.hpp"
+#include "simulator/resilience/pipeline_reinstantiation.hpp"
 #include "simulator/resilience/random_stream.hpp"
 
 namespace weft {
@@ -13,7 +14,7 @@ namespace {
 constexpr double kNever = std::numeric_limits<double>::infinity();
 
 // What the job is doing; training progresses only while it computes.
-enum class Phase : std::uint8_t { compute, checkpoint, restart, waiting };
+enum class Phase : std::uint8_t { compute, checkpoint, restart, waiting, reconfigure };
 
 class RunSimulator {
  public:
@@ -29,6 +30,7 @@ class RunSimulator {
         restart_s_(setup.recovery.restart_s + setup.recovery.reload_s()) {
     for (const FailureCause& cause : setup.failures.causes) cause_rate_total_ += cause.rate_per_node_s;
     outcome_.timeline.reserve(static_cast<std::size_t>(setup.timeline_points));
+    if (setup.oobleck) adopt(*setup.oobleck->best(static_cast<int>(setup.job_nodes)));
   }
 
   RunOutcome run() {
@@ -59,7 +61,7 @@ class RunSimulator {
 
  private:
   double phase_end_time() const {
-    if (phase_ == Phase::compute) return now_ + (std::min(next_boundary_, target_work_) - work_);
+    if (phase_ == Phase::compute) return now_ + (std::min(next_boundary_, target_work_) - work_) / rate_;
     if (phase_ == Phase::waiting) return kNever;
     return phase_end_;
   }
@@ -67,11 +69,15 @@ class RunSimulator {
   // Moves the clock to `time`, charging the time to the current phase.
   void advance_to(double time) {
     const double elapsed = time - now_;
-    sample_timeline_to(time, work_, phase_ == Phase::compute ? 1.0 : 0.0);
+    sample_timeline_to(time, work_, phase_ == Phase::compute ? rate_ : 0.0);
     switch (phase_) {
       case Phase::compute:
         // Exact at the phase's end: no rounding may leave the work a hair short of its boundary.
-        work_ = time == phase_end_time() ? std::min(next_boundary_, target_work_) : work_ + elapsed;
+        work_ = time == phase_end_time() ? std::min(next_boundary_, target_work_) : work_ + elapsed * rate_;
+        outcome_.degraded_s += elapsed * (1.0 - rate_);
+        break;
+      case Phase::reconfigure:
+        outcome_.reconfigure_s += elapsed;
         break;
       case Phase::checkpoint:
         outcome_.checkpoint_s += elapsed;
@@ -126,6 +132,7 @@ class RunSimulator {
         phase_ = Phase::compute;
         break;
       case Phase::restart:
+      case Phase::reconfigure:
         phase_ = Phase::compute;
         break;
       case Phase::waiting:
@@ -141,8 +148,24 @@ class RunSimulator {
 
   void repair() {
     pool_.repair_next();
-    if (phase_ == Phase::waiting && pool_.fill_job()) start_restart();
+    if (phase_ == Phase::waiting && job_can_run()) {
+      start_restart();
+    } else if (setup_.oobleck && phase_ == Phase::compute) {
+      // The node joins: Oobleck instantiates pipelines for the nodes it now has (§2.3).
+      pool_.fill_job();
+      drop_iteration_under_way();
+      if (const auto& plan = setup_.oobleck->best(static_cast<int>(pool_.job_size()))) reconfigure(*plan);
+    }
   }
+
+  // Moves healthy idle nodes into the job; true when it has enough to run: every node it needs
+  // under checkpoint-restart, (f + 1) n0 under Oobleck.
+  bool job_can_run() {
+    const bool complete = pool_.fill_job();
+    if (!setup_.oobleck) return complete;
+    return pool_.job_size() >= (setup_.oobleck->f() + 1) * setup_.oobleck->n0();
+  }
+
 
   const FailureCause& draw_cause() {
     double pick = random_.uniform() * cause_rate_total_;
@@ -172,14 +195,19 @@ class RunSimulator {
       first = node / rack_nodes * rack_nodes;
       last = std::min(first + rack_nodes, pool_.size());
     }
-    bool job_hit = false;
+    int job_nodes_hit = 0;
     for (std::int64_t hit = first; hit < last; ++hit) {
       if (!pool_.healthy(hit)) continue;
       const double repair_s =
           cause.repair == RepairDistribution::fixed ? cause.repair_s : random_.exponential(1.0 / cause.repair_s);
-      job_hit = pool_.take_out(hit, now_ + repair_s) || job_hit;
+      job_nodes_hit += pool_.take_out(hit, now_ + repair_s) ? 1 : 0;
     }
-    if (job_hit && phase_ != Phase::waiting) interrupt();
+    if (job_nodes_hit == 0 || phase_ == Phase::waiting) return;
+    if (setup_.oobleck && phase_ != Phase::restart) {
+      lose_nodes(job_nodes_hit);
+    } else {
+      interrupt();
+    }
   }
 
   // The job stops: the training since the last checkpoint written is lost, and a checkpoint
@@ -190,7 +218,12 @@ class RunSimulator {
     work_ = durable_work_;
     write_durable_at_ = kNever;
     next_boundary_ = work_ + checkpoint_work_;
-    if (pool_.fill_job()) {
+    stop_job();
+  }
+
+  // The job stops: it restarts once it has the nodes to run on.
+  void stop_job() {
+    if (job_can_run()) {
       start_restart();
     } else {
       phase_ = Phase::waiting;
@@ -198,9 +231,82 @@ class RunSimulator {
   }
 
   void start_restart() {
+    if (setup_.oobleck) {
+      const auto& plan = setup_.oobleck->best(static_cast<int>(pool_.job_size()));
+      if (!plan) {
+        phase_ = Phase::waiting;
+        return;
+      }
+      adopt(*plan);
+    }
     phase_ = Phase::restart;
     phase_end_ = now_ + restart_s_;
   }
+
+  // Oobleck (§2.5): the iteration under way is lost, the pipelines that lost `lost` nodes are
+  // reinstantiated and the batch redistributed; with fewer than f + 1 pipelines left the job
+  // stores its progress and stops.
+  void lose_nodes(int lost) {
+    drop_iteration_under_way();
+    const std::vector<int> lost_per_pipeline = draw_pipelines_hit(lost);
+    OobleckPlanner& planner = *setup_.oobleck;
+    const Reinstantiation rebuilt = reinstantiate(pipelines_, lost_per_pipeline, planner.n0(), planner.f());
+    const OobleckConfiguration* plan = nullptr;
+    if (rebuilt.feasible) {
+      const auto& redistributed = planner.redistribute(rebuilt.pipelines);
+      const auto& fresh = planner.best(static_cast<int>(pool_.job_size()));
+      plan = redistributed ? &*redistributed : fresh ? &*fresh : nullptr;
+    }
+    if (plan) {
+      reconfigure(*plan);
+      return;
+    }
+    ++outcome_.interruptions;
+    durable_work_ = work_;
+    stop_job();
+  }
+
+  // Which pipelines `lost` failed nodes were in: each drawn in proportion to the nodes it still has.
+  std::vector<int> draw_pipelines_hit(int lost) {
+    std::vector<int> out(pipelines_.size(), 0);
+    for (int i = 0; i < lost; ++i) {
+      int left = 0;
+      for (std::size_t k = 0; k < pipelines_.size(); ++k) left += pipelines_[k] - out[k];
+      if (left == 0) break;
+      int pick = std::min(static_cast<int>(random_.uniform() * left), left - 1);
+      for (std::size_t k = 0; k < pipelines_.size() && pick >= 0; ++k) {
+        pick -= pipelines_[k] - out[k];
+        if (pick < 0) ++out[k];
+      }
+    }
+    return out;
+  }
+
+  // Oobleck loses at most the iteration under way (§2.7.4), and a checkpoint being written.
+  void drop_iteration_under_way() {
+    const double done = std::floor(work_ / setup_.iteration_s + 1e-9) * setup_.iteration_s;
+    const double partial = std::max(0.0, work_ - done);
+    outcome_.lost_s += partial;
+    work_ -= partial;
+    write_durable_at_ = kNever;
+  }
+
+  void adopt(const OobleckConfiguration& plan) {
+    pipelines_ = plan.pipelines;
+    rate_ = setup_.iteration_s / plan.iteration_s;
+  }
+
+  // Rebuilding the pipelines: the constant part, then each node of the smallest pipeline fetching
+  // its share of the model states from the other replicas.
+  void reconfigure(const OobleckConfiguration& plan) {
+    adopt(plan);
+    ++outcome_.reconfigurations;
+    const double smallest = *std::min_element(plan.pipelines.begin(), plan.pipelines.end());
+    phase_ = Phase::reconfigure;
+    phase_end_ = now_ + setup_.recovery.reconfigure_s +
+                 setup_.recovery.checkpoint.bytes / smallest / setup_.node_bytes_per_s;
+  }
+
 
   const RunSetup& setup_;
   RandomStream random_;
@@ -215,6 +321,8 @@ class RunSimulator {
 
   double now_ = 0.0;
   Phase phase_ = Phase::compute;
+  double rate_ = 1.0;           // training time of the healthy run done per second
+  std::vector<int> pipelines_;  // Oobleck's, node counts
   double phase_end_ = kNever;  // checkpoint and restart phases
   double work_ = 0.0;          // training time whose progress stands
   double durable_work_ = 0.0;  // as of the last checkpoint written

@@ -1,16 +1,19 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include "simulator/resilience/failure_model.hpp"
+#include "simulator/resilience/oobleck_planner.hpp"
 #include "simulator/resilience/recovery_policy.hpp"
 
 namespace weft {
 
 // One training run over wall-clock time: healthy iterations of a simulated length, interrupted by
-// failures drawn from `failures`, recovered by checkpoint-restart.
+// failures drawn from `failures`, recovered by checkpoint-restart or by Oobleck's reinstantiation
+// of pipelines.
 struct RunSetup {
   double iteration_s = 0.0;  // one healthy iteration, as weft simulates it
   double tokens_per_iteration = 0.0;
@@ -22,6 +25,9 @@ struct RunSetup {
   double horizon_s = 0.0;               // the run stops here, trained or not
   std::optional<double> target_tokens;  // and stops earlier once it has trained this many
   int timeline_points = 0;              // samples of training progress over [0, horizon_s]
+  // With the oobleck policy, its planner (iteration_s is then its instantiation on every node).
+  std::shared_ptr<OobleckPlanner> oobleck;
+  double node_bytes_per_s = 0.0;  // what a node moves across the network: model states copied to it
 
   // Training time between checkpoints: the interval rounded to whole iterations (at least one).
   double checkpoint_work_s() const;
@@ -29,7 +35,7 @@ struct RunSetup {
   std::optional<double> target_work_s() const;
 };
 
-// Where one run's wall-clock time went; the five parts add up to wall_s.
+// Where one run's wall-clock time went; the seven parts add up to wall_s.
 struct RunOutcome {
   double wall_s = 0.0;        // the horizon, or when the target was trained
   double trained_s = 0.0;     // training whose progress was kept
@@ -37,7 +43,10 @@ struct RunOutcome {
   double checkpoint_s = 0.0;  // training stopped for checkpoints
   double restart_s = 0.0;     // restarts and checkpoint reloads
   double waiting_s = 0.0;     // too few healthy nodes to run on, waiting for repairs
-  std::int64_t interruptions = 0;
+  double reconfigure_s = 0.0;  // Oobleck rebuilding pipelines and copying their model states
+  double degraded_s = 0.0;     // training slower than the healthy run: the time it lost
+  std::int64_t interruptions = 0;  // the job stopped and restarted
+  std::int64_t reconfigurations = 0;  // Oobleck rebuilt its pipelines without stopping
   std::int64_t checkpoints = 0;  // written whole
   bool reached_target = false;
   // Training time kept at horizon_s × k / timeline_points, k = 1..timeline_points.

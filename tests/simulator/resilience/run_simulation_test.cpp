@@ -42,7 +42,8 @@ RunSetup setup_of(FailureModel failures, double interval_s, double checkpoint_s,
 }
 
 double sum_of_parts(const RunOutcome& run) {
-  return run.trained_s + run.lost_s + run.checkpoint_s + run.restart_s + run.waiting_s;
+  return run.trained_s + run.lost_s + run.checkpoint_s + run.restart_s + run.waiting_s + run.reconfigure_s +
+         run.degraded_s;
 }
 
 TEST_CASE("a run without failures takes its iterations and its checkpoints, exactly", "[resilience]") {

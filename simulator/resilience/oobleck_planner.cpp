@@ -1,0 +1,173 @@
+#include "simulator/resilience/oobleck_planner.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <string>
+
+#include "simulator/engine/engine.hpp"
+#include "simulator/planner/plan_enumeration.hpp"
+#include "simulator/workload/training_report.hpp"
+#include "simulator/workload/training_workload.hpp"
+
+namespace weft {
+namespace {
+
+// The paper plans with N_b = 4 S' microbatches (§2.4.1.2); the second simulation doubles them.
+constexpr std::int64_t kPlanningMicrobatchesPerStage = 4;
+
+struct PipelineRun {
+  double iteration_s = 0.0;
+  bool oom = false;
+  std::int64_t parameters = 0;
+};
+
+// One pipeline of `stages` stages (the scenario's TP and CP, no data parallelism, 1F1B, layers
+// split evenly) training `microbatches` microbatches.
+PipelineRun simulate_pipeline(const TrainingScenario& base, int stages, std::int64_t microbatches) {
+  TrainingScenario scenario = base;
+  ParallelPlan& plan = scenario.parallel;
+  plan.pp = stages;
+  plan.dp = 1;
+  plan.vpp = 1;
+  plan.schedule = PipelineSchedule::one_f_one_b;
+  plan.partition = ParallelPlan::Partition::given;
+  plan.stage_layers.clear();
+  const int layers = base.model.layers();
+  if (layers % stages != 0) plan.stage_layers = balanced_stage_layers(layers, stages);
+  scenario.cluster.gpus = static_cast<int>(plan.world_size());
+  scenario.training.global_batch = microbatches * base.training.micro_batch;
+  pad_vocabulary(scenario);
+  validate_training_scenario(scenario);
+  const TrainingWorkload workload = build_training_workload(scenario);
+  const SimulationResult result = simulate(workload.graph, *workload.cost_model, SimulationOptions{});
+  const TrainingReport report = make_training_report(scenario, workload, result);
+  return {report.iteration_time_s, report.oom, report.parameters};
+}
+
+}  // namespace
+
+OobleckPlanner::OobleckPlanner(const TrainingScenario& scenario, int nodes, int f)
+    : f_(f), gpus_per_node_(scenario.cluster.gpus_per_node) {
+  if (scenario.model.multimodal() || scenario.data) {
+    throw InputError("oobleck: plans models of one module on uniform batches only");
+  }
+  const ParallelPlan& plan = scenario.parallel;
+  const int stage_gpus = plan.tp * plan.cp;
+  if (gpus_per_node_ % stage_gpus != 0) {
+    throw InputError("oobleck: a stage lies within one node, so TP x CP (" + std::to_string(stage_gpus) +
+                     ") must divide the node's " + std::to_string(gpus_per_node_) + " GPUs");
+  }
+  const int stages_per_node = gpus_per_node_ / stage_gpus;
+  const int most_nodes = scenario.model.layers() / stages_per_node;
+  microbatches_ = scenario.training.global_batch / scenario.training.micro_batch;
+  // §2.4.1.1: n0 is the fewest nodes whose pipeline fits; templates run from n0 to N − f·n0 (and
+  // no further than one stage a layer).
+  for (int n = 1; n <= most_nodes && n0_ == 0; ++n) {
+    const int stages = n * stages_per_node;
+    const PipelineRun run = simulate_pipeline(scenario, stages, kPlanningMicrobatchesPerStage * stages);
+    if (!run.oom) n0_ = n;
+  }
+  if (n0_ == 0) throw InputError("oobleck: no pipeline of whole nodes holds the model in memory");
+  if (nodes < (f + 1) * n0_) {
+    throw InputError("oobleck: " + std::to_string(f + 1) + " pipelines (fault tolerance " + std::to_string(f) +
+                     ") of at least " + std::to_string(n0_) + " nodes each need more than the job's " +
+                     std::to_string(nodes) + " nodes");
+  }
+  double parameters = 0.0;
+  for (int n : template_node_counts(n0_, std::min(nodes, most_nodes + f * n0_), f)) {
+    if (n > most_nodes) break;
+    const int stages = n * stages_per_node;
+    const std::int64_t planned = kPlanningMicrobatchesPerStage * stages;
+    const PipelineRun once = simulate_pipeline(scenario, stages, planned);
+    const PipelineRun twice = simulate_pipeline(scenario, stages, 2 * planned);
+    const double per_microbatch = (twice.iteration_s - once.iteration_s) / static_cast<double>(planned);
+    templates_.push_back({n, stages, once.iteration_s - per_microbatch * static_cast<double>(planned), per_microbatch});
+    parameters = static_cast<double>(once.parameters);
+  }
+  gradient_bytes_ = parameters * static_cast<double>(scenario.stack.gradient_bytes(scenario.training.dtype));
+  network_bytes_per_s_ = scenario.cluster.network_bandwidth_per_gpu() * scenario.cluster.nic_efficiency;
+}
+
+double OobleckPlanner::sync_s(int pipelines, int smallest_nodes) const {
+  if (pipelines <= 1) return 0.0;
+  // A ring all-reduce over the pipelines of each GPU's share of the gradients, the smallest
+  // pipeline's GPUs holding the most each.
+  const double per_gpu = gradient_bytes_ / (static_cast<double>(smallest_nodes) * gpus_per_node_);
+  return 2.0 * (pipelines - 1) / pipelines * per_gpu / network_bytes_per_s_;
+}
+
+std::optional<OobleckConfiguration> OobleckPlanner::configure(const TemplateCounts& counts) const {
+  std::vector<double> per_microbatch;
+  for (const OobleckTemplate& t : templates_) per_microbatch.push_back(t.per_microbatch_s);
+  const auto split = distribute_batch(per_microbatch, counts, microbatches_);
+  if (!split) return std::nullopt;
+  OobleckConfiguration out;
+  double slowest = 0.0;
+  int pipelines = 0;
+  int smallest = std::numeric_limits<int>::max();
+  for (std::size_t j = templates_.size(); j-- > 0;) {
+    for (int copy = 0; copy < counts[j]; ++copy) {
+      out.pipelines.push_back(templates_[j].nodes);
+      out.microbatches.push_back((*split)[j]);
+    }
+    if (counts[j] == 0) continue;
+    slowest = std::max(slowest, templates_[j].fixed_s + static_cast<double>((*split)[j]) * per_microbatch[j]);
+    pipelines += counts[j];
+    smallest = std::min(smallest, templates_[j].nodes);
+  }
+  out.iteration_s = slowest + sync_s(pipelines, smallest);
+  return out;
+}
+
+const std::optional<OobleckConfiguration>& OobleckPlanner::best(int nodes) {
+  if (auto found = best_.find(nodes); found != best_.end()) return found->second;
+  std::vector<int> node_counts;
+  for (const OobleckTemplate& t : templates_) node_counts.push_back(t.nodes);
+  std::optional<OobleckConfiguration> best;
+  if (nodes >= (f_ + 1) * n0_) {
+    // Every combination's continuous optimum (every pipeline ending at once, fractional
+    // microbatches) is a lower bound of its iteration: combinations are tried best bound first,
+    // until no bound can beat the best found.
+    std::vector<std::pair<double, TemplateCounts>> bounded;
+    for (TemplateCounts& counts : feasible_instantiations(node_counts, nodes, f_)) {
+      double rate = 0.0;
+      double fixed = 0.0;
+      int pipelines = 0;
+      int smallest = std::numeric_limits<int>::max();
+      for (std::size_t j = 0; j < counts.size(); ++j) {
+        if (counts[j] == 0) continue;
+        rate += counts[j] / templates_[j].per_microbatch_s;
+        fixed += counts[j] * templates_[j].fixed_s / templates_[j].per_microbatch_s;
+        pipelines += counts[j];
+        smallest = std::min(smallest, templates_[j].nodes);
+      }
+      bounded.emplace_back((static_cast<double>(microbatches_) + fixed) / rate + sync_s(pipelines, smallest),
+                           std::move(counts));
+    }
+    std::stable_sort(bounded.begin(), bounded.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [bound, counts] : bounded) {
+      if (best && bound >= best->iteration_s) break;
+      auto configuration = configure(counts);
+      if (configuration && (!best || configuration->iteration_s < best->iteration_s)) best = std::move(configuration);
+    }
+  }
+  return best_.emplace(nodes, std::move(best)).first->second;
+}
+
+const std::optional<OobleckConfiguration>& OobleckPlanner::redistribute(std::vector<int> pipelines) {
+  std::sort(pipelines.begin(), pipelines.end(), std::greater<>());
+  if (auto found = redistributed_.find(pipelines); found != redistributed_.end()) return found->second;
+  std::optional<OobleckConfiguration> out;
+  TemplateCounts counts(templates_.size(), 0);
+  bool templated = !pipelines.empty();
+  for (const int nodes : pipelines) {
+    const int index = nodes - n0_;
+    templated = templated && index >= 0 && index < static_cast<int>(templates_.size());
+    if (templated) ++counts[static_cast<std::size_t>(index)];
+  }
+  if (templated) out = configure(counts);
+  return redistributed_.emplace(std::move(pipelines), std::move(out)).first->second;
+}
+
+}  // namespace weft
