@@ -81,8 +81,10 @@ std::string render_goodput_report(const GoodputSubject& subject, const GoodputSt
   out += fmt::format("Healthy run      iteration {} (simulated), {} on {} GPUs ({} nodes, {} hot spares)\n",
                      format_seconds(setup.iteration_s), format_rate(summary.healthy_tokens_per_s), setup.job_gpus,
                      setup.job_nodes, setup.recovery.hot_spare_nodes);
-  out += fmt::format("Failures         job MTBF {} ({:.2f} interruptions a day, every node in service){}\n",
+  const std::size_t traced = setup.failures.trace.size();
+  out += fmt::format("Failures         job MTBF {} ({:.2f} interruptions a day, every node in service){}{}\n",
                      format_span(summary.mtbf_s), kSecondsPerDay / summary.mtbf_s,
+                     traced == 0 ? "" : fmt::format(", and {} events of a trace", traced),
                      subject.failure_source.empty() ? "" : "; " + subject.failure_source);
   out += fmt::format("Recovery         {}\n", describe_recovery(study));
   out += fmt::format("Checkpoints      {}\n", describe_checkpoints(study, summary));

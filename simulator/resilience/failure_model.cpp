@@ -1,11 +1,19 @@
 #include "simulator/resilience/failure_model.hpp"
 
+#include "simulator/core/split_text.hpp"
 #include "simulator/core/units.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <limits>
+#include <string>
 
 namespace weft {
 namespace {
+
+// A century: no trace runs longer.
+constexpr double kMaxTraceHours = 876000.0;
 
 // Failures per node per second of one cause: `mtbf_hours` per GPU or node, or `observed`
 // {count, days, and gpus or nodes}.
@@ -52,18 +60,73 @@ FailureCause load_cause(const JsonCursor& cause, int gpus_per_node) {
 
 }  // namespace
 
+std::vector<TraceEvent> read_failure_trace(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw InputError(file.string() + ": cannot read the failure trace");
+  std::vector<TraceEvent> events;
+  std::string line;
+  int number = 0;
+  bool header = false;
+  const auto fail = [&](const std::string& message) {
+    throw InputError(file.string() + ":" + std::to_string(number) + ": " + message);
+  };
+  const auto number_in = [&](const std::string& text, const char* column) {
+    std::size_t used = 0;
+    double value = -1.0;
+    try {
+      value = std::stod(text, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != text.size() || !(value >= 0.0) || value > kMaxTraceHours) {
+      fail(std::string(column) + ": '" + text + "' is not a number of hours from 0 to 876000");
+    }
+    return value;
+  };
+  while (std::getline(in, line)) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || line.front() == '#') continue;
+    std::vector<std::string> fields;
+    for (const std::string_view field : split_text(line, ',')) fields.emplace_back(field);
+    if (!header) {
+      if (line != "hours,nodes,down_hours") fail("expected the header hours,nodes,down_hours");
+      header = true;
+      continue;
+    }
+    if (fields.size() != 3) fail("expected 3 fields (hours,nodes,down_hours), found " + std::to_string(fields.size()));
+    TraceEvent event;
+    event.at_s = number_in(fields[0], "hours") * kSecondsPerHour;
+    const double nodes = number_in(fields[1], "nodes");
+    if (nodes < 1 || nodes != std::floor(nodes) || nodes > (1 << 20)) fail("nodes: expected a whole number from 1");
+    event.nodes = static_cast<int>(nodes);
+    event.down_s = fields[2].empty() ? std::numeric_limits<double>::infinity()
+                                     : number_in(fields[2], "down_hours") * kSecondsPerHour;
+    events.push_back(event);
+  }
+  if (!header) throw InputError(file.string() + ": expected the header hours,nodes,down_hours");
+  std::stable_sort(events.begin(), events.end(), [](const auto& a, const auto& b) { return a.at_s < b.at_s; });
+  return events;
+}
+
 double FailureModel::rate_per_s(std::int64_t nodes) const {
   double rate = 0.0;
   for (const FailureCause& cause : causes) rate += cause.rate_per_node_s;
   return rate * static_cast<double>(nodes);
 }
 
-FailureModel load_failure_model(const JsonCursor& json, int gpus_per_node) {
-  json.expect_only({"source", "causes", "rack_nodes"});
+FailureModel load_failure_model(const JsonCursor& json, int gpus_per_node, const std::filesystem::path& directory) {
+  json.expect_only({"source", "causes", "rack_nodes", "trace"});
   FailureModel model;
   if (auto source = json.find("source")) model.source = source->as_string();
-  const auto causes = json.at("causes").elements();
-  if (causes.empty()) json.at("causes").fail("expected at least one cause (an empty list would never fail)");
+  if (auto trace = json.find("trace")) {
+    const std::filesystem::path file = directory / trace->as_string();
+    model.trace = read_failure_trace(file);
+  }
+  const auto causes_json = json.find("causes");
+  if (!causes_json && model.trace.empty()) json.fail("expected causes, a trace, or both");
+  const auto causes = causes_json ? causes_json->elements() : std::vector<JsonCursor>{};
+  if (causes_json && causes.empty()) causes_json->fail("expected at least one cause (an empty list would never fail)");
   bool rack_wide = false;
   for (const JsonCursor& cause : causes) {
     model.causes.push_back(load_cause(cause, gpus_per_node));

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -29,9 +30,18 @@ struct FailureCause {
   RepairDistribution repair = RepairDistribution::fixed;
 };
 
+// A failure replayed from a trace: at `at_s`, `nodes` healthy nodes drawn at random go out for
+// `down_s` (infinite: they never come back), as spot instances are preempted.
+struct TraceEvent {
+  double at_s = 0.0;
+  int nodes = 1;
+  double down_s = 0.0;
+};
+
 struct FailureModel {
   std::string source;
   std::vector<FailureCause> causes;
+  std::vector<TraceEvent> trace;  // by time
   int rack_nodes = 0;  // nodes a rack-wide failure takes out; 0 when no cause has that radius
 
   // Failures per second over `nodes` nodes in service, all causes together.
@@ -41,7 +51,11 @@ struct FailureModel {
 // Reads `failures` of a resilience file (docs/resilience.md). A cause's rate is given per GPU or
 // per node, either as a mean time between failures (`mtbf_hours`) or as what a fleet observed
 // (`observed`: a count of failures over so many GPUs or nodes and days); `gpus_per_node` turns
-// either into a rate per node.
-FailureModel load_failure_model(const JsonCursor& json, int gpus_per_node);
+// either into a rate per node. A `trace` file is read relative to `directory`.
+FailureModel load_failure_model(const JsonCursor& json, int gpus_per_node, const std::filesystem::path& directory);
+
+// Reads a failure trace: CSV lines `hours,nodes,down_hours` after a header of those names (down
+// hours empty: never back; lines starting with # are comments); errors name the file and line.
+std::vector<TraceEvent> read_failure_trace(const std::filesystem::path& file);
 
 }  // namespace weft

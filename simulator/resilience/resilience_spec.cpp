@@ -2,12 +2,13 @@
 
 namespace weft {
 
-ResilienceSpec load_resilience_spec(const JsonCursor& json, int gpus_per_node, double default_checkpoint_bytes) {
+ResilienceSpec load_resilience_spec(const JsonCursor& json, int gpus_per_node, double default_checkpoint_bytes,
+                                    const std::filesystem::path& directory) {
   if (!json.is_object()) json.fail("expected a resilience file: an object of failures, recovery and run");
   json.expect_only({"description", "failures", "recovery", "run"});
   ResilienceSpec spec;
   if (auto description = json.find("description")) spec.description = description->as_string();
-  spec.failures = load_failure_model(json.at("failures"), gpus_per_node);
+  spec.failures = load_failure_model(json.at("failures"), gpus_per_node, directory);
   spec.recovery = load_recovery_policy(json.at("recovery"), default_checkpoint_bytes);
   if (auto run = json.find("run")) {
     run->expect_only({"days", "seeds", "first_seed", "tokens"});

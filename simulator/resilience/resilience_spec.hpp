@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -27,7 +28,9 @@ inline constexpr int kMaxSeeds = 100000;
 inline constexpr double kMaxRunDays = 36500.0;
 
 // Reads a resilience file's root; `gpus_per_node` turns failure rates per GPU into rates per
-// node, and `default_checkpoint_bytes` is the checkpoint's size unless the file gives one.
-ResilienceSpec load_resilience_spec(const JsonCursor& json, int gpus_per_node, double default_checkpoint_bytes);
+// node, `default_checkpoint_bytes` is the checkpoint's size unless the file gives one, and a
+// failure trace is read relative to `directory` (the file's own).
+ResilienceSpec load_resilience_spec(const JsonCursor& json, int gpus_per_node, double default_checkpoint_bytes,
+                                    const std::filesystem::path& directory = {});
 
 }  // namespace weft

@@ -38,8 +38,8 @@ class RunSimulator {
     next_boundary_ = checkpoint_work_;
     while (true) {
       const double phase_end = phase_end_time();
-      const double next =
-          std::min({next_failure_, phase_end, pool_.next_repair(), write_durable_at_, setup_.horizon_s});
+      const double next = std::min(
+          {next_failure_, phase_end, pool_.next_repair(), write_durable_at_, next_trace_event(), setup_.horizon_s});
       advance_to(next);
       if (outcome_.reached_target || next == setup_.horizon_s) break;
       if (next == write_durable_at_) {
@@ -48,6 +48,8 @@ class RunSimulator {
         repair();
       } else if (next == phase_end) {
         end_phase();
+      } else if (next == next_trace_event()) {
+        replay_trace_event();
       } else {
         fail();
         next_failure_ = now_ + random_.exponential(failure_rate_);
@@ -202,9 +204,37 @@ class RunSimulator {
           cause.repair == RepairDistribution::fixed ? cause.repair_s : random_.exponential(1.0 / cause.repair_s);
       job_nodes_hit += pool_.take_out(hit, now_ + repair_s) ? 1 : 0;
     }
-    if (job_nodes_hit == 0 || phase_ == Phase::waiting) return;
+    job_lost_nodes(job_nodes_hit);
+  }
+
+  // The trace's next event: its nodes drawn among the healthy ones.
+  void replay_trace_event() {
+    const TraceEvent& event = setup_.failures.trace[next_trace_++];
+    std::vector<std::int64_t> healthy;
+    for (std::int64_t node = 0; node < pool_.size(); ++node) {
+      if (pool_.healthy(node)) healthy.push_back(node);
+    }
+    int job_nodes_hit = 0;
+    for (int i = 0; i < event.nodes && !healthy.empty(); ++i) {
+      const auto pick = std::min(static_cast<std::size_t>(random_.uniform() * static_cast<double>(healthy.size())),
+                                 healthy.size() - 1);
+      job_nodes_hit += pool_.take_out(healthy[pick], now_ + event.down_s) ? 1 : 0;
+      healthy[pick] = healthy.back();
+      healthy.pop_back();
+    }
+    job_lost_nodes(job_nodes_hit);
+  }
+
+  double next_trace_event() const {
+    const auto& trace = setup_.failures.trace;
+    return next_trace_ < trace.size() ? trace[next_trace_].at_s : kNever;
+  }
+
+  // The running job lost `nodes` of its nodes.
+  void job_lost_nodes(int nodes) {
+    if (nodes == 0 || phase_ == Phase::waiting) return;
     if (setup_.oobleck && phase_ != Phase::restart) {
-      lose_nodes(job_nodes_hit);
+      lose_nodes(nodes);
     } else {
       interrupt();
     }
@@ -330,6 +360,7 @@ class RunSimulator {
   double writing_work_ = 0.0;         // an asynchronous checkpoint being written...
   double write_durable_at_ = kNever;  // ...and when it will be whole
   double next_failure_ = kNever;
+  std::size_t next_trace_ = 0;
   RunOutcome outcome_;
 };
 

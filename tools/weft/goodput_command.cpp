@@ -1,3 +1,4 @@
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -59,7 +60,8 @@ ResilienceSpec load_resilience(const GoodputFlags& flags, const TrainingScenario
                                const TrainingReport& report) {
   const JsonDocument document = JsonDocument::parse_file(flags.resilience);
   ResilienceSpec spec = with_context(flags.resilience, [&] {
-    return load_resilience_spec(document.root(), scenario.cluster.gpus_per_node, checkpoint_bytes(scenario, report));
+    return load_resilience_spec(document.root(), scenario.cluster.gpus_per_node, checkpoint_bytes(scenario, report),
+                                std::filesystem::path(flags.resilience).parent_path());
   });
   if (flags.days) spec.days = *flags.days;
   if (flags.seeds) spec.seeds = *flags.seeds;

@@ -2,7 +2,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <string>
+
+#include "tests/support/run_command.hpp"
 
 namespace weft {
 namespace {
@@ -111,6 +114,33 @@ TEST_CASE("bad resilience files name the field and what was expected", "[resilie
   rejects(file_with(kCauses, kRecovery, R"({"seeds": 0})"), "run.seeds");
   rejects(file_with(kCauses, kRecovery, R"({"days": 1e9})"), "run.days: expected at most 36500 days");
   rejects(file_with(kCauses, kRecovery, R"({"hours": 1})"), "run.hours: unknown field");
+}
+
+TEST_CASE("a failure trace is read next to its resilience file", "[resilience]") {
+  const test::TempDir dir;
+  dir.write("spot.csv", "# preemptions\nhours,nodes,down_hours\n2,1,\n0.5,2,1.5\n");
+  const JsonDocument document = JsonDocument::parse_text(
+      file_with(R"({"trace": "spot.csv"})", kRecovery), "test");
+  const ResilienceSpec spec = load_resilience_spec(document.root(), 8, 1e12, dir.path());
+  CHECK(spec.failures.causes.empty());
+  REQUIRE(spec.failures.trace.size() == 2);
+  // Sorted by time: 2 nodes at 30 min for 1.5 h, then 1 node at 2 h for good.
+  CHECK(spec.failures.trace[0].at_s == 1800.0);
+  CHECK(spec.failures.trace[0].nodes == 2);
+  CHECK(spec.failures.trace[0].down_s == 5400.0);
+  CHECK(spec.failures.trace[1].at_s == 7200.0);
+  CHECK(std::isinf(spec.failures.trace[1].down_s));
+  const auto rejects = [&](const std::string& text, const std::string& message) {
+    dir.write("bad.csv", text);
+    CHECK_THROWS_WITH(read_failure_trace(dir.file("bad.csv")), Contains(message));
+  };
+  rejects("time,nodes\n", "bad.csv:1: expected the header hours,nodes,down_hours");
+  rejects("hours,nodes,down_hours\n1,2\n", "bad.csv:2: expected 3 fields");
+  rejects("hours,nodes,down_hours\n-1,2,3\n", "bad.csv:2: hours: '-1' is not a number of hours");
+  rejects("hours,nodes,down_hours\n1,0,3\n", "bad.csv:2: nodes: expected a whole number from 1");
+  rejects("", "bad.csv: expected the header");
+  CHECK_THROWS_WITH(read_failure_trace(dir.file("missing.csv")), Contains("missing.csv: cannot read the failure trace"));
+  CHECK_THROWS_WITH(parse(file_with("{}", kRecovery)), Contains("failures: expected causes, a trace, or both"));
 }
 
 }  // namespace
