@@ -95,5 +95,26 @@ TEST_CASE("weft goodput refuses bad input with exit 2 and leaves no file", "[cli
   CHECK_THAT(run.err, Contains("--seeds"));
 }
 
+TEST_CASE("weft goodput runs Oobleck through a trace of lost nodes", "[cli][goodput]") {
+  const TempDir dir;
+  const auto run = run_weft("goodput '" + test::experiment("gpt3-2.7b-30xa100-oobleck") + "' '" + WEFT_SOURCE_DIR +
+                            "/scenarios/resilience/oobleck-every-1h.json' --seeds 3 --json " +
+                            quoted(dir.file("g.json")) + " --csv " + quoted(dir.file("g.csv")));
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.out, Contains("oobleck, f = 1") && Contains("15 events of a trace") && Contains("reconfigurations") &&
+                          Contains("degraded throughput (h)"));
+  const auto json = nlohmann::json::parse(read_file(dir.file("g.json")));
+  CHECK(json["policy"] == "oobleck");
+  // 15 nodes lost, each a reconfiguration; the job never stops.
+  CHECK(json["reconfigurations"]["mean"] == 15.0);
+  CHECK(json["interruptions"]["mean"] == 0.0);
+  double hours = 0.0;
+  for (const auto& [name, spread] : json["hours"].items()) hours += spread["mean"].get<double>();
+  CHECK(hours == Approx(16.0).epsilon(1e-6));
+  CHECK(json["hours"]["degraded throughput"]["mean"].get<double>() > 0.0);
+  CHECK_THAT(read_file(dir.file("g.csv")), StartsWith("seed,wall_s,goodput_tokens_per_s,") && Contains("reconfigurations"));
+}
+
 }  // namespace
 }  // namespace weft

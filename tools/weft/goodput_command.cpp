@@ -116,10 +116,11 @@ void add_goodput_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "goodput",
       "Simulate training runs over days: the scenario's iteration as weft simulates it, interrupted by failures drawn "
-      "from a failure model and recovered by checkpoint-restart, over many seeds. Prints goodput (tokens trained per "
-      "wall-clock second), where the time went (training lost since the last checkpoint, checkpoints, restarts and "
-      "reloads, waiting for repairs) with its spread over seeds, and the checkpoint interval against Young's and "
-      "Daly's formulas.\nRESILIENCE is a resilience file: failures, recovery and runs (docs/resilience.md).");
+      "from a failure model or replayed from a trace, and recovered by checkpoint-restart (with hot spares) or by "
+      "Oobleck's pipeline templates, over many seeds. Prints goodput (tokens trained per wall-clock second), where "
+      "the time went (training lost, checkpoints, restarts and reloads, waiting for repairs, reconfiguration, "
+      "degraded throughput) with its spread over seeds, and the checkpoint interval against Young's and Daly's "
+      "formulas.\nRESILIENCE is a resilience file: failures, recovery and runs (docs/resilience.md).");
   command->add_option("SCENARIO", flags->scenario, "Training scenario JSON file")->required();
   command->add_option("RESILIENCE", flags->resilience, "Resilience JSON file")->required();
   command->add_option("--days", flags->days, "Wall-clock days of each run (with --tokens: the most it may take)")
