@@ -42,7 +42,7 @@ struct FailureModel {
   std::string source;
   std::vector<FailureCause> causes;
   std::vector<TraceEvent> trace;  // by time
-  int rack_nodes = 0;  // nodes a rack-wide failure takes out; 0 when no cause has that radius
+  int rack_nodes = 0;             // nodes a rack-wide failure takes out; 0 when no cause has that radius
 
   // Failures per second over `nodes` nodes in service, all causes together.
   double rate_per_s(std::int64_t nodes) const;

@@ -19,8 +19,7 @@ Spread spread_over(const std::vector<RunOutcome>& runs, Field field) {
 }  // namespace
 
 std::array<double, kTimeCategories> time_categories_s(const RunOutcome& run) {
-  return {run.trained_s, run.lost_s,        run.checkpoint_s, run.restart_s,
-          run.waiting_s, run.reconfigure_s, run.degraded_s};
+  return {run.trained_s, run.lost_s, run.checkpoint_s, run.restart_s, run.waiting_s, run.reconfigure_s, run.degraded_s};
 }
 
 GoodputSummary summarize(const GoodputStudy& study) {

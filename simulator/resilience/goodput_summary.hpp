@@ -30,8 +30,8 @@ struct GoodputSummary {
   Spread reconfigurations;
   Spread checkpoints;
   std::array<Spread, kTimeCategories> hours;  // kTimeCategoryNames
-  Spread wall_days;             // with a token target: the time to train it (and save it)
-  std::int64_t unfinished = 0;  // runs that did not train the target in the days given
+  Spread wall_days;                           // with a token target: the time to train it (and save it)
+  std::int64_t unfinished = 0;                // runs that did not train the target in the days given
 };
 
 GoodputSummary summarize(const GoodputStudy& study);

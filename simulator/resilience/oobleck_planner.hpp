@@ -23,9 +23,9 @@ struct OobleckTemplate {
 
 // Pipelines instantiated from templates and the microbatches each takes.
 struct OobleckConfiguration {
-  std::vector<int> pipelines;  // node counts, largest first
+  std::vector<int> pipelines;              // node counts, largest first
   std::vector<std::int64_t> microbatches;  // per pipeline
-  double iteration_s = 0.0;  // the slowest pipeline, then the gradients' all-reduce across them
+  double iteration_s = 0.0;                // the slowest pipeline, then the gradients' all-reduce across them
 };
 
 // Oobleck's planner (papers/002 §2.4–2.5) over weft's simulation of each template.
@@ -59,7 +59,7 @@ class OobleckPlanner {
   int gpus_per_node_;
   std::int64_t microbatches_;
   double gradient_bytes_;
-  double network_bytes_per_s_;  // per GPU, across nodes
+  double network_bytes_per_s_;              // per GPU, across nodes
   std::vector<OobleckTemplate> templates_;  // n0, n0 + 1, ...
   std::map<int, std::optional<OobleckConfiguration>> best_;
   std::map<std::vector<int>, std::optional<OobleckConfiguration>> redistributed_;

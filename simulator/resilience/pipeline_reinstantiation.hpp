@@ -14,7 +14,7 @@ enum class ReinstantiationStep : std::uint8_t { simple, borrowed, merged };
 inline constexpr EnumNames<ReinstantiationStep, 3> kReinstantiationStepNames({"simple", "borrowed", "merged"});
 
 struct Reinstantiation {
-  std::vector<int> pipelines;  // node counts after, each that of a template
+  std::vector<int> pipelines;              // node counts after, each that of a template
   std::vector<ReinstantiationStep> steps;  // one per pipeline that lost nodes and kept some
   // False when fewer than f + 1 pipelines remain: Oobleck stops and the job restarts from a
   // checkpoint once enough nodes are back.

@@ -35,7 +35,7 @@ inline constexpr EnumNames<RecoveryKind, 2> kRecoveryKindNames({"checkpoint-rest
 
 struct RecoveryPolicy {
   RecoveryKind kind = RecoveryKind::checkpoint_restart;
-  int fault_tolerance = 0;    // oobleck's f
+  int fault_tolerance = 0;     // oobleck's f
   double reconfigure_s = 0.0;  // oobleck: rebuilding communicators, besides copying model states
   CheckpointPolicy checkpoint;
   double restart_s = 0.0;  // rescheduling, process start and communicator setup, without the reload

@@ -168,7 +168,6 @@ class RunSimulator {
     return pool_.job_size() >= (setup_.oobleck->f() + 1) * setup_.oobleck->n0();
   }
 
-
   const FailureCause& draw_cause() {
     double pick = random_.uniform() * cause_rate_total_;
     for (const FailureCause& cause : setup_.failures.causes) {
@@ -333,10 +332,9 @@ class RunSimulator {
     ++outcome_.reconfigurations;
     const double smallest = *std::min_element(plan.pipelines.begin(), plan.pipelines.end());
     phase_ = Phase::reconfigure;
-    phase_end_ = now_ + setup_.recovery.reconfigure_s +
-                 setup_.recovery.checkpoint.bytes / smallest / setup_.node_bytes_per_s;
+    phase_end_ =
+        now_ + setup_.recovery.reconfigure_s + setup_.recovery.checkpoint.bytes / smallest / setup_.node_bytes_per_s;
   }
-
 
   const RunSetup& setup_;
   RandomStream random_;
@@ -353,9 +351,9 @@ class RunSimulator {
   Phase phase_ = Phase::compute;
   double rate_ = 1.0;           // training time of the healthy run done per second
   std::vector<int> pipelines_;  // Oobleck's, node counts
-  double phase_end_ = kNever;  // checkpoint and restart phases
-  double work_ = 0.0;          // training time whose progress stands
-  double durable_work_ = 0.0;  // as of the last checkpoint written
+  double phase_end_ = kNever;   // checkpoint and restart phases
+  double work_ = 0.0;           // training time whose progress stands
+  double durable_work_ = 0.0;   // as of the last checkpoint written
   double next_boundary_ = kNever;
   double writing_work_ = 0.0;         // an asynchronous checkpoint being written...
   double write_durable_at_ = kNever;  // ...and when it will be whole

@@ -37,17 +37,17 @@ struct RunSetup {
 
 // Where one run's wall-clock time went; the seven parts add up to wall_s.
 struct RunOutcome {
-  double wall_s = 0.0;        // the horizon, or when the target was trained
-  double trained_s = 0.0;     // training whose progress was kept
-  double lost_s = 0.0;        // training undone by interruptions (since the last checkpoint written)
-  double checkpoint_s = 0.0;  // training stopped for checkpoints
-  double restart_s = 0.0;     // restarts and checkpoint reloads
-  double waiting_s = 0.0;     // too few healthy nodes to run on, waiting for repairs
-  double reconfigure_s = 0.0;  // Oobleck rebuilding pipelines and copying their model states
-  double degraded_s = 0.0;     // training slower than the healthy run: the time it lost
-  std::int64_t interruptions = 0;  // the job stopped and restarted
+  double wall_s = 0.0;                // the horizon, or when the target was trained
+  double trained_s = 0.0;             // training whose progress was kept
+  double lost_s = 0.0;                // training undone by interruptions (since the last checkpoint written)
+  double checkpoint_s = 0.0;          // training stopped for checkpoints
+  double restart_s = 0.0;             // restarts and checkpoint reloads
+  double waiting_s = 0.0;             // too few healthy nodes to run on, waiting for repairs
+  double reconfigure_s = 0.0;         // Oobleck rebuilding pipelines and copying their model states
+  double degraded_s = 0.0;            // training slower than the healthy run: the time it lost
+  std::int64_t interruptions = 0;     // the job stopped and restarted
   std::int64_t reconfigurations = 0;  // Oobleck rebuilt its pipelines without stopping
-  std::int64_t checkpoints = 0;  // written whole
+  std::int64_t checkpoints = 0;       // written whole
   bool reached_target = false;
   // Training time kept at horizon_s × k / timeline_points, k = 1..timeline_points.
   std::vector<double> timeline;

@@ -113,7 +113,8 @@ TEST_CASE("weft goodput runs Oobleck through a trace of lost nodes", "[cli][good
   for (const auto& [name, spread] : json["hours"].items()) hours += spread["mean"].get<double>();
   CHECK(hours == Approx(16.0).epsilon(1e-6));
   CHECK(json["hours"]["degraded throughput"]["mean"].get<double>() > 0.0);
-  CHECK_THAT(read_file(dir.file("g.csv")), StartsWith("seed,wall_s,goodput_tokens_per_s,") && Contains("reconfigurations"));
+  CHECK_THAT(read_file(dir.file("g.csv")),
+             StartsWith("seed,wall_s,goodput_tokens_per_s,") && Contains("reconfigurations"));
 }
 
 }  // namespace

@@ -24,10 +24,13 @@ TrainingScenario oobleck_scenario(int pp) {
   std::string layers;
   for (int n : balanced_stage_layers(32, pp)) layers += (layers.empty() ? "" : ", ") + std::to_string(n);
   const std::string text = R"({"model": {"base": "gpt3-6.7b"},
-    "cluster": {"base": "dgx-a100-superpod", "gpu": "a100-sxm-40gb", "gpus": )" + std::to_string(pp) + R"(,
+    "cluster": {"base": "dgx-a100-superpod", "gpu": "a100-sxm-40gb", "gpus": )" +
+                           std::to_string(pp) + R"(,
                 "gpus_per_node": 1, "nics_per_node": 1},
-    "parallel": {"pp": )" + std::to_string(pp) + R"(, "dp": 1, "recompute": "full",
-                 "stage_layers": [)" + layers + R"(]},
+    "parallel": {"pp": )" + std::to_string(pp) +
+                           R"(, "dp": 1, "recompute": "full",
+                 "stage_layers": [)" +
+                           layers + R"(]},
     "training": {"global_batch": 48, "micro_batch": 1, "seq_len": 2048, "dtype": "bf16"}})";
   const JsonDocument document = JsonDocument::parse_text(text, "test");
   return load_training_scenario(document.root());

@@ -32,8 +32,8 @@ std::set<TemplateCounts> brute_force_instantiations(const std::vector<int>& node
 TEST_CASE("Oobleck's templates span n0 to N - f n0 nodes", "[resilience][oobleck]") {
   // §2.4.1.1 with the example of Fig. 2.4: templates of 2, 3 and 4 nodes for 8 nodes and f = 2.
   CHECK(template_node_counts(2, 8, 2) == std::vector<int>{2, 3, 4});
-  CHECK(template_node_counts(3, 30, 1) == std::vector<int>{3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
-                                                           20, 21, 22, 23, 24, 25, 26, 27});
+  CHECK(template_node_counts(3, 30, 1) ==
+        std::vector<int>{3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27});
   CHECK(template_node_counts(2, 5, 2).empty());  // fewer than (f + 1) n0 nodes
 }
 

@@ -119,8 +119,7 @@ TEST_CASE("bad resilience files name the field and what was expected", "[resilie
 TEST_CASE("a failure trace is read next to its resilience file", "[resilience]") {
   const test::TempDir dir;
   dir.write("spot.csv", "# preemptions\nhours,nodes,down_hours\n2,1,\n0.5,2,1.5\n");
-  const JsonDocument document = JsonDocument::parse_text(
-      file_with(R"({"trace": "spot.csv"})", kRecovery), "test");
+  const JsonDocument document = JsonDocument::parse_text(file_with(R"({"trace": "spot.csv"})", kRecovery), "test");
   const ResilienceSpec spec = load_resilience_spec(document.root(), 8, 1e12, dir.path());
   CHECK(spec.failures.causes.empty());
   REQUIRE(spec.failures.trace.size() == 2);
@@ -139,7 +138,8 @@ TEST_CASE("a failure trace is read next to its resilience file", "[resilience]")
   rejects("hours,nodes,down_hours\n-1,2,3\n", "bad.csv:2: hours: '-1' is not a number of hours");
   rejects("hours,nodes,down_hours\n1,0,3\n", "bad.csv:2: nodes: expected a whole number from 1");
   rejects("", "bad.csv: expected the header");
-  CHECK_THROWS_WITH(read_failure_trace(dir.file("missing.csv")), Contains("missing.csv: cannot read the failure trace"));
+  CHECK_THROWS_WITH(read_failure_trace(dir.file("missing.csv")),
+                    Contains("missing.csv: cannot read the failure trace"));
   CHECK_THROWS_WITH(parse(file_with("{}", kRecovery)), Contains("failures: expected causes, a trace, or both"));
 }
 
