@@ -32,10 +32,11 @@ std::string describe_checkpoints(const GoodputStudy& study, const GoodputSummary
 std::string describe_interval(const GoodputStudy& study, const GoodputSummary& summary) {
   const CheckpointPolicy& checkpoint = study.setup.recovery.checkpoint;
   if (!checkpoint.enabled) return "no checkpoints";
-  const std::string formulas = std::isfinite(summary.mtbf_s)
-                                   ? fmt::format("Young {}, Daly {}", format_span(summary.young_interval_s),
-                                                 format_span(summary.daly_interval_s))
-                                   : "nothing fails";
+  const std::string formulas =
+      std::isfinite(summary.mtbf_s)
+          ? fmt::format("Young {}, Daly {}", format_span(summary.young_interval_s),
+                        format_span(summary.daly_interval_s))
+          : (study.setup.failures.trace.empty() ? "nothing fails" : "no failure rate for Young's and Daly's");
   if (!std::isfinite(study.setup.checkpoint_work_s())) return fmt::format("only the trained model ({})", formulas);
   const std::string interval = format_span(study.setup.checkpoint_work_s());
   if (!study.search) return fmt::format("every {} of training ({})", interval, formulas);
@@ -45,6 +46,13 @@ std::string describe_interval(const GoodputStudy& study, const GoodputSummary& s
 
 std::string describe_recovery(const GoodputStudy& study) {
   const RunSetup& setup = study.setup;
+  if (setup.varuna) {
+    const auto& layout = setup.varuna->best(static_cast<int>(setup.job_nodes));
+    return fmt::format(
+        "varuna: checkpoint-restart onto the nodes left, in the fastest layout they hold (at least {} "
+        "nodes; on all {}: pp {} x dp {})",
+        setup.varuna->min_nodes(), setup.job_nodes, layout->pp, layout->dp);
+  }
   if (!setup.oobleck) return "checkpoint-restart";
   OobleckPlanner& planner = *setup.oobleck;
   const auto& templates = planner.templates();
@@ -111,8 +119,8 @@ std::string render_goodput_report(const GoodputSubject& subject, const GoodputSt
   add("interruptions", summary.interruptions, 1.0, 1);
   if (setup.oobleck) add("reconfigurations", summary.reconfigurations, 1.0, 1);
   add("checkpoints written", summary.checkpoints, 1.0, 0);
-  // Checkpoint-restart neither reconfigures nor runs degraded: those rows are Oobleck's.
-  const std::size_t categories = setup.oobleck ? kTimeCategories : kTimeCategories - 2;
+  // Checkpoint-restart neither reconfigures nor runs degraded: those rows are Oobleck's and Varuna's.
+  const std::size_t categories = setup.oobleck || setup.varuna ? kTimeCategories : kTimeCategories - 2;
   for (std::size_t i = 0; i < categories; ++i) {
     add(fmt::format("{} (h)", kTimeCategoryNames[i]), summary.hours[i], 1.0, 1);
   }

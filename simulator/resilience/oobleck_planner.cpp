@@ -5,45 +5,13 @@
 #include <numeric>
 #include <string>
 
-#include "simulator/engine/engine.hpp"
-#include "simulator/planner/plan_enumeration.hpp"
-#include "simulator/workload/training_report.hpp"
-#include "simulator/workload/training_workload.hpp"
+#include "simulator/resilience/layout_simulation.hpp"
 
 namespace weft {
 namespace {
 
 // The paper plans with N_b = 4 S' microbatches (§2.4.1.2); the second simulation doubles them.
 constexpr std::int64_t kPlanningMicrobatchesPerStage = 4;
-
-struct PipelineRun {
-  double iteration_s = 0.0;
-  bool oom = false;
-  std::int64_t parameters = 0;
-};
-
-// One pipeline of `stages` stages (the scenario's TP and CP, no data parallelism, 1F1B, layers
-// split evenly) training `microbatches` microbatches.
-PipelineRun simulate_pipeline(const TrainingScenario& base, int stages, std::int64_t microbatches) {
-  TrainingScenario scenario = base;
-  ParallelPlan& plan = scenario.parallel;
-  plan.pp = stages;
-  plan.dp = 1;
-  plan.vpp = 1;
-  plan.schedule = PipelineSchedule::one_f_one_b;
-  plan.partition = ParallelPlan::Partition::given;
-  plan.stage_layers.clear();
-  const int layers = base.model.layers();
-  if (layers % stages != 0) plan.stage_layers = balanced_stage_layers(layers, stages);
-  scenario.cluster.gpus = static_cast<int>(plan.world_size());
-  scenario.training.global_batch = microbatches * base.training.micro_batch;
-  pad_vocabulary(scenario);
-  validate_training_scenario(scenario);
-  const TrainingWorkload workload = build_training_workload(scenario);
-  const SimulationResult result = simulate(workload.graph, *workload.cost_model, SimulationOptions{});
-  const TrainingReport report = make_training_report(scenario, workload, result);
-  return {report.iteration_time_s, report.oom, report.parameters};
-}
 
 }  // namespace
 
@@ -65,7 +33,7 @@ OobleckPlanner::OobleckPlanner(const TrainingScenario& scenario, int nodes, int 
   // no further than one stage a layer).
   for (int n = 1; n <= most_nodes && n0_ == 0; ++n) {
     const int stages = n * stages_per_node;
-    const PipelineRun run = simulate_pipeline(scenario, stages, kPlanningMicrobatchesPerStage * stages);
+    const LayoutRun run = simulate_layout(scenario, stages, 1, kPlanningMicrobatchesPerStage * stages);
     if (!run.oom) n0_ = n;
   }
   if (n0_ == 0) throw InputError("oobleck: no pipeline of whole nodes holds the model in memory");
@@ -79,8 +47,8 @@ OobleckPlanner::OobleckPlanner(const TrainingScenario& scenario, int nodes, int 
     if (n > most_nodes) break;
     const int stages = n * stages_per_node;
     const std::int64_t planned = kPlanningMicrobatchesPerStage * stages;
-    const PipelineRun once = simulate_pipeline(scenario, stages, planned);
-    const PipelineRun twice = simulate_pipeline(scenario, stages, 2 * planned);
+    const LayoutRun once = simulate_layout(scenario, stages, 1, planned);
+    const LayoutRun twice = simulate_layout(scenario, stages, 1, 2 * planned);
     const double per_microbatch = (twice.iteration_s - once.iteration_s) / static_cast<double>(planned);
     templates_.push_back({n, stages, once.iteration_s - per_microbatch * static_cast<double>(planned), per_microbatch});
     parameters = static_cast<double>(once.parameters);

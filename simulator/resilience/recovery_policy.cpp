@@ -8,10 +8,17 @@ namespace weft {
 namespace {
 
 CheckpointPolicy load_checkpoint(const JsonCursor& json, double default_bytes) {
-  json.expect_only({"interval_minutes", "mode", "bytes", "write_GBps", "read_GBps", "snapshot_GBps_per_gpu"});
+  json.expect_only(
+      {"interval_minutes", "interval_iterations", "mode", "bytes", "write_GBps", "read_GBps", "snapshot_GBps_per_gpu"});
   CheckpointPolicy out;
-  const JsonCursor interval = json.at("interval_minutes");
-  if (interval.is_string()) {
+  const auto iterations = json.find("interval_iterations");
+  const auto minutes = json.find("interval_minutes");
+  if (iterations.has_value() == minutes.has_value())
+    json.fail("expected one of interval_minutes or interval_iterations");
+  const JsonCursor interval = minutes ? *minutes : *iterations;
+  if (iterations) {
+    out.interval_iterations = iterations->as_int_in(1, std::int64_t{1} << 40);
+  } else if (interval.is_string()) {
     const std::string text = interval.as_string();
     if (text == "none") {
       out.enabled = false;
@@ -63,12 +70,13 @@ RecoveryPolicy load_recovery_policy(const JsonCursor& json, double default_check
     out.fault_tolerance = static_cast<int>(f->as_int_in(0, 1024));
     if (!reconfigure) json.fail("expected reconfigure_seconds: oobleck's pipeline rebuild, besides copying states");
     out.reconfigure_s = reconfigure->as_nonnegative_number();
-    if (out.hot_spare_nodes > 0) {
-      json.at("hot_spare_nodes").fail("oobleck trains on every healthy node: it keeps no spare idle");
-    }
   } else {
     if (f) f->fail("applies to the oobleck policy only");
     if (reconfigure) reconfigure->fail("applies to the oobleck policy only");
+  }
+  if (out.kind != RecoveryKind::checkpoint_restart && out.hot_spare_nodes > 0) {
+    json.at("hot_spare_nodes")
+        .fail(std::string(kRecoveryKindNames.name(out.kind)) + " trains on every healthy node: it keeps no spare idle");
   }
   return out;
 }

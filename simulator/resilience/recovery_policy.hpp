@@ -17,6 +17,9 @@ inline constexpr EnumNames<CheckpointMode, 2> kCheckpointModeNames({"sync", "asy
 struct CheckpointPolicy {
   // Training time between checkpoints; nullopt: search for the interval with the best goodput.
   std::optional<double> interval_s;
+  // Or so many iterations between checkpoints (resolved into interval_s once the iteration's time
+  // is known).
+  std::optional<std::int64_t> interval_iterations;
   bool enabled = true;  // false: no checkpoints ("interval_minutes": "none")
   CheckpointMode mode = CheckpointMode::sync;
   double bytes = 0.0;                 // the whole checkpoint, every rank's share
@@ -29,9 +32,11 @@ struct CheckpointPolicy {
 // it lost, or once repairs give it enough nodes), reloads the last checkpoint written and trains
 // again from there. oobleck (papers/002 §2.4-2.5): a node's failure costs the iteration under way
 // and a reinstantiation of the pipelines on the nodes left; the job stops (and restarts as above)
-// only for failures that take no node out, or when fewer than f + 1 pipelines are left.
-enum class RecoveryKind : std::uint8_t { checkpoint_restart, oobleck };
-inline constexpr EnumNames<RecoveryKind, 2> kRecoveryKindNames({"checkpoint-restart", "oobleck"});
+// only for failures that take no node out, or when fewer than f + 1 pipelines are left. varuna
+// (Athlur et al., EuroSys 2022): checkpoint-restart that restarts at once on the nodes left, in the
+// fastest layout they hold (job morphing).
+enum class RecoveryKind : std::uint8_t { checkpoint_restart, oobleck, varuna };
+inline constexpr EnumNames<RecoveryKind, 3> kRecoveryKindNames({"checkpoint-restart", "oobleck", "varuna"});
 
 struct RecoveryPolicy {
   RecoveryKind kind = RecoveryKind::checkpoint_restart;

@@ -31,6 +31,20 @@ RunSetup make_run_setup(const TrainingScenario& scenario, const TrainingReport& 
     if (!plan) throw InputError("oobleck: the global batch does not split over any instantiation of its templates");
     setup.iteration_s = plan->iteration_s;
   }
+  if (spec.recovery.kind == RecoveryKind::varuna) {
+    setup.varuna = std::make_shared<MorphingPlanner>(scenario, static_cast<int>(setup.job_nodes));
+    const auto& layout = setup.varuna->best(static_cast<int>(setup.job_nodes));
+    setup.iteration_s = layout->iteration_s;
+  }
+  CheckpointPolicy& checkpoint = setup.recovery.checkpoint;
+  if (checkpoint.interval_iterations) {
+    checkpoint.interval_s = static_cast<double>(*checkpoint.interval_iterations) * setup.iteration_s;
+  }
+  if (checkpoint.enabled && !checkpoint.interval_s && setup.failures.causes.empty()) {
+    throw InputError(
+        "checkpoint interval auto (interval_minutes, --checkpoint-interval): the search spans Young's "
+        "interval, which needs failure causes (a trace alone gives no rate): give an interval");
+  }
   return setup;
 }
 

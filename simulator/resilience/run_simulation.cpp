@@ -161,9 +161,10 @@ class RunSimulator {
   }
 
   // Moves healthy idle nodes into the job; true when it has enough to run: every node it needs
-  // under checkpoint-restart, (f + 1) n0 under Oobleck.
+  // under checkpoint-restart, (f + 1) n0 under Oobleck, a layout's under Varuna.
   bool job_can_run() {
     const bool complete = pool_.fill_job();
+    if (setup_.varuna) return pool_.job_size() >= setup_.varuna->min_nodes();
     if (!setup_.oobleck) return complete;
     return pool_.job_size() >= (setup_.oobleck->f() + 1) * setup_.oobleck->n0();
   }
@@ -260,6 +261,14 @@ class RunSimulator {
   }
 
   void start_restart() {
+    if (setup_.varuna) {
+      const auto& layout = setup_.varuna->best(static_cast<int>(pool_.job_size()));
+      if (!layout) {
+        phase_ = Phase::waiting;
+        return;
+      }
+      rate_ = setup_.iteration_s / layout->iteration_s;
+    }
     if (setup_.oobleck) {
       const auto& plan = setup_.oobleck->best(static_cast<int>(pool_.job_size()));
       if (!plan) {

@@ -41,6 +41,7 @@ void apply_interval_flag(const std::string& text, CheckpointPolicy& checkpoint) 
   if (text.empty()) return;
   checkpoint.enabled = text != "none";
   checkpoint.interval_s.reset();
+  checkpoint.interval_iterations.reset();
   if (text == "none" || text == "auto") return;
   std::size_t used = 0;
   double minutes = 0.0;

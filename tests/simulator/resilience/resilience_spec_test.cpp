@@ -90,15 +90,15 @@ TEST_CASE("bad resilience files name the field and what was expected", "[resilie
           "failures: expected rack_nodes");
   rejects(file_with(R"({"causes": [{"name": "x", "mtbf_hours": 1, "per": "node", "blast_radius": "pod"}]})", kRecovery),
           "failures.causes[0].blast_radius: 'pod' is not one of none, node or rack");
-  rejects(file_with(kCauses, R"({"policy": "varuna"})"),
-          "recovery.policy: 'varuna' is not one of checkpoint-restart or oobleck");
+  rejects(file_with(kCauses, R"({"policy": "bamboo"})"),
+          "recovery.policy: 'bamboo' is not one of checkpoint-restart, oobleck or varuna");
   rejects(file_with(kCauses, R"({"policy": "oobleck", "checkpoint": {"interval_minutes": "none", "write_GBps": 1,)"
                              R"( "read_GBps": 1}, "restart_minutes": 1, "reconfigure_seconds": 5})"),
           "recovery: expected fault_tolerance");
   rejects(file_with(kCauses, R"({"policy": "oobleck", "checkpoint": {"interval_minutes": "none", "write_GBps": 1,)"
                              R"( "read_GBps": 1}, "restart_minutes": 1, "fault_tolerance": 1,)"
                              R"( "reconfigure_seconds": 5, "hot_spare_nodes": 2})"),
-          "recovery.hot_spare_nodes: oobleck trains on every healthy node");
+          "recovery.hot_spare_nodes: oobleck trains on every healthy node: it keeps no spare idle");
   rejects(file_with(kCauses, R"({"policy": "checkpoint-restart", "checkpoint": {"interval_minutes": 1,)"
                              R"( "write_GBps": 1, "read_GBps": 1}, "restart_minutes": 1, "fault_tolerance": 1})"),
           "recovery.fault_tolerance: applies to the oobleck policy only");
