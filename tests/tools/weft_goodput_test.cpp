@@ -90,6 +90,9 @@ TEST_CASE("weft goodput refuses bad input with exit 2 and leaves no file", "[cli
   rejects("'" + kScenario + "' '" + kResilience + "' --checkpoint-interval soon",
           "--checkpoint-interval: 'soon' is not a positive number of minutes");
   rejects("'" + kScenario + "' " + quoted(dir.file("missing.json")), "missing.json");
+  rejects("'" + test::experiment("gpt3-2.7b-30xa100-oobleck") + "' '" + WEFT_SOURCE_DIR +
+              "/scenarios/resilience/oobleck-every-1h.json' --hot-spares 2",
+          "--hot-spares: oobleck trains on every healthy node");
   const auto run = run_weft("goodput '" + kScenario + "' '" + kResilience + "' --seeds 0");
   CHECK(run.exit_code == 2);
   CHECK_THAT(run.err, Contains("--seeds"));

@@ -68,7 +68,13 @@ ResilienceSpec load_resilience(const GoodputFlags& flags, const TrainingScenario
   if (flags.seeds) spec.seeds = *flags.seeds;
   if (flags.seed) spec.first_seed = *flags.seed;
   if (flags.tokens) spec.tokens = *flags.tokens;
-  if (flags.hot_spares) spec.recovery.hot_spare_nodes = *flags.hot_spares;
+  if (flags.hot_spares) {
+    if (spec.recovery.kind != RecoveryKind::checkpoint_restart && *flags.hot_spares > 0) {
+      throw InputError(std::string("--hot-spares: ") + std::string(kRecoveryKindNames.name(spec.recovery.kind)) +
+                       " trains on every healthy node: it keeps no spare idle");
+    }
+    spec.recovery.hot_spare_nodes = *flags.hot_spares;
+  }
   apply_interval_flag(flags.interval, spec.recovery.checkpoint);
   return spec;
 }
@@ -117,8 +123,9 @@ void add_goodput_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "goodput",
       "Simulate training runs over days: the scenario's iteration as weft simulates it, interrupted by failures drawn "
-      "from a failure model or replayed from a trace, and recovered by checkpoint-restart (with hot spares) or by "
-      "Oobleck's pipeline templates, over many seeds. Prints goodput (tokens trained per wall-clock second), where "
+      "from a failure model or replayed from a trace, and recovered by checkpoint-restart (with hot spares), Varuna's "
+      "job morphing or Oobleck's pipeline templates, over many seeds. Prints goodput (tokens trained per wall-clock "
+      "second), where "
       "the time went (training lost, checkpoints, restarts and reloads, waiting for repairs, reconfiguration, "
       "degraded throughput) with its spread over seeds, and the checkpoint interval against Young's and Daly's "
       "formulas.\nRESILIENCE is a resilience file: failures, recovery and runs (docs/resilience.md).");
