@@ -70,7 +70,7 @@ std::vector<TraceEvent> read_failure_trace(const std::filesystem::path& file) {
   const auto fail = [&](const std::string& message) {
     throw InputError(file.string() + ":" + std::to_string(number) + ": " + message);
   };
-  const auto number_in = [&](const std::string& text, const char* column) {
+  const auto number_in = [&](const std::string& text, const char* column, const char* what) {
     std::size_t used = 0;
     double value = -1.0;
     try {
@@ -79,7 +79,7 @@ std::vector<TraceEvent> read_failure_trace(const std::filesystem::path& file) {
       used = 0;
     }
     if (used != text.size() || !(value >= 0.0) || value > kMaxTraceHours) {
-      fail(std::string(column) + ": '" + text + "' is not a number of hours from 0 to 876000");
+      fail(std::string(column) + ": '" + text + "' is not " + what);
     }
     return value;
   };
@@ -96,12 +96,13 @@ std::vector<TraceEvent> read_failure_trace(const std::filesystem::path& file) {
     }
     if (fields.size() != 3) fail("expected 3 fields (hours,nodes,down_hours), found " + std::to_string(fields.size()));
     TraceEvent event;
-    event.at_s = number_in(fields[0], "hours") * kSecondsPerHour;
-    const double nodes = number_in(fields[1], "nodes");
+    constexpr const char* kHours = "a number of hours from 0 to 876000";
+    event.at_s = number_in(fields[0], "hours", kHours) * kSecondsPerHour;
+    const double nodes = number_in(fields[1], "nodes", "a whole number of nodes from 1");
     if (nodes < 1 || nodes != std::floor(nodes) || nodes > (1 << 20)) fail("nodes: expected a whole number from 1");
     event.nodes = static_cast<int>(nodes);
     event.down_s = fields[2].empty() ? std::numeric_limits<double>::infinity()
-                                     : number_in(fields[2], "down_hours") * kSecondsPerHour;
+                                     : number_in(fields[2], "down_hours", kHours) * kSecondsPerHour;
     events.push_back(event);
   }
   if (!header) throw InputError(file.string() + ": expected the header hours,nodes,down_hours");

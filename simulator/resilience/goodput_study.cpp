@@ -76,8 +76,10 @@ IntervalSearch search_checkpoint_interval(const RunSetup& setup, std::uint64_t f
   trial.timeline_points = 0;
   trial.recovery.checkpoint.enabled = true;
   const double young_s = young_interval_s(setup.recovery.checkpoint_stall_s(setup.job_gpus), mtbf_s);
+  // No shorter than makes the most checkpoints weft simulates in a run.
+  const double shortest = std::max(young_s / kIntervalRange, setup.horizon_s / kMaxCheckpointsPerRun);
   const std::vector<double> intervals =
-      trial_intervals(setup.iteration_s, young_s / kIntervalRange, young_s * kIntervalRange);
+      trial_intervals(setup.iteration_s, shortest, std::max(shortest, young_s * kIntervalRange));
   const std::size_t total = intervals.size() * static_cast<std::size_t>(seeds);
   for (const double interval : intervals) {
     trial.recovery.checkpoint.interval_s = interval;

@@ -43,8 +43,8 @@ struct IntervalSearch {
 
 // Searches for the checkpoint interval with the best mean goodput over the same seeds (common
 // random numbers, so that intervals are compared on the same failures): whole numbers of
-// iterations spaced evenly in log from Young's interval / 16 to Young's × 16, at least one
-// iteration.
+// iterations spaced evenly in log from Young's interval / 16 to Young's × 16 (at least one
+// iteration, and no more than kMaxCheckpointsPerRun a run).
 IntervalSearch search_checkpoint_interval(const RunSetup& setup, std::uint64_t first_seed, int seeds,
                                           const RunProgress& progress = {});
 

@@ -10,15 +10,17 @@
 namespace weft {
 namespace {
 
-// Each template's microbatches are searched this far either side of the continuous optimum.
-constexpr std::int64_t kBatchWindow = 8;
+// Each template's microbatches are searched this far either side of the continuous optimum at
+// first, twice as far each time no split adds up.
+constexpr std::int64_t kFirstBatchWindow = 8;
 constexpr int kBatchRounds = 20;
 
 // The least Σ x_j (N_j T_j − m)² over integer N_j ≥ 1 (within the window around `centre`) with
 // Σ x_j N_j = microbatches, by a knapsack over the microbatches used; nullopt when none adds up.
 std::optional<std::vector<std::int64_t>> closest_split(const std::vector<double>& microbatch_s,
                                                        const TemplateCounts& counts, std::int64_t microbatches,
-                                                       const std::vector<double>& centre, double m) {
+                                                       const std::vector<double>& centre, double m,
+                                                       std::int64_t window) {
   constexpr double kNone = std::numeric_limits<double>::infinity();
   const auto size = static_cast<std::size_t>(microbatches) + 1;
   std::vector<double> best(size, kNone);
@@ -30,8 +32,8 @@ std::optional<std::vector<std::int64_t>> closest_split(const std::vector<double>
       choice[j].assign(size, 0);
       continue;
     }
-    const std::int64_t low = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::floor(centre[j])) - kBatchWindow);
-    const std::int64_t high = static_cast<std::int64_t>(std::ceil(centre[j])) + kBatchWindow;
+    const std::int64_t low = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::floor(centre[j])) - window);
+    const std::int64_t high = static_cast<std::int64_t>(std::ceil(centre[j])) + window;
     std::vector<double> next(size, kNone);
     for (std::size_t used = 0; used < size; ++used) {
       if (best[used] == kNone) continue;
@@ -125,14 +127,20 @@ std::optional<std::vector<std::int64_t>> distribute_batch(const std::vector<doub
   double m = static_cast<double>(microbatches) / rate;
   std::vector<double> centre(counts.size());
   for (std::size_t j = 0; j < counts.size(); ++j) centre[j] = m / microbatch_s[j];
+  // The narrowest window around the optimum in which some split adds up (none may).
+  std::int64_t window = kFirstBatchWindow;
+  std::optional<std::vector<std::int64_t>> split = closest_split(microbatch_s, counts, microbatches, centre, m, window);
+  while (!split && window < microbatches) {
+    window *= 2;
+    split = closest_split(microbatch_s, counts, microbatches, centre, m, window);
+  }
   // Eq. 2.6's variance is the least Σ (N_i T_i − m)² over m too: alternate between the best split
   // for m and the mean of that split until neither moves.
-  std::optional<std::vector<std::int64_t>> split;
-  for (int round = 0; round < kBatchRounds; ++round) {
-    auto next = closest_split(microbatch_s, counts, microbatches, centre, m);
-    if (!next || next == split) return next ? next : split;
-    split = std::move(next);
+  for (int round = 0; split && round < kBatchRounds; ++round) {
     m = weighted_mean_time(microbatch_s, counts, *split);
+    auto next = closest_split(microbatch_s, counts, microbatches, centre, m, window);
+    if (next == split) break;
+    split = std::move(next);
   }
   return split;
 }

@@ -62,7 +62,7 @@ RecoveryPolicy load_recovery_policy(const JsonCursor& json, double default_check
   out.kind = json.at("policy").as_enum(kRecoveryKindNames);
   out.checkpoint = load_checkpoint(json.at("checkpoint"), default_checkpoint_bytes);
   out.restart_s = json.at("restart_minutes").as_nonnegative_number() * kSecondsPerMinute;
-  if (auto spares = json.find("hot_spare_nodes")) out.hot_spare_nodes = spares->as_nonnegative_int32();
+  if (auto spares = json.find("hot_spare_nodes")) out.hot_spare_nodes = static_cast<int>(spares->as_int_in(0, 1 << 20));
   const auto f = json.find("fault_tolerance");
   const auto reconfigure = json.find("reconfigure_seconds");
   if (out.kind == RecoveryKind::oobleck) {

@@ -1,5 +1,7 @@
 #include "simulator/resilience/run_setup.hpp"
 
+#include <fmt/format.h>
+
 #include "simulator/core/units.hpp"
 
 namespace weft {
@@ -39,6 +41,20 @@ RunSetup make_run_setup(const TrainingScenario& scenario, const TrainingReport& 
   CheckpointPolicy& checkpoint = setup.recovery.checkpoint;
   if (checkpoint.interval_iterations) {
     checkpoint.interval_s = static_cast<double>(*checkpoint.interval_iterations) * setup.iteration_s;
+  }
+  const double failures = setup.failures.rate_per_s(setup.job_nodes + setup.recovery.hot_spare_nodes) * setup.horizon_s;
+  if (failures > kMaxFailuresPerRun) {
+    throw InputError(
+        fmt::format("failures.causes: about {:.3g} failures a run of {:g} days, more than weft simulates "
+                    "(10^7 a run)",
+                    failures, spec.days));
+  }
+  if (checkpoint.enabled && checkpoint.interval_s &&
+      setup.horizon_s / setup.checkpoint_work_s() > kMaxCheckpointsPerRun) {
+    throw InputError(
+        fmt::format("recovery.checkpoint: a checkpoint every {:g} s makes {:.3g} a run of {:g} days, "
+                    "more than weft simulates (10^6 a run)",
+                    setup.checkpoint_work_s(), setup.horizon_s / setup.checkpoint_work_s(), spec.days));
   }
   if (checkpoint.enabled && !checkpoint.interval_s && setup.failures.causes.empty()) {
     throw InputError(

@@ -99,7 +99,9 @@ class RunSimulator {
   void sample_timeline_to(double time, double work, double rate) {
     const int points = setup_.timeline_points;
     while (static_cast<int>(outcome_.timeline.size()) < points) {
-      const double at = setup_.horizon_s * static_cast<double>(outcome_.timeline.size() + 1) / points;
+      const auto k = static_cast<int>(outcome_.timeline.size()) + 1;
+      // The last sample is the horizon itself, whatever the rounding of the others.
+      const double at = k == points ? setup_.horizon_s : setup_.horizon_s * k / points;
       if (at > time) break;
       outcome_.timeline.push_back(work + rate * (at - now_));
     }
@@ -131,15 +133,32 @@ class RunSimulator {
           write_durable_at_ = now_ - stall_s_ + durable_after_s_;
         }
         next_boundary_ = work_ + checkpoint_work_;
-        phase_ = Phase::compute;
+        resume_compute();
         break;
       case Phase::restart:
       case Phase::reconfigure:
-        phase_ = Phase::compute;
+        resume_compute();
         break;
       case Phase::waiting:
         break;
     }
+  }
+
+  void resume_compute() {
+    phase_ = Phase::compute;
+    if (setup_.oobleck) join_repaired_nodes();
+  }
+
+  // Oobleck takes in the nodes back from repair as soon as it computes (§2.3): it instantiates
+  // pipelines for the nodes it now has, the iteration under way lost.
+  void join_repaired_nodes() {
+    const std::int64_t before = pool_.job_size();
+    pool_.fill_job();
+    if (pool_.job_size() == before) return;
+    const auto& plan = setup_.oobleck->best(static_cast<int>(pool_.job_size()));
+    if (!plan) return;
+    drop_iteration_under_way();
+    reconfigure(*plan);
   }
 
   void write_durable() {
@@ -153,10 +172,7 @@ class RunSimulator {
     if (phase_ == Phase::waiting && job_can_run()) {
       start_restart();
     } else if (setup_.oobleck && phase_ == Phase::compute) {
-      // The node joins: Oobleck instantiates pipelines for the nodes it now has (§2.3).
-      pool_.fill_job();
-      drop_iteration_under_way();
-      if (const auto& plan = setup_.oobleck->best(static_cast<int>(pool_.job_size()))) reconfigure(*plan);
+      join_repaired_nodes();
     }
   }
 
@@ -286,6 +302,7 @@ class RunSimulator {
   // stores its progress and stops.
   void lose_nodes(int lost) {
     drop_iteration_under_way();
+    write_durable_at_ = kNever;  // the lost nodes' shares of a checkpoint being written
     const std::vector<int> lost_per_pipeline = draw_pipelines_hit(lost);
     OobleckPlanner& planner = *setup_.oobleck;
     const Reinstantiation rebuilt = reinstantiate(pipelines_, lost_per_pipeline, planner.n0(), planner.f());
@@ -320,13 +337,12 @@ class RunSimulator {
     return out;
   }
 
-  // Oobleck loses at most the iteration under way (§2.7.4), and a checkpoint being written.
+  // Oobleck loses at most the iteration under way (§2.7.4).
   void drop_iteration_under_way() {
     const double done = std::floor(work_ / setup_.iteration_s + 1e-9) * setup_.iteration_s;
     const double partial = std::max(0.0, work_ - done);
     outcome_.lost_s += partial;
     work_ -= partial;
-    write_durable_at_ = kNever;
   }
 
   void adopt(const OobleckConfiguration& plan) {

@@ -12,6 +12,11 @@
 
 namespace weft {
 
+// What one run may hold, so that no input makes weft simulate for days: failures drawn, and
+// checkpoints written.
+inline constexpr double kMaxFailuresPerRun = 1e7;
+inline constexpr double kMaxCheckpointsPerRun = 1e6;
+
 // One training run over wall-clock time: healthy iterations of a simulated length, interrupted by
 // failures drawn from `failures`, recovered by checkpoint-restart or by Oobleck's reinstantiation
 // of pipelines.

@@ -93,6 +93,11 @@ TEST_CASE("weft goodput refuses bad input with exit 2 and leaves no file", "[cli
   rejects("'" + test::experiment("gpt3-2.7b-30xa100-oobleck") + "' '" + WEFT_SOURCE_DIR +
               "/scenarios/resilience/oobleck-every-1h.json' --hot-spares 2",
           "--hot-spares: oobleck trains on every healthy node");
+  const auto storm = dir.write("storm.json", R"({"failures": {"causes": [{"name": "x", "mtbf_hours": 1e-6,)"
+                                             R"( "per": "node", "blast_radius": "none"}]}, "recovery":)"
+                                             R"( {"policy": "checkpoint-restart", "checkpoint": {"interval_minutes":)"
+                                             R"( 30, "write_GBps": 1, "read_GBps": 1}, "restart_minutes": 1}})");
+  rejects("'" + kScenario + "' " + quoted(storm), "failures a run of 30 days, more than weft simulates");
   const auto run = run_weft("goodput '" + kScenario + "' '" + kResilience + "' --seeds 0");
   CHECK(run.exit_code == 2);
   CHECK_THAT(run.err, Contains("--seeds"));

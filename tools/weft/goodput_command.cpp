@@ -92,7 +92,8 @@ void run_goodput(const GoodputFlags& flags) {
     throw InputError(flags.scenario + ": the plan runs out of memory (weft simulate shows where): no run to study");
   }
   const ResilienceSpec spec = load_resilience(flags, scenario, report);
-  const RunSetup setup = make_run_setup(scenario, report, spec, kTimelinePoints);
+  const RunSetup setup =
+      with_context(flags.resilience, [&] { return make_run_setup(scenario, report, spec, kTimelinePoints); });
 
   ProgressBar search_bar("searching checkpoint intervals");
   ProgressBar runs_bar("simulating runs");
@@ -135,7 +136,9 @@ void add_goodput_command(CLI::App& app) {
       ->check(CLI::Range(1e-6, kMaxRunDays));
   command->add_option("--seeds", flags->seeds, "Runs to simulate, one per seed")->check(CLI::Range(1, kMaxSeeds));
   command->add_option("--seed", flags->seed, "The first run's seed (the others follow it)");
-  command->add_option("--tokens", flags->tokens, "Stop each run once it has trained (and saved) this many tokens")
+  command
+      ->add_option("--tokens", flags->tokens,
+                   "Stop each run once it has trained this many tokens (and saved them, when it checkpoints)")
       ->check(CLI::PositiveNumber);
   command
       ->add_option("--checkpoint-interval", flags->interval,

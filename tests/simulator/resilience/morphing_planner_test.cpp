@@ -48,7 +48,8 @@ TEST_CASE("Varuna morphs to the fastest layout the nodes left hold", "[resilienc
     }
   }
   // More nodes are never slower.
-  for (int nodes = least; nodes < 12; ++nodes) CHECK(planner.best(nodes + 1)->iteration_s <= planner.best(nodes)->iteration_s);
+  for (int nodes = least; nodes < 12; ++nodes)
+    CHECK(planner.best(nodes + 1)->iteration_s <= planner.best(nodes)->iteration_s);
 }
 
 TEST_CASE("a Varuna run restarts on fewer nodes instead of waiting for repairs", "[resilience][varuna]") {

@@ -129,6 +129,22 @@ TEST_CASE("an Oobleck run rebuilds its pipelines at each node's failure", "[resi
           Approx(run.wall_s).epsilon(1e-9));
     if (run.reconfigurations > 0) CHECK(run.degraded_s > 0.0);
   }
+  SECTION("a node back from repair joins, and the job is whole again") {
+    // One node out from 1 h to 2 h: a rebuild when it goes, another when it comes back.
+    setup.failures.causes.clear();
+    setup.failures.trace = {{3600.0, 1, 3600.0}};
+    setup.horizon_s = 3 * 3600.0;
+    setup.timeline_points = 3;
+    const RunOutcome run = simulate_run(setup, 1);
+    CHECK(run.reconfigurations == 2);
+    CHECK(run.interruptions == 0);
+    CHECK(run.lost_s <= 2 * setup.iteration_s);
+    // The last hour runs at the healthy pace from the second rebuild's end: at most 34 s and one
+    // iteration short of an hour's training.
+    const double last_hour = run.timeline[2] - run.timeline[1];
+    CHECK(last_hour <= 3600.0);
+    CHECK(last_hour >= 3600.0 - 34.0 - setup.iteration_s);
+  }
   SECTION("without failures it trains at its instantiation's pace, exactly") {
     setup.failures.causes.clear();
     setup.target_tokens = 100 * 48 * 2048.0;

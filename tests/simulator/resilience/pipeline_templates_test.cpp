@@ -106,7 +106,13 @@ TEST_CASE("batch distribution keeps the global batch and balances the pipelines"
   REQUIRE(split);
   CHECK((*split)[0] * 2 + (*split)[1] == 6);
   CHECK(*split == std::vector<std::int64_t>{2, 2});
-  // Pipelines of 2 nodes each cannot take an odd number of microbatches in all.
+  // Far from the continuous optimum (19.3 each): 20 pipelines of 10 and 19 of 29, or 29 and 9.
+  const auto far = distribute_batch({1.0, 1.0}, {20, 19}, 751);
+  REQUIRE(far);
+  CHECK((*far)[0] * 20 + (*far)[1] * 19 == 751);
+  CHECK(batch_imbalance({1.0, 1.0}, {20, 19}, *far) == Approx(least_imbalance({1.0, 1.0}, {20, 19}, 751)));
+  // Two pipelines of one template get the same share (Eq. 2.6 counts them by template), so an
+  // odd number of microbatches does not split between them.
   CHECK_FALSE(distribute_batch({1.0, 1.0}, {2, 0}, 7));
   std::mt19937 random(11);
   std::uniform_real_distribution<double> time(0.5, 3.0);

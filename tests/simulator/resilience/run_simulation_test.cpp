@@ -74,7 +74,7 @@ TEST_CASE("a run without failures takes its iterations and its checkpoints, exac
   }
 }
 
-TEST_CASE("a run's time splits into its five parts, and a seed replays it", "[resilience]") {
+TEST_CASE("a run's time splits into its parts, and a seed replays it", "[resilience]") {
   RunSetup setup = setup_of(one_cause(3600.0, 4, BlastRadius::node, 1800.0), 600.0, 7.0, 60.0);
   setup.horizon_s = 30 * 86400.0;
   setup.recovery.hot_spare_nodes = 1;
@@ -90,6 +90,17 @@ TEST_CASE("a run's time splits into its five parts, and a seed replays it", "[re
   CHECK(again.trained_s == run.trained_s);
   CHECK(again.timeline == run.timeline);
   CHECK(simulate_run(setup, 43).trained_s != run.trained_s);
+  SECTION("asynchronous checkpoints: failures abandon the one being written") {
+    setup.recovery.checkpoint.mode = CheckpointMode::async;
+    setup.recovery.checkpoint.bytes = 32.0 * 100.0;  // 100 s a GPU's shard, then 3,200 s to write
+    setup.recovery.checkpoint.snapshot_bytes_per_s = 1.0;
+    const RunOutcome async = simulate_run(setup, 42);
+    CHECK(async.interruptions > 100);
+    CHECK(async.checkpoints > 0);
+    CHECK(sum_of_parts(async) == Approx(async.wall_s).epsilon(1e-9));
+    // A snapshot waits for the write before it: at most one every 3,300 s of checkpointing.
+    CHECK(static_cast<double>(async.checkpoints) * 3300.0 <= async.wall_s);
+  }
 }
 
 TEST_CASE("a job without spares waits out each repair of its nodes", "[resilience]") {
