@@ -13,10 +13,10 @@
 namespace weft {
 namespace {
 
-constexpr double kWidth = 720.0;
-constexpr double kHeight = 260.0;
-constexpr double kLeft = 70.0;
-constexpr double kBottom = 30.0;
+constexpr double kChartWidth = 720.0;
+constexpr double kChartHeight = 260.0;
+constexpr double kChartLeft = 70.0;
+constexpr double kChartBottom = 30.0;
 constexpr std::array<const char*, kTimeCategories> kCategoryColors = {"#4c78a8", "#e45756", "#f58518", "#b279a2",
                                                                       "#9d755d", "#54a24b", "#bab0ac"};
 
@@ -43,8 +43,8 @@ Band timeline_band(const GoodputStudy& study) {
 // The chart's x and y of `values[i]`, sampled at the i + 1-th of values.size() equal steps of the run.
 std::string chart_point(std::size_t i, const std::vector<double>& values, double top) {
   const double fraction = static_cast<double>(i + 1) / static_cast<double>(values.size());
-  return fmt::format("{:.1f},{:.1f} ", kLeft + fraction * (kWidth - kLeft - 10),
-                     kHeight - kBottom - values[i] / top * (kHeight - kBottom - 10));
+  return fmt::format("{:.1f},{:.1f} ", kChartLeft + fraction * (kChartWidth - kChartLeft - 10),
+                     kChartHeight - kChartBottom - values[i] / top * (kChartHeight - kChartBottom - 10));
 }
 
 std::string progress_chart(const GoodputStudy& study) {
@@ -53,25 +53,25 @@ std::string progress_chart(const GoodputStudy& study) {
   const double horizon_days = study.setup.horizon_s / kSecondsPerDay;
   const double healthy_end = study.setup.tokens_per_iteration / study.setup.iteration_s * study.setup.horizon_s / 1e9;
   const double top = std::max(healthy_end, *std::max_element(band.high.begin(), band.high.end())) * 1.05;
-  const double y0 = kHeight - kBottom;
+  const double y0 = kChartHeight - kChartBottom;
   std::string band_points;
   for (std::size_t i = 0; i < band.high.size(); ++i) band_points += chart_point(i, band.high, top);
   for (std::size_t i = band.low.size(); i-- > 0;) band_points += chart_point(i, band.low, top);
   std::string mean_points;
   for (std::size_t i = 0; i < band.mean.size(); ++i) mean_points += chart_point(i, band.mean, top);
 
-  std::string svg = fmt::format(R"(<svg width="{}" height="{}" role="img">)", kWidth, kHeight);
-  svg += fmt::format(R"(<line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="#444"/>)", kLeft, y0, kWidth - 10);
-  svg += fmt::format(R"(<line x1="{0}" y1="10" x2="{0}" y2="{1}" stroke="#444"/>)", kLeft, y0);
+  std::string svg = fmt::format(R"(<svg width="{}" height="{}" role="img">)", kChartWidth, kChartHeight);
+  svg += fmt::format(R"(<line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="#444"/>)", kChartLeft, y0, kChartWidth - 10);
+  svg += fmt::format(R"(<line x1="{0}" y1="10" x2="{0}" y2="{1}" stroke="#444"/>)", kChartLeft, y0);
   svg += fmt::format(R"(<polygon points="{}" fill="#4c78a8" fill-opacity="0.25"/>)", band_points);
   svg += fmt::format(R"(<polyline points="{}" fill="none" stroke="#4c78a8" stroke-width="2"/>)", mean_points);
-  svg += fmt::format(R"(<line x1="{}" y1="{}" x2="{:.1f}" y2="{:.1f}" stroke="#888" stroke-dasharray="4 3"/>)", kLeft,
-                     y0, kWidth - 10, y0 - healthy_end / top * (kHeight - kBottom - 10));
-  svg += fmt::format(R"(<text x="{}" y="16" class="tick" text-anchor="end">{:.0f}</text>)", kLeft - 4, top);
-  svg += fmt::format(R"(<text x="{}" y="{}" class="tick" text-anchor="end">0</text>)", kLeft - 4, y0);
-  svg += fmt::format(R"(<text x="{}" y="{}" class="tick" text-anchor="end">{:.1f} days</text>)", kWidth - 10,
-                     kHeight - 8, horizon_days);
-  svg += fmt::format(R"(<text x="4" y="{}" class="tick">B tokens</text>)", kHeight / 2);
+  svg += fmt::format(R"(<line x1="{}" y1="{}" x2="{:.1f}" y2="{:.1f}" stroke="#888" stroke-dasharray="4 3"/>)",
+                     kChartLeft, y0, kChartWidth - 10, y0 - healthy_end / top * (kChartHeight - kChartBottom - 10));
+  svg += fmt::format(R"(<text x="{}" y="16" class="tick" text-anchor="end">{:.0f}</text>)", kChartLeft - 4, top);
+  svg += fmt::format(R"(<text x="{}" y="{}" class="tick" text-anchor="end">0</text>)", kChartLeft - 4, y0);
+  svg += fmt::format(R"(<text x="{}" y="{}" class="tick" text-anchor="end">{:.1f} days</text>)", kChartWidth - 10,
+                     kChartHeight - 8, horizon_days);
+  svg += fmt::format(R"(<text x="4" y="{}" class="tick">B tokens</text>)", kChartHeight / 2);
   return svg + "</svg>";
 }
 

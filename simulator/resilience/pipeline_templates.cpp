@@ -21,9 +21,9 @@ std::optional<std::vector<std::int64_t>> closest_split(const std::vector<double>
                                                        const TemplateCounts& counts, std::int64_t microbatches,
                                                        const std::vector<double>& centre, double m,
                                                        std::int64_t window) {
-  constexpr double kNone = std::numeric_limits<double>::infinity();
+  constexpr double kUnreachable = std::numeric_limits<double>::infinity();
   const auto size = static_cast<std::size_t>(microbatches) + 1;
-  std::vector<double> best(size, kNone);
+  std::vector<double> best(size, kUnreachable);
   best[0] = 0.0;
   // choice[j][t]: template j's microbatches when the templates up to j use t in all.
   std::vector<std::vector<std::int64_t>> choice(counts.size(), std::vector<std::int64_t>(size, 0));
@@ -34,9 +34,9 @@ std::optional<std::vector<std::int64_t>> closest_split(const std::vector<double>
     }
     const std::int64_t low = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::floor(centre[j])) - window);
     const std::int64_t high = static_cast<std::int64_t>(std::ceil(centre[j])) + window;
-    std::vector<double> next(size, kNone);
+    std::vector<double> next(size, kUnreachable);
     for (std::size_t used = 0; used < size; ++used) {
-      if (best[used] == kNone) continue;
+      if (best[used] == kUnreachable) continue;
       for (std::int64_t n = low; n <= high; ++n) {
         const std::size_t total = used + static_cast<std::size_t>(n * counts[j]);
         if (total >= size) break;
@@ -50,7 +50,7 @@ std::optional<std::vector<std::int64_t>> closest_split(const std::vector<double>
     }
     best = std::move(next);
   }
-  if (best[size - 1] == kNone) return std::nullopt;
+  if (best[size - 1] == kUnreachable) return std::nullopt;
   std::vector<std::int64_t> out(counts.size(), 0);
   std::size_t used = size - 1;
   for (std::size_t j = counts.size(); j-- > 0;) {

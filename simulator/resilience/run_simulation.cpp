@@ -11,7 +11,7 @@
 namespace weft {
 namespace {
 
-constexpr double kNever = std::numeric_limits<double>::infinity();
+constexpr double kNoEvent = std::numeric_limits<double>::infinity();
 
 // What the job is doing; training progresses only while it computes.
 enum class Phase : std::uint8_t { compute, checkpoint, restart, waiting, reconfigure };
@@ -23,8 +23,8 @@ class RunSimulator {
         random_(seed),
         pool_(setup.job_nodes, setup.recovery.hot_spare_nodes),
         failure_rate_(setup.failures.rate_per_s(pool_.size())),
-        checkpoint_work_(setup.recovery.checkpoint.enabled ? setup.checkpoint_work_s() : kNever),
-        target_work_(setup.target_work_s().value_or(kNever)),
+        checkpoint_work_(setup.recovery.checkpoint.enabled ? setup.checkpoint_work_s() : kNoEvent),
+        target_work_(setup.target_work_s().value_or(kNoEvent)),
         stall_s_(setup.recovery.checkpoint_stall_s(setup.job_gpus)),
         durable_after_s_(setup.recovery.checkpoint_durable_s(setup.job_gpus)),
         restart_s_(setup.recovery.restart_s + setup.recovery.reload_s()) {
@@ -64,7 +64,7 @@ class RunSimulator {
  private:
   double phase_end_time() const {
     if (phase_ == Phase::compute) return now_ + (std::min(next_boundary_, target_work_) - work_) / rate_;
-    if (phase_ == Phase::waiting) return kNever;
+    if (phase_ == Phase::waiting) return kNoEvent;
     return phase_end_;
   }
 
@@ -117,7 +117,7 @@ class RunSimulator {
         phase_ = Phase::checkpoint;
         // A snapshot waits for the previous checkpoint's write to finish with its host memory;
         // the trained model's checkpoint is waited for until it is written.
-        phase_end_ = std::max(now_, write_durable_at_ == kNever ? now_ : write_durable_at_) +
+        phase_end_ = std::max(now_, write_durable_at_ == kNoEvent ? now_ : write_durable_at_) +
                      (work_ >= target_work_ ? durable_after_s_ : stall_s_);
         break;
       case Phase::checkpoint:
@@ -163,7 +163,7 @@ class RunSimulator {
 
   void write_durable() {
     durable_work_ = writing_work_;
-    write_durable_at_ = kNever;
+    write_durable_at_ = kNoEvent;
     ++outcome_.checkpoints;
   }
 
@@ -243,7 +243,7 @@ class RunSimulator {
 
   double next_trace_event() const {
     const auto& trace = setup_.failures.trace;
-    return next_trace_ < trace.size() ? trace[next_trace_].at_s : kNever;
+    return next_trace_ < trace.size() ? trace[next_trace_].at_s : kNoEvent;
   }
 
   // The running job lost `nodes` of its nodes.
@@ -262,7 +262,7 @@ class RunSimulator {
     ++outcome_.interruptions;
     outcome_.lost_s += work_ - durable_work_;
     work_ = durable_work_;
-    write_durable_at_ = kNever;
+    write_durable_at_ = kNoEvent;
     next_boundary_ = work_ + checkpoint_work_;
     stop_job();
   }
@@ -302,7 +302,7 @@ class RunSimulator {
   // stores its progress and stops.
   void lose_nodes(int lost) {
     drop_iteration_under_way();
-    write_durable_at_ = kNever;  // the lost nodes' shares of a checkpoint being written
+    write_durable_at_ = kNoEvent;  // the lost nodes' shares of a checkpoint being written
     const std::vector<int> lost_per_pipeline = draw_pipelines_hit(lost);
     OobleckPlanner& planner = *setup_.oobleck;
     const Reinstantiation rebuilt = reinstantiate(pipelines_, lost_per_pipeline, planner.n0(), planner.f());
@@ -374,15 +374,15 @@ class RunSimulator {
 
   double now_ = 0.0;
   Phase phase_ = Phase::compute;
-  double rate_ = 1.0;           // training time of the healthy run done per second
-  std::vector<int> pipelines_;  // Oobleck's, node counts
-  double phase_end_ = kNever;   // checkpoint and restart phases
-  double work_ = 0.0;           // training time whose progress stands
-  double durable_work_ = 0.0;   // as of the last checkpoint written
-  double next_boundary_ = kNever;
-  double writing_work_ = 0.0;         // an asynchronous checkpoint being written...
-  double write_durable_at_ = kNever;  // ...and when it will be whole
-  double next_failure_ = kNever;
+  double rate_ = 1.0;            // training time of the healthy run done per second
+  std::vector<int> pipelines_;   // Oobleck's, node counts
+  double phase_end_ = kNoEvent;  // checkpoint and restart phases
+  double work_ = 0.0;            // training time whose progress stands
+  double durable_work_ = 0.0;    // as of the last checkpoint written
+  double next_boundary_ = kNoEvent;
+  double writing_work_ = 0.0;           // an asynchronous checkpoint being written...
+  double write_durable_at_ = kNoEvent;  // ...and when it will be whole
+  double next_failure_ = kNoEvent;
   std::size_t next_trace_ = 0;
   RunOutcome outcome_;
 };
