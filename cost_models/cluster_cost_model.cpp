@@ -50,11 +50,16 @@ TimeNs ClusterCostModel::duration(const OpWork& work, const DeviceSpec& spec) co
       if (const auto calibrated = calibration->compute_duration(work)) alone = *calibrated;
     }
     if (alone < 0) alone = cluster_.compute_rules.duration(work, spec);
+    // A straggler runs every kernel at its fraction of the healthy rate (launches included: a
+    // throttled clock slows the whole GPU).
+    if (spec.speed != 1.0) alone = static_cast<TimeNs>(std::llround(static_cast<double>(alone) / spec.speed));
     return on_free_sms(alone, work.reserved_sms, spec);
   }
   if (ideal_network_) return 0;
   const CommGroup& comm = group(work.comm_group);
-  if (calibration != nullptr) {
+  // A profile's times were measured on healthy links: a group through a slow NIC is costed by the
+  // collective model at the bandwidth that NIC delivers.
+  if (calibration != nullptr && comm.network_speed == 1.0) {
     if (const auto calibrated =
             calibration->communication_duration(work.op_class, work.network_bytes, comm.size, comm.ranks_per_node)) {
       return *calibrated;

@@ -30,9 +30,26 @@ std::shared_ptr<const CalibratedCostModel> read_cluster_calibration(const JsonCu
 }
 
 ClusterSpec parse_cluster_spec(const JsonCursor& json) {
-  json.expect_only({"name", "description", "source", "gpu", "gpus", "gpus_per_node", "nvlink_GBps", "nics_per_node",
-                    "nic_Gbps", "topology", "oversubscription", "nvlink_latency_us", "network_latency_us", "cost",
-                    "network_efficiency", "nic_efficiency", "nvls_efficiency", "calibration", "collectives"});
+  json.expect_only({"name",
+                    "description",
+                    "source",
+                    "gpu",
+                    "gpus",
+                    "gpus_per_node",
+                    "nvlink_GBps",
+                    "nics_per_node",
+                    "nic_Gbps",
+                    "topology",
+                    "oversubscription",
+                    "nvlink_latency_us",
+                    "network_latency_us",
+                    "cost",
+                    "network_efficiency",
+                    "nic_efficiency",
+                    "nvls_efficiency",
+                    "calibration",
+                    "collectives",
+                    "stragglers"});
   ClusterSpec spec;
   spec.name = json.find("name") ? json.at("name").as_string() : "inline";
   spec.gpu = load_device_spec(json.at("gpu"));
@@ -73,6 +90,10 @@ ClusterSpec parse_cluster_spec(const JsonCursor& json) {
   spec.nic_efficiency = spec.network_efficiency;
   if (auto value = json.find("nic_efficiency")) spec.nic_efficiency = efficiency(*value);
   if (auto value = json.find("nvls_efficiency")) spec.nvls_efficiency = efficiency(*value);
+  if (auto value = json.find("stragglers")) {
+    auto stragglers = std::make_shared<Stragglers>(read_stragglers(*value, spec.gpus, spec.gpus_per_node));
+    if (!stragglers->empty()) spec.stragglers = std::move(stragglers);
+  }
   return spec;
 }
 

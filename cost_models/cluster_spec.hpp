@@ -7,6 +7,7 @@
 #include "cost_models/calibrated_cost_model.hpp"
 #include "cost_models/device_spec.hpp"
 #include "cost_models/roofline_cost_model.hpp"
+#include "cost_models/stragglers.hpp"
 #include "simulator/core/json_cursor.hpp"
 
 namespace weft {
@@ -51,11 +52,16 @@ struct ClusterSpec {
   // A calibration profile (weft calibrate) measured on this cluster's device: where it covers an
   // op, it replaces the roofline rules and the collective model.
   std::shared_ptr<const CalibratedCostModel> calibration;
+  // GPUs and NICs below their spec (stragglers.hpp); null when every part runs at full speed.
+  std::shared_ptr<const Stragglers> stragglers;
 
   int nodes() const { return (gpus + gpus_per_node - 1) / gpus_per_node; }
   // Scale-out bandwidth one GPU can use: its share of the node's NICs, less any spine
   // oversubscription in a fat tree.
   double network_bandwidth_per_gpu() const;
+  // The speed of GPU `rank` (a global rank under Megatron's placement) and of node `node`'s NICs.
+  double gpu_speed(std::int64_t rank) const { return stragglers ? stragglers->gpu(rank) : 1.0; }
+  double nic_speed(std::int64_t node) const { return stragglers ? stragglers->nic(node) : 1.0; }
 };
 
 // A cluster given by name from scenarios/clusters/<name>.json, inline, or as

@@ -35,14 +35,14 @@ CommGroup inter_node_part(const CommGroup& group) {
 
 double CollectiveModel::nvlink_bandwidth() const { return cluster_.nvlink_bandwidth * cluster_.network_efficiency; }
 
-double CollectiveModel::gpu_network_bandwidth() const {
-  return cluster_.network_bandwidth_per_gpu() * cluster_.nic_efficiency;
+double CollectiveModel::gpu_network_bandwidth(const CommGroup& group) const {
+  return cluster_.network_bandwidth_per_gpu() * cluster_.nic_efficiency * group.network_speed;
 }
 
 double CollectiveModel::ring_bandwidth(const CommGroup& group) const {
   if (group.nodes <= 1) return nvlink_bandwidth();
   // A node's inter-node traffic is shared by the NICs of its members in the group.
-  return std::min(nvlink_bandwidth(), gpu_network_bandwidth() * group.ranks_per_node);
+  return std::min(nvlink_bandwidth(), gpu_network_bandwidth(group) * group.ranks_per_node);
 }
 
 double CollectiveModel::step_latency(const CommGroup& group) const {
@@ -103,12 +103,12 @@ double CollectiveModel::time(OpClass op_class, Bytes bytes, const CommGroup& gro
           // Each rank keeps 1/n of its data; of the rest, what goes to other nodes uses the NICs.
           const double local = group.ranks_per_node;
           const double over_nvlink = (local - 1) / n * size / nvlink_bandwidth();
-          const double over_network = group.nodes > 1 ? (n - local) / n * size / gpu_network_bandwidth() : 0.0;
+          const double over_network = group.nodes > 1 ? (n - local) / n * size / gpu_network_bandwidth(group) : 0.0;
           return std::max(over_nvlink, over_network) + (n - 1) * step_latency(group);
         }
         case OpClass::send:
         case OpClass::recv: {
-          const double bandwidth = group.nodes > 1 ? gpu_network_bandwidth() : nvlink_bandwidth();
+          const double bandwidth = group.nodes > 1 ? gpu_network_bandwidth(group) : nvlink_bandwidth();
           return size / bandwidth + step_latency(group);
         }
         default:

@@ -47,7 +47,8 @@ class CollectiveModel {
 
  private:
   double nvlink_bandwidth() const;
-  double gpu_network_bandwidth() const;
+  // One GPU's share of its node's NICs, at the speed of the slowest node `group` touches.
+  double gpu_network_bandwidth(const CommGroup& group) const;
   // Bandwidth at which a ring over `group` moves each rank's share: NVLink inside a node, the
   // NICs of the node's members when it crosses nodes.
   double ring_bandwidth(const CommGroup& group) const;

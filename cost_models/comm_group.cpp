@@ -17,7 +17,10 @@ CommGroup make_comm_group(CommGroupKind kind, std::span<const std::int64_t> rank
   group.kind = kind;
   group.size = static_cast<int>(ranks.size());
   group.nodes = static_cast<int>(per_node.size());
-  for (const auto& [node, count] : per_node) group.ranks_per_node = std::max(group.ranks_per_node, count);
+  for (const auto& [node, count] : per_node) {
+    group.ranks_per_node = std::max(group.ranks_per_node, count);
+    if (group.nodes > 1) group.network_speed = std::min(group.network_speed, cluster.nic_speed(node));
+  }
   return group;
 }
 

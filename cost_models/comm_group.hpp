@@ -22,6 +22,9 @@ struct CommGroup {
   int size = 1;            // ranks in the group
   int ranks_per_node = 1;  // members on the busiest node the group touches
   int nodes = 1;           // nodes the group spans
+  // Across nodes: the fraction of its NICs' bandwidth the slowest node the group touches
+  // delivers (stragglers.hpp); 1 within a node.
+  double network_speed = 1.0;
 
   bool operator==(const CommGroup&) const = default;
 };

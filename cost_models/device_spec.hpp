@@ -30,6 +30,9 @@ struct DeviceSpec {
   // What the driver calls this device (cudaGetDeviceProperties' name, as weft bench writes it into
   // measurement files and profiles), e.g. "NVIDIA H100 80GB HBM3".
   std::vector<std::string> reported_names;
+  // The fraction of its healthy rate this GPU's kernels run at (a straggler: stragglers.hpp); a
+  // cluster's GPUs are read at 1 and the workload builder slows the ones its cluster lists.
+  double speed = 1.0;
 
   double peak(Dtype dtype) const { return peak_flops[static_cast<std::size_t>(dtype)]; }
   // Whether a profile or measurement of `device` (a spec name or a driver's name) was taken on

@@ -450,6 +450,7 @@ class GroupWrapper {
     for (double peak : spec.peak_flops) h = hash_mix(h, std::bit_cast<std::uint64_t>(peak));
     h = hash_mix(h, std::bit_cast<std::uint64_t>(spec.memory_bandwidth));
     h = hash_mix(h, std::bit_cast<std::uint64_t>(spec.network_bandwidth));
+    h = hash_mix(h, std::bit_cast<std::uint64_t>(spec.speed));
     return hash_mix(h, static_cast<std::uint64_t>(spec.memory_capacity));
   }
 

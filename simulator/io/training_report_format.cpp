@@ -132,6 +132,24 @@ std::string describe_sample(const TrainingSpec& t) {
   return text;
 }
 
+// "Stragglers  3 slow GPUs, 1 slow NIC; ..." (docs/stragglers.md).
+std::string render_stragglers(const StragglerSummary& st, double iteration_time_s) {
+  std::string out = fmt::format("Stragglers       {} slow GPU{}, {} slow NIC{}", st.slow_gpus,
+                                st.slow_gpus == 1 ? "" : "s", st.slow_nics, st.slow_nics == 1 ? "" : "s");
+  if (st.gpu >= 0) {
+    out += fmt::format("; the iteration waits for GPU {} at {} speed ({})", st.gpu, format_percent(st.speed),
+                       st.rank_label);
+  }
+  if (st.nic_node >= 0) out += fmt::format("; slowest NICs: node {} at {}", st.nic_node, format_percent(st.nic_speed));
+  out += "\n";
+  if (st.healthy_iteration_time_s) {
+    const double healthy = *st.healthy_iteration_time_s;
+    out += fmt::format("                 {} slower than the same plan on healthy parts ({})\n",
+                       format_percent(iteration_time_s / healthy - 1.0), format_seconds(healthy));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string render_training_report(const TrainingScenario& s, const TrainingReport& r) {
@@ -157,16 +175,20 @@ std::string render_training_report(const TrainingScenario& s, const TrainingRepo
         100.0 * static_cast<double>(d.padded_tokens - d.sample_tokens) / static_cast<double>(d.padded_tokens),
         d.shortest_microbatch, d.longest_microbatch, d.packed ? "sequence" : "sample", d.distinct_shapes);
   }
-  const char* folding = !r.folded       ? "unfolded: every rank"
-                        : r.per_replica ? "one per pipeline stage of each DP replica"
-                                        : "folded: one per pipeline stage";
+  const char* folding = !r.folded ? "unfolded: every rank"
+                        : r.per_replica
+                            ? (r.data ? "one per pipeline stage of each DP replica"
+                                      : "one per pipeline stage of each DP replica that stragglers set apart")
+                            : "folded: one per pipeline stage";
   out += fmt::format("Graph    {} simulated ranks ({}), {} ops\n\n", r.simulated_ranks, folding, r.simulated_ops);
   out += fmt::format("Iteration time   {}\n", format_seconds(r.iteration_time_s));
   out += fmt::format("Throughput       {:.0f} tokens/s, {:.2f} samples/s\n", r.tokens_per_s, r.samples_per_s);
   out += fmt::format("Per GPU          {:.1f} TFLOP/s, MFU {} of {:.1f} TFLOP/s {} dense peak\n", r.tflops_per_gpu,
                      format_percent(r.mfu), r.peak_tflops, kDtypeNames.name(s.training.dtype));
   out += fmt::format("Model FLOPs      {:.4g} per iteration ({})\n", r.model_flops_per_iteration, kFlopsConvention);
-  out += fmt::format("Memory           {}\n\n", r.oom ? "OUT OF MEMORY on at least one stage" : "fits on every stage");
+  out += fmt::format("Memory           {}\n", r.oom ? "OUT OF MEMORY on at least one stage" : "fits on every stage");
+  if (r.stragglers) out += render_stragglers(*r.stragglers, r.iteration_time_s);
+  out += "\n";
   out +=
       "Per pipeline stage (exposed communication is what no compute overlaps; peak memory is\n"
       "parameters + gradients + optimizer states + activations and buffers at the peak + overhead)\n";
@@ -194,7 +216,8 @@ nlohmann::json training_report_json(const TrainingScenario& s, const TrainingRep
                         {"optimizer_states", stage.static_memory.optimizer_states},
                         {"activations_and_buffers", stage.activation_peak},
                         {"framework_overhead", stage.static_memory.framework_overhead}}},
-                      {"oom", stage.oom}});
+                      {"oom", stage.oom},
+                      {"speed", stage.speed}});
   }
   const ParallelPlan& p = s.parallel;
   nlohmann::json json = {{"model", s.model.name},
@@ -236,6 +259,18 @@ nlohmann::json training_report_json(const TrainingScenario& s, const TrainingRep
                          {"frozen", module.frozen}});
     }
     json["modules"] = std::move(modules);
+  }
+  if (const auto& st = r.stragglers) {
+    json["stragglers"] = {
+        {"slow_gpus", st->slow_gpus},
+        {"slow_nics", st->slow_nics},
+        {"gpu", st->gpu >= 0 ? nlohmann::json(st->gpu) : nlohmann::json()},
+        {"speed", st->speed},
+        {"rank", st->rank_label},
+        {"nic_node", st->nic_node >= 0 ? nlohmann::json(st->nic_node) : nlohmann::json()},
+        {"nic_speed", st->nic_speed},
+        {"healthy_iteration_time_s",
+         st->healthy_iteration_time_s ? nlohmann::json(*st->healthy_iteration_time_s) : nlohmann::json()}};
   }
   if (r.data) {
     json["data"] = {{"dataset", r.data->dataset},

@@ -74,11 +74,15 @@ PlanEnumeration enumerate_plans(const TrainingScenario& base, const SweepGrid& g
                       add(std::move(plan), "more pipeline chunks than layers");
                       continue;
                     }
-                    if (base.model.layers() % groups != 0) {
+                    // Stragglers: stages on slower GPUs get fewer layers (docs/stragglers.md).
+                    const bool balance_time = base.cluster.stragglers && groups > 1;
+                    if (!balance_time && base.model.layers() % groups != 0) {
                       p.stage_layers = balanced_stage_layers(base.model.layers(), groups);
                     }
+                    if (balance_time) p.partition = ParallelPlan::Partition::time;
                     std::string rule;
                     try {
+                      if (balance_time) derive_stage_layers(plan);
                       validate_training_scenario(plan);
                     } catch (const InvalidPlan& error) {
                       rule = error.rule();

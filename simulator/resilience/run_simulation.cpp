@@ -4,9 +4,9 @@
 #include <cmath>
 #include <limits>
 
+#include "simulator/core/random_stream.hpp"
 #include "simulator/resilience/node_pool.hpp"
 #include "simulator/resilience/pipeline_reinstantiation.hpp"
-#include "simulator/resilience/random_stream.hpp"
 
 namespace weft {
 namespace {

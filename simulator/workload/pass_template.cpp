@@ -40,16 +40,20 @@ OpId PassTemplate::instantiate(GraphBuilder& outer, std::string_view name, const
   return op;
 }
 
-PassRecorder::PassRecorder(std::string name, const DeviceSpec& gpu, std::vector<DeviceId> outer_devices,
-                           const GraphBuilder& outer, const BundleMemberHandles& handles, GroupTemplates* layers)
+PassRecorder::PassRecorder(std::string name, std::span<const DeviceSpec> peer_specs,
+                           std::vector<DeviceId> outer_devices, const GraphBuilder& outer,
+                           const BundleMemberHandles& handles, GroupTemplates* layers)
     : name_(std::move(name)),
       outer_(outer),
       handles_(handles),
       outer_devices_(std::move(outer_devices)),
       layers_(layers) {
-  const DeviceSpecId spec = builder_.add_device_spec(gpu);
+  std::vector<std::pair<const DeviceSpec*, DeviceSpecId>> specs;
   for (std::size_t peer = 0; peer < outer_devices_.size(); ++peer) {
-    devices_.push_back(builder_.add_device("peer " + std::to_string(peer), spec));
+    const DeviceSpec& wanted = peer_specs[peer];
+    auto known = std::find_if(specs.begin(), specs.end(), [&](const auto& s) { return *s.first == wanted; });
+    if (known == specs.end()) known = specs.insert(specs.end(), {&wanted, builder_.add_device_spec(wanted)});
+    devices_.push_back(builder_.add_device("peer " + std::to_string(peer), known->second));
   }
 }
 

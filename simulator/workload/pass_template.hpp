@@ -100,8 +100,9 @@ class PassRecorder {
  public:
   // With `layers`, the groups of ops begin_group() marks become nested templates shared through
   // it (wrap_op_groups), where that keeps the pass's meaning.
-  PassRecorder(std::string name, const DeviceSpec& gpu, std::vector<DeviceId> outer_devices, const GraphBuilder& outer,
-               const BundleMemberHandles& handles, GroupTemplates* layers = nullptr);
+  // `peer_specs`: the device of each peer, as its outer device is.
+  PassRecorder(std::string name, std::span<const DeviceSpec> peer_specs, std::vector<DeviceId> outer_devices,
+               const GraphBuilder& outer, const BundleMemberHandles& handles, GroupTemplates* layers = nullptr);
 
   GraphBuilder& builder() { return builder_; }
   DeviceId device(std::size_t peer) const { return devices_[peer]; }

@@ -21,7 +21,10 @@ std::vector<std::int64_t> pipeline_layer_times(const MultimodalModel& model, con
 
 // Layers per virtual stage, contiguous and at least one each, such that the heaviest stage (by
 // the layers' weights: parameters for Megatron's balanced partitioning of concatenated modules,
-// or times) is as light as possible. Needs 1 <= groups <= layers.
-std::vector<int> partition_balanced(std::span<const std::int64_t> layer_weights, int groups);
+// or times) is as light as possible. With `speeds` (one per group, in (0, 1]: stragglers), a
+// group's load counts as its weight over its speed, so slower groups get fewer layers. Needs
+// 1 <= groups <= layers.
+std::vector<int> partition_balanced(std::span<const std::int64_t> layer_weights, int groups,
+                                    std::span<const double> speeds = {});
 
 }  // namespace weft

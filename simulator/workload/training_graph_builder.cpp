@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "simulator/core/checked_math.hpp"
+#include "simulator/workload/straggler_placement.hpp"
 
 namespace weft::training_graph {
 namespace {
@@ -26,7 +27,6 @@ bool same_work(const Step& a, const Step& b) {
 TrainingGraphBuilder::TrainingGraphBuilder(const TrainingScenario& scenario, const WorkloadOptions& options)
     : s_(scenario),
       microbatch_shapes_(scenario.microbatch_shapes()),
-      replicas_(microbatch_shapes_ ? scenario.parallel.dp : 1),
       unfold_(options.unfold),
       name_ops_(options.name_ops),
       composites_(options.composites),
@@ -39,6 +39,15 @@ TrainingGraphBuilder::TrainingGraphBuilder(const TrainingScenario& scenario, con
   cost_->set_ideal_network(scenario.options.ideal_network);
   cost_->force_algorithm(scenario.options.collective_algorithm);
   split_weight_grads_ = splits_weight_gradients(plan.schedule);
+  // Per-sample data gives each DP replica its own batches; stragglers make some replicas slower
+  // than others, and those that differ are simulated apart (unfolded, every rank is its own).
+  if (microbatch_shapes_) {
+    replica_dp_.resize(static_cast<std::size_t>(plan.dp));
+    std::iota(replica_dp_.begin(), replica_dp_.end(), 0);
+  } else {
+    replica_dp_ = unfold_ ? std::vector<int>{0} : distinct_replicas(scenario.cluster, dims_);
+  }
+  replicas_ = static_cast<int>(replica_dp_.size());
   if (microbatch_shapes_ && unfold_) {
     throw InputError(
         "--unfold: with per-sample data every DP replica is simulated already; TP and CP ranks stay "
@@ -76,7 +85,6 @@ void TrainingGraphBuilder::create_ranks() {
   DeviceSpec link;
   link.name = "p2p-link";
   link.kind = DeviceKind::link;
-  gpu_spec_ = b_->add_device_spec(s_.cluster.gpu);
   link_spec_ = b_->add_device_spec(link);
   stages_.resize(static_cast<std::size_t>(stage_count()));
   stage_groups_.assign(static_cast<std::size_t>(stage_count()) * kCommGroupKindCount, 0);
@@ -89,10 +97,28 @@ void TrainingGraphBuilder::create_ranks() {
       }
     }
   }
+  std::map<std::vector<double>, int> paces;
+  for (const std::vector<Peer>& peers : stages_) {
+    std::vector<double> speeds;
+    for (const Peer& peer : peers) speeds.push_back(peer.speed);
+    stage_pace_.push_back(paces.emplace(std::move(speeds), static_cast<int>(paces.size())).first->second);
+  }
+}
+
+std::pair<std::vector<DeviceSpec>, std::vector<DeviceId>> TrainingGraphBuilder::recording_devices(int stage) const {
+  std::pair<std::vector<DeviceSpec>, std::vector<DeviceId>> devices;
+  for (const Peer& peer : stages_[static_cast<std::size_t>(stage)]) {
+    devices.first.push_back(at_speed(s_.cluster.gpu, peer.speed));
+    devices.second.push_back(peer.device);
+  }
+  return devices;
 }
 
 std::pair<int, int> TrainingGraphBuilder::dp_ranks(int replica) const {
-  if (replicas_ > 1) return {replica, replica + 1};
+  if (replicas_ > 1) {
+    const int dp = replica_dp_[static_cast<std::size_t>(replica)];
+    return {dp, dp + 1};
+  }
   return {0, unfold_ ? dims_.dp : 1};
 }
 
@@ -100,7 +126,11 @@ void TrainingGraphBuilder::add_peer(int stage, const RankCoordinates& c) {
   Peer peer;
   peer.coordinates = c;
   peer.rank = dims_.rank_of(c);
-  peer.device = b_->add_device(dims_.label_of(c), gpu_spec_);
+  const PaceSetter pace = pace_setter(s_.cluster, dims_, c, {!unfold_, !unfold_, !unfold_ && replicas_ == 1});
+  peer.speed = pace.speed;
+  auto [spec, made] = gpu_specs_.try_emplace(pace.speed);
+  if (made) spec->second = b_->add_device_spec(at_speed(s_.cluster.gpu, pace.speed));
+  peer.device = b_->add_device(dims_.label_of(c), spec->second);
   peer.compute = b_->add_stream(peer.device, "compute");
   peer.tensor_parallel = b_->add_stream(peer.device, "tp comm");
   peer.data_parallel = b_->add_stream(peer.device, "dp comm");
@@ -111,6 +141,8 @@ void TrainingGraphBuilder::add_peer(int stage, const RankCoordinates& c) {
   rank.rank = peer.rank;
   rank.coordinates = c;
   rank.device = peer.device;
+  rank.speed = pace.speed;
+  rank.pace_setter = pace.gpu;
   ranks_.push_back(rank);
   stages_[static_cast<std::size_t>(stage)].push_back(peer);
 }

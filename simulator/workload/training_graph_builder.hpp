@@ -48,6 +48,7 @@ struct Peer {
   StreamId context_parallel;
   std::size_t simulated_index = 0;  // into TrainingWorkload::ranks
   std::size_t index = 0;            // among its stage's peers
+  double speed = 1.0;               // of the slowest GPU it stands for (straggler_placement.hpp)
 };
 
 // What an op waits for: another op's end, or one of a composite's signals.
@@ -130,8 +131,9 @@ class TrainingGraphBuilder {
  private:
   // ---- ranks, streams and links -------------------------------------------------------------
 
-  // Stages are numbered replica by replica: stage `replica * pp + position`. Uniform data has
-  // one replica, so a stage is its pipeline position; per-sample data simulates each DP replica.
+  // Stages are numbered replica by replica: stage `replica * pp + position`. Uniform data on
+  // healthy GPUs has one replica, so a stage is its pipeline position; per-sample data simulates
+  // each DP replica, stragglers each distinct one (replica_dp_).
   int position_of(int stage) const { return stage % s_.parallel.pp; }
   int replica_of(int stage) const { return stage / s_.parallel.pp; }
   int stage_of(int replica, int position) const { return replica * s_.parallel.pp + position; }
@@ -143,6 +145,8 @@ class TrainingGraphBuilder {
   std::pair<int, int> dp_ranks(int replica) const;
 
   void add_peer(int stage, const RankCoordinates& c);
+  // The device spec and outer device of each peer of `stage`, for a recorder.
+  std::pair<std::vector<DeviceSpec>, std::vector<DeviceId>> recording_devices(int stage) const;
 
   // The link carrying point-to-point traffic from one rank to another, created on first use.
   StreamId link(const Peer& from, const Peer& to);
@@ -352,12 +356,11 @@ class TrainingGraphBuilder {
   template <class Body>
   const RecordedPass& pass_template(int stage, const Chunk& chunk, std::string_view phase, const PassValues& inputs,
                                     Body&& body) {
-    const auto key = std::make_pair(chunk.shape, phase);
+    const auto key = std::make_tuple(chunk.shape, phase, stage_pace_[static_cast<std::size_t>(stage)]);
     if (auto it = pass_templates_.find(key); it != pass_templates_.end()) return it->second;
-    std::vector<DeviceId> devices;
-    for (const Peer& peer : stages_[static_cast<std::size_t>(stage)]) devices.push_back(peer.device);
-    PassRecorder recorder(fmt::format("{} chunk {}", phase, chunk.group), s_.cluster.gpu, devices, outer_,
-                          member_handles_, &layer_templates_);
+    auto [specs, devices] = recording_devices(stage);
+    PassRecorder recorder(fmt::format("{} chunk {}", phase, chunk.group), specs, devices, outer_, member_handles_,
+                          &layer_templates_);
     recording_peers_ = stages_[static_cast<std::size_t>(stage)];
     for (Peer& peer : recording_peers_) {
       peer.device = recorder.device(peer.index);
@@ -538,7 +541,9 @@ class TrainingGraphBuilder {
   GraphBuilder outer_;
   GraphBuilder* b_ = &outer_;  // the template's while a pass is recorded
   bool split_weight_grads_ = false;
-  DeviceSpecId gpu_spec_;
+  std::vector<int> replica_dp_;               // the DP replica each simulated one stands for
+  std::map<double, DeviceSpecId> gpu_specs_;  // by speed
+  std::vector<int> stage_pace_;               // per stage: stages of one number have peers of equal speeds
   DeviceSpecId link_spec_;
   std::vector<SimulatedRank> ranks_;
   std::vector<PassOp> passes_;
@@ -569,7 +574,9 @@ class TrainingGraphBuilder {
   std::vector<std::size_t> replica_collectives_of_stage_;
   // Passes as templates (composites_) by (chunk shape, phase; phases are string literals), and the
   // recording under way.
-  std::map<std::pair<std::size_t, std::string_view>, RecordedPass> pass_templates_;
+  std::map<std::tuple<std::size_t, std::string_view, int>, RecordedPass> pass_templates_;  // by shape, phase, pace
+  // A template of (shape, phase) at any pace: what its bundles look like.
+  const PassTemplate* any_pass_template(std::size_t shape, std::string_view phase) const;
   std::map<std::pair<int, int>, StageTranslation> translations_;
   std::vector<StreamId> placed_streams_;  // scratch of instantiate
   std::vector<DeviceId> placed_devices_;

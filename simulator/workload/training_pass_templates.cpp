@@ -36,8 +36,9 @@ std::string_view TrainingGraphBuilder::phase_leaving(Route route) {
 }
 
 const PassTemplate::BundleShape& TrainingGraphBuilder::bundle_shape(const Chunk& chunk, Route route) const {
-  const PassTemplate& from = pass_templates_.at(std::make_pair(chunk.shape, phase_leaving(route))).pass;
-  for (const PassTemplate::BundleShape& shape : from.bundles) {
+  const PassTemplate* from = any_pass_template(chunk.shape, phase_leaving(route));
+  if (from == nullptr) throw std::logic_error("no template of the pass leaving the bundle");
+  for (const PassTemplate::BundleShape& shape : from->bundles) {
     if (shape.route == static_cast<std::uint32_t>(route)) return shape;
   }
   throw std::logic_error("no bundle on the route asked for");
@@ -73,9 +74,9 @@ Route TrainingGraphBuilder::route_of_checkpoint(const Chunk& chunk, std::size_t 
 std::vector<PerPeer<TensorId>> TrainingGraphBuilder::member_handles(const Chunk& chunk, std::string_view phase,
                                                                     Kept what) {
   std::vector<PerPeer<TensorId>> handles(chunk.steps.size());
-  const auto it = pass_templates_.find(std::make_pair(chunk.shape, phase));
-  if (it == pass_templates_.end()) return handles;
-  for (const PassTemplate::BundleShape& shape : it->second.pass.bundles) {
+  const PassTemplate* pass = any_pass_template(chunk.shape, phase);
+  if (pass == nullptr) return handles;
+  for (const PassTemplate::BundleShape& shape : pass->bundles) {
     for (std::size_t peer = 0; peer < shape.members.size(); ++peer) {
       for (const auto& [key, kind, bytes] : shape.members[peer]) {
         if (key % 4 != static_cast<std::uint32_t>(what)) continue;
@@ -84,6 +85,12 @@ std::vector<PerPeer<TensorId>> TrainingGraphBuilder::member_handles(const Chunk&
     }
   }
   return handles;
+}
+
+const PassTemplate* TrainingGraphBuilder::any_pass_template(std::size_t shape, std::string_view phase) const {
+  const auto it = pass_templates_.lower_bound(std::make_tuple(shape, phase, 0));
+  const bool found = it != pass_templates_.end() && std::get<0>(it->first) == shape && std::get<1>(it->first) == phase;
+  return found ? &it->second.pass : nullptr;
 }
 
 const TrainingGraphBuilder::StageTranslation& TrainingGraphBuilder::translation(int from, int to) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <tuple>
 
 #include "simulator/engine/expanded_ops.hpp"
 #include "simulator/workload/multimodal_model.hpp"
@@ -118,6 +119,22 @@ void account_time(const SimulationResult& result, const DeviceActivity& activity
   out.bubble_s = std::max(0.0, iteration - out.compute_s - exposed);
 }
 
+std::optional<StragglerSummary> summarize_stragglers(const ClusterSpec& cluster, const TrainingWorkload& workload) {
+  if (!cluster.stragglers) return std::nullopt;
+  const Stragglers& parts = *cluster.stragglers;
+  StragglerSummary summary;
+  summary.slow_gpus = parts.slow_gpus().size();
+  summary.slow_nics = parts.slow_nics().size();
+  for (const SimulatedRank& rank : workload.ranks) {
+    if (rank.pace_setter < 0 || rank.speed >= summary.speed) continue;
+    summary.speed = rank.speed;
+    summary.gpu = rank.pace_setter;
+    summary.rank_label = workload.graph.device(rank.device).name;
+  }
+  if (!parts.slow_nics().empty()) std::tie(summary.nic_node, summary.nic_speed) = parts.slow_nics().front();
+  return summary;
+}
+
 }  // namespace
 
 double uniform_iteration_tokens(const TrainingScenario& scenario) {
@@ -193,6 +210,7 @@ TrainingReport make_training_report(const TrainingScenario& scenario, const Trai
     entry.rank_label = graph.device(rank->device).name;
     entry.static_memory = rank->static_memory;
     entry.memory_capacity = result.devices[rank->device.value()].memory_capacity;
+    entry.speed = rank->speed;
     account_time(result, activity, *rank, entry);
     report.stages.push_back(entry);
   }
@@ -204,6 +222,7 @@ TrainingReport make_training_report(const TrainingScenario& scenario, const Trai
     entry.oom = entry.oom || device.oom;
     report.oom = report.oom || device.oom;
   }
+  report.stragglers = summarize_stragglers(scenario.cluster, workload);
   return report;
 }
 

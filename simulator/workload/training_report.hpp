@@ -22,7 +22,20 @@ struct StageReport {
   StaticMemory static_memory;
   Bytes activation_peak = 0;  // peak minus what is held all iteration
   Bytes memory_capacity = 0;
-  bool oom = false;  // any simulated rank of the stage
+  bool oom = false;    // any simulated rank of the stage
+  double speed = 1.0;  // of the slowest GPU its busiest rank stands for (docs/stragglers.md)
+};
+
+// The cluster's stragglers, and the one the iteration waits for (docs/stragglers.md).
+struct StragglerSummary {
+  std::size_t slow_gpus = 0;  // in the cluster
+  std::size_t slow_nics = 0;
+  std::int64_t gpu = -1;  // the slowest GPU among those the plan's simulated ranks stand for
+  double speed = 1.0;
+  std::string rank_label;      // the simulated rank it paces
+  std::int64_t nic_node = -1;  // the node of the slowest NIC
+  double nic_speed = 1.0;
+  std::optional<double> healthy_iteration_time_s;  // the same plan with every part at full speed
 };
 
 // What per-sample data made of the batch.
@@ -59,6 +72,7 @@ struct TrainingReport {
   std::optional<DataSummary> data;
   bool oom = false;
   std::vector<StageReport> stages;
+  std::optional<StragglerSummary> stragglers;  // when the cluster lists any
 };
 
 TrainingReport make_training_report(const TrainingScenario& scenario, const TrainingWorkload& workload,

@@ -10,6 +10,7 @@
 #include "simulator/core/input_error.hpp"
 #include "simulator/workload/modality_stages.hpp"
 #include "simulator/workload/stage_partition.hpp"
+#include "simulator/workload/straggler_placement.hpp"
 
 namespace weft {
 namespace {
@@ -307,7 +308,22 @@ void read_modality_plan(const JsonCursor& json, TrainingScenario& scenario) {
   check_modality_plan(plan, scenario.model);
 }
 
-// stage_layers by the plan's partition rule, balancing parameters or compute time.
+// For a "time" partition on a cluster with stragglers, each virtual stage's pace: that of the
+// slowest GPU of its pipeline position (any replica's: the slowest replica paces the iteration),
+// so that stages on slower GPUs get fewer layers. Empty otherwise.
+std::vector<double> virtual_stage_speeds(const TrainingScenario& scenario) {
+  const ParallelPlan& plan = scenario.parallel;
+  std::vector<double> speeds;
+  if (plan.partition != ParallelPlan::Partition::time || !scenario.cluster.stragglers) return speeds;
+  const ParallelDims dims{plan.tp, plan.cp, plan.dp, plan.pp};
+  for (int group = 0; group < plan.pp * plan.vpp; ++group) {
+    speeds.push_back(pace_setter(scenario.cluster, dims, {0, 0, 0, group % plan.pp}, {}).speed);
+  }
+  return speeds;
+}
+
+}  // namespace
+
 void derive_stage_layers(TrainingScenario& scenario) {
   ParallelPlan& plan = scenario.parallel;
   if (plan.partition == ParallelPlan::Partition::given) return;
@@ -331,15 +347,16 @@ void derive_stage_layers(TrainingScenario& scenario) {
     plan.stage_layers = partition_within_modules(layers, scenario.model, plan.modality_stages);
     return;
   }
-  auto split = [](std::span<const std::int64_t> part, int groups, const std::string& stages, const std::string& what) {
+  auto split = [](std::span<const std::int64_t> part, int groups, const std::string& stages, const std::string& what,
+                  std::span<const double> speeds = {}) {
     if (static_cast<std::size_t>(groups) > part.size()) {
       reject("parallel.stage_layers", "more stages than layers",
              stages + " = " + str(groups) + " stages for " + str(static_cast<std::int64_t>(part.size())) + " " + what);
     }
-    return partition_balanced(part, groups);
+    return partition_balanced(part, groups, speeds);
   };
   if (plan.partition != ParallelPlan::Partition::modules) {
-    plan.stage_layers = split(layers, plan.pp * plan.vpp, "pp x vpp", "layers");
+    plan.stage_layers = split(layers, plan.pp * plan.vpp, "pp x vpp", "layers", virtual_stage_speeds(scenario));
     return;
   }
   if (plan.vpp != 2 || !scenario.model.multimodal()) {
@@ -352,8 +369,6 @@ void derive_stage_layers(TrainingScenario& scenario) {
   const std::vector<int> last = split(layers.subspan(backbone), plan.pp, "pp", "layers of the last module");
   plan.stage_layers.insert(plan.stage_layers.end(), last.begin(), last.end());
 }
-
-}  // namespace
 
 std::optional<MicrobatchShapes> TrainingScenario::microbatch_shapes() const {
   if (!data) return std::nullopt;

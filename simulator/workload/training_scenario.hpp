@@ -149,4 +149,9 @@ void pad_vocabulary(TrainingScenario& scenario);
 
 void validate_training_scenario(const TrainingScenario& scenario);
 
+// Sets parallel.stage_layers by the plan's partition rule (ParallelPlan::partition): balancing
+// parameters, or compute time (where the cluster has stragglers, slower stages get fewer
+// layers); nothing for a given partition. Throws InvalidPlan naming the field.
+void derive_stage_layers(TrainingScenario& scenario);
+
 }  // namespace weft

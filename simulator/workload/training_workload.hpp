@@ -33,6 +33,10 @@ struct SimulatedRank {
   std::vector<DeviceId> links;  // point-to-point links it sends or receives on
   StaticMemory static_memory;
   std::int64_t parameters = 0;  // parameters it holds
+  // The speed of the slowest GPU it stands for, and that GPU (-1 when none is slow:
+  // straggler_placement.hpp).
+  double speed = 1.0;
+  std::int64_t pace_setter = -1;
 };
 
 // A pipeline pass of one microbatch as a composite op of the graph (WorkloadOptions::composites).
@@ -50,7 +54,7 @@ struct TrainingWorkload {
   std::unique_ptr<ClusterCostModel> cost_model;
   std::vector<SimulatedRank> ranks;        // stage by stage (replica by replica with per_replica)
   bool folded = true;                      // TP and CP ranks folded (DP too, unless per_replica)
-  bool per_replica = false;                // per-sample data: every DP replica simulated
+  bool per_replica = false;                // DP replicas simulated apart: per-sample data, or stragglers
   std::optional<MicrobatchShapes> shapes;  // per-sample data: what each microbatch holds
   std::int64_t microbatches = 0;
   double model_flops_per_iteration = 0.0;  // Megatron convention

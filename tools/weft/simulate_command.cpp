@@ -73,6 +73,15 @@ void run_graph(const SimulateFlags& flags, const JsonCursor& root, const Simulat
   write_outputs(flags, scenario.graph, result, simulation_result_json(scenario.graph, result));
 }
 
+// The iteration of `scenario`'s plan with every GPU and NIC at full speed, folded.
+double healthy_iteration_time_s(TrainingScenario scenario, const SimulationOptions& options) {
+  scenario.cluster.stragglers = nullptr;
+  const TrainingWorkload healthy = build_training_workload(scenario);
+  SimulationOptions plain = options;
+  plain.record_memory_timeline = false;
+  return static_cast<double>(simulate(healthy.graph, *healthy.cost_model, plain).makespan) / kNsPerSecond;
+}
+
 void run_training(const SimulateFlags& flags, const JsonCursor& root, const SimulationOptions& options) {
   Stopwatch watch;
   // The profile costs ops from the start: a "time" stage partition balances under it.
@@ -90,7 +99,8 @@ void run_training(const SimulateFlags& flags, const JsonCursor& root, const Simu
   const SimulationResult result =
       with_context(flags.scenario, [&] { return simulate(workload.graph, *workload.cost_model, options); });
   const double simulate_ms = watch.lap_ms();
-  const TrainingReport report = make_training_report(scenario, workload, result);
+  TrainingReport report = make_training_report(scenario, workload, result);
+  if (report.stragglers) report.stragglers->healthy_iteration_time_s = healthy_iteration_time_s(scenario, options);
   fmt::print("weft simulate {}\n", flags.scenario);
   if (!scenario.description.empty()) fmt::print("{}\n", scenario.description);
   fmt::print("{}", render_training_report(scenario, report));

@@ -1,0 +1,60 @@
+#include "simulator/workload/straggler_placement.hpp"
+
+#include <map>
+#include <utility>
+
+namespace weft {
+namespace {
+
+// The range of one coordinate a simulated rank stands for.
+std::pair<int, int> span_of(bool folded, int own, int size) {
+  return folded ? std::pair{0, size} : std::pair{own, own + 1};
+}
+
+}  // namespace
+
+DeviceSpec at_speed(DeviceSpec gpu, double speed) {
+  gpu.speed = speed;
+  return gpu;
+}
+
+PaceSetter pace_setter(const ClusterSpec& cluster, const ParallelDims& dims, const RankCoordinates& c,
+                       const FoldedDimensions& folded) {
+  PaceSetter slowest;
+  if (!cluster.stragglers) return slowest;
+  const auto [tp_begin, tp_end] = span_of(folded.tp, c.tp, dims.tp);
+  const auto [cp_begin, cp_end] = span_of(folded.cp, c.cp, dims.cp);
+  const auto [dp_begin, dp_end] = span_of(folded.dp, c.dp, dims.dp);
+  for (int dp = dp_begin; dp < dp_end; ++dp) {
+    for (int cp = cp_begin; cp < cp_end; ++cp) {
+      for (int tp = tp_begin; tp < tp_end; ++tp) {
+        const std::int64_t gpu = dims.rank_of({tp, cp, dp, c.pp});
+        const double speed = cluster.gpu_speed(gpu);
+        if (speed < slowest.speed) slowest = {speed, gpu};
+      }
+    }
+  }
+  return slowest;
+}
+
+std::vector<int> distinct_replicas(const ClusterSpec& cluster, const ParallelDims& dims) {
+  if (!cluster.stragglers) return {0};
+  std::map<std::vector<double>, int> first_of;
+  std::vector<int> replicas;
+  for (int dp = 0; dp < dims.dp; ++dp) {
+    std::vector<double> pace;
+    for (int pp = 0; pp < dims.pp; ++pp) {
+      double nic = 1.0;
+      for (int cp = 0; cp < dims.cp; ++cp) {
+        for (int tp = 0; tp < dims.tp; ++tp)
+          nic = std::min(nic, cluster.nic_speed(dims.rank_of({tp, cp, dp, pp}) / cluster.gpus_per_node));
+      }
+      pace.push_back(pace_setter(cluster, dims, {0, 0, dp, pp}, {true, true, false}).speed);
+      pace.push_back(nic);
+    }
+    if (first_of.emplace(std::move(pace), dp).second) replicas.push_back(dp);
+  }
+  return replicas;
+}
+
+}  // namespace weft

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "cost_models/cluster_spec.hpp"
+#include "cost_models/parallel_dims.hpp"
+
+namespace weft {
+
+// Where a cluster's stragglers (cost_models/stragglers.hpp) fall on a plan's ranks, for a
+// simulation that folds ranks (docs/stragglers.md). A folded rank stands for several GPUs that
+// synchronise at every collective of theirs (a TP or CP group), or that run the same work (DP
+// replicas): it runs at the pace of the slowest of them.
+
+// `gpu` running at `speed` of its healthy rate.
+DeviceSpec at_speed(DeviceSpec gpu, double speed);
+
+// Which GPUs a simulated rank at `c` stands for: its own coordinate in each dimension not
+// folded, every coordinate in a folded one.
+struct FoldedDimensions {
+  bool tp = true;
+  bool cp = true;
+  bool dp = true;
+};
+
+// The slowest GPU a simulated rank stands for, and its speed (1 and GPU -1 when none is slow).
+struct PaceSetter {
+  double speed = 1.0;
+  std::int64_t gpu = -1;
+};
+
+PaceSetter pace_setter(const ClusterSpec& cluster, const ParallelDims& dims, const RankCoordinates& c,
+                       const FoldedDimensions& folded);
+
+// The DP replicas a simulation with TP and CP folded must keep apart: one (the first) for each
+// distinct sequence, over the pipeline stages, of the speed of the replica's slowest GPU and of
+// the slowest NIC of its nodes. Replicas of one sequence run alike, so simulating one of them
+// stands for all. A single entry (replica 0) when the replicas do not differ.
+std::vector<int> distinct_replicas(const ClusterSpec& cluster, const ParallelDims& dims);
+
+}  // namespace weft

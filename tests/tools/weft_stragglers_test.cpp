@@ -1,0 +1,81 @@
+// Stragglers through the weft binary: a bundled scenario with throttled GPUs and a slow NIC, a
+// sweep that plans around a slow stage, and bad sections.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "tests/support/cli_expectations.hpp"
+#include "tests/support/run_command.hpp"
+
+namespace weft {
+namespace {
+
+using Catch::Matchers::Contains;
+using test::read_file;
+using test::run_weft;
+using test::TempDir;
+
+TEST_CASE("weft simulate names the straggler the iteration waits for", "[cli][stragglers]") {
+  const TempDir dir;
+  const auto run = run_weft("simulate '" + test::experiment("llama3-70b-1024xh100-stragglers") + "' --json '" +
+                            dir.file("r.json").string() + "'");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.out, Contains("Stragglers") && Contains("the iteration waits for GPU") &&
+                          Contains("slowest NICs: node 17 at 50.0%") &&
+                          Contains("slower than the same plan on healthy parts") &&
+                          Contains("each DP replica that stragglers set apart"));
+  const auto json = nlohmann::json::parse(read_file(dir.file("r.json")));
+  const auto& stragglers = json["stragglers"];
+  // 0.5% of 1,024 GPUs: about 5 drawn.
+  CHECK(stragglers["slow_gpus"].get<int>() > 0);
+  CHECK(stragglers["slow_gpus"].get<int>() < 20);
+  CHECK(stragglers["slow_nics"] == 1);
+  CHECK(stragglers["speed"].get<double>() >= 0.8);
+  CHECK(stragglers["speed"].get<double>() <= 0.9);
+  CHECK(stragglers["gpu"].get<int>() >= 0);
+  const double healthy = stragglers["healthy_iteration_time_s"].get<double>();
+  CHECK(healthy < json["iteration_time_s"].get<double>());
+  // No faster than the healthy plan with every GPU at the straggler's speed allows, no slower
+  // than all of its compute at that speed.
+  CHECK(json["iteration_time_s"].get<double>() <= healthy / stragglers["speed"].get<double>() * 1.01);
+}
+
+TEST_CASE("weft sweep gives the stages of slow GPUs fewer layers", "[cli][stragglers]") {
+  const TempDir dir;
+  const std::string scenario =
+      dir.write("s.json", R"({"model": {"base": "llama3-8b", "layers": 8, "hidden": 2048, "ffn_hidden": 7168,
+                                           "heads": 16, "kv_heads": 4},
+                                 "cluster": {"base": "dgx-h100", "gpus": 8,
+                                             "stragglers": {"gpus": [{"gpu": 7, "speed": 0.5}]}},
+                                 "training": {"global_batch": 16, "seq_len": 2048}})")
+          .string();
+  const auto run = run_weft("sweep '" + scenario +
+                            "' --grid 'tp=2 pp=2 cp=1 vpp=1 mb=1 recompute=none zero=0 "
+                            "schedule=1f1b sp=0' --top 1 --json '" +
+                            dir.file("s.json.out").string() + "'");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  const auto json = nlohmann::json::parse(read_file(dir.file("s.json.out")));
+  const auto layers = json["plans"][0]["stage_layers"].get<std::vector<int>>();
+  REQUIRE(layers.size() == 2);
+  CHECK(layers[0] > layers[1]);  // GPU 7 is on the last stage
+}
+
+TEST_CASE("bad stragglers sections are refused with their path", "[cli][stragglers][errors]") {
+  auto scenario = [](const std::string& stragglers) {
+    return R"({"model": "gpt3-1.3b", "cluster": {"base": "dgx-h100", "gpus": 8, "stragglers": )" + stragglers +
+           R"(}, "parallel": {"tp": 8}, "training": {"global_batch": 8, "seq_len": 2048}})";
+  };
+  test::expect_simulate_rejects(scenario(R"({"gpus": [{"gpu": 2, "speed": 1.5}]})"),
+                                "cluster.stragglers.gpus[0].speed");
+  test::expect_simulate_rejects(scenario(R"({"gpus": [{"gpu": 8, "speed": 0.5}]})"), "below 8");
+  test::expect_simulate_rejects(scenario(R"({"nics": [{"node": 0, "speed": 0.5}, {"node": 0, "speed": 0.4}]})"),
+                                "listed twice");
+  test::expect_simulate_rejects(scenario(R"({"throttled": {"share": 0.1, "speed": [0.9, 0.8], "seed": 3}})"),
+                                "cluster.stragglers.throttled.speed");
+}
+
+}  // namespace
+}  // namespace weft
