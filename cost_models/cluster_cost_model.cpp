@@ -46,8 +46,9 @@ TimeNs ClusterCostModel::duration(const OpWork& work, const DeviceSpec& spec) co
   const CalibratedCostModel* calibration = cluster_.calibration.get();
   if (work.comm_group == 0) {
     TimeNs alone = -1;
-    if (calibration != nullptr) {
-      if (const auto calibrated = calibration->compute_duration(work)) alone = *calibrated;
+    // Each GPU type by its own profile (a cluster of mixed types: node groups).
+    if (const CalibratedCostModel* profile = cluster_.calibration_for(spec)) {
+      if (const auto calibrated = profile->compute_duration(work)) alone = *calibrated;
     }
     if (alone < 0) alone = cluster_.compute_rules.duration(work, spec);
     // A straggler runs every kernel at its fraction of the healthy rate (launches included: a

@@ -29,6 +29,35 @@ std::shared_ptr<const CalibratedCostModel> read_cluster_calibration(const JsonCu
   return profile;
 }
 
+// "node_groups": [{"first_node": 0, "nodes": 64, "gpu": "a100-sxm-80gb", "calibration": "auto"}]:
+// ranges of nodes of other GPU types, inside the cluster and apart from each other.
+std::vector<NodeGroup> read_node_groups(const JsonCursor& json, const ClusterSpec& cluster) {
+  std::vector<NodeGroup> groups;
+  const int nodes = cluster.nodes();
+  for (const JsonCursor& entry : json.elements()) {
+    entry.expect_only({"first_node", "nodes", "gpu", "calibration"});
+    NodeGroup group;
+    const JsonCursor first = entry.at("first_node");
+    group.first_node = static_cast<int>(first.as_int_in(0, nodes - 1));
+    const JsonCursor count = entry.at("nodes");
+    group.nodes = static_cast<int>(count.as_int_in(1, nodes - group.first_node));
+    group.gpu = load_device_spec(entry.at("gpu"));
+    if (group.gpu.kind != cluster.gpu.kind) {
+      entry.at("gpu").fail("expected a " + std::string(kDeviceKindNames.name(cluster.gpu.kind)) +
+                           " like the cluster's gpu, got a " + std::string(kDeviceKindNames.name(group.gpu.kind)));
+    }
+    group.calibration = read_cluster_calibration(entry, group.gpu);
+    for (const NodeGroup& other : groups) {
+      if (group.first_node < other.first_node + other.nodes && other.first_node < group.first_node + group.nodes) {
+        first.fail("nodes " + std::to_string(group.first_node) + ".." +
+                   std::to_string(group.first_node + group.nodes - 1) + " overlap an earlier group's");
+      }
+    }
+    groups.push_back(std::move(group));
+  }
+  return groups;
+}
+
 ClusterSpec parse_cluster_spec(const JsonCursor& json) {
   json.expect_only({"name",
                     "description",
@@ -49,7 +78,8 @@ ClusterSpec parse_cluster_spec(const JsonCursor& json) {
                     "nvls_efficiency",
                     "calibration",
                     "collectives",
-                    "stragglers"});
+                    "stragglers",
+                    "node_groups"});
   ClusterSpec spec;
   spec.name = json.find("name") ? json.at("name").as_string() : "inline";
   spec.gpu = load_device_spec(json.at("gpu"));
@@ -90,6 +120,7 @@ ClusterSpec parse_cluster_spec(const JsonCursor& json) {
   spec.nic_efficiency = spec.network_efficiency;
   if (auto value = json.find("nic_efficiency")) spec.nic_efficiency = efficiency(*value);
   if (auto value = json.find("nvls_efficiency")) spec.nvls_efficiency = efficiency(*value);
+  if (auto value = json.find("node_groups")) spec.node_groups = read_node_groups(*value, spec);
   if (auto value = json.find("stragglers")) {
     auto stragglers = std::make_shared<Stragglers>(read_stragglers(*value, spec.gpus, spec.gpus_per_node));
     if (!stragglers->empty()) spec.stragglers = std::move(stragglers);
@@ -103,6 +134,36 @@ double ClusterSpec::network_bandwidth_per_gpu() const {
   const double nics_per_gpu = static_cast<double>(nics_per_node) / gpus_per_node;
   const double spine = topology == NetworkTopology::fat_tree ? oversubscription : 1.0;
   return nic_bandwidth * nics_per_gpu / spine;
+}
+
+int ClusterSpec::node_group_of(std::int64_t rank) const {
+  const std::int64_t node = rank / gpus_per_node;
+  for (std::size_t g = 0; g < node_groups.size(); ++g) {
+    const NodeGroup& group = node_groups[g];
+    if (node >= group.first_node && node < group.first_node + group.nodes) return static_cast<int>(g);
+  }
+  return -1;
+}
+
+const CalibratedCostModel* ClusterSpec::calibration_for(const DeviceSpec& spec) const {
+  if (spec.name == gpu.name) return calibration.get();
+  for (const NodeGroup& group : node_groups) {
+    if (spec.name == group.gpu.name) return group.calibration.get();
+  }
+  return nullptr;
+}
+
+double ClusterSpec::mean_peak(Dtype dtype, std::int64_t count) const {
+  if (node_groups.empty() || count <= 0) return gpu.peak(dtype);
+  double total = 0.0;
+  for (std::int64_t rank = 0; rank < count; ++rank) total += gpu_of_group(node_group_of(rank)).peak(dtype);
+  return total / static_cast<double>(count);
+}
+
+Bytes ClusterSpec::largest_memory() const {
+  Bytes largest = gpu.memory_capacity;
+  for (const NodeGroup& group : node_groups) largest = std::max(largest, group.gpu.memory_capacity);
+  return largest;
 }
 
 ClusterSpec load_cluster_spec(const JsonCursor& json) {

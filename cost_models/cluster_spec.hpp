@@ -3,6 +3,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cost_models/calibrated_cost_model.hpp"
 #include "cost_models/device_spec.hpp"
@@ -23,9 +24,19 @@ enum class CollectiveRules : std::uint8_t { nccl, latency_bandwidth };
 
 inline constexpr EnumNames<CollectiveRules, 2> kCollectiveRulesNames({"nccl", "latency-bandwidth"});
 
-// A GPU cluster: identical nodes of GPUs joined by NVLink/NVSwitch, and a scale-out network of
-// NICs. Bandwidths are one direction, in bytes per second. A cluster of CPU ranks (one rank per
-// core or socket, MPI between them) is described the same way, its `gpu` a device of kind cpu.
+// Nodes whose GPUs are not the cluster's `gpu` (a cluster of mixed GPU types): nodes
+// [first_node, first_node + nodes), with their own GPU and its calibration profile.
+struct NodeGroup {
+  int first_node = 0;
+  int nodes = 0;
+  DeviceSpec gpu;
+  std::shared_ptr<const CalibratedCostModel> calibration;
+};
+
+// A GPU cluster: nodes of GPUs joined by NVLink/NVSwitch, and a scale-out network of
+// NICs. Nodes are alike but for their GPUs where node groups give some nodes another type. Bandwidths are one
+// direction, in bytes per second. A cluster of CPU ranks (one rank per core or socket, MPI between them) is described
+// the same way, its `gpu` a device of kind cpu.
 struct ClusterSpec {
   std::string name;
   DeviceSpec gpu;
@@ -54,6 +65,8 @@ struct ClusterSpec {
   std::shared_ptr<const CalibratedCostModel> calibration;
   // GPUs and NICs below their spec (stragglers.hpp); null when every part runs at full speed.
   std::shared_ptr<const Stragglers> stragglers;
+  // Nodes of other GPU types (docs/stragglers.md, "Mixed GPU types"); empty: every node has `gpu`.
+  std::vector<NodeGroup> node_groups;
 
   int nodes() const { return (gpus + gpus_per_node - 1) / gpus_per_node; }
   // Scale-out bandwidth one GPU can use: its share of the node's NICs, less any spine
@@ -62,6 +75,19 @@ struct ClusterSpec {
   // The speed of GPU `rank` (a global rank under Megatron's placement) and of node `node`'s NICs.
   double gpu_speed(std::int64_t rank) const { return stragglers ? stragglers->gpu(rank) : 1.0; }
   double nic_speed(std::int64_t node) const { return stragglers ? stragglers->nic(node) : 1.0; }
+  // The node group of GPU `rank`'s node, or -1 for the cluster's own `gpu`.
+  int node_group_of(std::int64_t rank) const;
+  // The GPU of node group `group` (-1: the cluster's).
+  const DeviceSpec& gpu_of_group(int group) const {
+    return group < 0 ? gpu : node_groups[static_cast<std::size_t>(group)].gpu;
+  }
+  // The profile that costs the ops of GPU type `spec` (by name): the cluster's for its own GPU, a
+  // node group's for its GPU; null where there is none.
+  const CalibratedCostModel* calibration_for(const DeviceSpec& spec) const;
+  // The dense peak in `dtype` over the cluster's first `gpus` GPUs, averaged.
+  double mean_peak(Dtype dtype, std::int64_t gpus) const;
+  // The largest memory of any of the cluster's GPUs.
+  Bytes largest_memory() const;
 };
 
 // A cluster given by name from scenarios/clusters/<name>.json, inline, or as

@@ -132,6 +132,15 @@ std::string describe_sample(const TrainingSpec& t) {
   return text;
 }
 
+// "; nodes 0-63 a100-sxm-80gb" for each node group of a cluster of mixed GPU types.
+std::string describe_node_groups(const ClusterSpec& cluster) {
+  std::string text;
+  for (const NodeGroup& group : cluster.node_groups) {
+    text += fmt::format("; nodes {}-{} {}", group.first_node, group.first_node + group.nodes - 1, group.gpu.name);
+  }
+  return text;
+}
+
 // "Stragglers  3 slow GPUs, 1 slow NIC; ..." (docs/stragglers.md).
 std::string render_stragglers(const StragglerSummary& st, double iteration_time_s) {
   std::string out = fmt::format("Stragglers       {} slow GPU{}, {} slow NIC{}", st.slow_gpus,
@@ -155,8 +164,8 @@ std::string render_stragglers(const StragglerSummary& st, double iteration_time_
 std::string render_training_report(const TrainingScenario& s, const TrainingReport& r) {
   std::string out;
   out += "Model    " + describe_model(s.model, r) + "\n";
-  out += fmt::format("Cluster  {}: {} GPUs ({}), {} per node\n", s.cluster.name, r.gpus, s.cluster.gpu.name,
-                     s.cluster.gpus_per_node);
+  out += fmt::format("Cluster  {}: {} GPUs ({}{}), {} per node\n", s.cluster.name, r.gpus, s.cluster.gpu.name,
+                     describe_node_groups(s.cluster), s.cluster.gpus_per_node);
   out += fmt::format("Plan     {}\n", describe_plan(s));
   const bool packed = s.data && s.data->pack;
   out += fmt::format("Batch    {} {} of {}{}: {} microbatches of {} per pipeline\n", s.training.global_batch,
@@ -183,8 +192,9 @@ std::string render_training_report(const TrainingScenario& s, const TrainingRepo
   out += fmt::format("Graph    {} simulated ranks ({}), {} ops\n\n", r.simulated_ranks, folding, r.simulated_ops);
   out += fmt::format("Iteration time   {}\n", format_seconds(r.iteration_time_s));
   out += fmt::format("Throughput       {:.0f} tokens/s, {:.2f} samples/s\n", r.tokens_per_s, r.samples_per_s);
-  out += fmt::format("Per GPU          {:.1f} TFLOP/s, MFU {} of {:.1f} TFLOP/s {} dense peak\n", r.tflops_per_gpu,
-                     format_percent(r.mfu), r.peak_tflops, kDtypeNames.name(s.training.dtype));
+  out += fmt::format("Per GPU          {:.1f} TFLOP/s, MFU {} of {:.1f} TFLOP/s {} dense peak{}\n", r.tflops_per_gpu,
+                     format_percent(r.mfu), r.peak_tflops, kDtypeNames.name(s.training.dtype),
+                     s.cluster.node_groups.empty() ? "" : " (the mean of the cluster's GPUs)");
   out += fmt::format("Model FLOPs      {:.4g} per iteration ({})\n", r.model_flops_per_iteration, kFlopsConvention);
   out += fmt::format("Memory           {}\n", r.oom ? "OUT OF MEMORY on at least one stage" : "fits on every stage");
   if (r.stragglers) out += render_stragglers(*r.stragglers, r.iteration_time_s);

@@ -74,8 +74,10 @@ PlanEnumeration enumerate_plans(const TrainingScenario& base, const SweepGrid& g
                       add(std::move(plan), "more pipeline chunks than layers");
                       continue;
                     }
-                    // Stragglers: stages on slower GPUs get fewer layers (docs/stragglers.md).
-                    const bool balance_time = base.cluster.stragglers && groups > 1;
+                    // Stragglers and mixed GPU types: stages on slower GPUs get fewer layers
+                    // (docs/stragglers.md).
+                    const bool uneven_gpus = base.cluster.stragglers || !base.cluster.node_groups.empty();
+                    const bool balance_time = uneven_gpus && groups > 1;
                     if (!balance_time && base.model.layers() % groups != 0) {
                       p.stage_layers = balanced_stage_layers(base.model.layers(), groups);
                     }

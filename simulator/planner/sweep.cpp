@@ -318,7 +318,9 @@ SweepResult enumerate_sweep(const TrainingScenario& base, const SweepGrid& grid,
   for (PlanCandidate& candidate : enumeration.plans) {
     PlanOutcome plan;
     plan.label = plan_label(candidate.scenario);
-    plan.memory_capacity = candidate.scenario.cluster.gpu.memory_capacity;
+    // The largest GPU's memory: a plan is dropped only if it fits on no GPU of the cluster; the
+    // simulation gives each stage its own GPU's verdict.
+    plan.memory_capacity = candidate.scenario.cluster.largest_memory();
     plan.scenario = std::move(candidate.scenario);
     if (!candidate.valid()) {
       plan.status = PlanStatus::invalid;
@@ -332,7 +334,9 @@ SweepResult enumerate_sweep(const TrainingScenario& base, const SweepGrid& grid,
     } else if (passes_memory_estimate(plan)) {
       ++result.simulated;
       plan.graph_ops = size.held_ops;
-      plan.iteration_bound = iteration_bound(plan.scenario);
+      // The bound costs ops on the cluster's own GPU: with node groups of other (perhaps faster)
+      // GPUs it would not be a bound, and such sweeps are not pruned.
+      if (plan.scenario.cluster.node_groups.empty()) plan.iteration_bound = iteration_bound(plan.scenario);
       result.estimated_graph_ops = saturating_add(result.estimated_graph_ops, size.held_ops);
     } else {
       ++result.dropped_by_memory_estimate;

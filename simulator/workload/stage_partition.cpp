@@ -58,8 +58,9 @@ std::vector<std::int64_t> pipeline_layer_parameters(const MultimodalModel& model
 }
 
 std::vector<std::int64_t> pipeline_layer_times(const MultimodalModel& model, const ShardContext& base,
-                                               const SampleShape& sample, const ClusterCostModel& cost) {
-  const DeviceSpec& gpu = cost.cluster().gpu;
+                                               const SampleShape& sample, const ClusterCostModel& cost,
+                                               const DeviceSpec* on) {
+  const DeviceSpec& gpu = on != nullptr ? *on : cost.cluster().gpu;
   auto time = [&](const std::optional<OpWork>& work) {
     const bool computes = work && category_of(work->op_class) != OpCategory::communication;
     return computes ? cost.duration(*work, gpu) : TimeNs{0};

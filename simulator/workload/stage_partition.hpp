@@ -16,8 +16,10 @@ std::vector<std::int64_t> pipeline_layer_parameters(const MultimodalModel& model
 // The compute time (ns) each pipeline layer costs one microbatch of `sample`s on one rank, with
 // the blocks anchored to it: forward, input and weight gradients as the frozen rule leaves them,
 // communication aside. What Cornstarch balances (papers/004 §4.2): one forward and one backward.
+// On `gpu`, a GPU type of the cluster; by default, the cluster's own.
 std::vector<std::int64_t> pipeline_layer_times(const MultimodalModel& model, const ShardContext& base,
-                                               const SampleShape& sample, const ClusterCostModel& cost);
+                                               const SampleShape& sample, const ClusterCostModel& cost,
+                                               const DeviceSpec* gpu = nullptr);
 
 // Layers per virtual stage, contiguous and at least one each, such that the heaviest stage (by
 // the layers' weights: parameters for Megatron's balanced partitioning of concatenated modules,

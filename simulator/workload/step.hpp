@@ -24,6 +24,7 @@ struct KernelChoices {
   Kernel attention = Kernel::any;  // the attention kernel (Kernel::unfused: scores materialized)
   bool fused_swiglu = true;        // SwiGLU in one kernel; false: SiLU and the product apart
   CrossEntropyKernels cross_entropy = CrossEntropyKernels::megatron;
+  bool operator==(const KernelChoices&) const = default;
 };
 
 // How a module is sharded on one rank: the parallel degrees that divide its work and the

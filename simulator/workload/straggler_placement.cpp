@@ -1,7 +1,10 @@
 #include "simulator/workload/straggler_placement.hpp"
 
 #include <map>
+#include <string>
 #include <utility>
+
+#include "simulator/core/input_error.hpp"
 
 namespace weft {
 namespace {
@@ -21,7 +24,8 @@ DeviceSpec at_speed(DeviceSpec gpu, double speed) {
 PaceSetter pace_setter(const ClusterSpec& cluster, const ParallelDims& dims, const RankCoordinates& c,
                        const FoldedDimensions& folded) {
   PaceSetter slowest;
-  if (!cluster.stragglers) return slowest;
+  if (!cluster.stragglers && cluster.node_groups.empty()) return slowest;
+  std::int64_t first_gpu = -1;
   const auto [tp_begin, tp_end] = span_of(folded.tp, c.tp, dims.tp);
   const auto [cp_begin, cp_end] = span_of(folded.cp, c.cp, dims.cp);
   const auto [dp_begin, dp_end] = span_of(folded.dp, c.dp, dims.dp);
@@ -29,8 +33,22 @@ PaceSetter pace_setter(const ClusterSpec& cluster, const ParallelDims& dims, con
     for (int cp = cp_begin; cp < cp_end; ++cp) {
       for (int tp = tp_begin; tp < tp_end; ++tp) {
         const std::int64_t gpu = dims.rank_of({tp, cp, dp, c.pp});
+        const int group = cluster.node_group_of(gpu);
+        if (first_gpu < 0) {
+          first_gpu = gpu;
+          slowest.node_group = group;
+        } else if (group != slowest.node_group) {
+          throw InputError("cluster.node_groups: GPUs " + std::to_string(first_gpu) + " (" +
+                           cluster.gpu_of_group(slowest.node_group).name + ") and " + std::to_string(gpu) + " (" +
+                           cluster.gpu_of_group(group).name + ") are in one " + dims.label_of(c) +
+                           "'s TP and CP groups, which a folded simulation runs as one: place the node groups so "
+                           "that no TP or CP group crosses them, or simulate with --unfold");
+        }
         const double speed = cluster.gpu_speed(gpu);
-        if (speed < slowest.speed) slowest = {speed, gpu};
+        if (speed < slowest.speed) {
+          slowest.speed = speed;
+          slowest.gpu = gpu;
+        }
       }
     }
   }
@@ -38,7 +56,7 @@ PaceSetter pace_setter(const ClusterSpec& cluster, const ParallelDims& dims, con
 }
 
 std::vector<int> distinct_replicas(const ClusterSpec& cluster, const ParallelDims& dims) {
-  if (!cluster.stragglers) return {0};
+  if (!cluster.stragglers && cluster.node_groups.empty()) return {0};
   std::map<std::vector<double>, int> first_of;
   std::vector<int> replicas;
   for (int dp = 0; dp < dims.dp; ++dp) {
@@ -49,7 +67,9 @@ std::vector<int> distinct_replicas(const ClusterSpec& cluster, const ParallelDim
         for (int tp = 0; tp < dims.tp; ++tp)
           nic = std::min(nic, cluster.nic_speed(dims.rank_of({tp, cp, dp, pp}) / cluster.gpus_per_node));
       }
-      pace.push_back(pace_setter(cluster, dims, {0, 0, dp, pp}, {true, true, false}).speed);
+      const PaceSetter slowest = pace_setter(cluster, dims, {0, 0, dp, pp}, {true, true, false});
+      pace.push_back(slowest.speed);
+      pace.push_back(static_cast<double>(slowest.node_group));
       pace.push_back(nic);
     }
     if (first_of.emplace(std::move(pace), dp).second) replicas.push_back(dp);

@@ -24,18 +24,22 @@ struct FoldedDimensions {
   bool dp = true;
 };
 
-// The slowest GPU a simulated rank stands for, and its speed (1 and GPU -1 when none is slow).
+// The slowest GPU a simulated rank stands for, and its speed (1 and GPU -1 when none is slow); and
+// the node group of the GPUs it stands for (-1: the cluster's own GPU type).
 struct PaceSetter {
   double speed = 1.0;
   std::int64_t gpu = -1;
+  int node_group = -1;
 };
 
+// Throws InputError when the GPUs a simulated rank stands for are of different types (a TP or CP
+// group across node groups).
 PaceSetter pace_setter(const ClusterSpec& cluster, const ParallelDims& dims, const RankCoordinates& c,
                        const FoldedDimensions& folded);
 
 // The DP replicas a simulation with TP and CP folded must keep apart: one (the first) for each
-// distinct sequence, over the pipeline stages, of the speed of the replica's slowest GPU and of
-// the slowest NIC of its nodes. Replicas of one sequence run alike, so simulating one of them
+// distinct sequence, over the pipeline stages, of the GPU type, the speed of the replica's
+// slowest GPU and that of the slowest NIC of its nodes. Replicas of one sequence run alike, so simulating one of them
 // stands for all. A single entry (replica 0) when the replicas do not differ.
 std::vector<int> distinct_replicas(const ClusterSpec& cluster, const ParallelDims& dims);
 

@@ -145,7 +145,10 @@ double TrainingGraphBuilder::model_flops_per_iteration() const {
     microbatches_of_shape[uniform_sample()] = static_cast<double>(s_.microbatches()) * dims_.dp;
   }
   double total = 0.0;
-  for (const auto& [shape, positions] : chunks_) {
+  for (const auto& [key, positions] : chunks_) {
+    // Model FLOPs do not depend on kernels: one kernel set counts.
+    if (key.second != 0) continue;
+    const SampleShape& shape = key.first;
     double per_microbatch = 0.0;
     for (const auto& position_chunks : positions) {
       for (const Chunk& chunk : position_chunks) {

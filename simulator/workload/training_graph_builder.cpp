@@ -5,7 +5,6 @@
 #include <numeric>
 
 #include "simulator/core/checked_math.hpp"
-#include "simulator/workload/straggler_placement.hpp"
 
 namespace weft::training_graph {
 namespace {
@@ -100,7 +99,10 @@ void TrainingGraphBuilder::create_ranks() {
   std::map<std::vector<double>, int> paces;
   for (const std::vector<Peer>& peers : stages_) {
     std::vector<double> speeds;
-    for (const Peer& peer : peers) speeds.push_back(peer.speed);
+    for (const Peer& peer : peers) {
+      speeds.push_back(peer.pace.speed);
+      speeds.push_back(static_cast<double>(peer.pace.node_group));
+    }
     stage_pace_.push_back(paces.emplace(std::move(speeds), static_cast<int>(paces.size())).first->second);
   }
 }
@@ -108,7 +110,7 @@ void TrainingGraphBuilder::create_ranks() {
 std::pair<std::vector<DeviceSpec>, std::vector<DeviceId>> TrainingGraphBuilder::recording_devices(int stage) const {
   std::pair<std::vector<DeviceSpec>, std::vector<DeviceId>> devices;
   for (const Peer& peer : stages_[static_cast<std::size_t>(stage)]) {
-    devices.first.push_back(at_speed(s_.cluster.gpu, peer.speed));
+    devices.first.push_back(at_speed(s_.cluster.gpu_of_group(peer.pace.node_group), peer.pace.speed));
     devices.second.push_back(peer.device);
   }
   return devices;
@@ -127,9 +129,9 @@ void TrainingGraphBuilder::add_peer(int stage, const RankCoordinates& c) {
   peer.coordinates = c;
   peer.rank = dims_.rank_of(c);
   const PaceSetter pace = pace_setter(s_.cluster, dims_, c, {!unfold_, !unfold_, !unfold_ && replicas_ == 1});
-  peer.speed = pace.speed;
-  auto [spec, made] = gpu_specs_.try_emplace(pace.speed);
-  if (made) spec->second = b_->add_device_spec(at_speed(s_.cluster.gpu, pace.speed));
+  peer.pace = pace;
+  auto [spec, made] = gpu_specs_.try_emplace({pace.node_group, pace.speed});
+  if (made) spec->second = b_->add_device_spec(at_speed(s_.cluster.gpu_of_group(pace.node_group), pace.speed));
   peer.device = b_->add_device(dims_.label_of(c), spec->second);
   peer.compute = b_->add_stream(peer.device, "compute");
   peer.tensor_parallel = b_->add_stream(peer.device, "tp comm");
@@ -323,9 +325,28 @@ void TrainingGraphBuilder::after(const PerPeer<Gate>& before, const PerPeer<OpId
 void TrainingGraphBuilder::create_chunks() {
   const std::vector<SampleShape> shapes =
       microbatch_shapes_ ? microbatch_shapes_->distinct() : std::vector{uniform_sample()};
-  for (const SampleShape& shape : shapes) {
-    sample_ = shape;
-    create_chunks(chunks_[shape]);
+  // A stage runs the kernels its GPU type's architecture gets (node groups of other types).
+  for (const std::vector<Peer>& peers : stages_) {
+    auto kernels_of = [&](const Peer& peer) { return s_.stack.kernels(s_.cluster.gpu_of_group(peer.pace.node_group)); };
+    const KernelChoices kernels = kernels_of(peers.front());
+    for (const Peer& peer : peers) {
+      if (kernels_of(peer) == kernels) continue;
+      throw InputError("--unfold: the ranks of pipeline stage " + std::to_string(peer.coordinates.pp) +
+                       " run on GPU types for which the stack chooses different kernels (" +
+                       s_.cluster.gpu_of_group(peers.front().pace.node_group).name + " and " +
+                       s_.cluster.gpu_of_group(peer.pace.node_group).name +
+                       "): simulate without --unfold, which keeps replicas of different types apart");
+    }
+    auto known = std::find(kernel_sets_.begin(), kernel_sets_.end(), kernels);
+    if (known == kernel_sets_.end()) known = kernel_sets_.insert(kernel_sets_.end(), kernels);
+    stage_kernels_.push_back(static_cast<int>(known - kernel_sets_.begin()));
+  }
+  for (std::size_t set = 0; set < kernel_sets_.size(); ++set) {
+    context_.kernels = kernel_sets_[set];
+    for (const SampleShape& shape : shapes) {
+      sample_ = shape;
+      create_chunks(chunks_[{shape, static_cast<int>(set)}]);
+    }
   }
   for (auto& [shape, positions] : chunks_) {
     for (auto& position_chunks : positions) {

@@ -25,6 +25,7 @@
 #include "simulator/workload/per_peer.hpp"
 #include "simulator/workload/pipeline_schedule.hpp"
 #include "simulator/workload/stage_graph.hpp"
+#include "simulator/workload/straggler_placement.hpp"
 #include "simulator/workload/training_workload.hpp"
 
 namespace weft::training_graph {
@@ -48,7 +49,7 @@ struct Peer {
   StreamId context_parallel;
   std::size_t simulated_index = 0;  // into TrainingWorkload::ranks
   std::size_t index = 0;            // among its stage's peers
-  double speed = 1.0;               // of the slowest GPU it stands for (straggler_placement.hpp)
+  PaceSetter pace;                  // the slowest GPU it stands for, and their type
 };
 
 // What an op waits for: another op's end, or one of a composite's signals.
@@ -140,7 +141,6 @@ class TrainingGraphBuilder {
   int stage_count() const { return replicas_ * s_.parallel.pp; }
 
   void create_ranks();
-
   // The DP ranks the peers of `replica`'s stages stand for: [first, end).
   std::pair<int, int> dp_ranks(int replica) const;
 
@@ -214,21 +214,19 @@ class TrainingGraphBuilder {
   }
   SampleShape uniform_sample() const { return s_.training.sample(); }
 
-  // The chunks of `stage` for microbatches of `sample`s.
+  // The chunks of `stage` for microbatches of `sample`s, with the kernels of its GPU type.
   std::vector<Chunk>& chunks_of(int stage, const SampleShape& sample) {
-    return chunks_.at(sample)[static_cast<std::size_t>(position_of(stage))];
+    return chunks_.at(
+        {sample, stage_kernels_[static_cast<std::size_t>(stage)]})[static_cast<std::size_t>(position_of(stage))];
   }
   // The chunks of `stage` for some shape: for what does not depend on it (steps, parameters).
   const std::vector<Chunk>& chunks_of(int stage) const {
     return chunks_.begin()->second[static_cast<std::size_t>(position_of(stage))];
   }
-
-  // Chunks for every microbatch shape that occurs.
+  // Chunks for every microbatch shape that occurs and every GPU type's kernels.
   void create_chunks();
-
-  // The chunks of every pipeline position for microbatches of sample_.
+  // The chunks of every pipeline position for microbatches of sample_, with context_'s kernels.
   void create_chunks(std::vector<std::vector<Chunk>>& chunks);
-
   // The shape of a chunk: an earlier chunk's if both do the same work in the same layers, the
   // first and last virtual stages apart (they hold the model's ends); a new one otherwise.
   // Named ops name their layers, so then every chunk has a shape of its own.
@@ -239,7 +237,7 @@ class TrainingGraphBuilder {
   // virtual stage has steps: validate_training_scenario gives each one a layer or a model end).
   Bytes boundary_bytes(int group) {
     const int pp = s_.parallel.pp;
-    return chunks_.at(sample_)[static_cast<std::size_t>(group % pp)][static_cast<std::size_t>(group / pp)]
+    return chunks_.at({sample_, 0})[static_cast<std::size_t>(group % pp)][static_cast<std::size_t>(group / pp)]
         .steps.back()
         .output_bytes;
   }
@@ -541,15 +539,17 @@ class TrainingGraphBuilder {
   GraphBuilder outer_;
   GraphBuilder* b_ = &outer_;  // the template's while a pass is recorded
   bool split_weight_grads_ = false;
-  std::vector<int> replica_dp_;               // the DP replica each simulated one stands for
-  std::map<double, DeviceSpecId> gpu_specs_;  // by speed
-  std::vector<int> stage_pace_;               // per stage: stages of one number have peers of equal speeds
+  std::vector<int> replica_dp_;                               // the DP replica each simulated one stands for
+  std::map<std::pair<int, double>, DeviceSpecId> gpu_specs_;  // by node group and speed
+  std::vector<int> stage_pace_;  // per stage: stages of one number have peers of equal types and speeds
   DeviceSpecId link_spec_;
   std::vector<SimulatedRank> ranks_;
   std::vector<PassOp> passes_;
   std::vector<std::vector<Peer>> stages_;
   // By microbatch shape, by pipeline position (built before shapes point into them).
-  std::map<SampleShape, std::vector<std::vector<Chunk>>> chunks_;
+  std::map<std::pair<SampleShape, int>, std::vector<std::vector<Chunk>>> chunks_;  // by shape and kernel set
+  std::vector<KernelChoices> kernel_sets_;                                         // of the GPU types the stages run on
+  std::vector<int> stage_kernels_;                                                 // per stage, its kernel set
   fmt::memory_buffer name_buffer_;
   std::string op_name_;
   struct WorkKeyHash {

@@ -180,7 +180,7 @@ TrainingReport make_training_report(const TrainingScenario& scenario, const Trai
   report.model_flops_per_iteration = workload.model_flops_per_iteration;
   report.tflops_per_gpu =
       report.model_flops_per_iteration / report.iteration_time_s / static_cast<double>(report.gpus) / 1e12;
-  report.peak_tflops = scenario.cluster.gpu.peak(scenario.training.dtype) / 1e12;
+  report.peak_tflops = scenario.cluster.mean_peak(scenario.training.dtype, report.gpus) / 1e12;
   report.mfu = report.tflops_per_gpu / report.peak_tflops;
   const MultimodalModel model(scenario.model);
   report.parameters = model.parameter_count();

@@ -1,6 +1,7 @@
 #include "simulator/workload/training_scenario.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <span>
 
@@ -10,7 +11,6 @@
 #include "simulator/core/input_error.hpp"
 #include "simulator/workload/modality_stages.hpp"
 #include "simulator/workload/stage_partition.hpp"
-#include "simulator/workload/straggler_placement.hpp"
 
 namespace weft {
 namespace {
@@ -308,16 +308,43 @@ void read_modality_plan(const JsonCursor& json, TrainingScenario& scenario) {
   check_modality_plan(plan, scenario.model);
 }
 
-// For a "time" partition on a cluster with stragglers, each virtual stage's pace: that of the
-// slowest GPU of its pipeline position (any replica's: the slowest replica paces the iteration),
-// so that stages on slower GPUs get fewer layers. Empty otherwise.
-std::vector<double> virtual_stage_speeds(const TrainingScenario& scenario) {
+// For a "time" partition on a cluster with stragglers or GPUs of several types, each virtual
+// stage's pace relative to the fastest: that of the slowest GPU of its pipeline position (any
+// replica's: the slowest replica paces the iteration), so that stages on slower GPUs get fewer
+// layers. A GPU type's pace is the layers' time on the cluster's GPU over their time on it
+// (`layer_times` on the cluster's GPU); a straggler's speed scales its type's. Empty otherwise.
+std::vector<double> virtual_stage_speeds(const TrainingScenario& scenario, const MultimodalModel& model,
+                                         std::span<const std::int64_t> layer_times) {
   const ParallelPlan& plan = scenario.parallel;
+  const ClusterSpec& cluster = scenario.cluster;
   std::vector<double> speeds;
-  if (plan.partition != ParallelPlan::Partition::time || !scenario.cluster.stragglers) return speeds;
-  const ParallelDims dims{plan.tp, plan.cp, plan.dp, plan.pp};
+  if (plan.partition != ParallelPlan::Partition::time || (!cluster.stragglers && cluster.node_groups.empty())) {
+    return speeds;
+  }
+  auto total = [](std::span<const std::int64_t> times) {
+    return static_cast<double>(std::accumulate(times.begin(), times.end(), std::int64_t{0}));
+  };
+  std::vector<double> type_pace{1.0};  // by node group + 1
+  for (const NodeGroup& group : cluster.node_groups) {
+    ShardContext context = scenario.shard_context();
+    context.kernels = scenario.stack.kernels(group.gpu);  // its architecture's kernels
+    const std::vector<std::int64_t> on_group =
+        pipeline_layer_times(model, context, scenario.training.sample(), ClusterCostModel(cluster), &group.gpu);
+    type_pace.push_back(total(layer_times) / total(on_group));
+  }
+  const std::int64_t per_position = std::int64_t{plan.tp} * plan.cp * plan.dp;
+  std::vector<double> position_pace;
+  for (int position = 0; position < plan.pp; ++position) {
+    double slowest = std::numeric_limits<double>::infinity();
+    for (std::int64_t rank = position * per_position; rank < (position + 1) * per_position; ++rank) {
+      const double pace = type_pace[static_cast<std::size_t>(cluster.node_group_of(rank) + 1)];
+      slowest = std::min(slowest, pace * cluster.gpu_speed(rank));
+    }
+    position_pace.push_back(slowest);
+  }
+  const double fastest = *std::max_element(position_pace.begin(), position_pace.end());
   for (int group = 0; group < plan.pp * plan.vpp; ++group) {
-    speeds.push_back(pace_setter(scenario.cluster, dims, {0, 0, 0, group % plan.pp}, {}).speed);
+    speeds.push_back(position_pace[static_cast<std::size_t>(group % plan.pp)] / fastest);
   }
   return speeds;
 }
@@ -356,7 +383,8 @@ void derive_stage_layers(TrainingScenario& scenario) {
     return partition_balanced(part, groups, speeds);
   };
   if (plan.partition != ParallelPlan::Partition::modules) {
-    plan.stage_layers = split(layers, plan.pp * plan.vpp, "pp x vpp", "layers", virtual_stage_speeds(scenario));
+    plan.stage_layers =
+        split(layers, plan.pp * plan.vpp, "pp x vpp", "layers", virtual_stage_speeds(scenario, model, layers));
     return;
   }
   if (plan.vpp != 2 || !scenario.model.multimodal()) {

@@ -10,14 +10,14 @@ namespace {
 
 using Catch::Matchers::Contains;
 
-Stragglers read(const std::string& text, std::int64_t gpus = 32, int gpus_per_node = 8) {
+Stragglers read_section(const std::string& text, std::int64_t gpus = 32, int gpus_per_node = 8) {
   const JsonDocument document = JsonDocument::parse_text(text, "cluster.json");
   return read_stragglers(document.root(), gpus, gpus_per_node);
 }
 
-std::string error_of(const std::string& text) {
+std::string stragglers_error(const std::string& text) {
   try {
-    read(text);
+    read_section(text);
   } catch (const InputError& error) {
     return error.what();
   }
@@ -25,7 +25,7 @@ std::string error_of(const std::string& text) {
 }
 
 TEST_CASE("stragglers: GPUs, nodes and NICs listed, causes multiplying", "[stragglers]") {
-  const Stragglers parts = read(R"({"gpus": [{"gpu": 9, "speed": 0.5}, {"gpu": 30, "speed": 0.9}],
+  const Stragglers parts = read_section(R"({"gpus": [{"gpu": 9, "speed": 0.5}, {"gpu": 30, "speed": 0.9}],
                                     "nodes": [{"node": 1, "speed": 0.8}],
                                     "nics": [{"node": 3, "speed": 0.25}]})");
   CHECK(parts.gpu(9) == Approx(0.4));  // 0.5 on its own, 0.8 with its node
@@ -41,13 +41,13 @@ TEST_CASE("stragglers: GPUs, nodes and NICs listed, causes multiplying", "[strag
   CHECK(parts.slow_gpus().back().first == 30);
   REQUIRE(parts.slow_nics().size() == 1);
   CHECK(parts.slow_nics().front() == std::pair<std::int64_t, double>{3, 0.25});
-  CHECK(read("{}").empty());
+  CHECK(read_section("{}").empty());
 }
 
 TEST_CASE("stragglers: throttled GPUs are drawn per GPU from the seed", "[stragglers]") {
   const std::string text = R"({"throttled": {"share": 0.1, "speed": [0.7, 0.9], "seed": 7}})";
-  const Stragglers a = read(text, 20000);
-  const Stragglers b = read(text, 20000);
+  const Stragglers a = read_section(text, 20000);
+  const Stragglers b = read_section(text, 20000);
   CHECK(a.slow_gpus() == b.slow_gpus());
   // 10% of 20,000: a binomial count within 5 standard deviations (sd = 42.4).
   const auto count = static_cast<double>(a.slow_gpus().size());
@@ -57,26 +57,32 @@ TEST_CASE("stragglers: throttled GPUs are drawn per GPU from the seed", "[stragg
     CHECK(speed <= 0.9);
   }
   // The range changes how slow, not which GPUs.
-  const Stragglers c = read(R"({"throttled": {"share": 0.1, "speed": [0.5, 0.5], "seed": 7}})", 20000);
+  const Stragglers c = read_section(R"({"throttled": {"share": 0.1, "speed": [0.5, 0.5], "seed": 7}})", 20000);
   REQUIRE(c.slow_gpus().size() == a.slow_gpus().size());
   CHECK(c.gpu(a.slow_gpus().front().first) == 0.5);
-  const Stragglers other_seed = read(R"({"throttled": {"share": 0.1, "speed": [0.7, 0.9], "seed": 8}})", 20000);
+  const Stragglers other_seed = read_section(R"({"throttled": {"share": 0.1, "speed": [0.7, 0.9], "seed": 8}})", 20000);
   CHECK(other_seed.slow_gpus() != a.slow_gpus());
 }
 
 TEST_CASE("stragglers: bad sections name the path", "[stragglers]") {
-  CHECK_THAT(error_of(R"({"gpus": [{"gpu": 32, "speed": 0.5}]})"), Contains("gpus[0].gpu") && Contains("below 32"));
-  CHECK_THAT(error_of(R"({"gpus": [{"gpu": 3, "speed": 1.5}]})"), Contains("gpus[0].speed") && Contains("(0, 1]"));
-  CHECK_THAT(error_of(R"({"gpus": [{"gpu": 3, "speed": 0}]})"), Contains("gpus[0].speed"));
-  CHECK_THAT(error_of(R"({"gpus": [{"gpu": 3, "speed": 0.5}, {"gpu": 3, "speed": 0.6}]})"),
+  CHECK_THAT(stragglers_error(R"({"gpus": [{"gpu": 32, "speed": 0.5}]})"),
+             Contains("gpus[0].gpu") && Contains("below 32"));
+  CHECK_THAT(stragglers_error(R"({"gpus": [{"gpu": 3, "speed": 1.5}]})"),
+             Contains("gpus[0].speed") && Contains("(0, 1]"));
+  CHECK_THAT(stragglers_error(R"({"gpus": [{"gpu": 3, "speed": 0}]})"), Contains("gpus[0].speed"));
+  CHECK_THAT(stragglers_error(R"({"gpus": [{"gpu": 3, "speed": 0.5}, {"gpu": 3, "speed": 0.6}]})"),
              Contains("gpus[1].gpu") && Contains("listed twice"));
-  CHECK_THAT(error_of(R"({"nodes": [{"node": 4, "speed": 0.5}]})"), Contains("nodes[0].node") && Contains("below 4"));
-  CHECK_THAT(error_of(R"({"nics": [{"node": 0, "speed": 0.5, "gpu": 1}]})"), Contains("nics[0]") && Contains("gpu"));
-  CHECK_THAT(error_of(R"({"throttled": {"share": 1.5, "speed": [0.7, 0.9], "seed": 1}})"), Contains("throttled.share"));
-  CHECK_THAT(error_of(R"({"throttled": {"share": 0.1, "speed": [0.9, 0.7], "seed": 1}})"),
+  CHECK_THAT(stragglers_error(R"({"nodes": [{"node": 4, "speed": 0.5}]})"),
+             Contains("nodes[0].node") && Contains("below 4"));
+  CHECK_THAT(stragglers_error(R"({"nics": [{"node": 0, "speed": 0.5, "gpu": 1}]})"),
+             Contains("nics[0]") && Contains("gpu"));
+  CHECK_THAT(stragglers_error(R"({"throttled": {"share": 1.5, "speed": [0.7, 0.9], "seed": 1}})"),
+             Contains("throttled.share"));
+  CHECK_THAT(stragglers_error(R"({"throttled": {"share": 0.1, "speed": [0.9, 0.7], "seed": 1}})"),
              Contains("throttled.speed") && Contains("slowest, fastest"));
-  CHECK_THAT(error_of(R"({"throttled": {"share": 0.1, "speed": [0.9], "seed": 1}})"), Contains("throttled.speed"));
-  CHECK_THAT(error_of(R"({"slow": []})"), Contains("slow"));
+  CHECK_THAT(stragglers_error(R"({"throttled": {"share": 0.1, "speed": [0.9], "seed": 1}})"),
+             Contains("throttled.speed"));
+  CHECK_THAT(stragglers_error(R"({"slow": []})"), Contains("slow"));
 }
 
 TEST_CASE("a slow NIC slows the collectives of the groups that cross it", "[stragglers][collectives]") {

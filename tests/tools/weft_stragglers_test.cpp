@@ -3,7 +3,10 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tests/support/cli_expectations.hpp"
 #include "tests/support/run_command.hpp"
@@ -75,6 +78,31 @@ TEST_CASE("bad stragglers sections are refused with their path", "[cli][straggle
                                 "listed twice");
   test::expect_simulate_rejects(scenario(R"({"throttled": {"share": 0.1, "speed": [0.9, 0.8], "seed": 3}})"),
                                 "cluster.stragglers.throttled.speed");
+}
+
+TEST_CASE("weft simulate runs a cluster of H100 and A100 nodes", "[cli][mixed]") {
+  const TempDir dir;
+  const auto run = run_weft("simulate '" + test::experiment("llama3-70b-512xh100-a100-mixed") + "' --json '" +
+                            dir.file("r.json").string() + "'");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.out, Contains("512 GPUs (h100-sxm; nodes 32-63 a100-sxm-80gb)") &&
+                          Contains("(the mean of the cluster's GPUs)"));
+  const auto json = nlohmann::json::parse(read_file(dir.file("r.json")));
+  const auto layers = json["parallel"]["stage_layers"].get<std::vector<int>>();
+  REQUIRE(layers.size() == 4);
+  // Stages 0-1 on H100s, 2-3 on A100s: the A100 stages hold fewer layers.
+  CHECK(std::min(layers[0], layers[1]) > std::max(layers[2], layers[3]));
+  // The A100 stages' memory is the A100's 80 GiB.
+  CHECK(json["stages"][3]["memory_capacity_bytes"].get<std::int64_t>() == std::int64_t{80} << 30);
+}
+
+TEST_CASE("bad node groups are refused with their path", "[cli][mixed][errors]") {
+  test::expect_simulate_rejects(
+      R"({"model": "gpt3-1.3b", "cluster": {"base": "dgx-h100", "gpus": 16, "node_groups": [
+           {"first_node": 0, "nodes": 2, "gpu": "a100-sxm-80gb"}, {"first_node": 1, "nodes": 1, "gpu": "a100-sxm-40gb"}]},
+         "parallel": {"tp": 8}, "training": {"global_batch": 8, "seq_len": 2048}})",
+      "cluster.node_groups[1].first_node");
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 namespace weft {
 namespace {
 
+using Catch::Matchers::Contains;
 using test::kSmallLlama;
 using test::run_training;
 using test::scenario_from;
@@ -176,6 +177,87 @@ TEST_CASE("a time partition and the sweep give slow stages fewer layers", "[stra
   even.parallel.stage_layers = {4, 4};
   even.parallel.partition = ParallelPlan::Partition::given;
   CHECK(run_training(scenario).result.makespan < run_training(even).result.makespan);
+}
+
+// The small Llama on two nodes of 4 GPUs, node 1 of `gpu` (roofline rules: the tests' scenarios
+// have no profile).
+std::string mixed_text(const std::string& parallel, const std::string& gpu = "a100-sxm-80gb",
+                       const std::string& model = kSmallLlama, const std::string& stack = "megatron-core") {
+  return fmt::format(R"({{"model": {}, "stack": "{}", "cluster": {{"base": "dgx-h100", "gpus": 8, "gpus_per_node": 4,
+                           "node_groups": [{{"first_node": 1, "nodes": 1, "gpu": "{}", "calibration": "none"}}]}},
+                         "parallel": {}, "training": {{"global_batch": 16, "seq_len": 2048}}}})",
+                     model, stack, gpu, parallel);
+}
+
+const std::vector<std::string> kMixedPlans = {R"({"tp": 2, "pp": 2, "dp": 2, "sequence_parallel": true, "zero": 1})",
+                                              R"({"tp": 1, "pp": 1, "dp": 8})", R"({"tp": 4, "pp": 1, "dp": 2})"};
+
+TEST_CASE("mixed GPU types: folded runs each stage and replica on its own type", "[stragglers][mixed]") {
+  // Stages (pp 2) or replicas (dp 8; tp 4 x dp 2) on different types: each simulated rank runs on
+  // its GPUs' type, against every rank simulated on its own. A stack with one attention kernel for
+  // both architectures: unfolded, the replicas of a stage share one stage's kernels.
+  for (const std::string& parallel : kMixedPlans) {
+    INFO(parallel);
+    const TrainingScenario scenario =
+        scenario_from(mixed_text(parallel, "a100-sxm-80gb", kSmallLlama, "megatron-lm-2021"));
+    const auto folded = run_training(scenario, false);
+    const auto unfolded = run_training(scenario, true);
+    CHECK(folded.result.makespan == unfolded.result.makespan);
+    CHECK(folded.workload.ranks.size() < unfolded.workload.ranks.size());
+  }
+}
+
+TEST_CASE("mixed GPU types: between the cluster on either type alone", "[stragglers][mixed]") {
+  // Each type with its own architecture's kernels (cuDNN attention on H100, FlashAttention-2 on
+  // A100): slower than on H100s alone, no slower than on A100s alone.
+  for (const std::string& parallel : kMixedPlans) {
+    INFO(parallel);
+    const TrainingScenario scenario = scenario_from(mixed_text(parallel));
+    const TimeNs mixed = run_training(scenario).result.makespan;
+    TrainingScenario h100 = scenario;
+    h100.cluster.node_groups.clear();
+    const TrainingScenario a100 = scenario_from(fmt::format(
+        R"({{"model": {}, "cluster": {{"base": "dgx-h100", "gpus": 8, "gpus_per_node": 4, "gpu": "a100-sxm-80gb"}},
+             "parallel": {}, "training": {{"global_batch": 16, "seq_len": 2048}}}})",
+        kSmallLlama, parallel));
+    CHECK(run_training(h100).result.makespan < mixed);
+    CHECK(mixed <= run_training(a100).result.makespan);
+  }
+  // Unfolded, a stage whose replicas would need different kernels is refused.
+  CHECK_THROWS_WITH(run_training(scenario_from(mixed_text(R"({"tp": 1, "pp": 1, "dp": 8})")), true),
+                    Contains("--unfold") && Contains("different kernels"));
+}
+
+TEST_CASE("mixed GPU types: a stage's memory is its GPU's, its peak the mean", "[stragglers][mixed]") {
+  const TrainingScenario scenario = scenario_from(mixed_text(R"({"tp": 4, "pp": 2, "dp": 1})", "a100-sxm-40gb"));
+  const auto run = run_training(scenario);
+  REQUIRE(run.report.stages.size() == 2);
+  CHECK(run.report.stages[0].memory_capacity == scenario.cluster.gpu.memory_capacity);
+  CHECK(run.report.stages[1].memory_capacity == scenario.cluster.node_groups[0].gpu.memory_capacity);
+  const double mean =
+      (scenario.cluster.gpu.peak(Dtype::bf16) + scenario.cluster.node_groups[0].gpu.peak(Dtype::bf16)) / 2;
+  CHECK(run.report.peak_tflops * 1e12 == Approx(mean));
+}
+
+TEST_CASE("mixed GPU types: a time partition gives the slower type fewer layers", "[stragglers][mixed]") {
+  const TrainingScenario scenario = scenario_from(mixed_text(R"({"tp": 4, "pp": 2, "dp": 1, "stage_layers": "time"})"));
+  const std::vector<int> layers = scenario.layers_per_virtual_stage();
+  REQUIRE(layers.size() == 2);
+  CHECK(layers[0] > layers[1]);
+  TrainingScenario even = scenario;
+  even.parallel.stage_layers = {4, 4};
+  even.parallel.partition = ParallelPlan::Partition::given;
+  CHECK(run_training(scenario).result.makespan < run_training(even).result.makespan);
+}
+
+TEST_CASE("mixed GPU types: a TP group across types is refused when folded", "[stragglers][mixed][errors]") {
+  // tp 8 over nodes of 4: every TP group spans an H100 node and an A100 node. Unfolded, with one
+  // attention kernel for both architectures, each rank runs on its own type.
+  const std::string gpt = R"({"base": "gpt3-1.3b", "layers": 4})";
+  const TrainingScenario scenario =
+      scenario_from(mixed_text(R"({"tp": 8, "pp": 1, "dp": 1})", "a100-sxm-80gb", gpt, "megatron-lm-2021"));
+  CHECK_THROWS_WITH(run_training(scenario, false), Contains("node_groups") && Contains("--unfold"));
+  CHECK_NOTHROW(run_training(scenario, true));
 }
 
 }  // namespace
