@@ -5,6 +5,7 @@
 #include "simulator/core/format_units.hpp"
 #include "simulator/io/csv.hpp"
 #include "simulator/io/text_table.hpp"
+#include "simulator/io/training_report_format.hpp"
 
 namespace weft {
 
@@ -26,7 +27,7 @@ TimeShares time_shares(const TrainingReport& report) {
 std::string render_sweep_report(const TrainingScenario& base, int gpus, const SweepResult& r, std::size_t top) {
   std::string out =
       fmt::format("Model    {}, {} layers\nCluster  {}: {} GPUs ({})\nBatch    {} samples of {} tokens\n\n",
-                  base.model.name, base.model.layers(), base.cluster.name, gpus, base.cluster.gpu.name,
+                  base.model.name, base.model.layers(), base.cluster.name, gpus, cluster_gpus_text(base.cluster),
                   base.training.global_batch, base.training.seq_len);
   out += fmt::format("Plans    {} considered: {} invalid, {} out of memory by estimate, {} simulated", r.considered,
                      r.invalid, r.dropped_by_memory_estimate, r.simulated);

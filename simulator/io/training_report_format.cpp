@@ -132,15 +132,6 @@ std::string describe_sample(const TrainingSpec& t) {
   return text;
 }
 
-// "; nodes 0-63 a100-sxm-80gb" for each node group of a cluster of mixed GPU types.
-std::string describe_node_groups(const ClusterSpec& cluster) {
-  std::string text;
-  for (const NodeGroup& group : cluster.node_groups) {
-    text += fmt::format("; nodes {}-{} {}", group.first_node, group.first_node + group.nodes - 1, group.gpu.name);
-  }
-  return text;
-}
-
 // "Stragglers  3 slow GPUs, 1 slow NIC; ..." (docs/stragglers.md).
 std::string render_stragglers(const StragglerSummary& st, double iteration_time_s) {
   std::string out = fmt::format("Stragglers       {} slow GPU{}, {} slow NIC{}", st.slow_gpus,
@@ -164,8 +155,8 @@ std::string render_stragglers(const StragglerSummary& st, double iteration_time_
 std::string render_training_report(const TrainingScenario& s, const TrainingReport& r) {
   std::string out;
   out += "Model    " + describe_model(s.model, r) + "\n";
-  out += fmt::format("Cluster  {}: {} GPUs ({}{}), {} per node\n", s.cluster.name, r.gpus, s.cluster.gpu.name,
-                     describe_node_groups(s.cluster), s.cluster.gpus_per_node);
+  out += fmt::format("Cluster  {}: {} GPUs ({}), {} per node\n", s.cluster.name, r.gpus, cluster_gpus_text(s.cluster),
+                     s.cluster.gpus_per_node);
   out += fmt::format("Plan     {}\n", describe_plan(s));
   const bool packed = s.data && s.data->pack;
   out += fmt::format("Batch    {} {} of {}{}: {} microbatches of {} per pipeline\n", s.training.global_batch,
@@ -204,6 +195,14 @@ std::string render_training_report(const TrainingScenario& s, const TrainingRepo
       "parameters + gradients + optimizer states + activations and buffers at the peak + overhead)\n";
   out += render_stages(s, r);
   return out;
+}
+
+std::string cluster_gpus_text(const ClusterSpec& cluster) {
+  std::string text = cluster.gpu.name;
+  for (const NodeGroup& group : cluster.node_groups) {
+    text += fmt::format("; nodes {}-{} {}", group.first_node, group.first_node + group.nodes - 1, group.gpu.name);
+  }
+  return text;
 }
 
 nlohmann::json training_report_json(const TrainingScenario& s, const TrainingReport& r) {

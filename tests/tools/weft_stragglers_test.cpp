@@ -105,5 +105,31 @@ TEST_CASE("bad node groups are refused with their path", "[cli][mixed][errors]")
       "cluster.node_groups[1].first_node");
 }
 
+TEST_CASE("weft sweep plans a mixed cluster without pruning", "[cli][mixed]") {
+  const TempDir dir;
+  const std::string scenario =
+      dir.write("m.json", R"({"model": {"base": "llama3-8b", "layers": 8, "hidden": 2048, "ffn_hidden": 7168,
+                                        "heads": 16, "kv_heads": 4},
+                              "cluster": {"base": "dgx-h100", "gpus": 16,
+                                          "node_groups": [{"first_node": 1, "nodes": 1, "gpu": "a100-sxm-80gb"}]},
+                              "training": {"global_batch": 32, "seq_len": 2048}})")
+          .string();
+  const auto run = run_weft("sweep '" + scenario + "' --grid 'tp=8 pp=1,2 cp=1 mb=1 recompute=none zero=0 sp=0' " +
+                            "--top 1 --json '" + dir.file("out.json").string() + "'");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.out, Contains("16 GPUs (h100-sxm; nodes 1-1 a100-sxm-80gb)"));
+  const auto json = nlohmann::json::parse(read_file(dir.file("out.json")));
+  bool balanced_pp2 = false;
+  for (const auto& plan : json["plans"]) {
+    CHECK(plan["status"] != "pruned");
+    if (plan["pp"] == 2 && plan["vpp"] == 1) {
+      const auto layers = plan["stage_layers"].get<std::vector<int>>();
+      balanced_pp2 = layers.size() == 2 && layers[0] > layers[1];  // the A100 node holds stage 1
+    }
+  }
+  CHECK(balanced_pp2);
+}
+
 }  // namespace
 }  // namespace weft
