@@ -12,11 +12,15 @@ namespace {
 
 // The paper plans with N_b = 4 S' microbatches (§2.4.1.2); the second simulation doubles them.
 constexpr std::int64_t kPlanningMicrobatchesPerStage = 4;
+// The minimal set, for thousands of nodes, fits its templates with S and 2 S: there each
+// pipeline's share of the batch is about S (2,048 microbatches over 32 pipelines of 64 stages),
+// and the simulations cost a quarter as much.
+constexpr std::int64_t kAtScaleMicrobatchesPerStage = 1;
 
 }  // namespace
 
-OobleckPlanner::OobleckPlanner(const TrainingScenario& scenario, int nodes, int f)
-    : f_(f), gpus_per_node_(scenario.cluster.gpus_per_node) {
+OobleckPlanner::OobleckPlanner(const TrainingScenario& scenario, int nodes, int f, TemplateSet set)
+    : f_(f), set_(set), gpus_per_node_(scenario.cluster.gpus_per_node) {
   if (scenario.model.multimodal() || scenario.data) {
     throw InputError("oobleck: plans models of one module on uniform batches only");
   }
@@ -31,10 +35,12 @@ OobleckPlanner::OobleckPlanner(const TrainingScenario& scenario, int nodes, int 
   microbatches_ = scenario.training.global_batch / scenario.training.micro_batch;
   // §2.4.1.1: n0 is the fewest nodes whose pipeline fits; templates run from n0 to N − f·n0 (and
   // no further than one stage a layer).
+  // The fewest nodes that fit, found in order: fitting is not monotone in the node count (the
+  // first stage's layers times the microbatches it holds in flight jumps as the split rounds).
+  // S microbatches show a pipeline's peak memory: 1F1B holds at most S in flight.
   for (int n = 1; n <= most_nodes && n0_ == 0; ++n) {
     const int stages = n * stages_per_node;
-    const LayoutRun run = simulate_layout(scenario, stages, 1, kPlanningMicrobatchesPerStage * stages);
-    if (!run.oom) n0_ = n;
+    if (!simulate_layout(scenario, stages, 1, stages).oom) n0_ = n;
   }
   if (n0_ == 0) throw InputError("oobleck: no pipeline of whole nodes holds the model in memory");
   if (nodes < (f + 1) * n0_) {
@@ -43,10 +49,11 @@ OobleckPlanner::OobleckPlanner(const TrainingScenario& scenario, int nodes, int 
                      std::to_string(nodes) + " nodes");
   }
   double parameters = 0.0;
-  for (int n : template_node_counts(n0_, std::min(nodes, most_nodes + f * n0_), f)) {
+  for (int n : template_node_counts(n0_, std::min(nodes, most_nodes + f * n0_), f, set)) {
     if (n > most_nodes) break;
     const int stages = n * stages_per_node;
-    const std::int64_t planned = kPlanningMicrobatchesPerStage * stages;
+    const std::int64_t planned =
+        (set == TemplateSet::all ? kPlanningMicrobatchesPerStage : kAtScaleMicrobatchesPerStage) * stages;
     const LayoutRun once = simulate_layout(scenario, stages, 1, planned);
     const LayoutRun twice = simulate_layout(scenario, stages, 1, 2 * planned);
     const double per_microbatch = (twice.iteration_s - once.iteration_s) / static_cast<double>(planned);
@@ -98,7 +105,8 @@ const std::optional<OobleckConfiguration>& OobleckPlanner::best(int nodes) {
     // microbatches) is a lower bound of its iteration: combinations are tried best bound first,
     // until no bound can beat the best found.
     std::vector<std::pair<double, TemplateCounts>> bounded;
-    for (TemplateCounts& counts : feasible_instantiations(node_counts, nodes, f_)) {
+    for (TemplateCounts& counts : set_ == TemplateSet::all ? feasible_instantiations(node_counts, nodes, f_)
+                                                           : two_template_instantiations(node_counts, nodes, f_)) {
       double rate = 0.0;
       double fixed = 0.0;
       int pipelines = 0;

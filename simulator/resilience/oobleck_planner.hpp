@@ -31,18 +31,19 @@ struct OobleckConfiguration {
 // Oobleck's planner (papers/002 §2.4–2.5) over weft's simulation of each template.
 class OobleckPlanner {
  public:
-  // Builds the templates for `nodes` nodes and fault tolerance `f`: n0 is the fewest nodes whose
-  // pipeline fits in memory. Throws InputError when no pipeline fits or a stage cannot lie within
-  // one node.
-  OobleckPlanner(const TrainingScenario& scenario, int nodes, int f);
+  // Builds `set`'s templates for `nodes` nodes and fault tolerance `f`: n0 is the fewest nodes
+  // whose pipeline fits in memory. Throws InputError when no pipeline fits or a stage cannot lie
+  // within one node.
+  OobleckPlanner(const TrainingScenario& scenario, int nodes, int f, TemplateSet set = TemplateSet::all);
 
   int n0() const { return n0_; }
   int f() const { return f_; }
   const std::vector<OobleckTemplate>& templates() const { return templates_; }
 
   // §2.4.2: the fastest instantiation of every feasible combination of templates on `nodes`
-  // nodes, its batch distributed by Eq. 2.6; nullopt when none (fewer than (f + 1)·n0 nodes, or no
-  // split of the global batch). Cached per node count.
+  // nodes (of at most two templates with the minimal set), its batch distributed by Eq. 2.6;
+  // nullopt when none (fewer than (f + 1)·n0 nodes, or no split of the global batch). Cached per
+  // node count.
   const std::optional<OobleckConfiguration>& best(int nodes);
 
   // §2.5.2: pipelines of these node counts (each a template's) with the batch redistributed;
@@ -55,6 +56,7 @@ class OobleckPlanner {
   double sync_s(int pipelines, int smallest_nodes) const;
 
   int f_;
+  TemplateSet set_;
   int n0_ = 0;
   int gpus_per_node_;
   std::int64_t microbatches_;

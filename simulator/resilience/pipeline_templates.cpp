@@ -81,6 +81,41 @@ std::vector<int> template_node_counts(int n0, int nodes, int f) {
   return out;
 }
 
+std::vector<int> template_node_counts(int n0, int nodes, int f, TemplateSet set) {
+  std::vector<int> out = template_node_counts(n0, nodes, f);
+  if (set == TemplateSet::minimal && out.size() > static_cast<std::size_t>(n0))
+    out.resize(static_cast<std::size_t>(n0));
+  return out;
+}
+
+std::vector<TemplateCounts> two_template_instantiations(const std::vector<int>& node_counts, int nodes, int f) {
+  std::vector<TemplateCounts> out;
+  const std::size_t templates = node_counts.size();
+  for (std::size_t i = 0; i < templates; ++i) {
+    // x of template i alone, or with y > 0 of a larger template j.
+    for (int x = 0; x * node_counts[i] <= nodes; ++x) {
+      const int rest = nodes - x * node_counts[i];
+      if (rest == 0) {
+        if (x >= f + 1 && x > 0) {
+          TemplateCounts counts(templates, 0);
+          counts[i] = x;
+          out.push_back(std::move(counts));
+        }
+        continue;
+      }
+      if (x == 0) continue;
+      for (std::size_t j = i + 1; j < templates; ++j) {
+        if (rest % node_counts[j] != 0 || x + rest / node_counts[j] < f + 1) continue;
+        TemplateCounts counts(templates, 0);
+        counts[i] = x;
+        counts[j] = rest / node_counts[j];
+        out.push_back(std::move(counts));
+      }
+    }
+  }
+  return out;
+}
+
 std::vector<TemplateCounts> feasible_instantiations(const std::vector<int>& node_counts, int nodes, int f,
                                                     std::size_t limit) {
   // Count first (saturating), so that nothing past the limit is built.

@@ -56,8 +56,8 @@ double RecoveryPolicy::checkpoint_durable_s(std::int64_t gpus) const {
 }
 
 RecoveryPolicy load_recovery_policy(const JsonCursor& json, double default_checkpoint_bytes) {
-  json.expect_only(
-      {"policy", "checkpoint", "restart_minutes", "hot_spare_nodes", "fault_tolerance", "reconfigure_seconds"});
+  json.expect_only({"policy", "checkpoint", "restart_minutes", "hot_spare_nodes", "fault_tolerance",
+                    "reconfigure_seconds", "templates"});
   RecoveryPolicy out;
   out.kind = json.at("policy").as_enum(kRecoveryKindNames);
   out.checkpoint = load_checkpoint(json.at("checkpoint"), default_checkpoint_bytes);
@@ -65,13 +65,16 @@ RecoveryPolicy load_recovery_policy(const JsonCursor& json, double default_check
   if (auto spares = json.find("hot_spare_nodes")) out.hot_spare_nodes = static_cast<int>(spares->as_int_in(0, 1 << 20));
   const auto f = json.find("fault_tolerance");
   const auto reconfigure = json.find("reconfigure_seconds");
+  const auto templates = json.find("templates");
   if (out.kind == RecoveryKind::oobleck) {
     if (!f) json.fail("expected fault_tolerance: the simultaneous pipeline failures oobleck tolerates (its f)");
     out.fault_tolerance = static_cast<int>(f->as_int_in(0, 1024));
     if (!reconfigure) json.fail("expected reconfigure_seconds: oobleck's pipeline rebuild, besides copying states");
     out.reconfigure_s = reconfigure->as_nonnegative_number();
+    if (templates) out.templates = templates->as_enum(kTemplateSetNames);
   } else {
     if (f) f->fail("applies to the oobleck policy only");
+    if (templates) templates->fail("applies to the oobleck policy only");
     if (reconfigure) reconfigure->fail("applies to the oobleck policy only");
   }
   if (out.kind != RecoveryKind::checkpoint_restart && out.hot_spare_nodes > 0) {

@@ -5,6 +5,7 @@
 
 #include "simulator/core/enum_names.hpp"
 #include "simulator/core/json_cursor.hpp"
+#include "simulator/resilience/pipeline_templates.hpp"
 
 namespace weft {
 
@@ -40,8 +41,9 @@ inline constexpr EnumNames<RecoveryKind, 3> kRecoveryKindNames({"checkpoint-rest
 
 struct RecoveryPolicy {
   RecoveryKind kind = RecoveryKind::checkpoint_restart;
-  int fault_tolerance = 0;     // oobleck's f
-  double reconfigure_s = 0.0;  // oobleck: rebuilding communicators, besides copying model states
+  int fault_tolerance = 0;                   // oobleck's f
+  TemplateSet templates = TemplateSet::all;  // oobleck's pipeline templates
+  double reconfigure_s = 0.0;                // oobleck: rebuilding communicators, besides copying model states
   CheckpointPolicy checkpoint;
   double restart_s = 0.0;  // rescheduling, process start and communicator setup, without the reload
   int hot_spare_nodes = 0;

@@ -27,8 +27,8 @@ RunSetup make_run_setup(const TrainingScenario& scenario, const TrainingReport& 
   const ClusterSpec& cluster = scenario.cluster;
   setup.node_bytes_per_s = cluster.network_bandwidth_per_gpu() * cluster.gpus_per_node * cluster.nic_efficiency;
   if (spec.recovery.kind == RecoveryKind::oobleck) {
-    setup.oobleck =
-        std::make_shared<OobleckPlanner>(scenario, static_cast<int>(setup.job_nodes), spec.recovery.fault_tolerance);
+    setup.oobleck = std::make_shared<OobleckPlanner>(scenario, static_cast<int>(setup.job_nodes),
+                                                     spec.recovery.fault_tolerance, spec.recovery.templates);
     const auto& plan = setup.oobleck->best(static_cast<int>(setup.job_nodes));
     if (!plan) throw InputError("oobleck: the global batch does not split over any instantiation of its templates");
     setup.iteration_s = plan->iteration_s;

@@ -86,6 +86,30 @@ TEST_CASE("every node count Oobleck can run on has an instantiation that keeps t
   CHECK_FALSE(planner.best(2 * n0 - 1));
 }
 
+TEST_CASE("the minimal template set instantiates every node count with at most two templates",
+          "[resilience][oobleck]") {
+  OobleckPlanner all(oobleck_scenario(4), 16, 1);
+  OobleckPlanner minimal(oobleck_scenario(4), 16, 1, TemplateSet::minimal);
+  const int n0 = minimal.n0();
+  CHECK(n0 == all.n0());  // the search for n0 does not depend on the set
+  REQUIRE(minimal.templates().size() == static_cast<std::size_t>(n0));
+  for (int nodes = 2 * n0; nodes <= 16; ++nodes) {
+    INFO(nodes << " nodes");
+    const auto& plan = minimal.best(nodes);
+    REQUIRE(plan);
+    CHECK(std::accumulate(plan->pipelines.begin(), plan->pipelines.end(), 0) == nodes);
+    CHECK(std::accumulate(plan->microbatches.begin(), plan->microbatches.end(), std::int64_t{0}) == 48);
+    std::vector<int> sizes = plan->pipelines;
+    std::sort(sizes.begin(), sizes.end());
+    CHECK(std::unique(sizes.begin(), sizes.end()) - sizes.begin() <= 2);
+    CHECK(sizes.back() <= 2 * n0 - 1);
+    // Its templates' linear fits are taken at S and 2 S microbatches: the best instantiation's
+    // time is within 10% of that with the paper's whole set and fits.
+    CHECK(plan->iteration_s >= 0.9 * all.best(nodes)->iteration_s);
+    CHECK(plan->iteration_s <= 1.1 * all.best(nodes)->iteration_s);
+  }
+}
+
 TEST_CASE("an Oobleck run rebuilds its pipelines at each node's failure", "[resilience][oobleck]") {
   const TrainingScenario scenario = oobleck_scenario(4);
   RunSetup setup;

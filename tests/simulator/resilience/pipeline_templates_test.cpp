@@ -55,6 +55,36 @@ TEST_CASE("the coin-change programme finds every combination of templates", "[re
   }
 }
 
+TEST_CASE("the minimal template set: n0 templates, searched two at a time", "[resilience][oobleck]") {
+  CHECK(template_node_counts(3, 30, 1, TemplateSet::minimal) == std::vector<int>{3, 4, 5});
+  CHECK(template_node_counts(3, 7, 1, TemplateSet::minimal) == std::vector<int>{3, 4});  // N − f n0 = 4
+  CHECK(template_node_counts(3, 30, 1, TemplateSet::all) == template_node_counts(3, 30, 1));
+  // The two-template search is the brute force's combinations of at most two templates.
+  std::mt19937 random(11);
+  for (int trial = 0; trial < 40; ++trial) {
+    const int n0 = 1 + static_cast<int>(random() % 4);
+    const int f = static_cast<int>(random() % 3);
+    const int nodes = (f + 1) * n0 + static_cast<int>(random() % 14);
+    const auto counts = template_node_counts(n0, nodes, f);
+    std::set<TemplateCounts> at_most_two;
+    for (const TemplateCounts& x : brute_force_instantiations(counts, nodes, f)) {
+      if (std::count_if(x.begin(), x.end(), [](int c) { return c > 0; }) <= 2) at_most_two.insert(x);
+    }
+    const auto found = two_template_instantiations(counts, nodes, f);
+    CHECK(std::set<TemplateCounts>(found.begin(), found.end()) == at_most_two);
+    CHECK(at_most_two.size() == found.size());
+  }
+  // Appendix A.1's coverage with only n0 templates: every count from (f + 1) n0 to N, up to 2,048
+  // nodes, has a combination of at most two of them.
+  for (const auto& [n0, f] : {std::pair{16, 1}, std::pair{16, 3}, std::pair{7, 2}}) {
+    const auto counts = template_node_counts(n0, 2048, f, TemplateSet::minimal);
+    for (int nodes = (f + 1) * n0; nodes <= 2048; ++nodes) {
+      INFO("n0 " << n0 << ", f " << f << ", " << nodes << " nodes");
+      REQUIRE_FALSE(two_template_instantiations(counts, nodes, f).empty());
+    }
+  }
+}
+
 TEST_CASE("every surviving node count from (f + 1) n0 to N has an instantiation", "[resilience][oobleck]") {
   // Appendix A.1: consecutive templates from n0 to N − f n0 cover every such count.
   for (int n0 = 1; n0 <= 5; ++n0) {

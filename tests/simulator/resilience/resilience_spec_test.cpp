@@ -102,6 +102,13 @@ TEST_CASE("bad resilience files name the field and what was expected", "[resilie
   rejects(file_with(kCauses, R"({"policy": "checkpoint-restart", "checkpoint": {"interval_minutes": 1,)"
                              R"( "write_GBps": 1, "read_GBps": 1}, "restart_minutes": 1, "fault_tolerance": 1})"),
           "recovery.fault_tolerance: applies to the oobleck policy only");
+  rejects(file_with(kCauses, R"({"policy": "oobleck", "checkpoint": {"interval_minutes": "none", "write_GBps": 1,)"
+                             R"( "read_GBps": 1}, "restart_minutes": 1, "fault_tolerance": 1,)"
+                             R"( "reconfigure_seconds": 5, "templates": "some"})"),
+          "recovery.templates: 'some' is not one of all or minimal");
+  rejects(file_with(kCauses, R"({"policy": "varuna", "checkpoint": {"interval_minutes": 1,)"
+                             R"( "write_GBps": 1, "read_GBps": 1}, "restart_minutes": 1, "templates": "minimal"})"),
+          "recovery.templates: applies to the oobleck policy only");
   rejects(file_with(kCauses, R"({"policy": "checkpoint-restart", "checkpoint": {"interval_minutes": "often",)"
                              R"( "write_GBps": 1, "read_GBps": 1}, "restart_minutes": 1})"),
           "recovery.checkpoint.interval_minutes: 'often' is not a number of minutes");
