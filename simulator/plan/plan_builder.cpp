@@ -269,6 +269,13 @@ void check_execution_plan_scope(const TrainingScenario& scenario) {
     throw InputError("execution plans do not cover models of several modules yet (model '" + scenario.model.name +
                      "')");
   }
+  // A live run meets its hardware as it is: a plan is the same for slow or mixed GPUs.
+  if (scenario.cluster.stragglers || !scenario.cluster.node_groups.empty()) {
+    throw InputError(
+        "execution plans are made for clusters of one GPU type at full speed (the cluster's stragglers or "
+        "node_groups): "
+        "simulate the plan without them to emit it");
+  }
 }
 
 ExecutionPlan build_execution_plan(const TrainingScenario& scenario, const TrainingWorkload& workload,

@@ -78,6 +78,9 @@ TEST_CASE("bad stragglers sections are refused with their path", "[cli][straggle
                                 "listed twice");
   test::expect_simulate_rejects(scenario(R"({"throttled": {"share": 0.1, "speed": [0.9, 0.8], "seed": 3}})"),
                                 "cluster.stragglers.throttled.speed");
+  // An execution plan is not made for slow GPUs.
+  test::expect_simulate_rejects(scenario(R"({"gpus": [{"gpu": 2, "speed": 0.5}]})"), "without them to emit it",
+                                "--emit-plan plan.json");
 }
 
 TEST_CASE("weft simulate runs a cluster of H100 and A100 nodes", "[cli][mixed]") {
