@@ -96,7 +96,7 @@ std::vector<TemplateCounts> two_template_instantiations(const std::vector<int>& 
     for (int x = 0; x * node_counts[i] <= nodes; ++x) {
       const int rest = nodes - x * node_counts[i];
       if (rest == 0) {
-        if (x >= f + 1 && x > 0) {
+        if (x >= f + 1) {
           TemplateCounts counts(templates, 0);
           counts[i] = x;
           out.push_back(std::move(counts));
