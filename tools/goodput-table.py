@@ -24,6 +24,10 @@ RESILIENCE = os.path.join(ROOT, "scenarios", "resilience", "llama3-405b-table5.j
 OOBLECK = {"policy": "oobleck", "fault_tolerance": 1, "reconfigure_seconds": 30, "templates": "minimal",
            "restart_minutes": 10,
            "checkpoint": {"interval_minutes": "auto", "mode": "sync", "write_GBps": 2000, "read_GBps": 2000}}
+# Varuna on the same failures: its own search of layouts (docs/resilience.md), restarts and
+# checkpoints as the file's.
+VARUNA = {"policy": "varuna", "restart_minutes": 10,
+          "checkpoint": {"interval_minutes": "auto", "mode": "sync", "write_GBps": 2000, "read_GBps": 2000}}
 ROWS = [
     ("64 hot spares, interval searched (the file's)", [], None),
     ("64 hot spares, every 30 min", ["--checkpoint-interval", "30"], None),
@@ -32,6 +36,7 @@ ROWS = [
     ("16 hot spares, interval searched", ["--hot-spares", "16"], None),
     ("no spare, interval searched", ["--hot-spares", "0"], None),
     ("Oobleck (f = 1), interval searched", [], OOBLECK),
+    ("Varuna, interval searched", [], VARUNA),
 ]
 PARTS = ["training lost", "checkpoints", "restarts and reloads", "waiting for repairs", "reconfiguration",
          "degraded throughput"]

@@ -49,9 +49,10 @@ std::string describe_recovery(const GoodputStudy& study) {
   if (setup.varuna) {
     const auto& layout = setup.varuna->best(static_cast<int>(setup.job_nodes));
     return fmt::format(
-        "varuna: checkpoint-restart onto the nodes left, in the fastest layout they hold (at least {} "
-        "nodes; on all {}: pp {} x dp {})",
-        setup.varuna->min_nodes(), setup.job_nodes, layout->pp, layout->dp);
+        "varuna: checkpoint-restart onto the nodes left, in the fastest layout they hold of {} pipeline "
+        "depths (at least {} nodes; on all {}: pp {} x dp {}, {} samples an iteration)",
+        setup.varuna->depths().size(), setup.varuna->min_nodes(), setup.job_nodes, layout->pp, layout->dp,
+        layout->samples);
   }
   if (!setup.oobleck) return "checkpoint-restart";
   OobleckPlanner& planner = *setup.oobleck;

@@ -37,6 +37,8 @@ RunSetup make_run_setup(const TrainingScenario& scenario, const TrainingReport& 
     setup.varuna = std::make_shared<MorphingPlanner>(scenario, static_cast<int>(setup.job_nodes));
     const auto& layout = setup.varuna->best(static_cast<int>(setup.job_nodes));
     setup.iteration_s = layout->iteration_s;
+    setup.tokens_per_iteration *=
+        static_cast<double>(layout->samples) / static_cast<double>(scenario.training.global_batch);
   }
   CheckpointPolicy& checkpoint = setup.recovery.checkpoint;
   if (checkpoint.interval_iterations) {

@@ -283,7 +283,7 @@ class RunSimulator {
         phase_ = Phase::waiting;
         return;
       }
-      rate_ = setup_.iteration_s / layout->iteration_s;
+      rate_ = layout->samples_per_s() / setup_.varuna->best(static_cast<int>(setup_.job_nodes))->samples_per_s();
     }
     if (setup_.oobleck) {
       const auto& plan = setup_.oobleck->best(static_cast<int>(pool_.job_size()));

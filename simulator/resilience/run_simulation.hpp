@@ -33,7 +33,8 @@ struct RunSetup {
   int timeline_points = 0;              // samples of training progress over [0, horizon_s]
   // With the oobleck policy, its planner (iteration_s is then its instantiation on every node).
   std::shared_ptr<OobleckPlanner> oobleck;
-  // With the varuna policy, its layouts (iteration_s is then its layout on every node).
+  // With the varuna policy, its layouts (iteration_s and tokens_per_iteration are then its layout's
+  // on every node).
   std::shared_ptr<MorphingPlanner> varuna;
   double node_bytes_per_s = 0.0;  // what a node moves across the network: model states copied to it
 
