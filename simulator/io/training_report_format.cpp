@@ -25,9 +25,10 @@ std::string describe_plan(const TrainingScenario& s) {
   std::string plan = fmt::format("tp {}, cp {}, pp {}, dp {}", p.tp, p.cp, p.pp, p.dp);
   if (p.vpp > 1) plan += fmt::format(", vpp {}", p.vpp);
   if (p.sequence_parallel && p.tp > 1) plan += ", sequence parallel";
-  if (p.zero >= 1) plan += p.zero == 1 ? ", ZeRO-1" : ", ZeRO-2";
+  if (p.zero >= 1) plan += fmt::format(", ZeRO-{}", p.zero);
   plan += fmt::format(", schedule {}, recompute {}", kPipelineScheduleNames.name(p.schedule),
                       kRecomputePolicyNames.name(p.recompute));
+  if (p.redundant_computation) plan += ", redundant computation (Bamboo)";
   if (p.cp > 1) plan += fmt::format(", cp {}", kContextParallelAlgorithmNames.name(p.cp_algorithm));
   std::vector<std::string> modality;
   for (const auto& [name, stages] : named_modality_stages(s.model, p.modality_stages))
@@ -244,6 +245,7 @@ nlohmann::json training_report_json(const TrainingScenario& s, const TrainingRep
                            {"zero", p.zero},
                            {"schedule", kPipelineScheduleNames.name(p.schedule)},
                            {"recompute", kRecomputePolicyNames.name(p.recompute)},
+                           {"redundant_computation", p.redundant_computation},
                            {"stage_layers", s.layers_per_virtual_stage()},
                            {"modality_stages", modality_stages_json(s)}}},
                          {"microbatches", r.microbatches},

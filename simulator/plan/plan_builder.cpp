@@ -269,6 +269,11 @@ void check_execution_plan_scope(const TrainingScenario& scenario) {
     throw InputError("execution plans do not cover models of several modules yet (model '" + scenario.model.name +
                      "')");
   }
+  if (scenario.parallel.redundant_computation) {
+    throw InputError(
+        "execution plans do not run Bamboo's redundant computation (parallel.redundant_computation): simulate the "
+        "plan without it to emit it");
+  }
   // A live run meets its hardware as it is: a plan is the same for slow or mixed GPUs.
   if (scenario.cluster.stragglers || !scenario.cluster.node_groups.empty()) {
     throw InputError(

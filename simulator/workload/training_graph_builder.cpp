@@ -435,7 +435,15 @@ std::int64_t TrainingGraphBuilder::stage_parameters(int stage, bool trainable_on
 void TrainingGraphBuilder::create_static_tensors(int stage) {
   const std::int64_t parameters = stage_parameters(stage, false);
   const std::int64_t trained = stage_parameters(stage, true);
-  const StaticMemory memory = rank_static_memory(s_, parameters, trained);
+  StaticMemory memory = rank_static_memory(s_, parameters, trained);
+  if (s_.parallel.redundant_computation) {
+    // Bamboo's backup of the successor's layers: their parameters and optimizer states.
+    const int successor = stage_of(replica_of(stage), (position_of(stage) + 1) % s_.parallel.pp);
+    const StaticMemory backup =
+        rank_static_memory(s_, stage_parameters(successor, false), stage_parameters(successor, true));
+    memory.parameters += backup.parameters;
+    memory.optimizer_states += backup.optimizer_states;
+  }
   auto& tensors = static_tensors_[stage];
   tensors.parameters = add_tensors(stage, memory.parameters, TensorKind::parameter, "parameters");
   tensors.gradients = add_tensors(stage, memory.gradients, TensorKind::gradient, "gradients");
@@ -471,6 +479,7 @@ void TrainingGraphBuilder::emit_stage(int stage) {
         break;
       case PassKind::backward:
         emit_backward(stage, chunk, action, records_[slot], pending_[slot]);
+        if (s_.parallel.redundant_computation) note_backward_end(stage, action.microbatch);
         break;
       case PassKind::weight:
         emit_weight_pass(stage, chunk, action, records_[slot], pending_[slot]);

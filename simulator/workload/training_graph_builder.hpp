@@ -3,10 +3,11 @@
 // The builder of a training iteration's graph (build_training_workload), shared by the files that
 // hold its parts: training_graph_builder.cpp (ranks, streams, communicators, chunks, stages,
 // pipeline transfers), training_passes.cpp (forward, backward, recompute and weight passes),
-// training_pass_templates.cpp (passes as composites and the bundles between them) and
-// training_data_parallel.cpp (gradient reduction, parameter gathers, the optimizer).
+// training_pass_templates.cpp (passes as composites and the bundles between them),
+// training_data_parallel.cpp (gradient reduction, parameter gathers, the optimizer) and
+// training_redundant_forward.cpp (Bamboo's redundant computation). Its values are in
+// training_graph_parts.hpp.
 
-#include <array>
 #include <map>
 #include <memory>
 #include <optional>
@@ -21,105 +22,10 @@
 
 #include "simulator/graph/graph_builder.hpp"
 #include "simulator/workload/multimodal_model.hpp"
-#include "simulator/workload/pass_template.hpp"
-#include "simulator/workload/per_peer.hpp"
 #include "simulator/workload/pipeline_schedule.hpp"
-#include "simulator/workload/stage_graph.hpp"
-#include "simulator/workload/straggler_placement.hpp"
-#include "simulator/workload/training_workload.hpp"
+#include "simulator/workload/training_graph_parts.hpp"
 
 namespace weft::training_graph {
-
-enum class Lane : std::uint8_t { compute, tensor_parallel, data_parallel, context_parallel };
-inline constexpr std::array<std::string_view, 4> kLaneNames{"compute", "tp comm", "dp comm", "cp comm"};
-
-// One GPU of a pipeline stage and its streams. Forward TP and CP collectives run on the compute
-// stream, synchronously as in Megatron; backward TP collectives on a TP stream, asynchronously
-// (Megatron's linear layers all-gather the saved input during the input-gradient GEMM and
-// reduce the input gradient during the weight-gradient GEMM); gradient and parameter
-// collectives on their own stream so they overlap the backward pass; ring-attention transfers on
-// another, overlapping attention.
-struct Peer {
-  std::int64_t rank = 0;
-  RankCoordinates coordinates;
-  DeviceId device;
-  StreamId compute;
-  StreamId tensor_parallel;
-  StreamId data_parallel;
-  StreamId context_parallel;
-  std::size_t simulated_index = 0;  // into TrainingWorkload::ranks
-  std::size_t index = 0;            // among its stage's peers
-  PaceSetter pace;                  // the slowest GPU it stands for, and their type
-};
-
-// What an op waits for: another op's end, or one of a composite's signals.
-struct Gate {
-  OpId op;
-  std::int32_t signal = -1;
-};
-
-// A model chunk: the steps one rank runs for one virtual pipeline stage, for microbatches of
-// one length.
-struct Chunk {
-  int group = 0;  // virtual stage: chunk * pp + stage
-  std::vector<Step> steps;
-  std::vector<int> block;  // per step: the layer (or input/output block) it belongs to
-  Bytes input_bytes = 0;   // activation entering the chunk; 0 for the first
-  // Whether its backward pass does anything, and the virtual stages it reads that it hands a
-  // gradient back to: those with backward work at or before them (frozen_rule.hpp). A chunk
-  // with none of its own between such chunks relays the gradient.
-  bool has_backward = true;
-  bool sends_gradient = false;
-  std::vector<int> gradient_inputs;
-  std::vector<std::uint8_t> block_has_backward;  // per step: whether its block (layer) has backward work
-  // Chunks of one shape (on any stage) do the same work and share the templates of their passes.
-  std::size_t shape = 0;
-};
-
-// With passes as composites, what one pass leaves for another travels in a bundle: these are
-// the routes, and a member is named by what it is and the step it belongs to.
-enum class Route : std::uint32_t {
-  forward_to_backward,
-  forward_to_recompute,
-  forward_to_weight,
-  recompute_to_backward,
-  recompute_to_weight,
-  backward_to_weight,
-};
-inline constexpr std::size_t kRouteCount = 6;
-// The bundle tensors of one microbatch's passes of a chunk, by route (empty: no such bundle).
-using BundleSet = std::array<PerPeer<TensorId>, kRouteCount>;
-
-enum class Kept : std::uint32_t { saved, checkpoint, recomputed, output_grad };
-constexpr std::uint32_t member_key(Kept what, std::size_t step) {
-  return static_cast<std::uint32_t>(step) * 4 + static_cast<std::uint32_t>(what);
-}
-
-// What a chunk's forward pass of one microbatch left for its backward and weight passes.
-struct ForwardRecord {
-  std::vector<PerPeer<TensorId>> saved;       // per step (empty: nothing saved)
-  std::vector<PerPeer<TensorId>> checkpoint;  // per step: layer input kept by full recompute
-  PerPeer<TensorId> output;                   // the loss, on the last chunk
-  BundleSet bundles;                          // with passes as composites, instead of the above
-  PerPeer<TensorId> output_grad;              // with passes as composites: the backward's incoming gradient
-  PerPeer<TensorId> sent_gradient;            // and its outgoing one, where a weight gradient reads it too
-};
-
-// A weight-gradient op waiting for its weight pass (zero-bubble schedules).
-struct PendingWeightGrad {
-  std::size_t step = 0;
-  PerPeer<TensorId> output_grad;
-  PerPeer<TensorId> input;
-  // With passes as composites: its output gradient is the one the backward pass hands to the
-  // chunk before (a step without an input-gradient op passes it through).
-  bool reads_sent_gradient = false;
-};
-
-struct BoundaryKey {
-  int group = 0;  // the sending side of a forward boundary, the receiving side of a backward one
-  int microbatch = 0;
-  bool backward = false;
-};
 
 class ShardedLayers;
 
@@ -486,6 +392,19 @@ class TrainingGraphBuilder {
 
   std::size_t chunk_index(const Chunk& chunk) const { return static_cast<std::size_t>(chunk.group / s_.parallel.pp); }
 
+  // ---- Bamboo's redundant computation ---------------------------------------------------------
+
+  // After the stage's forward of `mb`, its successor's forward from the stage's output `x` (on
+  // the last stage: the first stage's forward of the microbatch), on the stage's compute stream.
+  // What it saves is kept, whole, until the successor's backward of `mb` ends, as Oobleck's
+  // evaluation of Bamboo holds it in GPU memory.
+  void emit_redundant_forward(int stage, int mb, const PerPeer<TensorId>& x);
+  // The stage's backward of `mb` just ended (last_compute_ops_).
+  void note_backward_end(int stage, int mb);
+  // Frees what `keeper`'s redundant forward of `mb` kept, once it and its successor's backward
+  // of `mb` are both emitted: a barrier on a stream of its own, which holds nothing up.
+  void release_redundant(int keeper, int mb);
+
   // ---- data parallelism and the optimizer -----------------------------------------------------
 
   std::int64_t bucket_parameters() const;
@@ -568,6 +487,10 @@ class TrainingGraphBuilder {
   std::map<int, PerPeer<OpId>> optimizer_ops_;
   std::map<int, PerPeer<OpId>> stage_last_compute_;
   PerPeer<OpId> last_compute_ops_;  // the latest op on the compute streams of the stage being emitted
+  Bytes* redundant_saved_ = nullptr;  // while a redundant forward is emitted: the bytes it keeps
+  std::map<std::pair<int, int>, PassValues> redundant_kept_;    // by (stage, microbatch)
+  std::map<std::pair<int, int>, PerPeer<OpId>> backward_ends_;  // by (stage, microbatch)
+  std::map<int, PerPeer<StreamId>> release_streams_;            // by stage
   // Per-sample data: the name and members of each data-parallel collective, by (position, n-th
   // on its stages), and how many each stage has had so far.
   std::map<std::pair<int, std::size_t>, std::pair<std::string, std::vector<OpId>>> replica_collectives_;

@@ -37,10 +37,10 @@ void TrainingGraphBuilder::emit_forward(int stage, Chunk& chunk, const PipelineA
     first_forward_op_[static_cast<std::size_t>(action.chunk)] = first_op;
     after_param_gather(action.chunk, first_op);
   }
-  if (const int successor = graph_.successor(chunk.group); successor >= 0) {
-    send(stage, successor, {chunk.group, mb, false}, record.output, "activation");
-    record.output = {};
-  }
+  const int successor = graph_.successor(chunk.group);
+  if (successor >= 0) send(stage, successor, {chunk.group, mb, false}, record.output, "activation");
+  if (s_.parallel.redundant_computation) emit_redundant_forward(stage, mb, record.output);
+  if (successor >= 0) record.output = {};
 }
 
 PerPeer<OpId> TrainingGraphBuilder::forward_body(int stage, const Chunk& chunk, PerPeer<TensorId> x,
@@ -63,19 +63,25 @@ PerPeer<OpId> TrainingGraphBuilder::forward_body(int stage, const Chunk& chunk, 
     produce(ops, out);
     const bool keeps_saved = !(full_recompute && is_layer(chunk, i));
     const Bytes saved = step.saved_bytes - (selective ? step.recomputable_bytes : 0);
-    if (keeps_saved && saved > 0) {
-      record.saved[i] = add_tensors(stage, saved, TensorKind::activation);
-      produce(ops, record.saved[i]);
-    }
     const bool layer_start = full_recompute && is_layer(chunk, i) && (i == 0 || chunk.block[i - 1] != chunk.block[i]) &&
                              chunk.block_has_backward[i];
-    if (layer_start) {
-      record.checkpoint[i] = add_tensors(stage, input_bytes(chunk, i), TensorKind::activation);
-      produce(ops, record.checkpoint[i]);
+    if (redundant_saved_ != nullptr) {
+      // A redundant forward keeps the same, in one tensor (emit_redundant_forward).
+      *redundant_saved_ += (keeps_saved && saved > 0 ? saved : 0) + (layer_start ? input_bytes(chunk, i) : 0);
+    } else {
+      if (keeps_saved && saved > 0) {
+        record.saved[i] = add_tensors(stage, saved, TensorKind::activation);
+        produce(ops, record.saved[i]);
+      }
+      if (layer_start) {
+        record.checkpoint[i] = add_tensors(stage, input_bytes(chunk, i), TensorKind::activation);
+        produce(ops, record.checkpoint[i]);
+      }
     }
     if (first_op.empty()) first_op = ops;
     x = std::move(out);
   };
+  const std::string_view phase = redundant_saved_ != nullptr ? "redundant fwd" : "fwd";
   for (std::size_t i = 0; i < chunk.steps.size(); ++i) {
     const Step& step = chunk.steps[i];
     if (!step.forward) continue;
@@ -95,9 +101,9 @@ PerPeer<OpId> TrainingGraphBuilder::forward_body(int stage, const Chunk& chunk, 
     }
     PerPeer<OpId> ops;
     if (step.context_parallel_chunks > 1) {
-      ops = emit_ring_attention(stage, step, step.forward.value(), "fwd", mb, x, 1);
+      ops = emit_ring_attention(stage, step, step.forward.value(), phase, mb, x, 1);
     } else {
-      ops = add_ops(stage, op_name(step, "fwd", mb), step_work(*step.forward, step.comm, stage), step.comm);
+      ops = add_ops(stage, op_name(step, phase, mb), step_work(*step.forward, step.comm, stage), step.comm);
       consume(ops, x);
       add_workspace(stage, ops, step.forward_workspace_bytes);
     }

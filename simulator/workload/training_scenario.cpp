@@ -25,7 +25,7 @@ int read_degree(const JsonCursor& parallel, const char* key, int fallback) {
 
 ParallelPlan read_parallel(const JsonCursor& json, const ClusterSpec& cluster) {
   json.expect_only({"tp", "cp", "pp", "dp", "vpp", "sequence_parallel", "zero", "schedule", "recompute", "cp_algorithm",
-                    "stage_layers", "modality_stages"});
+                    "stage_layers", "modality_stages", "redundant_computation"});
   ParallelPlan plan;
   plan.tp = read_degree(json, "tp", 1);
   plan.cp = read_degree(json, "cp", 1);
@@ -41,6 +41,7 @@ ParallelPlan read_parallel(const JsonCursor& json, const ClusterSpec& cluster) {
               std::to_string(cluster.gpus) + " GPUs, so dp cannot be derived");
   }
   if (auto value = json.find("sequence_parallel")) plan.sequence_parallel = value->as_bool();
+  if (auto value = json.find("redundant_computation")) plan.redundant_computation = value->as_bool();
   if (auto value = json.find("zero")) {
     const std::int64_t zero = value->as_nonnegative_int();
     if (zero > 3) {
@@ -147,6 +148,26 @@ std::string str(std::int64_t value) { return std::to_string(value); }
 bool has_media_modules(const MultimodalSpec& model) {
   return std::any_of(model.modules.begin(), model.modules.end(),
                      [](const ModuleSpec& m) { return m.tokens != TokenSource::text; });
+}
+
+// Bamboo runs DeepSpeed's 1F1B over a chain of stages, each backing up the next one's layers.
+void validate_redundant_computation(const TrainingScenario& s) {
+  const ParallelPlan& p = s.parallel;
+  const std::string path = "parallel.redundant_computation";
+  if (p.pp < 2) reject(path, "redundant computation needs pp >= 2", "each stage backs up the next: set pp >= 2");
+  if (p.schedule != PipelineSchedule::one_f_one_b) {
+    reject(path, "redundant computation needs 1f1b",
+           "Bamboo runs the 1F1B schedule, its redundant forwards in the bubbles before each backward: set schedule "
+           "to '1f1b'");
+  }
+  if (s.model.multimodal()) {
+    reject(path, "redundant computation with several modules",
+           "weft backs up the stages of a model of one module only (model '" + s.model.name + "')");
+  }
+  if (p.zero >= 3) {
+    reject(path, "redundant computation with zero 3",
+           "a backup stage holds its successor's parameters whole, not gathered layer by layer: set zero to 0, 1 or 2");
+  }
 }
 
 // A samples file holds the whole batch, and every padded length (a multiple of pad_to up to
@@ -505,6 +526,7 @@ void validate_training_scenario(const TrainingScenario& s) {
            "ZeRO-3 reduce-scatters each layer's gradients in its backward pass, and schedule 'zb-h1' defers weight "
            "gradients to passes of their own (use 1f1b, interleaved or gpipe)");
   }
+  if (p.redundant_computation) validate_redundant_computation(s);
   if (p.cp > 1 && t.seq_len % (2 * p.cp) != 0) {
     reject("training.seq_len", "sequence not divisible by 2 x cp",
            str(t.seq_len) + " is not divisible by 2 x cp = " + str(2 * p.cp) + " (load-balanced context parallelism)");

@@ -48,6 +48,10 @@ struct ParallelPlan {
   // Modality parallelism (modality_stages.hpp): per module, the pipeline stages of its own (0
   // for a projector); empty: the modules share one pipeline.
   std::vector<int> modality_stages;
+  // Bamboo's redundant computation (Thorpe et al., NSDI 2023): each stage also holds its
+  // successor's layers (the last stage the first's) with their optimizer states, and runs their
+  // forward on every microbatch after its own (docs/resilience.md).
+  bool redundant_computation = false;
 
   std::int64_t world_size() const { return std::int64_t{tp} * cp * pp * dp; }
 };
