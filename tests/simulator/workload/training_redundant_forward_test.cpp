@@ -60,7 +60,7 @@ TEST_CASE("Bamboo: each stage runs its successor's forward of every microbatch, 
     CHECK(redundant.time == forward.time);
     // Its own passes cost what they did: the stage computes its successor's forward on top.
     CHECK(bamboo.report.stages[static_cast<std::size_t>(stage)].compute_s ==
-          Approx(plain.report.stages[static_cast<std::size_t>(stage)].compute_s + 1e-9 * forward.time)
+          Approx(plain.report.stages[static_cast<std::size_t>(stage)].compute_s + 1e-9 * static_cast<double>(forward.time))
               .epsilon(1e-9));
   }
   CHECK(bamboo.report.iteration_time_s > plain.report.iteration_time_s);
