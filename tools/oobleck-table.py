@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
-"""Prints docs/experiments.md's table of Oobleck and Varuna under controlled failures (papers/002 Table 2.2).
+"""Prints docs/experiments.md's table of Oobleck, Varuna and Bamboo under controlled failures (papers/002 Table 2.2).
 
 Usage: tools/oobleck-table.py    (weft on the PATH; tools/docs.py runs it so)
 
-Each row runs `weft goodput` on a bundled GPT-3 scenario of Oobleck's evaluation
-(scenarios/experiments/gpt3-*-30xa100-oobleck.json) with one of the controlled-failure files
-(scenarios/resilience/{oobleck,varuna}-every-*.json) and reads its JSON result. The paper's columns
-are its Table 2.2 (throughput in samples/s on 30 A40 GPUs).
+Each row runs `weft goodput` on a bundled scenario of Oobleck's evaluation with one of the
+controlled-failure files (scenarios/resilience/{oobleck,varuna,bamboo}-every-*.json) and reads its
+JSON result: scenarios/experiments/<model>-30xa100-oobleck.json for Oobleck and Varuna,
+<model>-30xa100-bamboo.json (microbatches of 1, no activation checkpointing, redundant computation)
+for Bamboo. A Bamboo scenario that does not fit in memory gets one row saying so, from
+`weft simulate --json`. The paper's columns are its Table 2.2 (throughput in samples/s on 30 A40
+GPUs; "OOM" where Bamboo ran out of memory).
 """
 import json
 import os
@@ -15,26 +18,46 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MODELS = [("GPT-3 2.7B", "gpt3-2.7b"), ("GPT-3 6.7B", "gpt3-6.7b")]
+MODELS = [("GPT-2 345M", "gpt2-345m"), ("GPT-3 2.7B", "gpt3-2.7b"), ("GPT-3 6.7B", "gpt3-6.7b")]
 FREQUENCIES = ["6h", "1h", "10min"]
-POLICIES = ["oobleck", "varuna"]
-# papers/002, Table 2.2 (samples/s).
+POLICIES = ["oobleck", "varuna", "bamboo"]
+# papers/002, Table 2.2 (samples/s); None: out of memory.
 PAPER = {
-    "oobleck": {"gpt3-2.7b": {"6h": 7.29, "1h": 7.23, "10min": 6.89},
+    "oobleck": {"gpt2-345m": {"6h": 85.59, "1h": 85.42, "10min": 84.80},
+                "gpt3-2.7b": {"6h": 7.29, "1h": 7.23, "10min": 6.89},
                 "gpt3-6.7b": {"6h": 4.33, "1h": 4.22, "10min": 3.55}},
-    "varuna": {"gpt3-2.7b": {"6h": 7.27, "1h": 6.53, "10min": 1.76},
+    "varuna": {"gpt2-345m": {"6h": 86.51, "1h": 85.17, "10min": 76.39},
+               "gpt3-2.7b": {"6h": 7.27, "1h": 6.53, "10min": 1.76},
                "gpt3-6.7b": {"6h": 4.14, "1h": 2.69, "10min": 0.26}},
+    "bamboo": {"gpt2-345m": {"6h": 17.47, "1h": 17.13, "10min": 16.01},
+               "gpt3-2.7b": None,
+               "gpt3-6.7b": None},
 }
 
 
-def goodput(policy, model, frequency):
-    scenario = os.path.join(ROOT, "scenarios", "experiments", f"{model}-30xa100-oobleck.json")
-    resilience = os.path.join(ROOT, "scenarios", "resilience", f"{policy}-every-{frequency}.json")
+def scenario_of(policy, model):
+    kind = "bamboo" if policy == "bamboo" else "oobleck"
+    return os.path.join(ROOT, "scenarios", "experiments", f"{model}-30xa100-{kind}.json")
+
+
+def weft_json(args):
     with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "goodput.json")
-        subprocess.run(["weft", "goodput", scenario, resilience, "--json", out], check=True, stdout=subprocess.DEVNULL)
+        out = os.path.join(tmp, "out.json")
+        subprocess.run(["weft"] + args + ["--json", out], check=True, stdout=subprocess.DEVNULL)
         with open(out) as f:
             return json.load(f)
+
+
+def out_of_memory(scenario):
+    """The stage that runs out of memory first, as `weft simulate` finds it, or None."""
+    report = weft_json(["simulate", scenario])
+    stages = [s for s in report["stages"] if s["oom"]]
+    if not stages:
+        return None
+    worst = max(stages, key=lambda s: s["peak_memory_bytes"])
+    gib = 1 << 30
+    return (f"does not fit: {worst['peak_memory_bytes'] / gib:.2f} GiB on stage {worst['stage']} "
+            f"of {worst['memory_capacity_bytes'] / gib:.0f} GiB")
 
 
 def main():
@@ -46,14 +69,23 @@ def main():
     lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
     for policy in POLICIES:
         for label, model in MODELS:
+            scenario = scenario_of(policy, model)
+            paper = PAPER[policy][model]
+            if policy == "bamboo" and (oom := out_of_memory(scenario)):
+                lines.append(f"| {policy} | {label} | any | {oom} | | {'OOM' if paper is None else ''} | |")
+                continue
+            with open(scenario) as f:
+                seq_len = json.load(f)["training"]["seq_len"]
             first = None
             for frequency in FREQUENCIES:
-                result = goodput(policy, model, frequency)
-                samples = result["goodput_tokens_per_s"]["mean"] * 1024 / result["tokens_per_iteration"]
+                resilience = os.path.join(ROOT, "scenarios", "resilience", f"{policy}-every-{frequency}.json")
+                result = weft_json(["goodput", scenario, resilience])
+                samples = result["goodput_tokens_per_s"]["mean"] / seq_len
                 first = first or samples
-                paper = PAPER[policy][model]
+                paper_cells = ("OOM", "") if paper is None else (f"{paper[frequency]:.2f}",
+                                                                 f"{paper[frequency] / paper['6h']:.3f}")
                 lines.append(f"| {policy} | {label} | {frequency} | {samples:.2f} | {samples / first:.3f} | "
-                             f"{paper[frequency]:.2f} | {paper[frequency] / paper['6h']:.3f} |")
+                             f"{paper_cells[0]} | {paper_cells[1]} |")
     print("\n".join(lines))
     return 0
 

@@ -54,6 +54,15 @@ std::string describe_recovery(const GoodputStudy& study) {
         setup.varuna->depths().size(), setup.varuna->min_nodes(), setup.job_nodes, layout->pp, layout->dp,
         layout->samples);
   }
+  if (setup.bamboo) {
+    const BambooPlanner& planner = *setup.bamboo;
+    const auto pipelines = setup.job_nodes / planner.nodes_per_pipeline();
+    return fmt::format(
+        "bamboo: redundant computation in {} pipelines of {} stages ({} samples an iteration); a lost stage is run by "
+        "the node before it after a pause of {}, two lost side by side restart the job from its checkpoint",
+        pipelines, planner.pp(), planner.samples(static_cast<int>(pipelines)),
+        format_span(setup.recovery.reconfigure_s));
+  }
   if (!setup.oobleck) return "checkpoint-restart";
   OobleckPlanner& planner = *setup.oobleck;
   const auto& templates = planner.templates();
@@ -118,10 +127,11 @@ std::string render_goodput_report(const GoodputSubject& subject, const GoodputSt
   add("of the healthy run (%)", summary.healthy_share, 100.0, 1);
   if (setup.target_tokens) add("days to train and save", summary.wall_days, 1.0, 2);
   add("interruptions", summary.interruptions, 1.0, 1);
-  if (setup.oobleck) add("reconfigurations", summary.reconfigurations, 1.0, 1);
+  if (setup.oobleck || setup.bamboo) add("reconfigurations", summary.reconfigurations, 1.0, 1);
   add("checkpoints written", summary.checkpoints, 1.0, 0);
   // Checkpoint-restart neither reconfigures nor runs degraded: those rows are Oobleck's and Varuna's.
-  const std::size_t categories = setup.oobleck || setup.varuna ? kTimeCategories : kTimeCategories - 2;
+  const std::size_t categories =
+      setup.oobleck || setup.varuna || setup.bamboo ? kTimeCategories : kTimeCategories - 2;
   for (std::size_t i = 0; i < categories; ++i) {
     add(fmt::format("{} (h)", kTimeCategoryNames[i]), summary.hours[i], 1.0, 1);
   }

@@ -7,7 +7,8 @@
 
 namespace weft {
 
-LayoutRun simulate_layout(const TrainingScenario& base, int pp, int dp, std::int64_t microbatches) {
+LayoutRun simulate_layout(const TrainingScenario& base, int pp, int dp, std::int64_t microbatches,
+                          const std::vector<int>& stage_layers) {
   TrainingScenario scenario = base;
   ParallelPlan& plan = scenario.parallel;
   plan.pp = pp;
@@ -15,9 +16,9 @@ LayoutRun simulate_layout(const TrainingScenario& base, int pp, int dp, std::int
   plan.vpp = 1;
   plan.schedule = PipelineSchedule::one_f_one_b;
   plan.partition = ParallelPlan::Partition::given;
-  plan.stage_layers.clear();
+  plan.stage_layers = stage_layers;
   const int layers = base.model.layers();
-  if (layers % pp != 0) plan.stage_layers = balanced_stage_layers(layers, pp);
+  if (stage_layers.empty() && layers % pp != 0) plan.stage_layers = balanced_stage_layers(layers, pp);
   scenario.cluster.gpus = static_cast<int>(plan.world_size());
   scenario.training.global_batch = microbatches * dp * base.training.micro_batch;
   pad_vocabulary(scenario);

@@ -66,16 +66,23 @@ RecoveryPolicy load_recovery_policy(const JsonCursor& json, double default_check
   const auto f = json.find("fault_tolerance");
   const auto reconfigure = json.find("reconfigure_seconds");
   const auto templates = json.find("templates");
+  const bool rebuilds = out.kind == RecoveryKind::oobleck || out.kind == RecoveryKind::bamboo;
+  if (rebuilds) {
+    if (!reconfigure) {
+      json.fail("expected reconfigure_seconds: " + std::string(kRecoveryKindNames.name(out.kind)) +
+                "'s pipeline rebuild, besides copying model states");
+    }
+    out.reconfigure_s = reconfigure->as_nonnegative_number();
+  } else if (reconfigure) {
+    reconfigure->fail("applies to the oobleck and bamboo policies only");
+  }
   if (out.kind == RecoveryKind::oobleck) {
     if (!f) json.fail("expected fault_tolerance: the simultaneous pipeline failures oobleck tolerates (its f)");
     out.fault_tolerance = static_cast<int>(f->as_int_in(0, 1024));
-    if (!reconfigure) json.fail("expected reconfigure_seconds: oobleck's pipeline rebuild, besides copying states");
-    out.reconfigure_s = reconfigure->as_nonnegative_number();
     if (templates) out.templates = templates->as_enum(kTemplateSetNames);
   } else {
     if (f) f->fail("applies to the oobleck policy only");
     if (templates) templates->fail("applies to the oobleck policy only");
-    if (reconfigure) reconfigure->fail("applies to the oobleck policy only");
   }
   if (out.kind != RecoveryKind::checkpoint_restart && out.hot_spare_nodes > 0) {
     json.at("hot_spare_nodes")

@@ -35,15 +35,17 @@ struct CheckpointPolicy {
 // and a reinstantiation of the pipelines on the nodes left; the job stops (and restarts as above)
 // only for failures that take no node out, or when fewer than f + 1 pipelines are left. varuna
 // (Athlur et al., EuroSys 2022): checkpoint-restart that restarts at once on the nodes left, in the
-// fastest layout they hold (job morphing).
-enum class RecoveryKind : std::uint8_t { checkpoint_restart, oobleck, varuna };
-inline constexpr EnumNames<RecoveryKind, 3> kRecoveryKindNames({"checkpoint-restart", "oobleck", "varuna"});
+// fastest layout they hold (job morphing). bamboo (Thorpe et al., NSDI 2023): redundant computation;
+// a lost stage is run by the node before it, which holds its layers; the job restarts only when
+// two consecutive stages are lost.
+enum class RecoveryKind : std::uint8_t { checkpoint_restart, oobleck, varuna, bamboo };
+inline constexpr EnumNames<RecoveryKind, 4> kRecoveryKindNames({"checkpoint-restart", "oobleck", "varuna", "bamboo"});
 
 struct RecoveryPolicy {
   RecoveryKind kind = RecoveryKind::checkpoint_restart;
   int fault_tolerance = 0;                   // oobleck's f
   TemplateSet templates = TemplateSet::all;  // oobleck's pipeline templates
-  double reconfigure_s = 0.0;                // oobleck: rebuilding communicators, besides copying model states
+  double reconfigure_s = 0.0;  // oobleck and bamboo: rebuilding communicators, besides copying model states
   CheckpointPolicy checkpoint;
   double restart_s = 0.0;  // rescheduling, process start and communicator setup, without the reload
   int hot_spare_nodes = 0;

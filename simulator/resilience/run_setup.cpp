@@ -40,6 +40,15 @@ RunSetup make_run_setup(const TrainingScenario& scenario, const TrainingReport& 
     setup.tokens_per_iteration *=
         static_cast<double>(layout->samples) / static_cast<double>(scenario.training.global_batch);
   }
+  if (spec.recovery.kind == RecoveryKind::bamboo) {
+    setup.bamboo = std::make_shared<BambooPlanner>(scenario);
+    const int pipelines = static_cast<int>(setup.job_nodes) / setup.bamboo->nodes_per_pipeline();
+    const auto rate = setup.bamboo->samples_per_s(pipelines, {});
+    if (!rate) throw InputError("bamboo: the scenario's pipelines with redundant computation do not fit in memory");
+    const auto samples = static_cast<double>(setup.bamboo->samples(pipelines));
+    setup.iteration_s = samples / *rate;
+    setup.tokens_per_iteration *= samples / static_cast<double>(scenario.training.global_batch);
+  }
   CheckpointPolicy& checkpoint = setup.recovery.checkpoint;
   if (checkpoint.interval_iterations) {
     checkpoint.interval_s = static_cast<double>(*checkpoint.interval_iterations) * setup.iteration_s;

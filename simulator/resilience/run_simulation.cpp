@@ -31,6 +31,11 @@ class RunSimulator {
     for (const FailureCause& cause : setup.failures.causes) cause_rate_total_ += cause.rate_per_node_s;
     outcome_.timeline.reserve(static_cast<std::size_t>(setup.timeline_points));
     if (setup.oobleck) adopt(*setup.oobleck->best(static_cast<int>(setup.job_nodes)));
+    if (setup.bamboo) {
+      const int pipelines = static_cast<int>(setup.job_nodes) / setup.bamboo->nodes_per_pipeline();
+      healthy_samples_per_s_ = static_cast<double>(setup.bamboo->samples(pipelines)) / setup.iteration_s;
+      bamboo_adopt(pipelines);
+    }
   }
 
   RunOutcome run() {
@@ -147,6 +152,7 @@ class RunSimulator {
   void resume_compute() {
     phase_ = Phase::compute;
     if (setup_.oobleck) join_repaired_nodes();
+    if (setup_.bamboo) bamboo_grow();
   }
 
   // Oobleck takes in the nodes back from repair as soon as it computes (§2.3): it instantiates
@@ -173,14 +179,21 @@ class RunSimulator {
       start_restart();
     } else if (setup_.oobleck && phase_ == Phase::compute) {
       join_repaired_nodes();
+    } else if (setup_.bamboo && phase_ == Phase::compute) {
+      bamboo_grow();
     }
   }
 
   // Moves healthy idle nodes into the job; true when it has enough to run: every node it needs
-  // under checkpoint-restart, (f + 1) n0 under Oobleck, a layout's under Varuna.
+  // under checkpoint-restart, (f + 1) n0 under Oobleck, a layout's under Varuna, a pipeline's under
+  // Bamboo.
   bool job_can_run() {
     const bool complete = pool_.fill_job();
     if (setup_.varuna) return pool_.job_size() >= setup_.varuna->min_nodes();
+    if (setup_.bamboo) {
+      const auto pipelines = static_cast<int>(pool_.job_size() / setup_.bamboo->nodes_per_pipeline());
+      return setup_.bamboo->samples_per_s(pipelines, {}).has_value();
+    }
     if (!setup_.oobleck) return complete;
     return pool_.job_size() >= (setup_.oobleck->f() + 1) * setup_.oobleck->n0();
   }
@@ -251,6 +264,8 @@ class RunSimulator {
     if (nodes == 0 || phase_ == Phase::waiting) return;
     if (setup_.oobleck && phase_ != Phase::restart) {
       lose_nodes(nodes);
+    } else if (setup_.bamboo && phase_ != Phase::restart) {
+      bamboo_lose(nodes);
     } else {
       interrupt();
     }
@@ -285,6 +300,7 @@ class RunSimulator {
       }
       rate_ = layout->samples_per_s() / setup_.varuna->best(static_cast<int>(setup_.job_nodes))->samples_per_s();
     }
+    if (setup_.bamboo) bamboo_adopt(static_cast<int>(pool_.job_size() / setup_.bamboo->nodes_per_pipeline()));
     if (setup_.oobleck) {
       const auto& plan = setup_.oobleck->best(static_cast<int>(pool_.job_size()));
       if (!plan) {
@@ -361,6 +377,94 @@ class RunSimulator {
         now_ + setup_.recovery.reconfigure_s + setup_.recovery.checkpoint.bytes / smallest / setup_.node_bytes_per_s;
   }
 
+  // Bamboo (its NSDI 2023 paper, §4.3-4.4, as Oobleck's evaluation runs it): each failed node's
+  // stage is taken over by the node before it, which holds its layers, at the cost of the
+  // iteration under way and a pause; losing a stage next to one already lost (the node covering two
+  // stages, or the one holding the lost stage's copy) is fatal: the job restarts from its
+  // checkpoint. Nodes no pipeline uses fail harmlessly.
+  void bamboo_lose(int lost) {
+    const BambooPlanner& planner = *setup_.bamboo;
+    const int pp = planner.pp();
+    const auto per_stage = static_cast<std::int64_t>(planner.nodes_per_stage());
+    std::int64_t nodes = pool_.job_size() + lost;  // the job's, before the failure
+    bool hit = false;
+    for (int i = 0; i < lost; ++i, --nodes) {
+      std::int64_t in_use = 0;
+      for (const std::vector<int>& gone : lost_stages_) in_use += (pp - std::ssize(gone)) * per_stage;
+      std::int64_t pick = std::min(static_cast<std::int64_t>(random_.uniform() * static_cast<double>(nodes)), nodes - 1);
+      if (pick >= in_use) continue;
+      for (std::vector<int>& gone : lost_stages_) {
+        const std::int64_t held = (pp - std::ssize(gone)) * per_stage;
+        if (pick >= held) {
+          pick -= held;
+          continue;
+        }
+        // The (pick / per_stage)-th stage this pipeline still runs on its own nodes.
+        int position = -1;
+        for (std::int64_t k = pick / per_stage; k >= 0;) k -= is_lost(gone, ++position) ? 0 : 1;
+        if (is_lost(gone, (position + 1) % pp) || is_lost(gone, (position + pp - 1) % pp)) {
+          interrupt();
+          return;
+        }
+        gone.push_back(position);
+        hit = true;
+        break;
+      }
+    }
+    if (!hit) return;
+    drop_iteration_under_way();
+    write_durable_at_ = kNoEvent;  // the lost nodes' shares of a checkpoint being written
+    if (!bamboo_pace()) {
+      ++outcome_.interruptions;
+      durable_work_ = work_;
+      stop_job();
+      return;
+    }
+    ++outcome_.reconfigurations;
+    phase_ = Phase::reconfigure;
+    phase_end_ = now_ + setup_.recovery.reconfigure_s;
+  }
+
+  static bool is_lost(const std::vector<int>& gone, int position) {
+    return std::find(gone.begin(), gone.end(), position) != gone.end();
+  }
+
+  // Every stage of `pipelines` pipelines on nodes of its own.
+  void bamboo_adopt(int pipelines) {
+    lost_stages_.assign(static_cast<std::size_t>(pipelines), {});
+    bamboo_pace();
+  }
+
+  // The job trains at the pace of its slowest pipeline; false when its pipelines do not run.
+  bool bamboo_pace() {
+    const auto pipelines = static_cast<int>(lost_stages_.size());
+    std::optional<double> slowest = setup_.bamboo->samples_per_s(pipelines, {});
+    for (const std::vector<int>& gone : lost_stages_) {
+      if (gone.empty() || !slowest) continue;
+      const auto pace = setup_.bamboo->samples_per_s(pipelines, gone);
+      slowest = pace ? std::min(*slowest, *pace) : pace;
+    }
+    if (slowest) rate_ = *slowest / healthy_samples_per_s_;
+    return slowest.has_value();
+  }
+
+  // Nodes back from repair wait as standby until they make one more pipeline: then Bamboo rebuilds
+  // every pipeline on the nodes it has (the iteration under way lost), each new node fetching its
+  // stage's and its successor's model states.
+  void bamboo_grow() {
+    pool_.fill_job();
+    const BambooPlanner& planner = *setup_.bamboo;
+    const auto pipelines = static_cast<int>(pool_.job_size() / planner.nodes_per_pipeline());
+    if (pipelines <= static_cast<int>(lost_stages_.size())) return;
+    drop_iteration_under_way();
+    bamboo_adopt(pipelines);
+    ++outcome_.reconfigurations;
+    phase_ = Phase::reconfigure;
+    phase_end_ = now_ + setup_.recovery.reconfigure_s +
+                 2.0 * setup_.recovery.checkpoint.bytes / (planner.pp() * planner.nodes_per_stage()) /
+                     setup_.node_bytes_per_s;
+  }
+
   const RunSetup& setup_;
   RandomStream random_;
   NodePool pool_;
@@ -376,6 +480,8 @@ class RunSimulator {
   Phase phase_ = Phase::compute;
   double rate_ = 1.0;            // training time of the healthy run done per second
   std::vector<int> pipelines_;   // Oobleck's, node counts
+  std::vector<std::vector<int>> lost_stages_;  // Bamboo's, per pipeline: positions run by the node before
+  double healthy_samples_per_s_ = 0.0;         // Bamboo's, on every node
   double phase_end_ = kNoEvent;  // checkpoint and restart phases
   double work_ = 0.0;            // training time whose progress stands
   double durable_work_ = 0.0;    // as of the last checkpoint written

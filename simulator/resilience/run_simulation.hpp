@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "simulator/resilience/bamboo_planner.hpp"
 #include "simulator/resilience/failure_model.hpp"
 #include "simulator/resilience/morphing_planner.hpp"
 #include "simulator/resilience/oobleck_planner.hpp"
@@ -36,6 +37,9 @@ struct RunSetup {
   // With the varuna policy, its layouts (iteration_s and tokens_per_iteration are then its layout's
   // on every node).
   std::shared_ptr<MorphingPlanner> varuna;
+  // With the bamboo policy, its layouts (iteration_s and tokens_per_iteration are then its
+  // pipelines' with redundant computation).
+  std::shared_ptr<BambooPlanner> bamboo;
   double node_bytes_per_s = 0.0;  // what a node moves across the network: model states copied to it
 
   // Training time between checkpoints: the interval rounded to whole iterations (at least one).

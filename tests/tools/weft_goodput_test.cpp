@@ -93,6 +93,11 @@ TEST_CASE("weft goodput refuses bad input with exit 2 and leaves no file", "[cli
   rejects("'" + test::experiment("gpt3-2.7b-30xa100-oobleck") + "' '" + WEFT_SOURCE_DIR +
               "/scenarios/resilience/oobleck-every-1h.json' --hot-spares 2",
           "--hot-spares: oobleck trains on every healthy node");
+  const std::string bamboo_every_hour = WEFT_SOURCE_DIR "/scenarios/resilience/bamboo-every-1h.json";
+  rejects("'" + test::experiment("gpt3-2.7b-30xa100-oobleck") + "' '" + bamboo_every_hour + "'",
+          "bamboo: Bamboo trains without activation recomputation");
+  rejects("'" + test::experiment("gpt3-6.7b-30xa100-bamboo") + "' '" + bamboo_every_hour + "'",
+          "the plan runs out of memory (weft simulate shows where): no run to study");
   const auto storm = dir.write("storm.json", R"({"failures": {"causes": [{"name": "x", "mtbf_hours": 1e-6,)"
                                              R"( "per": "node", "blast_radius": "none"}]}, "recovery":)"
                                              R"( {"policy": "checkpoint-restart", "checkpoint": {"interval_minutes":)"
@@ -123,6 +128,24 @@ TEST_CASE("weft goodput runs Oobleck through a trace of lost nodes", "[cli][good
   CHECK(json["hours"]["degraded throughput"]["mean"].get<double>() > 0.0);
   CHECK_THAT(read_file(dir.file("g.csv")),
              StartsWith("seed,wall_s,goodput_tokens_per_s,") && Contains("reconfigurations"));
+}
+
+TEST_CASE("weft goodput runs Bamboo through a trace of lost nodes", "[cli][goodput][bamboo]") {
+  const TempDir dir;
+  const auto run = run_weft("goodput '" + test::experiment("gpt3-2.7b-30xa100-bamboo") + "' '" + WEFT_SOURCE_DIR +
+                            "/scenarios/resilience/bamboo-every-1h.json' --seeds 3 --json " + quoted(dir.file("g.json")));
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.out, Contains("bamboo: redundant computation in 2 pipelines of 15 stages (1024 samples an iteration)") &&
+                          Contains("reconfigurations") && Contains("degraded throughput (h)"));
+  const auto json = nlohmann::json::parse(read_file(dir.file("g.json")));
+  CHECK(json["policy"] == "bamboo");
+  // 15 of 30 nodes lost: some ridden through, the rest fatal, as the stages they hit fall.
+  CHECK(json["reconfigurations"]["mean"].get<double>() >= 1.0);
+  CHECK(json["reconfigurations"]["mean"].get<double>() + json["interruptions"]["mean"].get<double>() <= 15.0);
+  double hours = 0.0;
+  for (const auto& [name, spread] : json["hours"].items()) hours += spread["mean"].get<double>();
+  CHECK(hours == Approx(16.0).epsilon(1e-6));
 }
 
 }  // namespace

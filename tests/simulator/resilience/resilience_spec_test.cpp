@@ -90,8 +90,14 @@ TEST_CASE("bad resilience files name the field and what was expected", "[resilie
           "failures: expected rack_nodes");
   rejects(file_with(R"({"causes": [{"name": "x", "mtbf_hours": 1, "per": "node", "blast_radius": "pod"}]})", kRecovery),
           "failures.causes[0].blast_radius: 'pod' is not one of none, node or rack");
-  rejects(file_with(kCauses, R"({"policy": "bamboo"})"),
-          "recovery.policy: 'bamboo' is not one of checkpoint-restart, oobleck or varuna");
+  rejects(file_with(kCauses, R"({"policy": "bamboo-v2"})"),
+          "recovery.policy: 'bamboo-v2' is not one of checkpoint-restart, oobleck, varuna or bamboo");
+  rejects(file_with(kCauses, R"({"policy": "bamboo", "checkpoint": {"interval_minutes": "none", "write_GBps": 1,)"
+                             R"( "read_GBps": 1}, "restart_minutes": 1})"),
+          "recovery: expected reconfigure_seconds: bamboo's pipeline rebuild");
+  rejects(file_with(kCauses, R"({"policy": "varuna", "checkpoint": {"interval_minutes": 1,)"
+                             R"( "write_GBps": 1, "read_GBps": 1}, "restart_minutes": 1, "reconfigure_seconds": 5})"),
+          "recovery.reconfigure_seconds: applies to the oobleck and bamboo policies only");
   rejects(file_with(kCauses, R"({"policy": "oobleck", "checkpoint": {"interval_minutes": "none", "write_GBps": 1,)"
                              R"( "read_GBps": 1}, "restart_minutes": 1, "reconfigure_seconds": 5})"),
           "recovery: expected fault_tolerance");
