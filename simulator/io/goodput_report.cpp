@@ -130,8 +130,7 @@ std::string render_goodput_report(const GoodputSubject& subject, const GoodputSt
   if (setup.oobleck || setup.bamboo) add("reconfigurations", summary.reconfigurations, 1.0, 1);
   add("checkpoints written", summary.checkpoints, 1.0, 0);
   // Checkpoint-restart neither reconfigures nor runs degraded: those rows are Oobleck's and Varuna's.
-  const std::size_t categories =
-      setup.oobleck || setup.varuna || setup.bamboo ? kTimeCategories : kTimeCategories - 2;
+  const std::size_t categories = setup.oobleck || setup.varuna || setup.bamboo ? kTimeCategories : kTimeCategories - 2;
   for (std::size_t i = 0; i < categories; ++i) {
     add(fmt::format("{} (h)", kTimeCategoryNames[i]), summary.hours[i], 1.0, 1);
   }

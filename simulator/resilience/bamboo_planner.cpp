@@ -68,34 +68,34 @@ const std::optional<LayoutRun>& BambooPlanner::simulated(int pipelines, std::int
   return runs_.emplace(key, out).first->second;
 }
 
-std::optional<double> BambooPlanner::pipeline_s(const std::vector<int>& stage_layers, std::int64_t microbatches) {
+std::optional<LayoutRun> BambooPlanner::timed(int pipelines, const std::vector<int>& stage_layers,
+                                              std::int64_t microbatches) {
   const auto stages = static_cast<std::int64_t>(stage_layers.size());
-  const auto time = [&](std::int64_t count) -> std::optional<double> {
-    const auto& run = simulated(1, count, stage_layers);
-    return run ? std::optional(run->iteration_s) : std::nullopt;
-  };
-  if (microbatches <= 4 * stages) return time(microbatches);
+  if (microbatches <= 4 * stages) return simulated(pipelines, microbatches, stage_layers);
   // 1F1B repeats one period per microbatch once every stage is busy: from 2 x stages microbatches
-  // on, each adds the same time.
-  const auto half = time(2 * stages);
-  const auto full = time(4 * stages);
+  // on, each adds the same time. Memory is the same too: at most `stages` are in flight.
+  const auto& half = simulated(pipelines, 2 * stages, stage_layers);
+  const auto& full = simulated(pipelines, 4 * stages, stage_layers);
   if (!half || !full) return std::nullopt;
-  return *full + static_cast<double>(microbatches - 4 * stages) * (*full - *half) / static_cast<double>(2 * stages);
+  LayoutRun out = *full;
+  out.iteration_s += static_cast<double>(microbatches - 4 * stages) * (full->iteration_s - half->iteration_s) /
+                     static_cast<double>(2 * stages);
+  return out;
 }
 
 std::optional<double> BambooPlanner::samples_per_s(int pipelines, const std::vector<int>& lost) {
   if (pipelines < 1 || microbatches(pipelines) < 1) return std::nullopt;
-  const auto& healthy = simulated(pipelines, microbatches(pipelines), stage_layers_);
+  const auto healthy = timed(pipelines, stage_layers_, microbatches(pipelines));
   if (!healthy || healthy->oom) return std::nullopt;
   double slowdown = 1.0;
   if (!lost.empty()) {
     // The slow pipeline alone against a healthy one, both taking the same microbatches: the job
     // waits for it at every iteration (and for the healthy ones, should merging stages leave its
     // slowest stage as it was).
-    const auto one = pipeline_s(stage_layers_, microbatches(pipelines));
-    const auto slow = pipeline_s(merged_layers(lost), microbatches(pipelines));
+    const auto one = timed(1, stage_layers_, microbatches(pipelines));
+    const auto slow = timed(1, merged_layers(lost), microbatches(pipelines));
     if (!one || !slow) return std::nullopt;
-    slowdown = std::max(1.0, *slow / *one);
+    slowdown = std::max(1.0, slow->iteration_s / one->iteration_s);
   }
   return static_cast<double>(samples(pipelines)) / (healthy->iteration_s * slowdown);
 }

@@ -41,9 +41,10 @@ class BambooPlanner {
   // `pipelines` pipelines of `stage_layers`, each taking `microbatches` microbatches. Cached.
   const std::optional<LayoutRun>& simulated(int pipelines, std::int64_t microbatches,
                                             const std::vector<int>& stage_layers);
-  // One pipeline's iteration, from two short simulations where the batch is long (1F1B is periodic
-  // once its warm-up is over); nullopt when the model refuses the pipeline.
-  std::optional<double> pipeline_s(const std::vector<int>& stage_layers, std::int64_t microbatches);
+  // The iteration of `pipelines` pipelines of `stage_layers` taking `microbatches` each, from two
+  // short simulations where the batch is long (1F1B is periodic once its warm-up is over); nullopt
+  // when the model refuses the pipeline.
+  std::optional<LayoutRun> timed(int pipelines, const std::vector<int>& stage_layers, std::int64_t microbatches);
 
   TrainingScenario scenario_;
   int pp_ = 0;

@@ -391,7 +391,8 @@ class RunSimulator {
     for (int i = 0; i < lost; ++i, --nodes) {
       std::int64_t in_use = 0;
       for (const std::vector<int>& gone : lost_stages_) in_use += (pp - std::ssize(gone)) * per_stage;
-      std::int64_t pick = std::min(static_cast<std::int64_t>(random_.uniform() * static_cast<double>(nodes)), nodes - 1);
+      std::int64_t pick =
+          std::min(static_cast<std::int64_t>(random_.uniform() * static_cast<double>(nodes)), nodes - 1);
       if (pick >= in_use) continue;
       for (std::vector<int>& gone : lost_stages_) {
         const std::int64_t held = (pp - std::ssize(gone)) * per_stage;
@@ -460,9 +461,9 @@ class RunSimulator {
     bamboo_adopt(pipelines);
     ++outcome_.reconfigurations;
     phase_ = Phase::reconfigure;
-    phase_end_ = now_ + setup_.recovery.reconfigure_s +
-                 2.0 * setup_.recovery.checkpoint.bytes / (planner.pp() * planner.nodes_per_stage()) /
-                     setup_.node_bytes_per_s;
+    phase_end_ =
+        now_ + setup_.recovery.reconfigure_s +
+        2.0 * setup_.recovery.checkpoint.bytes / (planner.pp() * planner.nodes_per_stage()) / setup_.node_bytes_per_s;
   }
 
   const RunSetup& setup_;
@@ -478,13 +479,13 @@ class RunSimulator {
 
   double now_ = 0.0;
   Phase phase_ = Phase::compute;
-  double rate_ = 1.0;            // training time of the healthy run done per second
-  std::vector<int> pipelines_;   // Oobleck's, node counts
+  double rate_ = 1.0;                          // training time of the healthy run done per second
+  std::vector<int> pipelines_;                 // Oobleck's, node counts
   std::vector<std::vector<int>> lost_stages_;  // Bamboo's, per pipeline: positions run by the node before
   double healthy_samples_per_s_ = 0.0;         // Bamboo's, on every node
-  double phase_end_ = kNoEvent;  // checkpoint and restart phases
-  double work_ = 0.0;            // training time whose progress stands
-  double durable_work_ = 0.0;    // as of the last checkpoint written
+  double phase_end_ = kNoEvent;                // checkpoint and restart phases
+  double work_ = 0.0;                          // training time whose progress stands
+  double durable_work_ = 0.0;                  // as of the last checkpoint written
   double next_boundary_ = kNoEvent;
   double writing_work_ = 0.0;           // an asynchronous checkpoint being written...
   double write_durable_at_ = kNoEvent;  // ...and when it will be whole

@@ -486,7 +486,7 @@ class TrainingGraphBuilder {
   std::map<int, std::vector<PerPeer<OpId>>> gradient_syncs_;
   std::map<int, PerPeer<OpId>> optimizer_ops_;
   std::map<int, PerPeer<OpId>> stage_last_compute_;
-  PerPeer<OpId> last_compute_ops_;  // the latest op on the compute streams of the stage being emitted
+  PerPeer<OpId> last_compute_ops_;    // the latest op on the compute streams of the stage being emitted
   Bytes* redundant_saved_ = nullptr;  // while a redundant forward is emitted: the bytes it keeps
   std::map<std::pair<int, int>, PassValues> redundant_kept_;    // by (stage, microbatch)
   std::map<std::pair<int, int>, PerPeer<OpId>> backward_ends_;  // by (stage, microbatch)

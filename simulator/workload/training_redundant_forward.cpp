@@ -4,9 +4,9 @@ namespace weft::training_graph {
 
 void TrainingGraphBuilder::emit_redundant_forward(int stage, int mb, const PerPeer<TensorId>& x) {
   const int successor = (position_of(stage) + 1) % s_.parallel.pp;
-  const Chunk& replica = chunks_.at({sample_, stage_kernels_[static_cast<std::size_t>(stage)]})
-                             [static_cast<std::size_t>(successor)]
-                                 .front();
+  const Chunk& replica =
+      chunks_.at({sample_, stage_kernels_[static_cast<std::size_t>(stage)]})[static_cast<std::size_t>(successor)]
+          .front();
   ForwardRecord scratch;
   Bytes kept_bytes = 0;
   redundant_saved_ = &kept_bytes;

@@ -132,12 +132,14 @@ TEST_CASE("weft goodput runs Oobleck through a trace of lost nodes", "[cli][good
 
 TEST_CASE("weft goodput runs Bamboo through a trace of lost nodes", "[cli][goodput][bamboo]") {
   const TempDir dir;
-  const auto run = run_weft("goodput '" + test::experiment("gpt3-2.7b-30xa100-bamboo") + "' '" + WEFT_SOURCE_DIR +
-                            "/scenarios/resilience/bamboo-every-1h.json' --seeds 3 --json " + quoted(dir.file("g.json")));
+  const auto run =
+      run_weft("goodput '" + test::experiment("gpt3-2.7b-30xa100-bamboo") + "' '" + WEFT_SOURCE_DIR +
+               "/scenarios/resilience/bamboo-every-1h.json' --seeds 3 --json " + quoted(dir.file("g.json")));
   INFO(run.err);
   REQUIRE(run.exit_code == 0);
-  CHECK_THAT(run.out, Contains("bamboo: redundant computation in 2 pipelines of 15 stages (1024 samples an iteration)") &&
-                          Contains("reconfigurations") && Contains("degraded throughput (h)"));
+  CHECK_THAT(run.out,
+             Contains("bamboo: redundant computation in 2 pipelines of 15 stages (1024 samples an iteration)") &&
+                 Contains("reconfigurations") && Contains("degraded throughput (h)"));
   const auto json = nlohmann::json::parse(read_file(dir.file("g.json")));
   CHECK(json["policy"] == "bamboo");
   // 15 of 30 nodes lost: some ridden through, the rest fatal, as the stages they hit fall.

@@ -125,7 +125,8 @@ void add_goodput_command(CLI::App& app) {
       "goodput",
       "Simulate training runs over days: the scenario's iteration as weft simulates it, interrupted by failures drawn "
       "from a failure model or replayed from a trace, and recovered by checkpoint-restart (with hot spares), Varuna's "
-      "job morphing or Oobleck's pipeline templates, over many seeds. Prints goodput (tokens trained per wall-clock "
+      "job morphing, Oobleck's pipeline templates or Bamboo's redundant computation, over many seeds. Prints goodput "
+      "(tokens trained per wall-clock "
       "second), where "
       "the time went (training lost, checkpoints, restarts and reloads, waiting for repairs, reconfiguration, "
       "degraded throughput) with its spread over seeds, and the checkpoint interval against Young's and Daly's "

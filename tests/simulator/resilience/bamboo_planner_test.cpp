@@ -1,7 +1,7 @@
 #include "simulator/resilience/bamboo_planner.hpp"
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include <cmath>
 #include <memory>
@@ -45,9 +45,10 @@ TEST_CASE("Bamboo: pipelines with redundant computation, the slowest setting the
   CHECK(planner.nodes_per_pipeline() == 4);
   TrainingScenario redundant = scenario;
   redundant.parallel.redundant_computation = true;
-  // By hand: 2 pipelines of 32 microbatches with redundant computation.
+  // By hand: 2 pipelines of 32 microbatches with redundant computation (the planner times them
+  // from runs of 8 and 16).
   const LayoutRun healthy = simulate_layout(redundant, 4, 2, 32);
-  CHECK(*planner.samples_per_s(2, {}) == Approx(64 / healthy.iteration_s).epsilon(1e-12));
+  CHECK(*planner.samples_per_s(2, {}) == Approx(64 / healthy.iteration_s).epsilon(1e-6));
   // One pipeline lost its last stage: it runs 3 stages of 2, 2 and 4 layers (the output layer on
   // the last), and the job waits for it, as one pipeline of those stages is slower than one of the
   // healthy stages.

@@ -1,5 +1,5 @@
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <string>
@@ -51,8 +51,8 @@ TEST_CASE("Bamboo: each stage runs its successor's forward of every microbatch, 
   for (int stage = 0; stage < 4; ++stage) {
     INFO("stage " << stage);
     const int successor = (stage + 1) % 4;  // the last stage backs up the first
-    const OpTotal forward = ops_named(plain, plain.workload.ranks[static_cast<std::size_t>(successor)].device,
-                                      " fwd mb", "redundant");
+    const OpTotal forward =
+        ops_named(plain, plain.workload.ranks[static_cast<std::size_t>(successor)].device, " fwd mb", "redundant");
     const OpTotal redundant =
         ops_named(bamboo, bamboo.workload.ranks[static_cast<std::size_t>(stage)].device, "redundant fwd mb", "");
     REQUIRE(forward.count > 0);
@@ -60,7 +60,8 @@ TEST_CASE("Bamboo: each stage runs its successor's forward of every microbatch, 
     CHECK(redundant.time == forward.time);
     // Its own passes cost what they did: the stage computes its successor's forward on top.
     CHECK(bamboo.report.stages[static_cast<std::size_t>(stage)].compute_s ==
-          Approx(plain.report.stages[static_cast<std::size_t>(stage)].compute_s + 1e-9 * static_cast<double>(forward.time))
+          Approx(plain.report.stages[static_cast<std::size_t>(stage)].compute_s +
+                 1e-9 * static_cast<double>(forward.time))
               .epsilon(1e-9));
   }
   CHECK(bamboo.report.iteration_time_s > plain.report.iteration_time_s);
@@ -104,7 +105,8 @@ TEST_CASE("Bamboo: a redundant forward keeps what the successor's forward saves 
         bool saved = false, handed_on = false;
         for (OpId reader : graph.tensor_consumers(tensor)) {
           saved = saved || has(graph.op_name(reader), " bwd ") || has(graph.op_name(reader), " wgrad ");
-          handed_on = handed_on || has(graph.op_name(reader), "send activation") || has(graph.op_name(reader), "loss bwd");
+          handed_on =
+              handed_on || has(graph.op_name(reader), "send activation") || has(graph.op_name(reader), "loss bwd");
         }
         if (saved || handed_on) expected += graph.tensor_bytes(tensor);
       }
