@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <string>
 #include <utility>
 
@@ -243,6 +244,21 @@ TEST_CASE("the bundled GPU's profile costs a scenario by default; --calibration 
   const auto missing = run_weft("simulate '" + experiment("llama3-70b-512xh100") + "' --calibration no-such.json");
   CHECK(missing.exit_code == 2);
   CHECK_THAT(missing.err, Contains("--calibration"));
+}
+
+TEST_CASE("weft simulate runs Bamboo's redundant computation and will not emit a plan of it", "[cli][bamboo]") {
+  const TempDir dir;
+  const std::string scenario = experiment("gpt3-2.7b-30xa100-bamboo");
+  const auto run = run_weft("simulate '" + scenario + "' --json '" + dir.file("out.json").string() + "'");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.out, Contains("recompute none, redundant computation (Bamboo)"));
+  const auto result = nlohmann::json::parse(read_file(dir.file("out.json")));
+  CHECK(result["parallel"]["redundant_computation"] == true);
+  const auto refused = run_weft("simulate '" + scenario + "' --emit-plan '" + dir.file("plan.json").string() + "'");
+  CHECK(refused.exit_code == 2);
+  CHECK_THAT(refused.err, Contains("--emit-plan: execution plans do not run Bamboo's redundant computation"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("plan.json")));
 }
 
 }  // namespace
