@@ -6,13 +6,17 @@ Usage: tools/goodput-table.py    (weft on the PATH; tools/docs.py runs it so)
 Each row runs `weft goodput` on scenarios/experiments/llama3-405b-16384xh100.json with
 scenarios/resilience/llama3-405b-table5.json (100 seeds, 30 days) and the row's flags, and reads its
 JSON result. A row with a recovery policy of its own runs a copy of the resilience file with that
-policy in place of the file's (the same failures).
+policy in place of the file's (the same failures). Bamboo's row runs a copy of the scenario in
+1F1B (Bamboo's schedule) with redundant computation; where `weft simulate` finds that it does not
+fit in memory, the row says so.
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from weft_runs import out_of_memory, weft_json  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCENARIO = os.path.join(ROOT, "scenarios", "experiments", "llama3-405b-16384xh100.json")
@@ -28,6 +32,11 @@ OOBLECK = {"policy": "oobleck", "fault_tolerance": 1, "reconfigure_seconds": 30,
 # checkpoints as the file's.
 VARUNA = {"policy": "varuna", "restart_minutes": 10,
           "checkpoint": {"interval_minutes": "auto", "mode": "sync", "write_GBps": 2000, "read_GBps": 2000}}
+# Bamboo on the same failures: Meta's layout in 1F1B with 7 or 8 layers a stage (no interleaving:
+# Bamboo runs 1F1B), each stage backing up the next, takeovers pausing 30 s (docs/resilience.md).
+BAMBOO = {"policy": "bamboo", "reconfigure_seconds": 30, "restart_minutes": 10,
+          "checkpoint": {"interval_minutes": "auto", "mode": "sync", "write_GBps": 2000, "read_GBps": 2000}}
+BAMBOO_PLAN = {"schedule": "1f1b", "vpp": 1, "stage_layers": [7] + [8] * 14 + [7], "redundant_computation": True}
 ROWS = [
     ("64 hot spares, interval searched (the file's)", [], None),
     ("64 hot spares, every 30 min", ["--checkpoint-interval", "30"], None),
@@ -37,13 +46,30 @@ ROWS = [
     ("no spare, interval searched", ["--hot-spares", "0"], None),
     ("Oobleck (f = 1), interval searched", [], OOBLECK),
     ("Varuna, interval searched", [], VARUNA),
+    ("Bamboo (1F1B, 7 or 8 layers a stage), interval searched", [], BAMBOO),
 ]
 PARTS = ["training lost", "checkpoints", "restarts and reloads", "waiting for repairs", "reconfiguration",
          "degraded throughput"]
 
 
+def bamboo_scenario(tmp):
+    with open(SCENARIO) as f:
+        scenario = json.load(f)
+    scenario["parallel"].update(BAMBOO_PLAN)
+    path = os.path.join(tmp, "scenario.json")
+    with open(path, "w") as f:
+        json.dump(scenario, f)
+    return path
+
+
 def goodput(flags, recovery):
+    """The row's `weft goodput` JSON, or a string saying why it has none."""
     with tempfile.TemporaryDirectory() as tmp:
+        scenario = SCENARIO
+        if recovery is BAMBOO:
+            scenario = bamboo_scenario(tmp)
+            if oom := out_of_memory(scenario):
+                return oom
         resilience = RESILIENCE
         if recovery is not None:
             with open(RESILIENCE) as f:
@@ -52,11 +78,7 @@ def goodput(flags, recovery):
             resilience = os.path.join(tmp, "resilience.json")
             with open(resilience, "w") as f:
                 json.dump(spec, f)
-        out = os.path.join(tmp, "goodput.json")
-        subprocess.run(["weft", "goodput", SCENARIO, resilience, "--json", out] + flags, check=True,
-                       stdout=subprocess.DEVNULL)
-        with open(out) as f:
-            return json.load(f)
+        return weft_json(["goodput", scenario, resilience] + flags)
 
 
 def minutes(seconds):
@@ -73,6 +95,9 @@ def main():
     lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
     for label, flags, recovery in ROWS:
         result = goodput(flags, recovery)
+        if isinstance(result, str):
+            lines.append("| " + " | ".join([label, result] + [""] * (len(header) - 2)) + " |")
+            continue
         spread = result["goodput_tokens_per_s"]
         cells = [label, f"{result['iteration_time_s']:.3f} s", minutes(result["checkpoint_interval_s"]),
                  f"{spread['mean'] / 1e6:.3f} ({spread['p5'] / 1e6:.3f} – {spread['p95'] / 1e6:.3f})",

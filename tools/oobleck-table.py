@@ -13,9 +13,10 @@ GPUs; "OOM" where Bamboo ran out of memory).
 """
 import json
 import os
-import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from weft_runs import out_of_memory, weft_json  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = [("GPT-2 345M", "gpt2-345m"), ("GPT-3 2.7B", "gpt3-2.7b"), ("GPT-3 6.7B", "gpt3-6.7b")]
@@ -38,26 +39,6 @@ PAPER = {
 def scenario_of(policy, model):
     kind = "bamboo" if policy == "bamboo" else "oobleck"
     return os.path.join(ROOT, "scenarios", "experiments", f"{model}-30xa100-{kind}.json")
-
-
-def weft_json(args):
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "out.json")
-        subprocess.run(["weft"] + args + ["--json", out], check=True, stdout=subprocess.DEVNULL)
-        with open(out) as f:
-            return json.load(f)
-
-
-def out_of_memory(scenario):
-    """The stage that runs out of memory first, as `weft simulate` finds it, or None."""
-    report = weft_json(["simulate", scenario])
-    stages = [s for s in report["stages"] if s["oom"]]
-    if not stages:
-        return None
-    worst = max(stages, key=lambda s: s["peak_memory_bytes"])
-    gib = 1 << 30
-    return (f"does not fit: {worst['peak_memory_bytes'] / gib:.2f} GiB on stage {worst['stage']} "
-            f"of {worst['memory_capacity_bytes'] / gib:.0f} GiB")
 
 
 def main():
