@@ -56,8 +56,8 @@ TEST_CASE("Varuna morphs to the fastest layout of its search on the nodes left",
     CHECK(layout->samples == expected->samples);
     CHECK(layout->iteration_s == expected->iteration_s);
   }
-  // Some node counts leave GPUs idle or drop samples: 12 nodes as 2 pipelines of 4 and 4 of 2
-  // train all 48 samples, 5 pipelines would train 45.
+  // On 12 nodes every depth's width (12, 6, 3, 1 pipelines) divides the batch: all 48 samples
+  // train, whichever depth wins.
   CHECK(planner.best(12)->samples == 48);
 }
 
