@@ -38,7 +38,8 @@ struct BackendDevice {
   bool times_async_work = true;                                // whether work issued off the compute stream gets a span
 };
 
-// One op's span on the backend's clock (nanoseconds; see Backend::clock_ns): from its first
+// One op's span on the backend's clock (nanoseconds: the host's monotonic clock on the CPU, CUPTI's
+// or CUDA events' on a GPU; only differences between spans mean anything): from its first
 // kernel's start to its last kernel's end, and how long within that a kernel of it ran (less
 // than end - start when the host issued its kernels slower than the device ran them).
 struct TimedSpan {
@@ -82,8 +83,6 @@ class Backend {
   // the op (on the CPU, MPI requests enforce their deadlines themselves).
   virtual void set_wait_limit(std::chrono::seconds) {}
   virtual std::vector<TimedSpan> take_spans() = 0;
-  // Now, on the clock spans are reported in.
-  virtual std::int64_t clock_ns() const = 0;
   // What the span timing received but could not attribute to a span, for an error that says a
   // span is missing (empty when there is nothing to say).
   virtual std::string unattributed_timing() const { return {}; }

@@ -48,7 +48,15 @@ void OperandPool::reserve(std::int64_t read_bytes, std::int64_t write_bytes, std
       backend_.upload(read_.data() + offset, reinterpret_cast<const std::byte*>(piece.data()), length);
     }
   }
-  if (write_bytes > write_.bytes()) write_ = backend_.allocate(write_bytes);
+  if (write_bytes > write_.bytes()) {
+    write_ = backend_.allocate(write_bytes);
+    // Written once now, so that no timed op is the first to touch a page of it (on the CPU, a
+    // fresh page faults on its first write: timed ops would count the kernel's zeroing of it).
+    const std::vector<std::byte> zeros(static_cast<std::size_t>(std::min(write_bytes, kPatternBytes)));
+    for (std::int64_t offset = 0; offset < write_bytes; offset += kPatternBytes) {
+      backend_.upload(write_.data() + offset, zeros.data(), std::min(kPatternBytes, write_bytes - offset));
+    }
+  }
 }
 
 namespace {

@@ -22,10 +22,10 @@ inline constexpr std::int64_t kTrainingOperandRotation = std::int64_t{256} << 20
 // gigabytes takes no long host work.
 //
 // Without a rotation every op reads and writes the regions' start: the same operands over and
-// over, cache-hot, as `weft bench` times a kernel. With a rotation each op takes the next stretch
-// of both regions instead, so that consecutive ops touch memory the ones before them did not, as
-// a training step's ops read activations and weights of their own: `weft live` runs plans so,
-// rotating through kTrainingOperandRotation more bytes than its largest op needs.
+// over, cache-hot. With a rotation each op takes the next stretch of both regions instead, so that
+// consecutive ops touch memory the ones before them did not, as a training step's ops read
+// activations and weights of their own: `weft live` runs plans so and `weft bench` times kernels
+// so, rotating through kTrainingOperandRotation more bytes than the largest op needs.
 class OperandPool {
  public:
   explicit OperandPool(Backend& backend) : backend_(backend) {}

@@ -83,7 +83,11 @@ double time_span(Backend& backend, const BenchCase& c, Work&& work) {
 
 std::vector<double> time_compute(Backend& backend, OperandPool& pool, const BenchCase& c, const BenchOptions& options) {
   const KernelOp op = compute_op(c);
-  pool.reserve(op.read_bytes(), op.write_bytes());
+  // Each call on operands of its own, as weft live runs a plan's ops (operand_pool.hpp): a kernel
+  // timed on the same operands over and over finds them in the cache, which a training step's
+  // ops do not (on an H100, weft live's kernels of a small model ran 10-40% longer than the
+  // bench's cache-hot times for the same shapes).
+  pool.reserve(op.read_bytes(), op.write_bytes(), kTrainingOperandRotation);
   auto run = [&](int calls) {
     return time_span(backend, c, [&] {
       for (int i = 0; i < calls; ++i) run_kernel(backend, pool, op);

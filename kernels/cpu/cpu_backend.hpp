@@ -28,7 +28,8 @@ class CpuBackend final : public Backend {
   void close_span(std::uint32_t id) override;
   void synchronize() override {}
   std::vector<TimedSpan> take_spans() override;
-  std::int64_t clock_ns() const override;
+  // Now, on the clock spans are reported in.
+  std::int64_t clock_ns() const;
 
   std::unique_ptr<Communicator> world_communicator(Communicator& world) override;
 

@@ -40,7 +40,6 @@ class CudaBackend final : public Backend {
   void synchronize() override;
   void set_wait_limit(std::chrono::seconds limit) override { wait_limit_ = limit; }
   std::vector<TimedSpan> take_spans() override { return timeline_->collect(); }
-  std::int64_t clock_ns() const override { return timeline_->now_ns(); }
   std::string unattributed_timing() const override { return timeline_->unattributed(); }
 
   std::unique_ptr<Communicator> world_communicator(Communicator& world) override;

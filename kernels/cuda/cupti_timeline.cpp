@@ -173,12 +173,6 @@ std::vector<TimedSpan> CuptiTimeline::collect() {
   return records().matcher.take();
 }
 
-std::int64_t CuptiTimeline::now_ns() const {
-  std::uint64_t timestamp = 0;
-  check_cupti(cuptiGetTimestamp(&timestamp), "cuptiGetTimestamp");
-  return static_cast<std::int64_t>(timestamp);
-}
-
 std::string CuptiTimeline::unattributed() const {
   std::lock_guard<std::mutex> lock(records().mutex);
   const KernelRecordMatcher& m = records().matcher;

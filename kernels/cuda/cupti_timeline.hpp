@@ -27,7 +27,6 @@ class CuptiTimeline final : public KernelTimeline {
   void push(std::uint32_t id) override;
   void pop() override;
   std::vector<TimedSpan> collect() override;
-  std::int64_t now_ns() const override;
   std::string description() const override { return "cupti"; }
   bool times_every_stream() const override { return true; }
   std::string unattributed() const override;

@@ -7,6 +7,14 @@
 #include "kernels/cuda/cuda_errors.hpp"
 
 namespace weft::cuda {
+namespace {
+
+std::int64_t host_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
 
 EventTimeline::EventTimeline(cudaStream_t compute, std::string why) : compute_(compute), why_(std::move(why)) {}
 
@@ -26,7 +34,7 @@ cudaEvent_t EventTimeline::event() {
 void EventTimeline::push(std::uint32_t id) {
   if (origin_ == nullptr) {
     origin_ = event();
-    origin_host_ns_ = now_ns();
+    origin_host_ns_ = host_now_ns();
     check_cuda(cudaEventRecord(origin_, compute_), "cudaEventRecord(span origin)");
   }
   OpenSpan span{id, event(), nullptr};
@@ -57,11 +65,6 @@ std::vector<TimedSpan> EventTimeline::collect() {
   used_ = 0;
   origin_ = nullptr;
   return out;
-}
-
-std::int64_t EventTimeline::now_ns() const {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
 }
 
 }  // namespace weft::cuda

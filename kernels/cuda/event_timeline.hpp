@@ -23,7 +23,6 @@ class EventTimeline final : public KernelTimeline {
   void push(std::uint32_t id) override;
   void pop() override;
   std::vector<TimedSpan> collect() override;
-  std::int64_t now_ns() const override;
   std::string description() const override { return "cuda events on the compute stream (" + why_ + ")"; }
   bool times_every_stream() const override { return false; }
 

@@ -13,14 +13,13 @@ namespace weft::cuda {
 
 // Where the CUDA backend's span times come from. Work issued between push(id) and pop() belongs
 // to span `id`; after the device is synchronized, collect() returns each span's start and end on
-// the clock now_ns() reads.
+// one clock (CUPTI's, or the host's plus the events' distances), whose zero means nothing.
 class KernelTimeline {
  public:
   virtual ~KernelTimeline() = default;
   virtual void push(std::uint32_t id) = 0;
   virtual void pop() = 0;
   virtual std::vector<TimedSpan> collect() = 0;
-  virtual std::int64_t now_ns() const = 0;
   // How spans are timed, for the user: measurement files and live reports carry it.
   virtual std::string description() const = 0;
   // Whether work issued on streams other than the compute stream gets a span.

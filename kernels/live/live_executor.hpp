@@ -30,6 +30,8 @@ struct LiveRun {
 };
 
 inline constexpr std::uint32_t kTransferSpan = 1u << 31;
+// The span of the one-element copy that marks where each iteration starts on the device.
+inline constexpr std::uint32_t kStartSpan = kTransferSpan - 1;
 
 // Executes the plan's program of this rank of `world` (the backend's communicator over the job,
 // whose size must be the plan's) with real kernels and real communication: `warmup` iterations,

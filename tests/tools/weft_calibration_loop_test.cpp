@@ -43,7 +43,7 @@ TEST_CASE("bench, calibrate, simulate, live and validate run end to end on two C
     INFO(simulate.err);
     REQUIRE(simulate.exit_code == 0);
     const auto live =
-        run_weft_mpi(2, "live " + d + name + ".plan.json --warmup 1 --iterations 2 --trace " + d + name + ".live.json");
+        run_weft_mpi(2, "live " + d + name + ".plan.json --warmup 1 --iterations 5 --trace " + d + name + ".live.json");
     INFO(live.err);
     REQUIRE(live.exit_code == 0);
     validate_args += " " + d + name + ".sim.json " + d + name + ".live.json";
@@ -61,8 +61,9 @@ TEST_CASE("bench, calibrate, simulate, live and validate run end to end on two C
     // The simulated side is the plan's simulated iteration; the measured one a real run.
     CHECK(iteration["simulated_s"].get<double>() == Approx(simulated[i] * 1e-9));
     CHECK(iteration["measured_s"].get<double>() > 0.0);
-    // A quick bench and two iterations of a 2-layer model of width 128 on a shared machine: the
-    // error swings by tens of percent from run to run (docs/ACCURACY.md has the full loop's).
+    // A quick bench and five iterations of a 2-layer model of width 128 on a shared machine: the
+    // error swings by tens of percent from run to run (docs/ACCURACY.md has the full loop's; the
+    // median of two iterations swung from -52% to +49% in 13 runs, of five from -30% to +9% in 6).
     // Beyond half either way the model or the executor is broken, not the measurement noisy.
     CHECK(std::abs(iteration["error"].get<double>()) < 0.5);
     CHECK(validation["pairs"][i]["classes"].size() >= 5);

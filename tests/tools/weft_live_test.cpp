@@ -46,6 +46,12 @@ TEST_CASE("weft live runs a pipeline plan on two ranks and traces every op of it
   const auto makespan = trace["otherData"]["makespan_ns"].get<std::int64_t>();
   CHECK(makespan == measured["iteration_ns"][measured["traced_iteration"].get<std::size_t>()].get<std::int64_t>());
   CHECK(measured["simulated_iteration_ns"] == plan["simulated_iteration_ns"]);
+  // The iteration is timed on the spans' clock: it ends when the last op of the slower rank does.
+  double last_end_us = 0.0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "X") last_end_us = std::max(last_end_us, e["ts"].get<double>() + e["dur"].get<double>());
+  }
+  CHECK(last_end_us == Approx(static_cast<double>(makespan) / 1000.0).margin(0.002));
 
   // Per rank (pid rank + 1): one span per op and per transfer of its program, named as in the
   // plan; compute-stream spans one after another, all inside the iteration.
