@@ -1,8 +1,8 @@
-// What weft measured on an H100 on 2026-11-26 (scenarios/measurements/live/h100-sxm-2026-11-26/:
-// weft bench's file, and weft live's traces of the one-GPU plans of gpt-4l-512 and GPT-3 1.3B)
-// against what the simulation calibrated on that bench predicts: the measurements are the
-// independent side, so a change to the workload or the cost model that moves a prediction away
-// from the hardware fails here.
+// What weft measured on an H100 on 2026-11-27 (scenarios/measurements/live/h100-sxm-2026-11-27/:
+// weft bench's suite and each scenario's own ops, and weft live's traces of the one-GPU plans of
+// gpt-4l-512 and GPT-3 1.3B) against what the simulation calibrated on those benches predicts, as
+// tools/gpu-check.sh ran it there: the measurements are the independent side, so a change to the
+// workload or the cost model that moves a prediction away from the hardware fails here.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -20,13 +20,15 @@ using test::read_file;
 using test::run_weft;
 using test::TempDir;
 
-const std::string kRecord = std::string(WEFT_SOURCE_DIR) + "/scenarios/measurements/live/h100-sxm-2026-11-26/";
+const std::string kRecord = std::string(WEFT_SOURCE_DIR) + "/scenarios/measurements/live/h100-sxm-2026-11-27/";
 
 // weft validate's comparison of the calibrated simulation of `scenario` with its measured trace.
 nlohmann::json compare_with_record(const TempDir& dir, const std::string& scenario) {
   const std::string profile = dir.file("profile.json").string();
   if (!std::filesystem::exists(profile)) {
-    REQUIRE(run_weft("calibrate '" + kRecord + "bench.json' -o '" + profile + "'").exit_code == 0);
+    REQUIRE(run_weft("calibrate '" + kRecord + "bench.json' '" + kRecord + "gpt-4l-512-1xh100.bench.json' '" + kRecord +
+                     "gpt3-1.3b-1xh100.bench.json' -o '" + profile + "'")
+                .exit_code == 0);
   }
   const std::string simulated = dir.file(scenario + ".simulated.json").string();
   const std::string comparison = dir.file(scenario + ".validation.json").string();
@@ -47,26 +49,40 @@ double class_error(const nlohmann::json& pair, const std::string& op_class) {
   return 0;
 }
 
+// The relative error of the measured compute time of the plan's only stage.
+double stage_error(const nlohmann::json& pair) {
+  REQUIRE(pair["stages"].size() == 1);
+  return pair["stages"][0]["error"];
+}
+
 TEST_CASE("the calibrated simulation of GPT-3 1.3B on one H100 is within 10% of weft live there", "[cli][record]") {
   const TempDir dir;
   const nlohmann::json pair = compare_with_record(dir, "gpt3-1.3b-1xh100");
   const double measured_s = pair["iteration"]["measured_s"];
-  CHECK(measured_s == Approx(0.3175).epsilon(0.01));  // the record itself: 317.5 ms per iteration
+  CHECK(measured_s == Approx(0.3392).epsilon(0.01));  // the record itself: 339.2 ms per iteration
   CHECK(std::abs(static_cast<double>(pair["iteration"]["error"])) <= 0.10);
-  // GEMMs and attention, the bulk of the step, closer still; the memory-bound loss and optimizer
-  // are where the bench's one memory-bound kernel shape misses (docs/calibration.md).
-  CHECK(std::abs(class_error(pair, "gemm")) <= 0.05);
-  CHECK(std::abs(class_error(pair, "attention_fwd")) <= 0.10);
-  CHECK(std::abs(class_error(pair, "attention_bwd")) <= 0.10);
+  CHECK(std::abs(stage_error(pair)) <= 0.05);
+  // Every op class within 10%: GEMMs and attention, the bulk of the step, and the memory-bound
+  // loss and optimizer, which the scenario's bench times in their own shapes.
+  for (const char* op_class :
+       {"gemm", "attention_fwd", "attention_bwd", "elementwise", "norm", "embedding", "loss", "optimizer"}) {
+    INFO(op_class);
+    CHECK(std::abs(class_error(pair, op_class)) <= 0.10);
+  }
 }
 
-TEST_CASE("on gpt-4l-512 the GEMMs match the H100 record", "[cli][record]") {
-  // Its iteration does not (-43%): 219 ops of about 13 us each, issued at 11 to 15 us each, keep
-  // the device waiting for the host, which the simulation's 2 us per launch does not model
-  // (docs/live.md).
+TEST_CASE("on gpt-4l-512 the kernels match the H100 record, the iteration does not", "[cli][record]") {
+  // 222 ops of about 15 us each, issued at 18-21 us each: the device waits for the host, which the
+  // simulation's 2 us per launch does not model (docs/calibration.md), so the iteration comes out
+  // 19% short while the kernels' time is within a few percent.
   const TempDir dir;
   const nlohmann::json pair = compare_with_record(dir, "gpt-4l-512-1xh100");
-  CHECK(std::abs(class_error(pair, "gemm")) <= 0.10);
+  CHECK(std::abs(stage_error(pair)) <= 0.05);
+  for (const char* op_class : {"gemm", "attention_fwd", "attention_bwd", "elementwise", "norm", "loss", "optimizer"}) {
+    INFO(op_class);
+    CHECK(std::abs(class_error(pair, op_class)) <= 0.10);
+  }
+  CHECK(static_cast<double>(pair["iteration"]["error"]) < -0.10);
 }
 
 }  // namespace

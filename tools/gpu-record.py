@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Prints the kernel-level checks of a GPU record (docs/calibration.md, "On an H100").
+
+Usage: tools/gpu-record.py RECORD_DIR
+
+RECORD_DIR (scenarios/measurements/live/<gpu>-<date>/) holds what tools/gpu-check.sh wrote on one
+GPU machine, and what ran beside it there:
+  bench.json                       weft bench's suite
+  <scenario>.bench.json            weft bench --scenario: the scenario's own ops, labelled by the
+                                   first op that runs each shape
+  <scenario>.measured.json         weft live's timeline of the scenario's plan
+  pytorch-kernels.json             shared/gpu/kernels_ref.py on the same GPU, right after
+  clocks.csv, phases.json          nvidia-smi's SM clock, power and utilisation every 200 ms, and
+                                   the time windows of the steps that loaded the GPU
+
+It prints three checks: weft live's span of each op shape against the bench's time for the same
+shape (median over the ops of that shape); weft bench's GEMM and cuDNN attention times against
+PyTorch's for the same shapes (shapes whose bench time is 30 us or more: PyTorch eager calls
+shorter than about 15 us time its host, not the kernel); and the SM clock and power in each
+phase.
+"""
+import csv
+import datetime
+import glob
+import json
+import os
+import re
+import statistics
+import sys
+
+KERNEL_BOUND_S = 30e-6  # shorter bench times are left out of the PyTorch comparison
+LAYOUT_PASS = {"nt": "fwd", "nn": "dgrad", "tn": "wgrad"}  # how kernels_ref.py names the layouts
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def label_of(span_name):
+    """`chunk 0 mb0 fwd/L0/attn.qkv fwd` -> `L0.attn.qkv fwd mb0`, as the bench labels its cases."""
+    m = re.match(r"chunk \d+ (mb\d+) \w+/(.*) (fwd|bwd|wgrad)$", span_name)
+    return f"{m.group(2).replace('/', '.')} {m.group(3)} {m.group(1)}" if m else None
+
+
+def shape_key(event):
+    args = event["args"]
+    pass_name = event["name"].rsplit(" ", 1)[1]
+    return (event["cat"], json.dumps(args.get("shape")), args.get("dtype"), args.get("memory_bytes"), pass_name)
+
+
+def live_against_bench(record, scenario):
+    """Rows (label, ops, live_us, bench_us) for every op shape the bench labelled."""
+    bench = {m["label"]: m for m in load(f"{record}/{scenario}.bench.json")["measurements"] if "label" in m}
+    events = [e for e in load(f"{record}/{scenario}.measured.json")["traceEvents"] if e.get("ph") == "X"]
+    by_shape = {}
+    for e in events:
+        by_shape.setdefault(shape_key(e), []).append(e)
+    rows = []
+    for e in events:
+        label = label_of(e["name"])
+        if label in bench and shape_key(e) in by_shape:
+            same = by_shape.pop(shape_key(e))
+            # busy_us: the time the op's kernels ran, where the host left gaps between them.
+            live_us = statistics.median(x["args"].get("busy_us", x["dur"]) for x in same)
+            rows.append((label, len(same), live_us, bench[label]["median_ns"] / 1e3))
+    return rows, len(events)
+
+
+def rows_of(reference, part):
+    return reference[part]["rows"] if isinstance(reference[part], dict) else reference[part]
+
+
+def bench_against_pytorch(record):
+    """{check: [(shape, bench_s, pytorch_s)]} over the shapes both measured."""
+    reference = load(f"{record}/pytorch-kernels.json")
+    grid = {(r["m"], r["n"], r["k"]): r["median_s"] for r in rows_of(reference, "gemm_grid_nn")}
+    layers = {(r["pass"], r["m"], r["n"], r["k"]): r["median_s"] for r in rows_of(reference, "gemm_layers")}
+    attention = {(r["heads"], r["seq"], r["head_dim"], bool(r["causal"])): (r["fwd_s"], r["bwd_s"])
+                 for r in rows_of(reference, "attention") if r["backend"] == "cudnn"}
+    checks = {"GEMM, the suite's NN grid": [], "GEMM, the scenarios' layers (fwd nt, dgrad nn, wgrad tn)": [],
+              "cuDNN attention forward": [], "cuDNN attention backward": []}
+    files = [f"{record}/bench.json"] + sorted(glob.glob(f"{record}/*.bench.json"))
+    for path in files:
+        for m in load(path)["measurements"]:
+            bench_s, s = m["median_ns"] * 1e-9, m["shape"]
+            if bench_s < KERNEL_BOUND_S or m["dtype"] != "bf16":
+                continue
+            if m["op"] == "gemm" and "label" not in m and m.get("kernel") == "nn":
+                key = (s["m"], s["n"], s["k"])
+                if key in grid:
+                    checks["GEMM, the suite's NN grid"].append((key, bench_s, grid[key]))
+            elif m["op"] == "gemm" and "label" in m:
+                key = (LAYOUT_PASS[m["kernel"]], s["m"], s["n"], s["k"])
+                if key in layers:
+                    checks["GEMM, the scenarios' layers (fwd nt, dgrad nn, wgrad tn)"].append((key, bench_s, layers[key]))
+            elif m["op"] in ("attention_fwd", "attention_bwd") and s["batch"] == 1 and "kv_heads" not in s:
+                key = (s["heads"], s["queries"], s["head_dim"], bool(s["causal"]))
+                if key in attention:
+                    forward = m["op"] == "attention_fwd"
+                    name = "cuDNN attention forward" if forward else "cuDNN attention backward"
+                    checks[name].append((key, bench_s, attention[key][0 if forward else 1]))
+    return checks
+
+
+def clock_phases(record):
+    """(phase, samples, median SM MHz, median W, median utilisation %) per phase of phases.json."""
+    with open(f"{record}/clocks.csv") as f:
+        rows = [r for r in csv.reader(f) if len(r) == 7 and r[0][:1].isdigit()]
+    stamp = [datetime.datetime.strptime(r[0].strip(), "%Y/%m/%d %H:%M:%S.%f") for r in rows]
+    seconds = [(t - stamp[0]).total_seconds() for t in stamp]
+    out = []
+    for phase in load(f"{record}/phases.json")["phases"]:
+        inside = [r for t, r in zip(seconds, rows) if phase["from_s"] <= t < phase["to_s"]]
+        out.append((phase["name"], len(inside), statistics.median(int(r[1]) for r in inside),
+                    statistics.median(float(r[3]) for r in inside), statistics.median(int(r[6]) for r in inside)))
+    return out
+
+
+def percent(x):
+    return f"{100 * x:+.1f}%"
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    record = sys.argv[1].rstrip("/")
+    print("weft live's span per op shape against weft bench's time for the same shape")
+    for path in sorted(glob.glob(f"{record}/*.measured.json")):
+        scenario = os.path.basename(path).removesuffix(".measured.json")
+        rows, events = live_against_bench(record, scenario)
+        errors = [live / bench - 1 for _, _, live, bench in rows]
+        print(f"  {scenario}: {len(rows)} shapes ({sum(r[1] for r in rows)} of {events} ops), "
+              f"live/bench - 1 median {percent(statistics.median(errors))}, "
+              f"from {percent(min(errors))} to {percent(max(errors))}, "
+              f"{sum(abs(e) <= 0.10 for e in errors)} of {len(errors)} within 10%")
+    print()
+    print(f"weft bench against PyTorch on the same GPU (shapes of {KERNEL_BOUND_S * 1e6:.0f} us or more)")
+    for name, pairs in bench_against_pytorch(record).items():
+        errors = [bench / pytorch - 1 for _, bench, pytorch in pairs]
+        print(f"  {name}: {len(pairs)} shapes, bench/PyTorch - 1 median {percent(statistics.median(errors))}, "
+              f"from {percent(min(errors))} to {percent(max(errors))}, "
+              f"{sum(abs(e) <= 0.10 for e in errors)} of {len(errors)} within 10%")
+    print()
+    print("SM clock and power while each step ran (nvidia-smi every 200 ms)")
+    for name, samples, clock, watts, utilisation in clock_phases(record):
+        print(f"  {name}: {clock:.0f} MHz, {watts:.0f} W, utilisation {utilisation:.0f}% (median of {samples})")
+
+
+if __name__ == "__main__":
+    main()
