@@ -12,12 +12,13 @@ GPU machine, and what ran beside it there:
   pytorch-kernels.json             shared/gpu/kernels_ref.py on the same GPU, right after
   clocks.csv, phases.json          nvidia-smi's SM clock, power and utilisation every 200 ms, and
                                    the time windows of the steps that loaded the GPU
+  sustained.json, sustained.csv    tools/gpu-sustained.py: kernel classes run back to back for 4 s
 
 It prints three checks: weft live's span of each op shape against the bench's time for the same
 shape (median over the ops of that shape); weft bench's GEMM and cuDNN attention times against
 PyTorch's for the same shapes (shapes whose bench time is 30 us or more: PyTorch eager calls
-shorter than about 15 us time its host, not the kernel); and the SM clock and power in each
-phase.
+shorter than about 15 us time its host, not the kernel); the SM clock and power in each phase;
+and, where the record has them, each class's throughput, clock and power run back to back.
 """
 import csv
 import datetime
@@ -117,6 +118,27 @@ def clock_phases(record):
     return out
 
 
+def sustained(record):
+    """(case, rate in the first window, rate over the last second, SM MHz, W, throttled) per case."""
+    result = load(f"{record}/sustained.json")
+    with open(f"{record}/sustained.csv") as f:
+        rows = [r for r in csv.reader(f) if len(r) == 6 and r[0][:1].isdigit()]
+    utc = datetime.timezone.utc
+    seconds = [datetime.datetime.strptime(r[0].strip(), "%Y/%m/%d %H:%M:%S.%f").replace(tzinfo=utc).timestamp() -
+               result["t0_unix"] for r in rows]
+    out = []
+    for case in result["cases"]:
+        # The last 2 s of the case: the clock has settled where the power limit holds it.
+        settled = [r for t, r in zip(seconds, rows) if case["to_s"] - 2.0 <= t < case["to_s"]]
+        last = [w["work_per_s"] for w in case["windows"] if w["t"] >= case["to_s"] - 1.0]
+        # Held at the software power cap (throttle reason 0x4) in most of those samples.
+        throttled = 2 * sum(1 for r in settled if int(r[4], 16) & 0x4) > len(settled)
+        out.append((case["name"], case["windows"][0]["work_per_s"], statistics.mean(last),
+                    statistics.median(int(r[1]) for r in settled), statistics.median(float(r[2]) for r in settled),
+                    throttled))
+    return out
+
+
 def percent(x):
     return f"{100 * x:+.1f}%"
 
@@ -145,6 +167,13 @@ def main():
     print("SM clock and power while each step ran (nvidia-smi every 200 ms)")
     for name, samples, clock, watts, utilisation in clock_phases(record):
         print(f"  {name}: {clock:.0f} MHz, {watts:.0f} W, utilisation {utilisation:.0f}% (median of {samples})")
+    if os.path.exists(f"{record}/sustained.json"):
+        print()
+        print("Each kernel class back to back for 4 s after 2 s idle (tools/gpu-sustained.py; the last 2 s)")
+        for name, first, last, clock, watts, throttled in sustained(record):
+            rate = "{:.2f} TB/s" if name.startswith(("add", "layernorm")) else "{:.0f} TFLOP/s"
+            print(f"  {name}: {rate.format(first / 1e12)} -> {rate.format(last / 1e12)} ({percent(last / first - 1)}), "
+                  f"{clock:.0f} MHz, {watts:.0f} W{', at the power limit' if throttled else ''}")
 
 
 if __name__ == "__main__":
