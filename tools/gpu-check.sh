@@ -11,7 +11,8 @@
 #   --weft PATH        the weft binary (default build/tools/weft; a bundle's bin/weft on a GPU machine)
 #   --backend NAME     cuda (default) or cpu
 #   --scenario NAME    a scenario of scenarios/experiments or a file; repeat for several (default
-#                      gpt-4l-512-1xh100 and gpt3-1.3b-1xh100 on cuda, cpu-gpt-dp2 on cpu)
+#                      gpt-4l-512-1xh100, gpt3-1.3b-1xh100 and llama3-8b-4l-1xh100 on cuda,
+#                      cpu-gpt-dp2 on cpu)
 #   --launcher CMD     prefix of the commands that run on every rank, e.g. "mpirun -np 8"
 #                      (default: none, one rank)
 #   --quick            the bench's quick suite and 1 + 2 live iterations (a few seconds per step)
@@ -55,7 +56,7 @@ parts=gemm,attention,memory
 [ ${#launcher[@]} -eq 0 ] || parts+=,collectives,p2p
 [ -x "$weft" ] || { echo "tools/gpu-check.sh: no weft binary at $weft (--weft PATH)" >&2; exit 2; }
 if [ ${#scenarios[@]} -eq 0 ]; then
-  if [ "$backend" = cuda ]; then scenarios=(gpt-4l-512-1xh100 gpt3-1.3b-1xh100); else scenarios=(cpu-gpt-dp2); fi
+  if [ "$backend" = cuda ]; then scenarios=(gpt-4l-512-1xh100 gpt3-1.3b-1xh100 llama3-8b-4l-1xh100); else scenarios=(cpu-gpt-dp2); fi
 fi
 
 mkdir -p "$out"
