@@ -20,7 +20,7 @@ std::vector<Step> emit(const Module& module, const ShardContext& context, const 
 Model::Model(ModelSpec spec, ContextParallelAlgorithm cp_algorithm, ModelHead head, std::string prefix)
     : spec_(std::move(spec)), prefix_(std::move(prefix)) {
   const bool loss = head == ModelHead::loss;
-  if (spec_.kind == ModelKind::decoder) {
+  if (spec_.has_vocabulary()) {
     input_ = std::make_unique<TokenEmbedding>("embedding", spec_);
     if (loss) {
       output_ = std::make_unique<LanguageModelHead>("head", spec_, false);

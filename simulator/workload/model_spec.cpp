@@ -31,18 +31,18 @@ ModelSpec parse_model_spec(const JsonCursor& json) {
     json.at("kv_heads")
         .fail(std::to_string(spec.kv_heads) + " KV heads do not divide " + std::to_string(spec.heads) + " heads");
   }
-  if (spec.kind == ModelKind::decoder) {
+  if (spec.has_vocabulary()) {
     spec.vocab = bounded("vocab", 1LL << 32);
   } else if (json.find("vocab")) {
-    json.at("vocab").fail("only decoder models have a vocabulary");
+    json.at("vocab").fail("only token models (decoder, masked-lm) have a vocabulary");
   }
   if (auto value = json.find("activation")) spec.activation = value->as_enum(kActivationNames);
   if (auto value = json.find("norm")) spec.norm = value->as_enum(kNormKindNames);
   if (auto value = json.find("position")) spec.position = value->as_enum(kPositionEncodingNames);
   if (spec.position == PositionEncoding::learned) spec.max_positions = bounded("max_positions", 1 << 24);
   if (auto value = json.find("tied_embeddings")) spec.tied_embeddings = value->as_bool();
-  if (spec.tied_embeddings && spec.kind != ModelKind::decoder) {
-    json.at("tied_embeddings").fail("only decoder models have embeddings to tie");
+  if (spec.tied_embeddings && !spec.has_vocabulary()) {
+    json.at("tied_embeddings").fail("only token models (decoder, masked-lm) have embeddings to tie");
   }
   if (auto value = json.find("qkv_bias")) spec.qkv_bias = value->as_bool();
   if (auto value = json.find("linear_bias")) spec.linear_bias = value->as_bool();
@@ -51,7 +51,7 @@ ModelSpec parse_model_spec(const JsonCursor& json) {
     if (spec.dropout >= 1.0) value->fail("expected a probability in [0, 1)");
   }
   if (auto value = json.find("attention")) spec.attention = value->as_enum(kAttentionKernelNames);
-  if (spec.kind != ModelKind::decoder) {
+  if (!spec.has_vocabulary()) {
     spec.patch_input = bounded("patch_input", 1 << 24);
     if (auto value = json.find("output_width")) spec.output_width = value->as_nonnegative_int();
   }

@@ -11,7 +11,10 @@ namespace weft {
 // decoder: causal LLM with token embedding, LM head and cross-entropy loss.
 // encoder: bidirectional transformer over patch tokens (ViT).
 // dit: diffusion transformer over latent patch tokens with adaLN-Zero modulation.
-enum class ModelKind : std::uint8_t { decoder, encoder, dit };
+// masked-lm: bidirectional transformer over tokens with an LM head over every position and
+// cross-entropy loss, as Megatron-LM trains BERT (its head's dense transform and its
+// next-sentence head, under 1% of the FLOPs, are not modelled).
+enum class ModelKind : std::uint8_t { decoder, encoder, dit, masked_lm };
 enum class Activation : std::uint8_t { swiglu, gelu };
 enum class NormKind : std::uint8_t { rmsnorm, layernorm };
 enum class PositionEncoding : std::uint8_t { rope, learned, none };
@@ -19,7 +22,7 @@ enum class PositionEncoding : std::uint8_t { rope, learned, none };
 // materialized, as Korthikanti et al. account them.
 enum class AttentionKernel : std::uint8_t { flash, unfused };
 
-inline constexpr EnumNames<ModelKind, 3> kModelKindNames({"decoder", "encoder", "dit"});
+inline constexpr EnumNames<ModelKind, 4> kModelKindNames({"decoder", "encoder", "dit", "masked-lm"});
 inline constexpr EnumNames<Activation, 2> kActivationNames({"swiglu", "gelu"});
 inline constexpr EnumNames<NormKind, 2> kNormKindNames({"rmsnorm", "layernorm"});
 inline constexpr EnumNames<PositionEncoding, 3> kPositionEncodingNames({"rope", "learned", "none"});
@@ -55,6 +58,8 @@ struct ModelSpec {
   std::int64_t padded_vocab() const { return (vocab + vocab_multiple - 1) / vocab_multiple * vocab_multiple; }
   std::int64_t kv_width() const { return head_dim() * kv_heads; }
   bool causal() const { return kind == ModelKind::decoder; }
+  // Token models (decoder, masked-lm): a vocabulary, token embeddings and an LM head.
+  bool has_vocabulary() const { return kind == ModelKind::decoder || kind == ModelKind::masked_lm; }
 };
 
 // A model by name from scenarios/models/, inline, or {"base": "<name>", <fields to replace>}.

@@ -114,7 +114,7 @@ MultimodalSpec parse_multimodal_spec(const JsonCursor& json) {
 
 std::int64_t ModuleSpec::output_width() const {
   if (projector) return projector->output_width;
-  return model.kind != ModelKind::decoder && model.output_width > 0 ? model.output_width : model.hidden;
+  return !model.has_vocabulary() && model.output_width > 0 ? model.output_width : model.hidden;
 }
 
 int MultimodalSpec::layers() const {

@@ -227,6 +227,15 @@ TEST_CASE("bad training scenarios exit 2 with the JSON path and the reason", "[c
           "training": {"global_batch": 8, "seq_len": 4096})" +
           plan,
       "cluster.calibration: profile 'a100-sxm-80gb' was measured on 'a100-sxm-80gb'");
+  // A token model needs its vocabulary; a patch model has none.
+  const std::string rest = R"(, "cluster": {"base": "dgx-h100", "gpus": 8},
+                              "training": {"global_batch": 8, "seq_len": 512})" +
+                           plan;
+  test::expect_simulate_rejects(R"({"model": {"base": "bert-large", "vocab": null})" + rest,
+                                "model.vocab: expected an integer");
+  test::expect_simulate_rejects(R"({"model": {"base": "vit-5b", "vocab": 1000})" + rest,
+                                "model.vocab: only token models (decoder, masked-lm) have a vocabulary");
+  test::expect_simulate_rejects(R"({"model": {"base": "bert-large", "kind": "bert"})" + rest, "model.kind:");
 }
 
 TEST_CASE("the bundled GPU's profile costs a scenario by default; --calibration none turns it off", "[cli]") {

@@ -140,5 +140,39 @@ TEST_CASE("grouped-query attention ops carry their key and value heads", "[model
   }
 }
 
+TEST_CASE("a masked-LM model attends both ways over tokens and keeps the LM head", "[model]") {
+  // BERT-Large (Devlin et al. 2019): 340M parameters by its paper; by its shape, 24 layers of
+  // 12 h^2 + 13 h, token and position embeddings and the final norm (its pooler, token types and
+  // next-sentence head are left out).
+  const Model bert = named_model("bert-large");
+  REQUIRE(bert.spec().kind == ModelKind::masked_lm);
+  CHECK_FALSE(bert.spec().causal());
+  const double h = 1024, layers = 24, vocab = 30522, positions = 512;
+  CHECK(static_cast<double>(bert.parameter_count()) ==
+        Approx(layers * (12 * h * h + 13 * h) + (vocab + positions) * h + 2 * h).epsilon(0.001));
+  CHECK(static_cast<double>(bert.parameter_count()) == Approx(340e6).epsilon(0.02));
+  // The same layers as a causal decoder: every op alike but attention, which computes the full
+  // s x s scores instead of half of them.
+  const auto document = JsonDocument::parse_text(R"({"base": "bert-large", "kind": "decoder"})", "test");
+  const Model decoder(load_model_spec(document.root()));
+  ShardContext context;
+  context.micro_batch = 2;
+  context.seq_len = 512;
+  const std::vector<Step> both_ways = bert.layer_steps(context, 0);
+  const std::vector<Step> causal = decoder.layer_steps(context, 0);
+  REQUIRE(both_ways.size() == causal.size());
+  const double full_scores = 4.0 * 2 * 512 * 512 * h;  // QK^T and PV, 2 FLOPs a multiply-add
+  for (std::size_t i = 0; i < both_ways.size(); ++i) {
+    INFO(both_ways[i].name);
+    if (both_ways[i].attention_core) {
+      CHECK(both_ways[i].forward->flops == Approx(full_scores));
+      CHECK(causal[i].forward->flops == Approx(full_scores / 2));
+      CHECK(both_ways[i].forward->shape[5] == 0);
+    } else if (both_ways[i].forward) {
+      CHECK(both_ways[i].forward->flops == causal[i].forward->flops);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace weft
