@@ -19,21 +19,25 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib
 from weft_runs import out_of_memory, weft_json  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MODELS = [("BERT-Large", "bert-large"), ("GPT-2 345M", "gpt2-345m"), ("GPT-3 2.7B", "gpt3-2.7b"), ("GPT-3 6.7B", "gpt3-6.7b")]
+MODELS = [("BERT-Large", "bert-large"), ("GPT-2 345M", "gpt2-345m"), ("GPT-3 Medium", "gpt3-medium"),
+          ("GPT-3 2.7B", "gpt3-2.7b"), ("GPT-3 6.7B", "gpt3-6.7b")]
 FREQUENCIES = ["6h", "1h", "10min"]
 POLICIES = ["oobleck", "varuna", "bamboo"]
 # papers/002, Table 2.2 (samples/s); None: out of memory.
 PAPER = {
     "oobleck": {"bert-large": {"6h": 287.10, "1h": 286.28, "10min": 282.11},
                 "gpt2-345m": {"6h": 85.59, "1h": 85.42, "10min": 84.80},
+                "gpt3-medium": {"6h": 29.30, "1h": 29.21, "10min": 28.70},
                 "gpt3-2.7b": {"6h": 7.29, "1h": 7.23, "10min": 6.89},
                 "gpt3-6.7b": {"6h": 4.33, "1h": 4.22, "10min": 3.55}},
     "varuna": {"bert-large": {"6h": 260.11, "1h": 246.03, "10min": 173.52},
                "gpt2-345m": {"6h": 86.51, "1h": 85.17, "10min": 76.39},
+               "gpt3-medium": {"6h": 29.50, "1h": 28.49, "10min": 20.19},
                "gpt3-2.7b": {"6h": 7.27, "1h": 6.53, "10min": 1.76},
                "gpt3-6.7b": {"6h": 4.14, "1h": 2.69, "10min": 0.26}},
     "bamboo": {"bert-large": {"6h": 77.04, "1h": 75.60, "10min": 69.84},
                "gpt2-345m": {"6h": 17.47, "1h": 17.13, "10min": 16.01},
+               "gpt3-medium": None,
                "gpt3-2.7b": None,
                "gpt3-6.7b": None},
 }
