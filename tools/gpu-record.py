@@ -68,17 +68,22 @@ def live_against_bench(record, scenario):
     return rows, len(events)
 
 
-def rows_of(reference, part):
-    return reference[part]["rows"] if isinstance(reference[part], dict) else reference[part]
+def smi_rows(path, columns):
+    """nvidia-smi's CSV samples, and each one's time (UTC, seconds since the epoch)."""
+    with open(path) as f:
+        rows = [r for r in csv.reader(f) if len(r) == columns and r[0][:1].isdigit()]
+    utc = datetime.timezone.utc
+    return rows, [datetime.datetime.strptime(r[0].strip(), "%Y/%m/%d %H:%M:%S.%f").replace(tzinfo=utc).timestamp()
+                  for r in rows]
 
 
 def bench_against_pytorch(record):
     """{check: [(shape, bench_s, pytorch_s)]} over the shapes both measured."""
     reference = load(f"{record}/pytorch-kernels.json")
-    grid = {(r["m"], r["n"], r["k"]): r["median_s"] for r in rows_of(reference, "gemm_grid_nn")}
-    layers = {(r["pass"], r["m"], r["n"], r["k"]): r["median_s"] for r in rows_of(reference, "gemm_layers")}
+    grid = {(r["m"], r["n"], r["k"]): r["median_s"] for r in reference["gemm_grid_nn"]}
+    layers = {(r["pass"], r["m"], r["n"], r["k"]): r["median_s"] for r in reference["gemm_layers"]}
     attention = {(r["heads"], r["seq"], r["head_dim"], bool(r["causal"])): (r["fwd_s"], r["bwd_s"])
-                 for r in rows_of(reference, "attention") if r["backend"] == "cudnn"}
+                 for r in reference["attention"] if r["backend"] == "cudnn"}
     checks = {"GEMM, the suite's NN grid": [], "GEMM, the scenarios' layers (fwd nt, dgrad nn, wgrad tn)": [],
               "cuDNN attention forward": [], "cuDNN attention backward": []}
     files = [f"{record}/bench.json"] + sorted(glob.glob(f"{record}/*.bench.json"))
@@ -106,10 +111,8 @@ def bench_against_pytorch(record):
 
 def clock_phases(record):
     """(phase, samples, median SM MHz, median W, median utilisation %) per phase of phases.json."""
-    with open(f"{record}/clocks.csv") as f:
-        rows = [r for r in csv.reader(f) if len(r) == 7 and r[0][:1].isdigit()]
-    stamp = [datetime.datetime.strptime(r[0].strip(), "%Y/%m/%d %H:%M:%S.%f") for r in rows]
-    seconds = [(t - stamp[0]).total_seconds() for t in stamp]
+    rows, stamps = smi_rows(f"{record}/clocks.csv", 7)
+    seconds = [t - stamps[0] for t in stamps]
     out = []
     for phase in load(f"{record}/phases.json")["phases"]:
         inside = [r for t, r in zip(seconds, rows) if phase["from_s"] <= t < phase["to_s"]]
@@ -121,11 +124,8 @@ def clock_phases(record):
 def sustained(record):
     """(case, rate in the first window, rate over the last second, SM MHz, W, throttled) per case."""
     result = load(f"{record}/sustained.json")
-    with open(f"{record}/sustained.csv") as f:
-        rows = [r for r in csv.reader(f) if len(r) == 6 and r[0][:1].isdigit()]
-    utc = datetime.timezone.utc
-    seconds = [datetime.datetime.strptime(r[0].strip(), "%Y/%m/%d %H:%M:%S.%f").replace(tzinfo=utc).timestamp() -
-               result["t0_unix"] for r in rows]
+    rows, stamps = smi_rows(f"{record}/sustained.csv", 6)
+    seconds = [t - result["t0_unix"] for t in stamps]
     out = []
     for case in result["cases"]:
         # The last 2 s of the case: the clock has settled where the power limit holds it.
