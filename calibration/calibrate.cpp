@@ -33,6 +33,11 @@ MeasurementSet merge(const std::vector<MeasurementFile>& files) {
                       file.name, file.set.device, file.set.backend, files.front().name, merged.device, merged.backend));
     }
     merged.ranks = std::max(merged.ranks, file.set.ranks);
+    if (file.set.host_issue && &file != &files.front()) {
+      if (!merged.host_issue) merged.host_issue = HostIssueMeasurement{};
+      auto& samples = merged.host_issue->samples_ns;
+      samples.insert(samples.end(), file.set.host_issue->samples_ns.begin(), file.set.host_issue->samples_ns.end());
+    }
     for (const Measurement& m : file.set.measurements) {
       const auto [it, inserted] =
           index.try_emplace({m.op, m.dtype, m.kernel, m.shape, m.split, m.grid}, merged.measurements.size());
@@ -115,6 +120,7 @@ std::shared_ptr<CalibratedCostModel> fit(const MeasurementSet& set) {
   const auto bandwidths = best_memory_bandwidth(set.measurements);
   for (const auto& [dtype, flops] : peaks) model->set_peak_flops(dtype, flops);
   for (const auto& [dtype, bandwidth] : bandwidths) model->set_memory_bandwidth(dtype, bandwidth);
+  if (set.host_issue) model->set_host_issue_ns(static_cast<TimeNs>(std::llround(set.host_issue->median_ns())));
 
   std::map<CalibratedCostModel::AttentionKey, std::vector<GridSample>> attention;
   std::map<Dtype, std::vector<GridSample>> memory;

@@ -10,6 +10,8 @@ namespace {
 constexpr std::string_view kMeasurementsFormat = "weft-measurements";
 // Version 2 added kernels, off-grid GEMMs, norm and optimizer measurements, and sources.
 constexpr int kMeasurementsVersion = 2;
+// A host that takes longer than this to issue one op is a measurement gone wrong.
+constexpr double kMaxHostIssueNs = 1e7;
 
 const std::vector<std::string_view> kGemmFields = {"m", "n", "k"};
 // kv_heads is optional: without it, or equal to heads, the shape has six dimensions (multi-head).
@@ -31,6 +33,14 @@ Kernel read_measured_kernel(const JsonCursor& json, OpClass op) {
     return Kernel::any;
   }
   return read_kernel(*kernel, op);
+}
+
+// A measurement's "source": a key of the file's "sources".
+std::string read_source_key(const JsonCursor& source, const std::vector<std::pair<std::string, std::string>>& sources) {
+  std::string key = source.as_string();
+  const bool known = std::any_of(sources.begin(), sources.end(), [&](const auto& s) { return s.first == key; });
+  if (!known) source.fail("'" + key + "' is not a key of the file's \"sources\"");
+  return key;
 }
 
 Measurement read_measurement(const JsonCursor& json, const std::vector<std::pair<std::string, std::string>>& sources) {
@@ -80,13 +90,25 @@ Measurement read_measurement(const JsonCursor& json, const std::vector<std::pair
   const JsonCursor samples = json.at("samples_ns");
   for (const JsonCursor& sample : samples.elements()) m.samples_ns.push_back(sample.as_positive_number());
   if (m.samples_ns.empty()) samples.fail("expected at least one sample");
-  if (auto source = json.find("source")) {
-    m.source = source->as_string();
-    const bool known = std::any_of(sources.begin(), sources.end(), [&](const auto& s) { return s.first == m.source; });
-    if (!known) source->fail("'" + m.source + "' is not a key of the file's \"sources\"");
-  }
+  if (auto source = json.find("source")) m.source = read_source_key(*source, sources);
   if (auto label = json.find("label")) m.label = label->as_string();
   return m;
+}
+
+// {"samples_ns": [...], "source": key, "label": text}
+HostIssueMeasurement read_host_issue(const JsonCursor& json, const std::vector<std::pair<std::string, std::string>>& sources) {
+  json.expect_only({"samples_ns", "source", "label", "median_ns"});
+  HostIssueMeasurement host;
+  const JsonCursor samples = json.at("samples_ns");
+  for (const JsonCursor& sample : samples.elements()) {
+    const double ns = sample.as_nonnegative_number();
+    if (ns > kMaxHostIssueNs) sample.fail("expected at most " + std::to_string(kMaxHostIssueNs) + " ns");
+    host.samples_ns.push_back(ns);
+  }
+  if (host.samples_ns.empty()) samples.fail("expected at least one sample");
+  if (auto source = json.find("source")) host.source = read_source_key(*source, sources);
+  if (auto label = json.find("label")) host.label = label->as_string();
+  return host;
 }
 
 }  // namespace
@@ -141,7 +163,7 @@ const std::vector<std::string_view>& measurement_shape_fields(OpClass op, Kernel
 
 MeasurementSet read_measurements(const JsonCursor& root) {
   root.expect_only({"format", "version", "backend", "device", "device_memory_bytes", "libraries", "timestamp", "ranks",
-                    "ranks_per_node", "settings", "sources", "notes", "measurements"});
+                    "ranks_per_node", "settings", "sources", "notes", "measurements", "host_issue"});
   const JsonCursor format = root.at("format");
   if (format.as_string() != kMeasurementsFormat)
     format.fail("expected \"" + std::string(kMeasurementsFormat) + "\" (a weft bench output)");
@@ -181,6 +203,7 @@ MeasurementSet read_measurements(const JsonCursor& root) {
     set.measurements.push_back(read_measurement(element, set.sources));
   }
   if (set.measurements.empty()) measurements.fail("expected at least one measurement (the suite is empty)");
+  if (auto host = root.find("host_issue")) set.host_issue = read_host_issue(*host, set.sources);
   return set;
 }
 
@@ -231,6 +254,12 @@ nlohmann::json measurements_json(const MeasurementSet& set) {
     for (const auto& [key, citation] : set.sources) json["sources"][key] = citation;
   }
   if (!set.notes.empty()) json["notes"] = set.notes;
+  if (set.host_issue) {
+    nlohmann::json host = {{"samples_ns", set.host_issue->samples_ns}, {"median_ns", set.host_issue->median_ns()}};
+    if (!set.host_issue->source.empty()) host["source"] = set.host_issue->source;
+    if (!set.host_issue->label.empty()) host["label"] = set.host_issue->label;
+    json["host_issue"] = host;
+  }
   return json;
 }
 

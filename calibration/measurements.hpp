@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,6 +42,16 @@ struct Measurement {
   std::int64_t field(std::string_view name) const;
 };
 
+// The host's time to issue one op while the device is busy (a framework's dispatch and launch;
+// docs/host-issue.md): what a host-issued stream's ops wait for when they are shorter.
+struct HostIssueMeasurement {
+  std::vector<double> samples_ns;
+  std::string source{};  // as Measurement::source
+  std::string label{};   // what was issued, for people
+
+  double median_ns() const { return sample_stats(samples_ns).median; }
+};
+
 // A measurement file: what `weft bench` measured on one backend and device.
 struct MeasurementSet {
   std::string backend;  // "cpu" or "cuda"
@@ -55,6 +66,7 @@ struct MeasurementSet {
   int warmup = 0;
   int samples = 0;
   std::vector<Measurement> measurements;
+  std::optional<HostIssueMeasurement> host_issue;
   // Where measurements not made by `weft bench` come from: citation per key, and remarks.
   std::vector<std::pair<std::string, std::string>> sources;
   std::vector<std::string> notes;

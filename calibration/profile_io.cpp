@@ -109,7 +109,7 @@ nlohmann::json profile_json(const Calibration& calibration, const std::string& c
     }
     communication.push_back(entry);
   }
-  return {{"format", kFormat},
+  nlohmann::json profile = {{"format", kFormat},
           {"version", kVersion},
           {"backend", calibration.measurements.backend},
           {"device", model.device()},
@@ -123,6 +123,8 @@ nlohmann::json profile_json(const Calibration& calibration, const std::string& c
           {"memory_kernels", memory_kernels},
           {"communication", communication},
           {"holdout", holdout_json(calibration.holdout)}};
+  if (model.host_issue_ns() > 0) profile["host_issue_us"] = static_cast<double>(model.host_issue_ns()) / 1e3;
+  return profile;
 }
 
 }  // namespace weft

@@ -92,6 +92,9 @@ class CalibratedCostModel {
     attention_[{pass, dtype, causal, kernel}] = std::move(efficiency);
   }
   void set_memory_bound(Dtype dtype, LogGridTable efficiency) { memory_bound_[dtype] = std::move(efficiency); }
+  // The host's time to issue one op (docs/host-issue.md); 0 where the profile measured none.
+  void set_host_issue_ns(TimeNs ns) { host_issue_ns_ = ns; }
+  TimeNs host_issue_ns() const { return host_issue_ns_; }
   void set_memory_kernel(Kernel kernel, Dtype dtype, LogGridTable efficiency) {
     memory_kernels_[{kernel, dtype}] = std::move(efficiency);
   }
@@ -138,6 +141,7 @@ class CalibratedCostModel {
   std::map<Dtype, LogGridTable> memory_bound_;
   std::map<KernelKey, LogGridTable> memory_kernels_;
   std::map<CommunicationKey, CommunicationFit> communication_;
+  TimeNs host_issue_ns_ = 0;
 };
 
 // Whether `op_class` is costed by the memory-bound efficiency curve.

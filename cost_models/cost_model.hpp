@@ -13,6 +13,10 @@ class CostModel {
  public:
   virtual ~CostModel() = default;
   virtual TimeNs duration(const OpWork& work, const DeviceSpec& spec) const = 0;
+  // The host's time to issue one op to a device of `spec` (a framework's dispatch and launch):
+  // the ops of a host-issued stream start no faster than their host issues them
+  // (docs/host-issue.md). Zero: the host is never what an op waits for.
+  virtual TimeNs host_issue_ns(const DeviceSpec& /*spec*/) const { return 0; }
 };
 
 }  // namespace weft

@@ -137,7 +137,7 @@ CommunicationFit read_communication_fit(const JsonCursor& entry) {
 std::shared_ptr<const CalibratedCostModel> read_profile(const JsonCursor& root) {
   root.expect_only({"format", "version", "backend", "device", "created", "measurements", "peak_flops",
                     "memory_bandwidth", "gemm", "attention", "memory_bound", "memory_kernels", "communication",
-                    "holdout"});
+                    "holdout", "host_issue_us"});
   const JsonCursor format = root.at("format");
   if (format.as_string() != kFormat) format.fail("expected \"" + std::string(kFormat) + "\" (a weft calibrate output)");
   const JsonCursor version = root.at("version");
@@ -147,6 +147,11 @@ std::shared_ptr<const CalibratedCostModel> read_profile(const JsonCursor& root) 
   auto model = std::make_shared<CalibratedCostModel>(root.at("device").as_string());
   for (const auto& [dtype, rate] : read_rates(root.at("peak_flops"))) model->set_peak_flops(dtype, rate);
   for (const auto& [dtype, rate] : read_rates(root.at("memory_bandwidth"))) model->set_memory_bandwidth(dtype, rate);
+  if (auto host = root.find("host_issue_us")) {
+    const double us = host->as_nonnegative_number();
+    if (us > kMaxHostIssueUs) host->fail("expected at most " + std::to_string(kMaxHostIssueUs) + " us");
+    model->set_host_issue_ns(static_cast<TimeNs>(std::llround(us * 1e3)));
+  }
   for (const JsonCursor& entry : root.at("gemm").elements()) {
     const Dtype dtype = read_dtype(entry, model->peak_flops(), "peak_flops");
     model->set_gemm(dtype, read_gemm(entry));

@@ -15,6 +15,9 @@ inline constexpr std::string_view kFormat = "weft-profile";
 // Version 2 added GEMM layouts and points, attention kernels and memory-bound kernel tables.
 inline constexpr int kVersion = 2;
 
+// A host that takes longer than this to issue one op is a profile gone wrong.
+inline constexpr double kMaxHostIssueUs = 1e4;
+
 inline const std::vector<std::string> kGemmAxes = {"m", "n", "k"};
 inline const std::vector<std::string> kAttentionAxes = {"batch_heads", "sequence", "head_dim"};
 inline const std::vector<std::string> kMemoryAxes = {"bytes"};

@@ -61,6 +61,11 @@ void RooflineCostModel::set_rule(OpClass op_class, const RooflineRule& rule) {
   rules_[index(op_class)] = rule;
 }
 
+void RooflineCostModel::set_host_issue_ns(TimeNs ns) {
+  if (ns < 0) throw InputError("host issue time must be >= 0");
+  host_issue_ns_ = ns;
+}
+
 void RooflineCostModel::set_custom_rule(OpClass op_class, CustomRule rule) {
   custom_rules_[index(op_class)] = std::move(rule);
 }
@@ -85,7 +90,7 @@ TimeNs RooflineCostModel::duration(const OpWork& work, const DeviceSpec& spec) c
 }
 
 RooflineCostModel RooflineCostModel::from_json(const JsonCursor& json) {
-  json.expect_only({"default", "classes"});
+  json.expect_only({"default", "classes", "host_issue_ns"});
   RooflineRule default_rule;
   if (auto value = json.find("default")) default_rule = parse_rule(*value, default_rule);
   RooflineCostModel model(default_rule);
@@ -96,6 +101,7 @@ RooflineCostModel RooflineCostModel::from_json(const JsonCursor& json) {
       model.set_rule(*op_class, parse_rule(value, default_rule));
     }
   }
+  if (auto host = json.find("host_issue_ns")) model.set_host_issue_ns(host->as_nonnegative_int());
   return model;
 }
 

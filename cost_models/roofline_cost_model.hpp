@@ -35,7 +35,11 @@ class RooflineCostModel final : public CostModel {
 
   TimeNs duration(const OpWork& work, const DeviceSpec& spec) const override;
 
-  // Reads {"default": RULE, "classes": {"gemm": RULE, ...}} where RULE is
+  // The host's time to issue an op on a host-issued stream, whatever the device (docs/host-issue.md).
+  void set_host_issue_ns(TimeNs ns);
+  TimeNs host_issue_ns(const DeviceSpec& /*spec*/) const override { return host_issue_ns_; }
+
+  // Reads {"default": RULE, "classes": {"gemm": RULE, ...}, "host_issue_ns": t} where RULE is
   // {"efficiency": {"flops": f, "memory": m, "network": n}, "launch_overhead_ns": t, "fixed_ns": t}.
   // A class rule starts from the default rule and changes only the fields it names.
   static RooflineCostModel from_json(const JsonCursor& json);
@@ -45,6 +49,7 @@ class RooflineCostModel final : public CostModel {
 
   std::array<RooflineRule, kOpClassCount> rules_;
   std::array<CustomRule, kOpClassCount> custom_rules_;
+  TimeNs host_issue_ns_ = 0;
 };
 
 }  // namespace weft

@@ -22,7 +22,14 @@ void Simulation<kComposites>::start_composite(OpId op) {
   for (std::size_t j = 1; j < streams.size(); ++j) {
     offsets_[j] = std::max<TimeNs>(0, stream_free_[streams[j].value()] - origin);
   }
-  std::shared_ptr<const TemplateSchedule> schedule = templates_.schedule(subgraph, offsets_);
+  host_offsets_.assign(streams.size(), kHostAhead);
+  if (!composite_host_issued_.empty()) {
+    for (std::size_t j = 0; j < streams.size(); ++j) {
+      const TimeNs issued = composite_host_issued_[graph_.composite(composite).binding_begin + j];
+      if (issued != kHostAhead) host_offsets_[j] = issued - origin;
+    }
+  }
+  std::shared_ptr<const TemplateSchedule> schedule = templates_.schedule(subgraph, offsets_, host_offsets_);
   const TemplateSchedule& times = *schedule;
   check_exact(op, subgraph, times, origin);
 

@@ -13,7 +13,12 @@ OpDurations::OpDurations(const Graph& graph, const CostModel& cost_model)
       spec_count_(graph.device_spec_count()),
       table_(graph.work_count() * graph.device_spec_count(), -1) {
   for (std::size_t s = 0; s < graph.stream_count(); ++s) {
-    stream_spec_.push_back(graph.device(graph.stream(StreamId(static_cast<StreamId::value_type>(s))).device).spec);
+    const StreamInfo& stream = graph.stream(StreamId::at(s));
+    stream_spec_.push_back(graph.device(stream.device).spec);
+    const TimeNs host = stream.host_issued ? cost_model.host_issue_ns(graph.spec(stream_spec_.back())) : 0;
+    if (host < 0) throw std::logic_error("cost model returned a negative host issue time");
+    host_issue_.push_back(host);
+    any_host_issue_ = any_host_issue_ || host > 0;
   }
 }
 

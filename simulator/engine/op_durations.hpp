@@ -26,6 +26,10 @@ class OpDurations {
   // A collective's members all take the longest member's time: they finish together.
   TimeNs of_collective(CollectiveId collective) const;
 
+  // The host's time to issue an op on `stream`: zero unless the stream is host-issued.
+  TimeNs host_issue(StreamId stream) const { return host_issue_[stream.value()]; }
+  bool any_host_issue() const { return any_host_issue_; }
+
  private:
   TimeNs cost(OpId op, std::size_t index) const;
 
@@ -33,6 +37,8 @@ class OpDurations {
   const CostModel& cost_model_;
   std::size_t spec_count_;
   std::vector<DeviceSpecId> stream_spec_;  // by stream id
+  std::vector<TimeNs> host_issue_;         // by stream id
+  bool any_host_issue_ = false;
   mutable std::vector<TimeNs> table_;      // by work id * spec count + spec id; -1 until costed
 };
 

@@ -9,6 +9,7 @@
 
 #include "simulator/engine/critical_path.hpp"
 #include "simulator/engine/simulation_state.hpp"
+#include "simulator/engine/template_scheduler.hpp"
 
 namespace weft {
 namespace simulation_detail {
@@ -59,6 +60,7 @@ inline SimulationResult Simulation<kComposites>::run() {
   count_readers_inside_composites();
   for (std::size_t i = 0; i < graph_.op_count(); ++i) pending_[i] = graph_.dependency_count(op_id(i));
   delay_streams_not_yet_available();
+  schedule_host_issue();
   // Starting an op can make a composite ready at once (one running the op's stream as a
   // secondary stream), so the ops ready at the outset are listed before any starts.
   std::vector<OpId> ready_at_start;
@@ -151,12 +153,18 @@ inline void Simulation<kComposites>::count_readers_inside_composites() {
 // it starts): its first op waits for an event at that time, or for a composite running it as
 // a secondary stream, knows the time from stream_free_.
 template <bool kComposites>
-inline void Simulation<kComposites>::delay_streams_not_yet_available() {
-  if (options_.stream_available.empty()) return;
+inline std::vector<OpId> Simulation<kComposites>::first_op_of_each_stream() const {
   std::vector<OpId> first(graph_.stream_count(), OpId::none());
   for (std::size_t i = graph_.op_count(); i-- > 0;) {
     for (StreamId stream : op_streams(graph_, op_id(i))) first[stream.value()] = op_id(i);
   }
+  return first;
+}
+
+template <bool kComposites>
+inline void Simulation<kComposites>::delay_streams_not_yet_available() {
+  if (options_.stream_available.empty()) return;
+  const std::vector<OpId> first = first_op_of_each_stream();
   for (std::size_t s = 0; s < graph_.stream_count() && s < options_.stream_available.size(); ++s) {
     const TimeNs available = options_.stream_available[s];
     if (available <= 0 || !first[s].valid()) continue;
@@ -164,6 +172,42 @@ inline void Simulation<kComposites>::delay_streams_not_yet_available() {
     if (graph_.op_stream(first[s]).value() != s) continue;
     ++pending_[first[s].value()];
     running_.push(static_cast<std::uint64_t>(available), make_event(first[s], kStreamAvailable));
+  }
+}
+
+// The host of a host-issued stream issues its ops in order, one every host_issue_ns, from the
+// time given for it (0 for an iteration) and never waits for the device: the k-th op is issued
+// at a time known before the run. A composite learns when the host issued what precedes it
+// there, and its template's schedule follows (TemplateScheduler::schedule).
+template <bool kComposites>
+inline void Simulation<kComposites>::schedule_host_issue() {
+  if (!duration_.any_host_issue()) return;
+  const std::vector<OpId> first = first_op_of_each_stream();
+  for (std::size_t s = 0; s < graph_.stream_count(); ++s) {
+    const TimeNs cost = duration_.host_issue(StreamId::at(s));
+    TimeNs issued = options_.host_issued_until.empty() ? 0 : options_.host_issued_until[s];
+    if (cost == 0 || issued == kHostAhead) continue;
+    if (host_issued_.empty()) {
+      host_issued_.assign(graph_.op_count(), kHostAhead);
+      if constexpr (kComposites) composite_host_issued_.assign(graph_.composite_binding_count(), kHostAhead);
+    }
+    for (OpId op = first[s]; op.valid();) {
+      if constexpr (kComposites) {
+        if (graph_.is_composite(op)) {
+          const CompositeId composite = graph_.op_composite(op);
+          const auto streams = graph_.composite_streams(composite);
+          const auto j = static_cast<std::size_t>(std::find(streams.begin(), streams.end(), StreamId::at(s)) -
+                                                  streams.begin());
+          composite_host_issued_[graph_.composite(composite).binding_begin + j] = issued;
+          issued += templates_.issued_host_ns(graph_.subgraph(graph_.composite(composite).subgraph), j);
+          op = graph_.composite_next(composite)[j];
+          continue;
+        }
+      }
+      issued += cost;
+      host_issued_[op.value()] = issued;
+      op = graph_.op(op).next_in_stream;
+    }
   }
 }
 
@@ -190,6 +234,10 @@ void Simulation<kComposites>::handle_composite_event(const Event& event) {
       return;
     case kStreamAvailable:
       release(event.op, OpId::none());
+      return;
+    case kHostIssued:  // the op was ready before: its host is what it waited for
+      result_.op_binding[event.op.value()] = OpId::none();
+      on_ready(event.op, now_);
       return;
   }
 }
@@ -262,6 +310,10 @@ inline void Simulation<kComposites>::on_ready(OpId op, TimeNs now) {
       start_composite(op);
       return;
     }
+  }
+  if (!host_issued_.empty() && host_issued_[op.value()] > now) {
+    running_.push(static_cast<std::uint64_t>(host_issued_[op.value()]), make_event(op, kHostIssued));
+    return;
   }
   if (record.collective.valid()) {
     const auto members = graph_.collective_members(record.collective);

@@ -18,8 +18,8 @@ namespace weft::simulation_detail {
 
 // What an event completes. Primitive ops finish; a composite's output ports, signals, stream
 // releases and end come at the times its template's schedule gives; a stream that is busy
-// before the run (a template's) becomes available.
-enum EventKind : std::uint32_t { kFinish, kPort, kSignal, kRelease, kDone, kStreamAvailable };
+// before the run (a template's) becomes available; the host issues an op that was ready before.
+enum EventKind : std::uint32_t { kFinish, kPort, kSignal, kRelease, kDone, kStreamAvailable, kHostIssued };
 
 struct Event {
   OpId op;                 // for kStreamAvailable: the first op of the stream
@@ -92,7 +92,9 @@ class Simulation {
 
   void allocate_initial_tensors();
   void count_readers_inside_composites();
+  std::vector<OpId> first_op_of_each_stream() const;
   void delay_streams_not_yet_available();
+  void schedule_host_issue();
 
   [[gnu::noinline]] void handle_composite_event(const Event& event);
   [[gnu::always_inline]] void release(OpId op, OpId by);
@@ -222,6 +224,12 @@ class Simulation {
   std::vector<TimeNs> free_time_;    // by tensor: latest end of its readers so far
   std::vector<TimeNs> stream_free_;  // by stream: when the ops started on it so far end
   std::vector<TimeNs> offsets_;      // scratch: a composite's stream offsets
+  std::vector<TimeNs> host_offsets_;  // scratch: when its hosts issued what precedes it
+  // Where a host issues streams (schedule_host_issue): by op, when the host has issued it; by
+  // composite stream binding, when the host has issued what precedes the composite there.
+  // Empty when no host holds any op back; kHostAhead for ops and bindings no host issues.
+  std::vector<TimeNs> host_issued_;
+  std::vector<TimeNs> composite_host_issued_;
   std::vector<LaterEffect> later_;   // min-heap by time
   TimeNs composite_end_ = 0;
   SimulationResult result_;

@@ -32,6 +32,10 @@ struct TemplateSchedule {
   std::vector<TimeNs> op_end;              // per template op
   std::vector<TimeNs> stream_first_start;  // per template stream: start of its first op
   std::vector<TimeNs> stream_release;      // per template stream: end of its last op
+  // Per template stream: the latest time (from the origin) by which its host may have issued
+  // every op before the template without holding back any op inside; the maximum TimeNs for a
+  // stream no host issues (docs/host-issue.md).
+  std::vector<TimeNs> host_slack;
   std::vector<TimeNs> output_alloc;        // per output port: start of its producer
   std::vector<TimeNs> output_ready;        // per output port: end of its producer
   std::vector<TimeNs> output_release;      // per output port: end of its last reader inside, or -1

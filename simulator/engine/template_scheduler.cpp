@@ -1,5 +1,8 @@
 #include "simulator/engine/template_scheduler.hpp"
 
+#include <algorithm>
+#include <limits>
+
 #include "simulator/core/hash_mix.hpp"
 #include "simulator/engine/op_durations.hpp"
 #include "simulator/engine/simulation.hpp"
@@ -77,6 +80,8 @@ std::uint64_t TemplateScheduler::durations_hash(const Subgraph& subgraph) {
   const Graph& graph = subgraph.graph();
   const OpDurations duration(graph, cost_model_);
   std::uint64_t hash = 0;
+  for (std::size_t s = 0; s < graph.stream_count(); ++s)
+    hash = hash_mix(hash, static_cast<std::uint64_t>(duration.host_issue(StreamId::at(s))));
   for (std::size_t i = 0; i < graph.op_count(); ++i) {
     const OpId op(static_cast<OpId::value_type>(i));
     const OpRecord& record = graph.op(op);
@@ -94,32 +99,122 @@ std::uint64_t TemplateScheduler::durations_hash(const Subgraph& subgraph) {
   return hash;
 }
 
+namespace {
+
+// Whether a host that has issued what precedes the template by `host_offsets` holds back an op
+// of `schedule` (simulated with every host ahead). An op of an in_order stream starts the
+// instant it is ready, so a host that issues each op by then changes nothing.
+bool host_holds_back(const TemplateSchedule& schedule, std::span<const TimeNs> host_offsets) {
+  for (std::size_t j = 0; j < host_offsets.size(); ++j) {
+    if (host_offsets[j] != kHostAhead && host_offsets[j] > schedule.host_slack[j]) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::shared_ptr<const TemplateSchedule> TemplateScheduler::schedule(const Subgraph& subgraph,
-                                                                    std::span<const TimeNs> offsets) {
+                                                                    std::span<const TimeNs> offsets,
+                                                                    std::span<const TimeNs> host_offsets) {
+  const std::vector<TimeNs> hosts_ahead(offsets.size(), kHostAhead);
   std::shared_ptr<const TemplateSchedule>& unshifted = unshifted_[&subgraph];
   if (unshifted) {
     ++remembered_hits_;
   } else {
-    unshifted = find_or_simulate(subgraph, std::vector<TimeNs>(offsets.size(), 0));
+    unshifted = find_or_simulate(subgraph, std::vector<TimeNs>(offsets.size(), 0), hosts_ahead);
   }
   // Streams that free before their first op would start anyway change nothing.
   bool shifted = false;
   for (std::size_t j = 0; j < offsets.size(); ++j) shifted = shifted || offsets[j] > unshifted->stream_first_start[j];
-  return shifted ? find_or_simulate(subgraph, {offsets.begin(), offsets.end()}) : unshifted;
+  std::shared_ptr<const TemplateSchedule> free_host =
+      shifted ? find_or_simulate(subgraph, {offsets.begin(), offsets.end()}, hosts_ahead) : unshifted;
+  if (!host_holds_back(*free_host, host_offsets)) return free_host;
+  return find_or_simulate(subgraph, {offsets.begin(), offsets.end()}, host_offsets);
 }
 
 std::shared_ptr<const TemplateSchedule> TemplateScheduler::find_or_simulate(const Subgraph& subgraph,
-                                                                            std::vector<TimeNs> offsets) {
+                                                                            std::vector<TimeNs> offsets,
+                                                                            std::span<const TimeNs> host_offsets) {
   ScheduleKey key{subgraph.structure_hash(), durations_hash(subgraph), std::move(offsets)};
+  // A schedule with every host ahead is keyed by the stream offsets alone.
+  const bool host_binds = std::any_of(host_offsets.begin(), host_offsets.end(), [](TimeNs t) { return t != kHostAhead; });
+  if (host_binds) key.stream_offsets.insert(key.stream_offsets.end(), host_offsets.begin(), host_offsets.end());
   if (auto found = cache_.find(key)) return found;
   SimulationOptions options = options_;
   options.record_memory_timeline = true;
-  options.stream_available = key.stream_offsets;
+  options.stream_available.assign(key.stream_offsets.begin(), key.stream_offsets.begin() + host_offsets.size());
+  options.host_issued_until.assign(host_offsets.begin(), host_offsets.end());
   TemplateRecording recording{&subgraph, {}};
   SimulationResult result = simulate_graph(subgraph.graph(), cost_model_, options, cache_, &recording);
-  auto schedule = std::make_shared<const TemplateSchedule>(make_template_schedule(subgraph, result, recording));
+  TemplateSchedule made = make_template_schedule(subgraph, result, recording);
+  made.host_slack = host_slack(subgraph, made);
+  auto schedule = std::make_shared<const TemplateSchedule>(std::move(made));
   cache_.insert(std::move(key), schedule);
   return schedule;
+}
+
+std::vector<TimeNs> TemplateScheduler::host_costs(const Graph& graph) const {
+  std::vector<TimeNs> costs;
+  for (std::size_t s = 0; s < graph.stream_count(); ++s) {
+    const StreamInfo& stream = graph.stream(StreamId::at(s));
+    costs.push_back(stream.host_issued ? cost_model_.host_issue_ns(graph.spec(graph.device(stream.device).spec)) : 0);
+  }
+  return costs;
+}
+
+TimeNs TemplateScheduler::issued_host_ns(const Subgraph& subgraph, std::size_t stream) {
+  if (auto it = issued_host_.find(&subgraph); it != issued_host_.end()) return it->second[stream];
+  const Graph& graph = subgraph.graph();
+  const std::vector<TimeNs> cost = host_costs(graph);
+  std::vector<TimeNs> issued(graph.stream_count(), 0);
+  for (std::size_t i = 0; i < graph.op_count(); ++i) {
+    const OpId op = OpId::at(i);
+    const CompositeId composite = graph.op_composite(op);
+    if (!composite.valid()) {
+      issued[graph.op_stream(op).value()] += cost[graph.op_stream(op).value()];
+      continue;
+    }
+    const Subgraph& nested = graph.subgraph(graph.composite(composite).subgraph);
+    const auto streams = graph.composite_streams(composite);
+    for (std::size_t j = 0; j < streams.size(); ++j) issued[streams[j].value()] += issued_host_ns(nested, j);
+  }
+  return issued_host_.emplace(&subgraph, std::move(issued)).first->second[stream];
+}
+
+// The host issues a stream's ops in id order, one per host_issue_ns: the k-th op of stream j is
+// issued at x + (its own and earlier ops' host time) when the host had issued what precedes the
+// template at x, and it is not held back while that is no later than its start. A schedule folded
+// from an expanded simulation has no slack of its own yet: it is derived here as well.
+std::vector<TimeNs> TemplateScheduler::host_slack(const Subgraph& subgraph, const TemplateSchedule& schedule) {
+  if (!schedule.host_slack.empty()) return schedule.host_slack;
+  const Graph& graph = subgraph.graph();
+  const std::vector<TimeNs> cost = host_costs(graph);
+  std::vector<TimeNs> issued(graph.stream_count(), 0);
+  std::vector<TimeNs> slack(graph.stream_count(), std::numeric_limits<TimeNs>::max());
+  for (std::size_t i = 0; i < graph.op_count(); ++i) {
+    const OpId op = OpId::at(i);
+    const CompositeId composite = graph.op_composite(op);
+    if (!composite.valid()) {
+      const std::size_t s = graph.op_stream(op).value();
+      if (cost[s] == 0) continue;
+      issued[s] += cost[s];
+      slack[s] = std::min(slack[s], schedule.op_start[i] - issued[s]);
+      continue;
+    }
+    const TemplateSchedule& nested = *schedule.nested[i];
+    const TimeNs origin = schedule.op_start[i] - nested.earliest_start;
+    const Subgraph& inner = graph.subgraph(graph.composite(composite).subgraph);
+    const std::vector<TimeNs> inner_slack = host_slack(inner, nested);
+    const auto streams = graph.composite_streams(composite);
+    for (std::size_t j = 0; j < streams.size(); ++j) {
+      const std::size_t s = streams[j].value();
+      if (cost[s] == 0) continue;
+      if (inner_slack[j] != std::numeric_limits<TimeNs>::max())
+        slack[s] = std::min(slack[s], origin + inner_slack[j] - issued[s]);
+      issued[s] += issued_host_ns(inner, j);
+    }
+  }
+  return slack;
 }
 
 }  // namespace weft

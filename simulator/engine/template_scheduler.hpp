@@ -23,10 +23,23 @@ class TemplateScheduler {
   TemplateScheduler(const TemplateScheduler&) = delete;
   TemplateScheduler& operator=(const TemplateScheduler&) = delete;
 
-  std::shared_ptr<const TemplateSchedule> schedule(const Subgraph& subgraph, std::span<const TimeNs> offsets);
+  // `offsets`: per template stream, how late after the composite's origin the stream frees;
+  // `host_offsets`: when (from the origin) the host of each host-issued stream has issued every
+  // op before the composite, or kHostAhead.
+  std::shared_ptr<const TemplateSchedule> schedule(const Subgraph& subgraph, std::span<const TimeNs> offsets,
+                                                   std::span<const TimeNs> host_offsets);
+
+  // The host's time to issue the template's ops on its stream `stream` (nested templates'
+  // included).
+  TimeNs issued_host_ns(const Subgraph& subgraph, std::size_t stream);
 
  private:
-  std::shared_ptr<const TemplateSchedule> find_or_simulate(const Subgraph& subgraph, std::vector<TimeNs> offsets);
+  std::shared_ptr<const TemplateSchedule> find_or_simulate(const Subgraph& subgraph, std::vector<TimeNs> offsets,
+                                                           std::span<const TimeNs> host_offsets);
+  // Per stream of `graph`: the host's time to issue one of its ops (0 where no host issues it).
+  std::vector<TimeNs> host_costs(const Graph& graph) const;
+  // The template's TemplateSchedule::host_slack under `schedule`.
+  std::vector<TimeNs> host_slack(const Subgraph& subgraph, const TemplateSchedule& schedule);
 
   // A hash of the durations of the template's ops under the cost model (nested templates
   // included): with the structure hash, what the schedule depends on.
@@ -36,6 +49,7 @@ class TemplateScheduler {
   const SimulationOptions& options_;
   ScheduleCache& cache_;
   std::unordered_map<const Subgraph*, std::uint64_t> durations_;
+  std::unordered_map<const Subgraph*, std::vector<TimeNs>> issued_host_;  // per template stream
   // Each template's schedule when its streams are free (the usual case), found once per run.
   std::unordered_map<const Subgraph*, std::shared_ptr<const TemplateSchedule>> unshifted_;
   std::uint64_t remembered_hits_ = 0;  // lookups unshifted_ answered, counted as the cache's hits

@@ -34,6 +34,9 @@ struct StreamInfo {
   std::string name;
   DeviceId device;
   StreamPolicy policy = StreamPolicy::in_order;
+  // Its ops are launched one by one by a host thread (a framework's, on the device's rank), so
+  // none starts before the host has issued it and those before it (docs/host-issue.md).
+  bool host_issued = false;
 };
 
 // What the engine reads of an op on every visit, kept together so that one cache line serves.
@@ -85,6 +88,8 @@ class Graph {
   std::size_t work_count() const { return works_.size(); }
   std::size_t device_spec_count() const { return specs_.size(); }
   std::size_t composite_count() const { return composites_.size(); }
+  // Bindings of template streams to streams, over every composite (CompositeRecord::binding_begin).
+  std::size_t composite_binding_count() const { return composite_streams_.size(); }
 
   // Operators.
   const OpRecord& op(OpId op) const { return ops_[op.value()]; }

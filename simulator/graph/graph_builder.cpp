@@ -39,10 +39,11 @@ void GraphBuilder::set_memory_capacity(DeviceId device, Bytes capacity) {
   graph_.devices_[device.value()].memory_capacity = capacity;
 }
 
-StreamId GraphBuilder::add_stream(DeviceId device, std::string name, StreamPolicy policy) {
+StreamId GraphBuilder::add_stream(DeviceId device, std::string name, StreamPolicy policy, bool host_issued) {
   if (!device.valid() || device.value() >= graph_.devices_.size()) throw InputError("add_stream: unknown device id");
+  if (host_issued && policy != StreamPolicy::in_order) throw InputError("add_stream: a host issues in_order streams only");
   const auto id = next_id<StreamId>(graph_.streams_.size());
-  graph_.streams_.push_back({std::move(name), device, policy});
+  graph_.streams_.push_back({std::move(name), device, policy, host_issued});
   last_in_stream_.push_back(OpId::none());
   return id;
 }
@@ -57,7 +58,7 @@ void GraphBuilder::copy_platform(const Graph& graph) {
   }
   for (std::size_t s = 0; s < graph.stream_count(); ++s) {
     const StreamInfo& stream = graph.stream(StreamId::at(s));
-    add_stream(stream.device, stream.name, stream.policy);
+    add_stream(stream.device, stream.name, stream.policy, stream.host_issued);
   }
 }
 
@@ -155,6 +156,8 @@ OpId GraphBuilder::add_composite(std::string_view name, SubgraphId subgraph_id, 
   for (std::size_t s = 0; s < streams.size() && !same_binding; ++s) {
     if (!streams[s].valid() || streams[s].value() >= graph_.streams_.size()) fail("unknown stream id");
     if (graph_.stream(streams[s]).policy != StreamPolicy::in_order) fail("template streams need in_order streams");
+    if (graph_.stream(streams[s]).host_issued != inner.stream(StreamId::at(s)).host_issued)
+      fail("binds a host-issued template stream to a stream the host does not issue, or the other way round");
     for (std::size_t t = 0; t < s; ++t) {
       if (streams[t] == streams[s]) fail("binds two template streams to one stream");
     }

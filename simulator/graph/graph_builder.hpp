@@ -24,7 +24,8 @@ class GraphBuilder {
   // The device's memory capacity is its spec's, unless set_memory_capacity changes it.
   DeviceId add_device(std::string name, DeviceSpecId spec);
   void set_memory_capacity(DeviceId device, Bytes capacity);
-  StreamId add_stream(DeviceId device, std::string name, StreamPolicy policy = StreamPolicy::in_order);
+  StreamId add_stream(DeviceId device, std::string name, StreamPolicy policy = StreamPolicy::in_order,
+                      bool host_issued = false);
   // Adds `graph`'s device specs, devices (with their memory capacities) and streams, under the
   // same ids, to a builder that has none yet: for rewriting a graph's ops (flatten, op grouping).
   void copy_platform(const Graph& graph);
@@ -60,6 +61,7 @@ class GraphBuilder {
     check_op(op, "op_device");
     return graph_.op_device(op);
   }
+  const StreamInfo& stream(StreamId stream) const { return graph_.stream(stream); }
   std::size_t tensor_count() const { return graph_.tensors_.size(); }
   const TensorRecord& tensor(TensorId tensor) const {
     check_tensor(tensor, "tensor");

@@ -396,8 +396,9 @@ class GroupWrapper {
           builder.add_device("d" + std::to_string(d), builder.add_device_spec(graph_.device_spec(layout.devices[d]))));
     }
     for (std::size_t s = 0; s < layout.streams.size(); ++s) {
-      builder.add_stream(devices[layout.device_index.at(graph_.stream(layout.streams[s]).device.value())],
-                         "s" + std::to_string(s));
+      const StreamInfo& outer = graph_.stream(layout.streams[s]);
+      builder.add_stream(devices[layout.device_index.at(outer.device.value())], "s" + std::to_string(s),
+                         StreamPolicy::in_order, outer.host_issued);
     }
     for (TensorId t : layout.tensors) {
       const TensorRecord& record = graph_.tensor(t);

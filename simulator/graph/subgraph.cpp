@@ -198,7 +198,8 @@ std::uint64_t Subgraph::compute_structure_hash() const {
   std::uint64_t h = hash_mix(0, graph_.op_count());
   h = hash_mix(h, graph_.stream_count());
   for (std::size_t s = 0; s < graph_.stream_count(); ++s) {
-    h = hash_mix(h, graph_.stream(StreamId(static_cast<StreamId::value_type>(s))).device.value());
+    const StreamInfo& stream = graph_.stream(StreamId(static_cast<StreamId::value_type>(s)));
+    h = hash_mix(h, stream.device.value() * 2 + stream.host_issued);
   }
   for (std::size_t i = 0; i < graph_.op_count(); ++i) {
     const OpId op(static_cast<OpId::value_type>(i));

@@ -87,14 +87,15 @@ class GraphScenarioReader {
     }
   }
 
-  // A device's streams: names (policy by device kind) or {"name", "policy"} objects. Without a
-  // list, a GPU gets "compute" and "comm", a CPU "compute", and a link one first_ready "transfer".
+  // A device's streams: names (policy by device kind) or {"name", "policy", "host_issued"}
+  // objects. Without a list, a GPU gets "compute" and "comm", a CPU "compute", and a link one
+  // first_ready "transfer".
   void read_streams(const JsonCursor& device, DeviceEntry& entry) {
     const StreamPolicy default_policy =
         entry.kind == DeviceKind::link ? StreamPolicy::first_ready : StreamPolicy::in_order;
-    auto add = [&](const JsonCursor* where, std::string name, StreamPolicy policy) {
+    auto add = [&](const JsonCursor* where, std::string name, StreamPolicy policy, bool host_issued = false) {
       if (entry.streams.contains(name)) where->fail("duplicate stream name '" + name + "'");
-      entry.streams.emplace(name, builder_.add_stream(entry.id, name, policy));
+      entry.streams.emplace(name, builder_.add_stream(entry.id, name, policy, host_issued));
     };
     if (auto streams = device.find("streams")) {
       const auto elements = streams->elements();
@@ -104,10 +105,13 @@ class GraphScenarioReader {
           add(&stream, stream.as_string(), default_policy);
           continue;
         }
-        stream.expect_only({"name", "policy"});
+        stream.expect_only({"name", "policy", "host_issued"});
         const StreamPolicy policy =
             stream.find("policy") ? stream.at("policy").as_enum(kStreamPolicyNames) : default_policy;
-        add(&stream, stream.at("name").as_string(), policy);
+        const bool host_issued = stream.find("host_issued") && stream.at("host_issued").as_bool();
+        if (host_issued && policy != StreamPolicy::in_order)
+          stream.at("host_issued").fail("a host issues in_order streams only");
+        add(&stream, stream.at("name").as_string(), policy, host_issued);
       }
     } else if (entry.kind == DeviceKind::link) {
       add(&device, "transfer", default_policy);

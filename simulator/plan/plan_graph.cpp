@@ -12,6 +12,10 @@
 namespace weft {
 namespace {
 
+// The plan's stream of kernels (PlanOp's default), which the rank's host issues one by one
+// (docs/host-issue.md).
+constexpr std::string_view kHostIssuedStream = "compute";
+
 class PlanGraphBuilder {
  public:
   PlanGraphBuilder(const ExecutionPlan& plan, const ClusterSpec& cluster)
@@ -57,7 +61,7 @@ class PlanGraphBuilder {
 
   StreamId stream(std::size_t p, const std::string& name) {
     auto [it, added] = programs_[p].streams.try_emplace(name, StreamId::none());
-    if (added) it->second = b_.add_stream(programs_[p].device, name);
+    if (added) it->second = b_.add_stream(programs_[p].device, name, StreamPolicy::in_order, name == kHostIssuedStream);
     return it->second;
   }
 

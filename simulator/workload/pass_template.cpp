@@ -59,7 +59,8 @@ PassRecorder::PassRecorder(std::string name, std::span<const DeviceSpec> peer_sp
 
 StreamId PassRecorder::stream(StreamId outer, std::size_t peer, std::string_view name) {
   if (auto it = stream_of_.find(outer); it != stream_of_.end()) return it->second;
-  const StreamId stream = builder_.add_stream(devices_[peer], std::string(name));
+  const StreamId stream =
+      builder_.add_stream(devices_[peer], std::string(name), StreamPolicy::in_order, outer_.stream(outer).host_issued);
   bindings_.push_back(outer);
   stream_of_.emplace(outer, stream);
   return stream;

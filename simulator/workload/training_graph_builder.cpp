@@ -36,6 +36,7 @@ TrainingGraphBuilder::TrainingGraphBuilder(const TrainingScenario& scenario, con
   dims_ = {plan.tp, plan.cp, plan.dp, plan.pp};
   context_ = scenario.shard_context();
   cost_->set_ideal_network(scenario.options.ideal_network);
+  cost_->set_host_issue(scenario.options.host_issue);
   cost_->force_algorithm(scenario.options.collective_algorithm);
   split_weight_grads_ = splits_weight_gradients(plan.schedule);
   // Per-sample data gives each DP replica its own batches; stragglers make some replicas slower
@@ -133,7 +134,9 @@ void TrainingGraphBuilder::add_peer(int stage, const RankCoordinates& c) {
   auto [spec, made] = gpu_specs_.try_emplace({pace.node_group, pace.speed});
   if (made) spec->second = b_->add_device_spec(at_speed(s_.cluster.gpu_of_group(pace.node_group), pace.speed));
   peer.device = b_->add_device(dims_.label_of(c), spec->second);
-  peer.compute = b_->add_stream(peer.device, "compute");
+  // The framework's host thread issues the compute kernels; communication streams are left to
+  // their own pace (docs/host-issue.md).
+  peer.compute = b_->add_stream(peer.device, "compute", StreamPolicy::in_order, true);
   peer.tensor_parallel = b_->add_stream(peer.device, "tp comm");
   peer.data_parallel = b_->add_stream(peer.device, "dp comm");
   peer.context_parallel = b_->add_stream(peer.device, "cp comm");

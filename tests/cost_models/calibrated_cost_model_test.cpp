@@ -62,7 +62,7 @@ TEST_CASE("the calibrated model divides nominal work by fitted efficiency x refe
   CHECK(*model.communication_duration(OpClass::allreduce, 1'000'000, 8, 8) == 10'000 + 20'000);
 }
 
-TEST_CASE("a measured GEMM shape costs what it measured; others scale the grid by their layout's factor",
+TEST_CASE("a measured GEMM shape costs what it measured, others scale the grid by their layout's factor",
           "[cost_models][calibration]") {
   CalibratedCostModel model("test-device");
   model.set_peak_flops(Dtype::bf16, 1e12);

@@ -24,6 +24,8 @@ struct RandomCompositeGraph {
 // With `wrap_groups`, templates without composites have random runs of their ops wrapped into
 // nested templates (wrap_op_groups): the same graph, whose answer must not change. Bundle
 // members are then made and read by those nested composites, and signals come from inside them.
-RandomCompositeGraph make_random_composite_graph(std::uint64_t seed, bool wrap_groups = false);
+// With `host_issue_ns`, a host issues each GPU stream, outside and in every template.
+RandomCompositeGraph make_random_composite_graph(std::uint64_t seed, bool wrap_groups = false,
+                                                 TimeNs host_issue_ns = 0);
 
 }  // namespace weft::test

@@ -2,7 +2,8 @@
 
 namespace weft::test {
 
-UnitPlatform::UnitPlatform() {
+UnitPlatform::UnitPlatform(TimeNs host_issue_ns) : host_issued_(host_issue_ns > 0) {
+  cost_model_.set_host_issue_ns(host_issue_ns);
   DeviceSpec gpu;
   gpu.name = "unit-gpu";
   gpu.kind = DeviceKind::gpu;
@@ -20,7 +21,8 @@ UnitPlatform::UnitPlatform() {
 DeviceId UnitPlatform::add_gpu(const std::string& name, Bytes memory_capacity) {
   const DeviceId device = builder_.add_device(name, gpu_spec_);
   builder_.set_memory_capacity(device, memory_capacity);
-  streams_.push_back({builder_.add_stream(device, "compute"), builder_.add_stream(device, "comm")});
+  streams_.push_back({builder_.add_stream(device, "compute", StreamPolicy::in_order, host_issued_),
+                      builder_.add_stream(device, "comm", StreamPolicy::in_order, host_issued_)});
   return device;
 }
 

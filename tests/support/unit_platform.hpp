@@ -14,7 +14,8 @@ namespace weft::test {
 // takes exactly one nanosecond: timelines can be computed by hand.
 class UnitPlatform {
  public:
-  UnitPlatform();
+  // With `host_issue_ns`, a host issues each of every GPU's streams, an op every that many ns.
+  explicit UnitPlatform(TimeNs host_issue_ns = 0);
 
   // A GPU with in_order streams "compute" and "comm"; capacity 0 means no memory limit.
   DeviceId add_gpu(const std::string& name, Bytes memory_capacity = 0);
@@ -42,6 +43,7 @@ class UnitPlatform {
   std::vector<std::vector<StreamId>> streams_;  // by device id
   RooflineCostModel cost_model_;
   int tensor_counter_ = 0;
+  bool host_issued_ = false;
 };
 
 }  // namespace weft::test

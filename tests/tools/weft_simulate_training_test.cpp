@@ -238,7 +238,7 @@ TEST_CASE("bad training scenarios exit 2 with the JSON path and the reason", "[c
   test::expect_simulate_rejects(R"({"model": {"base": "bert-large", "kind": "bert"})" + rest, "model.kind:");
 }
 
-TEST_CASE("the bundled GPU's profile costs a scenario by default; --calibration none turns it off", "[cli]") {
+TEST_CASE("the bundled GPU's profile costs a scenario by default, --calibration none turns it off", "[cli]") {
   const TempDir dir;
   const auto calibrated =
       run_weft("simulate '" + experiment("llama3-70b-512xh100") + "' --json '" + dir.file("a.json").string() + "'");

@@ -44,7 +44,7 @@ std::vector<std::string> files_besides(const TempDir& dir, const std::vector<std
   return files;
 }
 
-TEST_CASE("Ctrl-C stops an incremental sweep with no partial output; --resume finishes it as a clean run",
+TEST_CASE("Ctrl-C stops an incremental sweep with no partial output, --resume finishes it as a clean run",
           "[cli][sweep][interrupt]") {
   const TempDir dir;
   const std::string& scenario = kScenario;

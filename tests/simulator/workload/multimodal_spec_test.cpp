@@ -20,7 +20,7 @@ std::string with_modules(const std::string& modules) { return R"({"name": "m", "
 const std::string kVision = R"({"name": "vision", "model": "vit-5b", "tokens": "images", "tokens_per_image": 169})";
 const std::string kLanguage = R"({"name": "language", "model": "llama3-8b"})";
 
-TEST_CASE("a model name gives one module; a VLM chains vision, projector and language", "[workload][multimodal]") {
+TEST_CASE("a model name gives one module, a VLM chains vision, projector and language", "[workload][multimodal]") {
   const MultimodalSpec single = parse(R"("llama3-8b")");
   REQUIRE(single.modules.size() == 1);
   CHECK_FALSE(single.multimodal());

@@ -72,7 +72,7 @@ TEST_CASE("unfused attention keeps its scores for the backward pass", "[workload
   CHECK(scores.saved_bytes - flash.saved_bytes == 8 * 1024 * 1024 * 2 - 8 * 1024 * 4);
 }
 
-TEST_CASE("a stack sets whether gradient reduction overlaps the backward pass; a scenario may say otherwise",
+TEST_CASE("a stack sets whether gradient reduction overlaps the backward pass, a scenario may say otherwise",
           "[workload][stack]") {
   CHECK(scenario_from(scenario_with("")).options.overlap_grad_reduce);
   const TrainingScenario old = scenario_from(scenario_with(R"("megatron-lm-2021")"));
@@ -136,7 +136,7 @@ TEST_CASE("bad stacks are rejected with their JSON path", "[workload][stack][err
                     Catch::Contains("stack.make_vocab_size_divisible_by: expected an integer > 0, got 0"));
 }
 
-TEST_CASE("Megatron stacks pad the vocabulary to a multiple of 128 x TP; PyTorch's do not", "[workload][stack]") {
+TEST_CASE("Megatron stacks pad the vocabulary to a multiple of 128 x TP, PyTorch's do not", "[workload][stack]") {
   // GPT-3 1.3B's 50,257 tokens at TP 2: Megatron-LM pads to a multiple of 256, 50,432.
   auto gpt = [](const std::string& stack) {
     std::string text = scenario_with(stack);

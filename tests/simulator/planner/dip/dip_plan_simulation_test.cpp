@@ -25,7 +25,7 @@ TEST_CASE("with a free network the full simulator runs the plan exactly as the s
   CHECK(plan.simulation->result.makespan == plan.schedule.makespan);
 }
 
-TEST_CASE("the stage model times transfers as the full simulator does; only a busy link delays more",
+TEST_CASE("the stage model times transfers as the full simulator does, only a busy link delays more",
           "[dip][plan-simulation]") {
   // Each transfer delays its consumer by the send's time in both; the engine also queues sends
   // that share a link, which the stage model does not, so the executed plan is never faster.
