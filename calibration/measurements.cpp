@@ -96,7 +96,8 @@ Measurement read_measurement(const JsonCursor& json, const std::vector<std::pair
 }
 
 // {"samples_ns": [...], "source": key, "label": text}
-HostIssueMeasurement read_host_issue(const JsonCursor& json, const std::vector<std::pair<std::string, std::string>>& sources) {
+HostIssueMeasurement read_host_issue(const JsonCursor& json,
+                                     const std::vector<std::pair<std::string, std::string>>& sources) {
   json.expect_only({"samples_ns", "source", "label", "median_ns"});
   HostIssueMeasurement host;
   const JsonCursor samples = json.at("samples_ns");

@@ -110,19 +110,19 @@ nlohmann::json profile_json(const Calibration& calibration, const std::string& c
     communication.push_back(entry);
   }
   nlohmann::json profile = {{"format", kFormat},
-          {"version", kVersion},
-          {"backend", calibration.measurements.backend},
-          {"device", model.device()},
-          {"created", created},
-          {"measurements", calibration.sources},
-          {"peak_flops", rates_json(model.peak_flops())},
-          {"memory_bandwidth", rates_json(model.memory_bandwidth())},
-          {"gemm", gemm},
-          {"attention", attention},
-          {"memory_bound", memory},
-          {"memory_kernels", memory_kernels},
-          {"communication", communication},
-          {"holdout", holdout_json(calibration.holdout)}};
+                            {"version", kVersion},
+                            {"backend", calibration.measurements.backend},
+                            {"device", model.device()},
+                            {"created", created},
+                            {"measurements", calibration.sources},
+                            {"peak_flops", rates_json(model.peak_flops())},
+                            {"memory_bandwidth", rates_json(model.memory_bandwidth())},
+                            {"gemm", gemm},
+                            {"attention", attention},
+                            {"memory_bound", memory},
+                            {"memory_kernels", memory_kernels},
+                            {"communication", communication},
+                            {"holdout", holdout_json(calibration.holdout)}};
   if (model.host_issue_ns() > 0) profile["host_issue_us"] = static_cast<double>(model.host_issue_ns()) / 1e3;
   return profile;
 }

@@ -97,6 +97,9 @@ def main():
     out["sources"]["derived"] = (f"derived from {measured_path} (measured on {measured['device']}) by "
                                  "tools/derive-measurements.py; see notes")
     out["notes"] = [f"every time is {measured['device']}'s, scaled to the {device}"] + spec["notes"]
+    if "host_issue" in measured:
+        out["notes"].append(f"host_issue: {measured['device']}'s, kept unscaled: it is the time the host and its framework "
+                            "take to issue an op, not the GPU's (docs/host-issue.md)")
     out["measurements"] = []
     own_unfused = spec.get("unfused")
     if own_unfused:

@@ -19,6 +19,10 @@ What is converted:
                   time(layernorm forward + backward) - time(forward); swiglu_fwd (chunk, SiLU and product:
                   weft's swiglu_unfused_fwd, width = half the input); fused AdamW over fp32 parameters
   info            the device-to-device copy, as the generic memory-bound op in bf16 and fp32
+  host_issue      PyTorch eager's time to issue an op: the calls of the NN grid whose GEMM would take under a
+                  fifth of the call at the best rate the grid reached, and that took at most twice the fastest call
+                  (a slower one is its kernel's, not the host's), are bound by the host's dispatch, and their
+                  times per call are its samples (docs/host-issue.md)
 A memory-bound row that took longer than a row of the same op moving at least twice its bytes is left
 out (listed in the file's notes): its time says more about the measurement than about the kernel.
 """
@@ -126,6 +130,20 @@ def copies(ref):
     return out
 
 
+def host_issue(ref):
+    """The per-call times of the grid's GEMMs that the host's dispatch bounds, as the host's issue time."""
+    rows = ref["gemm_grid_nn"]["rows"]
+    flops = {id(r): 2 * r["m"] * r["n"] * r["k"] for r in rows}
+    best = max(flops[id(r)] / r["median_s"] for r in rows)
+    fastest = min(r["median_s"] for r in rows)
+    bound = sorted(r["median_s"] * 1e9 for r in rows
+                   if flops[id(r)] / best < r["median_s"] / 5 and r["median_s"] <= 2 * fastest)
+    return {"samples_ns": [round(ns, 1) for ns in bound], "source": "reference",
+            "label": f"torch.matmul calls of the NN grid that the host bounds ({len(bound)} shapes whose GEMM at the "
+                     f"grid's best rate, {best / 1e12:.0f} TFLOP/s, takes under a fifth of the call, which took at "
+                     f"most twice the fastest call)"}
+
+
 def main():
     if len(sys.argv) != 4 or sys.argv[1] in ("-h", "--help"):
         print(__doc__.strip())
@@ -148,6 +166,7 @@ def main():
                     "figures": FIGURES_SOURCE},
         "notes": notes,
         "measurements": measurements,
+        "host_issue": host_issue(ref),
     }
     write_measurement_file(out_path, out)
     print(f"{out_path}: {len(measurements)} measurements ({len(notes) - 3} rows left out)")

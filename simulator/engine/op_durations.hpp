@@ -39,7 +39,7 @@ class OpDurations {
   std::vector<DeviceSpecId> stream_spec_;  // by stream id
   std::vector<TimeNs> host_issue_;         // by stream id
   bool any_host_issue_ = false;
-  mutable std::vector<TimeNs> table_;      // by work id * spec count + spec id; -1 until costed
+  mutable std::vector<TimeNs> table_;  // by work id * spec count + spec id; -1 until costed
 };
 
 }  // namespace weft

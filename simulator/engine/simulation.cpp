@@ -196,8 +196,8 @@ inline void Simulation<kComposites>::schedule_host_issue() {
         if (graph_.is_composite(op)) {
           const CompositeId composite = graph_.op_composite(op);
           const auto streams = graph_.composite_streams(composite);
-          const auto j = static_cast<std::size_t>(std::find(streams.begin(), streams.end(), StreamId::at(s)) -
-                                                  streams.begin());
+          const auto j =
+              static_cast<std::size_t>(std::find(streams.begin(), streams.end(), StreamId::at(s)) - streams.begin());
           composite_host_issued_[graph_.composite(composite).binding_begin + j] = issued;
           issued += templates_.issued_host_ns(graph_.subgraph(graph_.composite(composite).subgraph), j);
           op = graph_.composite_next(composite)[j];

@@ -220,17 +220,17 @@ class Simulation {
   const bool tracks_tensor_times_;
   std::vector<TimeNs> tensor_ready_;  // by tensor: when it is (or will be) produced; kUnknown before
   // Composites only:
-  std::vector<TimeNs> gate_time_;    // by composite: when its last gating dependency completed
-  std::vector<TimeNs> free_time_;    // by tensor: latest end of its readers so far
-  std::vector<TimeNs> stream_free_;  // by stream: when the ops started on it so far end
-  std::vector<TimeNs> offsets_;      // scratch: a composite's stream offsets
+  std::vector<TimeNs> gate_time_;     // by composite: when its last gating dependency completed
+  std::vector<TimeNs> free_time_;     // by tensor: latest end of its readers so far
+  std::vector<TimeNs> stream_free_;   // by stream: when the ops started on it so far end
+  std::vector<TimeNs> offsets_;       // scratch: a composite's stream offsets
   std::vector<TimeNs> host_offsets_;  // scratch: when its hosts issued what precedes it
   // Where a host issues streams (schedule_host_issue): by op, when the host has issued it; by
   // composite stream binding, when the host has issued what precedes the composite there.
   // Empty when no host holds any op back; kHostAhead for ops and bindings no host issues.
   std::vector<TimeNs> host_issued_;
   std::vector<TimeNs> composite_host_issued_;
-  std::vector<LaterEffect> later_;   // min-heap by time
+  std::vector<LaterEffect> later_;  // min-heap by time
   TimeNs composite_end_ = 0;
   SimulationResult result_;
 };

@@ -36,11 +36,11 @@ struct TemplateSchedule {
   // every op before the template without holding back any op inside; the maximum TimeNs for a
   // stream no host issues (docs/host-issue.md).
   std::vector<TimeNs> host_slack;
-  std::vector<TimeNs> output_alloc;        // per output port: start of its producer
-  std::vector<TimeNs> output_ready;        // per output port: end of its producer
-  std::vector<TimeNs> output_release;      // per output port: end of its last reader inside, or -1
-  std::vector<TimeNs> input_release;       // per input port: end of its last reader inside
-  std::vector<TimeNs> signal_time;         // per signal port
+  std::vector<TimeNs> output_alloc;    // per output port: start of its producer
+  std::vector<TimeNs> output_ready;    // per output port: end of its producer
+  std::vector<TimeNs> output_release;  // per output port: end of its last reader inside, or -1
+  std::vector<TimeNs> input_release;   // per input port: end of its last reader inside
+  std::vector<TimeNs> signal_time;     // per signal port
   // Per output port: for a bundle, when each member is produced (the bundle is ready when all are)
   // and, for the members read inside, (member index, when the last reader inside ends): most are
   // not, and a reader's settling walks this list per microbatch.

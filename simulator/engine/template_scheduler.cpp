@@ -137,7 +137,8 @@ std::shared_ptr<const TemplateSchedule> TemplateScheduler::find_or_simulate(cons
                                                                             std::span<const TimeNs> host_offsets) {
   ScheduleKey key{subgraph.structure_hash(), durations_hash(subgraph), std::move(offsets)};
   // A schedule with every host ahead is keyed by the stream offsets alone.
-  const bool host_binds = std::any_of(host_offsets.begin(), host_offsets.end(), [](TimeNs t) { return t != kHostAhead; });
+  const bool host_binds =
+      std::any_of(host_offsets.begin(), host_offsets.end(), [](TimeNs t) { return t != kHostAhead; });
   if (host_binds) key.stream_offsets.insert(key.stream_offsets.end(), host_offsets.begin(), host_offsets.end());
   if (auto found = cache_.find(key)) return found;
   SimulationOptions options = options_;

@@ -41,7 +41,8 @@ void GraphBuilder::set_memory_capacity(DeviceId device, Bytes capacity) {
 
 StreamId GraphBuilder::add_stream(DeviceId device, std::string name, StreamPolicy policy, bool host_issued) {
   if (!device.valid() || device.value() >= graph_.devices_.size()) throw InputError("add_stream: unknown device id");
-  if (host_issued && policy != StreamPolicy::in_order) throw InputError("add_stream: a host issues in_order streams only");
+  if (host_issued && policy != StreamPolicy::in_order)
+    throw InputError("add_stream: a host issues in_order streams only");
   const auto id = next_id<StreamId>(graph_.streams_.size());
   graph_.streams_.push_back({std::move(name), device, policy, host_issued});
   last_in_stream_.push_back(OpId::none());

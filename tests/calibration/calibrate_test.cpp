@@ -247,6 +247,29 @@ TEST_CASE("a profile's communication regimes are checked", "[calibration]") {
   CHECK_THROWS_WITH(read_with(decreasing), Catch::Contains("expected more than the previous regime's 65536"));
 }
 
+TEST_CASE("the host's issue time is the median of its samples over every file, and the profile keeps it",
+          "[calibration][host]") {
+  MeasurementSet first = synthetic_measurements();
+  MeasurementSet second = first;
+  first.host_issue = HostIssueMeasurement{{13000.0, 12000.0, 14500.0}};
+  second.host_issue = HostIssueMeasurement{{11000.0, 13500.0}};
+  // Pooled: 11000, 12000, 13000, 13500, 14500.
+  const Calibration calibration = calibrate({{"a.json", first}, {"b.json", second}});
+  CHECK(calibration.model->host_issue_ns() == 13000);
+  const nlohmann::json written = profile_json(calibration, "");
+  CHECK(written["host_issue_us"] == 13.0);
+  const JsonDocument document = JsonDocument::parse_text(written.dump(), "profile.json");
+  CHECK(read_profile(document.root())->host_issue_ns() == 13000);
+
+  // None measured: none in the profile, and no host holds anything back.
+  const nlohmann::json without = profile_json(calibrate({{"a.json", synthetic_measurements()}}), "");
+  CHECK_FALSE(without.contains("host_issue_us"));
+  nlohmann::json bad = written;
+  bad["host_issue_us"] = 2e4;
+  const JsonDocument too_slow = JsonDocument::parse_text(bad.dump(), "profile.json");
+  CHECK_THROWS_WITH(read_profile(too_slow.root()), Catch::Contains("host_issue_us: expected at most 10000"));
+}
+
 TEST_CASE("calibration refuses measurements of different devices and incomplete grids", "[calibration]") {
   MeasurementSet a = synthetic_measurements();
   MeasurementSet b = a;

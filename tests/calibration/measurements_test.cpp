@@ -90,7 +90,12 @@ TEST_CASE("measurement files keep kernels, off-grid shapes, labels and sources",
                               .kernel = Kernel::adamw_fused,
                               .shape = {1000},
                               .samples_ns = {9.0}});
+  set.host_issue = HostIssueMeasurement{{13000.0, 13400.0}, "ref", "torch.matmul of 256 x 256 x 256"};
   const MeasurementSet back = read(measurements_json(set).dump());
+  REQUIRE(back.host_issue);
+  CHECK(back.host_issue->samples_ns == set.host_issue->samples_ns);
+  CHECK(back.host_issue->source == "ref");
+  CHECK(back.host_issue->label == set.host_issue->label);
   REQUIRE(back.measurements.size() == 3);
   CHECK(back.sources == set.sources);
   CHECK(back.notes == set.notes);
@@ -102,6 +107,23 @@ TEST_CASE("measurement files keep kernels, off-grid shapes, labels and sources",
   CHECK(back.measurements[1].field("width") == 2048);
   CHECK(back.measurements[2].field("parameters") == 1000);
   CHECK(back.measurements[2].grid);
+}
+
+TEST_CASE("a bad host issue measurement names its JSON path", "[calibration][host]") {
+  const std::string one_gemm =
+      R"([{"op": "gemm", "dtype": "bf16", "shape": {"m": 1, "n": 1, "k": 1}, "samples_ns": [1]}])";
+  auto with_host = [&](const std::string& host) {
+    std::string text = file_with(one_gemm);
+    return text.insert(text.size() - 1, R"(, "host_issue": )" + host);
+  };
+  CHECK(read(with_host(R"({"samples_ns": [13000]})")).host_issue->median_ns() == 13000.0);
+  CHECK_THROWS_WITH(read(with_host(R"({"samples_ns": []})")),
+                    Catch::Contains("host_issue.samples_ns: expected at least one sample"));
+  CHECK_THROWS_WITH(read(with_host(R"({"samples_ns": [-1]})")), Catch::Contains("host_issue.samples_ns[0]"));
+  CHECK_THROWS_WITH(read(with_host(R"({"samples_ns": [2e7]})")),
+                    Catch::Contains("host_issue.samples_ns[0]: expected at most"));
+  CHECK_THROWS_WITH(read(with_host(R"({"samples_ns": [1], "source": "nowhere"})")),
+                    Catch::Contains("host_issue.source: 'nowhere' is not a key of the file's \"sources\""));
 }
 
 TEST_CASE("bad measurement files name the JSON path", "[calibration]") {

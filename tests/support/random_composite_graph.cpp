@@ -224,8 +224,7 @@ Subgraph::Bundle make_bundle(UnitPlatform& platform, DeviceId device, std::vecto
 // bundles; others may take a bundle of `shape` in, or leave one, or both.
 std::shared_ptr<const Subgraph> make_template(std::mt19937_64& rng, int index, bool layered,
                                               const std::vector<std::shared_ptr<const Subgraph>>& nestable,
-                                              const BundleShape& shape, GroupTemplates* groups,
-                                              TimeNs host_issue_ns) {
+                                              const BundleShape& shape, GroupTemplates* groups, TimeNs host_issue_ns) {
   UnitPlatform platform(host_issue_ns);
   OpsGenerator gen(rng, platform, std::uniform_int_distribution<int>(0, 9)(rng) < 3 ? 2 : 1, false);
   const bool bundles = gen.gpus().size() == 2 || gen.chance(0.7);

@@ -57,11 +57,37 @@ TEST_CASE("weft simulate is deterministic", "[cli]") {
   CHECK(read_file(dir.file("a.trace")) == read_file(dir.file("b.trace")));
 }
 
+TEST_CASE("weft simulate holds kernels back until their host issues them, as worked out by hand", "[cli][host]") {
+  const TempDir dir;
+  // The scenario's description works it out: the 74th op is issued at 74 x 13 us and runs 5 us;
+  // without the host, the kernels alone take 2 x (200 + 6 x 5) + 60 x 5 us.
+  const std::string bundled = test::experiment("graph-host-issue");
+  auto scenario = nlohmann::json::parse(read_file(bundled));
+  for (const auto [host_ns, makespan_ns] : {std::pair{13000LL, 74 * 13000LL + 5000}, std::pair{0LL, 760000LL}}) {
+    scenario["cost"]["host_issue_ns"] = host_ns;
+    const auto file = dir.write("host" + std::to_string(host_ns) + ".json", scenario.dump());
+    const auto run = run_weft("simulate '" + file.string() + "' --json '" + dir.file("out.json").string() + "'");
+    INFO(run.err);
+    REQUIRE(run.exit_code == 0);
+    CHECK(nlohmann::json::parse(read_file(dir.file("out.json")))["makespan_ns"].get<long long>() == makespan_ns);
+  }
+}
+
 const std::string kDevices =
     R"("devices": [{"name": "gpu0", "spec": "h100-sxm"}, {"name": "gpu1", "spec": "h100-sxm"}])";
 
 TEST_CASE("bad scenarios are rejected with the JSON path and exit 2", "[cli][errors]") {
   SECTION("malformed JSON") { test::expect_simulate_rejects("{\"devices\": [}", "scenario.json:1:14: invalid JSON"); }
+  SECTION("a host issuing a first_ready stream") {
+    test::expect_simulate_rejects(
+        R"({"devices": [{"name": "gpu0", "spec": "h100-sxm", "streams": [{"name": "s", "policy": "first_ready",
+            "host_issued": true}]}], "ops": []})",
+        "scenario.json: devices[0].streams[0].host_issued: a host issues in_order streams only");
+  }
+  SECTION("a negative host issue time") {
+    test::expect_simulate_rejects("{" + kDevices + R"(, "cost": {"host_issue_ns": -1}, "ops": []})",
+                                  "scenario.json: cost.host_issue_ns: expected an integer >= 0, got -1");
+  }
   SECTION("unknown field") {
     test::expect_simulate_rejects("{" + kDevices + R"(, "ops": [], "opz": []})", "scenario.json: opz: unknown field");
   }

@@ -218,6 +218,8 @@ TEST_CASE("bad training scenarios exit 2 with the JSON path and the reason", "[c
   test::expect_simulate_rejects(R"({"devices": [{"name": "g", "spec": "h100-sxm"}], "ops": []})",
                                 "--unfold: applies to training", "--unfold");
   const std::string plan = R"(, "parallel": {"tp": 8, "dp": 1}})";
+  test::expect_simulate_rejects("{" + base + R"(, "options": {"host_issue": "yes"})" + plan,
+                                "options.host_issue: expected true or false, got a string");
   test::expect_simulate_rejects("{" + base + R"(, "stack": "megatron-9")" + plan,
                                 "stack: unknown software stack 'megatron-9'");
   test::expect_simulate_rejects("{" + base + R"(, "stack": {"base": "pytorch-eager", "swiglu": "half"})" + plan,

@@ -10,6 +10,7 @@
 #include "calibration/measurements.hpp"
 #include "kernels/backend_factory.hpp"
 #include "kernels/bench/bench_runner.hpp"
+#include "kernels/bench/host_issue_bench.hpp"
 #include "kernels/bench/scenario_cases.hpp"
 #include "simulator/core/json_cursor.hpp"
 #include "simulator/io/atomic_file.hpp"
@@ -142,6 +143,8 @@ void run_bench_command(const BenchFlags& flags) {
         set.measurements = run_bench(*backend, *world, cases, plan->options);
         progress.reset();
         if (job.rank() != 0) return;
+        OperandPool host_pool(*backend);
+        set.host_issue = measure_host_issue(*backend, host_pool, plan->options.samples);
         const BackendDevice& device = backend->device();
         set.backend = device.backend;
         set.device = device.name;
@@ -157,6 +160,9 @@ void run_bench_command(const BenchFlags& flags) {
         fmt::print("weft bench: {} cases{} on {} ({} backend, {} rank{}) in {:.1f} s; span times from {}\n",
                    set.measurements.size(), plan->scenario ? " of " + flags.scenario : "", set.device, set.backend,
                    set.ranks, set.ranks == 1 ? "" : "s", seconds, device.timing);
+        if (set.host_issue)
+          fmt::print("The host issues an op in {:.1f} us (median; docs/host-issue.md)\n",
+                     set.host_issue->median_ns() / 1e3);
         if (plan->scenario) print_unplaced(plan->scenario->unplaced, set.ranks);
         write_output("-o", flags.output, [&](std::ostream& out) { out << measurements_json(set).dump(1) << '\n'; });
         if (!flags.cluster_spec.empty()) write_cluster_spec(flags.cluster_spec, set);
@@ -171,7 +177,8 @@ void add_bench_command(CLI::App& app) {
       "bench",
       "Run the microbenchmark suite on one backend and write the measurements (docs/calibration.md): GEMMs, "
       "attention forward and backward, the memory-bound op, and, under mpirun, collectives over message and group "
-      "sizes and point-to-point messages. Every rank measures; rank 0 writes the file.");
+      "sizes and point-to-point messages; on a GPU, also the host's time to issue an op. Every rank measures; rank 0 "
+      "writes the file.");
   add_rank_flags(*command, flags->rank);
   command->add_flag("--quick", flags->quick, "A small suite of a few seconds, for tests");
   command->add_option("-o,--output", flags->output, "Measurement file to write (default measurements.json)")
