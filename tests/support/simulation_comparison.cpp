@@ -54,4 +54,12 @@ void require_same_memory(const DeviceResult& a, const DeviceResult& b) {
   }
 }
 
+SimulationResult simulate_with(const Graph& graph, const CostModel& cost_model, bool reuse, ScheduleCache& cache) {
+  SimulationOptions options;
+  options.record_memory_timeline = true;
+  options.reuse = reuse;
+  options.cache = &cache;
+  return simulate(graph, cost_model, options);
+}
+
 }  // namespace weft::test

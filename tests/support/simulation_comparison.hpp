@@ -17,4 +17,7 @@ void require_same_devices(const SimulationResult& a, const SimulationResult& b);
 // Catch2 checks that both devices have the same memory peak, its time and memory timeline.
 void require_same_memory(const DeviceResult& a, const DeviceResult& b);
 
+// `graph` simulated with its memory timeline, with or without reuse, templates kept in `cache`.
+SimulationResult simulate_with(const Graph& graph, const CostModel& cost_model, bool reuse, ScheduleCache& cache);
+
 }  // namespace weft::test

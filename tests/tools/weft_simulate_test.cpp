@@ -63,7 +63,7 @@ TEST_CASE("weft simulate holds kernels back until their host issues them, as wor
   // without the host, the kernels alone take 2 x (200 + 6 x 5) + 60 x 5 us.
   const std::string bundled = test::experiment("graph-host-issue");
   auto scenario = nlohmann::json::parse(read_file(bundled));
-  for (const auto [host_ns, makespan_ns] : {std::pair{13000LL, 74 * 13000LL + 5000}, std::pair{0LL, 760000LL}}) {
+  for (const auto& [host_ns, makespan_ns] : {std::pair{13000LL, 74 * 13000LL + 5000}, std::pair{0LL, 760000LL}}) {
     scenario["cost"]["host_issue_ns"] = host_ns;
     const auto file = dir.write("host" + std::to_string(host_ns) + ".json", scenario.dump());
     const auto run = run_weft("simulate '" + file.string() + "' --json '" + dir.file("out.json").string() + "'");

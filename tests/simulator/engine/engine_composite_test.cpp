@@ -4,11 +4,13 @@
 #include "simulator/core/input_error.hpp"
 #include "simulator/engine/engine.hpp"
 #include "simulator/graph/subgraph.hpp"
+#include "tests/support/simulation_comparison.hpp"
 #include "tests/support/unit_platform.hpp"
 
 namespace weft {
 namespace {
 
+using test::simulate_with;
 using test::UnitPlatform;
 
 // A layer: `matmul` (10 ns, compute) reads input x and writes h (100 B, internal) and y (8 B,
@@ -46,14 +48,6 @@ TwoLayers two_layers() {
   p.builder().add_composite("layer1", layer, streams, std::vector<TensorId>{x1}, std::vector<TensorId>{x2});
   RooflineCostModel cost_model = p.cost_model();
   return {p.build(), std::move(cost_model)};
-}
-
-SimulationResult simulate_with(const Graph& graph, const CostModel& cost_model, bool reuse, ScheduleCache& cache) {
-  SimulationOptions options;
-  options.record_memory_timeline = true;
-  options.reuse = reuse;
-  options.cache = &cache;
-  return simulate(graph, cost_model, options);
 }
 
 TEST_CASE("a composite runs its template's ops and hands its output on", "[engine][composite]") {

@@ -16,15 +16,8 @@ namespace {
 using test::all_op_times;
 using test::make_random_composite_graph;
 using test::require_same_devices;
+using test::simulate_with;
 using test::UnitPlatform;
-
-SimulationResult simulate_with(const Graph& graph, const CostModel& cost_model, bool reuse, ScheduleCache& cache) {
-  SimulationOptions options;
-  options.record_memory_timeline = true;
-  options.reuse = reuse;
-  options.cache = &cache;
-  return simulate(graph, cost_model, options);
-}
 
 TEST_CASE("kernels shorter than the host's issue time run one per issue", "[engine][host]") {
   UnitPlatform p(25);
