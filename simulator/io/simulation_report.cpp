@@ -48,7 +48,14 @@ std::string render_devices(const Graph& graph, const SimulationResult& result) {
 std::string render_critical_path(const Graph& graph, const SimulationResult& result) {
   const CriticalPathSummary summary = summarize_critical_path(graph, result, kLongestOpsShown);
   std::string out =
-      fmt::format("Critical path: {} ops, {}\n", result.critical_path.size(), format_duration(summary.length));
+      fmt::format("Critical path: {} ops, {}", result.critical_path.size(), format_duration(summary.length));
+  // A path that does not start at 0 starts at an op its host held back: nothing ran before it on
+  // the path (docs/host-issue.md).
+  if (!result.critical_path.empty() && result.start(result.critical_path.front()) > 0) {
+    out += fmt::format(", from {}, when the host issued its first op",
+                       format_duration(result.start(result.critical_path.front())));
+  }
+  out += "\n";
   std::string parts;
   for (std::size_t c = 0; c < kOpCategoryCount; ++c) {
     if (summary.by_category[c] == 0) continue;

@@ -70,6 +70,14 @@ TEST_CASE("weft simulate holds kernels back until their host issues them, as wor
     INFO(run.err);
     REQUIRE(run.exit_code == 0);
     CHECK(nlohmann::json::parse(read_file(dir.file("out.json")))["makespan_ns"].get<long long>() == makespan_ns);
+    // Held back by its host, the last op starts the critical path; without the host the path
+    // runs from the first kernel.
+    if (host_ns > 0) {
+      CHECK_THAT(run.out,
+                 Contains("Critical path: 1 ops, 5.000 us, from 962.000 us, when the host issued its first op"));
+    } else {
+      CHECK_THAT(run.out, Contains("Critical path: 74 ops, 760.000 us\n"));
+    }
   }
 }
 
