@@ -64,9 +64,9 @@ TimeNs ClusterCostModel::duration(const OpWork& work, const DeviceSpec& spec) co
   }
   if (ideal_network_) return 0;
   const CommGroup& comm = group(work.comm_group);
-  // A profile's times were measured on healthy links: a group through a slow NIC is costed by the
-  // collective model at the bandwidth that NIC delivers.
-  if (calibration != nullptr && comm.network_speed == 1.0) {
+  // A profile's times were measured on healthy links: a group through a slow NIC or NVLink is
+  // costed by the collective model at the bandwidth that link delivers.
+  if (calibration != nullptr && comm.network_speed == 1.0 && comm.nvlink_speed == 1.0) {
     if (const auto calibrated =
             calibration->communication_duration(work.op_class, work.network_bytes, comm.size, comm.ranks_per_node)) {
       return *calibrated;

@@ -63,7 +63,7 @@ struct ClusterSpec {
   // A calibration profile (weft calibrate) measured on this cluster's device: where it covers an
   // op, it replaces the roofline rules and the collective model.
   std::shared_ptr<const CalibratedCostModel> calibration;
-  // GPUs and NICs below their spec (stragglers.hpp); null when every part runs at full speed.
+  // GPUs, NICs and NVLinks below their spec (stragglers.hpp); null when every part runs at full speed.
   std::shared_ptr<const Stragglers> stragglers;
   // Nodes of other GPU types (docs/stragglers.md, "Mixed GPU types"); empty: every node has `gpu`.
   std::vector<NodeGroup> node_groups;
@@ -75,6 +75,7 @@ struct ClusterSpec {
   // The speed of GPU `rank` (a global rank under Megatron's placement) and of node `node`'s NICs.
   double gpu_speed(std::int64_t rank) const { return stragglers ? stragglers->gpu(rank) : 1.0; }
   double nic_speed(std::int64_t node) const { return stragglers ? stragglers->nic(node) : 1.0; }
+  double nvlink_speed(std::int64_t node) const { return stragglers ? stragglers->nvlink(node) : 1.0; }
   // The node group of GPU `rank`'s node, or -1 for the cluster's own `gpu`.
   int node_group_of(std::int64_t rank) const;
   // The GPU of node group `group` (-1: the cluster's).

@@ -33,16 +33,18 @@ CommGroup inter_node_part(const CommGroup& group) {
 
 }  // namespace
 
-double CollectiveModel::nvlink_bandwidth() const { return cluster_.nvlink_bandwidth * cluster_.network_efficiency; }
+double CollectiveModel::nvlink_bandwidth(const CommGroup& group) const {
+  return cluster_.nvlink_bandwidth * cluster_.network_efficiency * group.nvlink_speed;
+}
 
 double CollectiveModel::gpu_network_bandwidth(const CommGroup& group) const {
   return cluster_.network_bandwidth_per_gpu() * cluster_.nic_efficiency * group.network_speed;
 }
 
 double CollectiveModel::ring_bandwidth(const CommGroup& group) const {
-  if (group.nodes <= 1) return nvlink_bandwidth();
+  if (group.nodes <= 1) return nvlink_bandwidth(group);
   // A node's inter-node traffic is shared by the NICs of its members in the group.
-  return std::min(nvlink_bandwidth(), gpu_network_bandwidth(group) * group.ranks_per_node);
+  return std::min(nvlink_bandwidth(group), gpu_network_bandwidth(group) * group.ranks_per_node);
 }
 
 double CollectiveModel::step_latency(const CommGroup& group) const {
@@ -69,9 +71,10 @@ bool CollectiveModel::runs_nvls(OpClass op_class, const CommGroup& group) const 
 // NVLink SHARP: each GPU sends its buffer into the switch, which reduces it and multicasts the
 // result back, so the buffer crosses each GPU's NVLink once each way at the rate NVLS reaches
 // (nvls_efficiency of the line rate, from nccl-tests); the latency is NCCL's NVLS hop (25 us).
-double CollectiveModel::nvls_time(Bytes bytes) const {
+double CollectiveModel::nvls_time(Bytes bytes, const CommGroup& group) const {
   constexpr double kNvlsLatencyS = 25e-6;  // hwLatencies[NVLINK][NVLS][Simple], tuning.cc
-  return kNvlsLatencyS + static_cast<double>(bytes) / (cluster_.nvlink_bandwidth * cluster_.nvls_efficiency);
+  return kNvlsLatencyS +
+         static_cast<double>(bytes) / (cluster_.nvlink_bandwidth * cluster_.nvls_efficiency * group.nvlink_speed);
 }
 
 double CollectiveModel::time(OpClass op_class, Bytes bytes, const CommGroup& group,
@@ -80,7 +83,7 @@ double CollectiveModel::time(OpClass op_class, Bytes bytes, const CommGroup& gro
   const double n = group.size;
   if (group.size <= 1 && op_class != OpClass::send && op_class != OpClass::recv) return 0.0;
   if (algorithm == CollectiveAlgorithm::nvls) {
-    if (runs_nvls(op_class, group)) return nvls_time(bytes);
+    if (runs_nvls(op_class, group)) return nvls_time(bytes, group);
     algorithm = CollectiveAlgorithm::ring;
   }
   if (cluster_.collectives == CollectiveRules::nccl && nccl_tunes(op_class) &&
@@ -102,13 +105,13 @@ double CollectiveModel::time(OpClass op_class, Bytes bytes, const CommGroup& gro
         case OpClass::alltoall: {
           // Each rank keeps 1/n of its data; of the rest, what goes to other nodes uses the NICs.
           const double local = group.ranks_per_node;
-          const double over_nvlink = (local - 1) / n * size / nvlink_bandwidth();
+          const double over_nvlink = (local - 1) / n * size / nvlink_bandwidth(group);
           const double over_network = group.nodes > 1 ? (n - local) / n * size / gpu_network_bandwidth(group) : 0.0;
           return std::max(over_nvlink, over_network) + (n - 1) * step_latency(group);
         }
         case OpClass::send:
         case OpClass::recv: {
-          const double bandwidth = group.nodes > 1 ? gpu_network_bandwidth(group) : nvlink_bandwidth();
+          const double bandwidth = group.nodes > 1 ? gpu_network_bandwidth(group) : nvlink_bandwidth(group);
           return size / bandwidth + step_latency(group);
         }
         default:

@@ -46,7 +46,9 @@ class CollectiveModel {
   double time(OpClass op_class, Bytes bytes, const CommGroup& group, CollectiveAlgorithm algorithm) const;
 
  private:
-  double nvlink_bandwidth() const;
+  // NVLink inside a node, at the speed of the slowest NVLink among the nodes where `group` has
+  // several members.
+  double nvlink_bandwidth(const CommGroup& group) const;
   // One GPU's share of its node's NICs, at the speed of the slowest node `group` touches.
   double gpu_network_bandwidth(const CommGroup& group) const;
   // Bandwidth at which a ring over `group` moves each rank's share: NVLink inside a node, the
@@ -56,7 +58,7 @@ class CollectiveModel {
   // NCCL's tuner time of `algorithm` with its fastest protocol.
   double nccl_time(OpClass op_class, Bytes bytes, const CommGroup& group, NcclAlgorithm algorithm) const;
   bool runs_nvls(OpClass op_class, const CommGroup& group) const;
-  double nvls_time(Bytes bytes) const;
+  double nvls_time(Bytes bytes, const CommGroup& group) const;
 
   const ClusterSpec& cluster_;
 };

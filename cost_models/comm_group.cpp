@@ -20,6 +20,7 @@ CommGroup make_comm_group(CommGroupKind kind, std::span<const std::int64_t> rank
   for (const auto& [node, count] : per_node) {
     group.ranks_per_node = std::max(group.ranks_per_node, count);
     if (group.nodes > 1) group.network_speed = std::min(group.network_speed, cluster.nic_speed(node));
+    if (count > 1) group.nvlink_speed = std::min(group.nvlink_speed, cluster.nvlink_speed(node));
   }
   return group;
 }

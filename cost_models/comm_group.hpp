@@ -25,6 +25,9 @@ struct CommGroup {
   // Across nodes: the fraction of its NICs' bandwidth the slowest node the group touches
   // delivers (stragglers.hpp); 1 within a node.
   double network_speed = 1.0;
+  // On the nodes where the group has several members: the fraction of its NVLink bandwidth the
+  // slowest of them delivers (stragglers.hpp); 1 with one member per node.
+  double nvlink_speed = 1.0;
 
   bool operator==(const CommGroup&) const = default;
 };

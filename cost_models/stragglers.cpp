@@ -61,13 +61,19 @@ void Stragglers::slow_nic(std::int64_t index, double speed) {
   record(nic_speed_, static_cast<std::size_t>(nodes), index, speed);
 }
 
+void Stragglers::slow_nvlink(std::int64_t index, double speed) {
+  const std::int64_t nodes = (gpus_ + gpus_per_node_ - 1) / gpus_per_node_;
+  record(nvlink_speed_, static_cast<std::size_t>(nodes), index, speed);
+}
+
 void Stragglers::finish() {
   slow_gpus_ = slow_parts(gpu_speed_);
   slow_nics_ = slow_parts(nic_speed_);
+  slow_nvlinks_ = slow_parts(nvlink_speed_);
 }
 
 Stragglers read_stragglers(const JsonCursor& json, std::int64_t gpus, int gpus_per_node) {
-  json.expect_only({"gpus", "nodes", "nics", "throttled"});
+  json.expect_only({"gpus", "nodes", "nics", "nvlinks", "throttled"});
   Stragglers stragglers(gpus, gpus_per_node);
   const std::int64_t nodes = (gpus + gpus_per_node - 1) / gpus_per_node;
   if (auto list = json.find("gpus")) {
@@ -81,6 +87,10 @@ Stragglers read_stragglers(const JsonCursor& json, std::int64_t gpus, int gpus_p
   }
   if (auto list = json.find("nics")) {
     read_list(*list, "node", nodes, "node", [&](std::int64_t node, double speed) { stragglers.slow_nic(node, speed); });
+  }
+  if (auto list = json.find("nvlinks")) {
+    read_list(*list, "node", nodes, "node",
+              [&](std::int64_t node, double speed) { stragglers.slow_nvlink(node, speed); });
   }
   if (auto throttled = json.find("throttled")) {
     throttled->expect_only({"share", "speed", "seed"});

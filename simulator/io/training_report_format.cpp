@@ -137,11 +137,15 @@ std::string describe_sample(const TrainingSpec& t) {
 std::string render_stragglers(const StragglerSummary& st, double iteration_time_s) {
   std::string out = fmt::format("Stragglers       {} slow GPU{}, {} slow NIC{}", st.slow_gpus,
                                 st.slow_gpus == 1 ? "" : "s", st.slow_nics, st.slow_nics == 1 ? "" : "s");
+  if (st.slow_nvlinks > 0) out += fmt::format(", {} slow NVLink{}", st.slow_nvlinks, st.slow_nvlinks == 1 ? "" : "s");
   if (st.gpu >= 0) {
     out += fmt::format("; the iteration waits for GPU {} at {} speed ({})", st.gpu, format_percent(st.speed),
                        st.rank_label);
   }
   if (st.nic_node >= 0) out += fmt::format("; slowest NICs: node {} at {}", st.nic_node, format_percent(st.nic_speed));
+  if (st.nvlink_node >= 0) {
+    out += fmt::format("; slowest NVLink: node {} at {}", st.nvlink_node, format_percent(st.nvlink_speed));
+  }
   out += "\n";
   if (st.healthy_iteration_time_s) {
     const double healthy = *st.healthy_iteration_time_s;
@@ -280,6 +284,9 @@ nlohmann::json training_report_json(const TrainingScenario& s, const TrainingRep
         {"rank", st->rank_label},
         {"nic_node", st->nic_node >= 0 ? nlohmann::json(st->nic_node) : nlohmann::json()},
         {"nic_speed", st->nic_speed},
+        {"slow_nvlinks", st->slow_nvlinks},
+        {"nvlink_node", st->nvlink_node >= 0 ? nlohmann::json(st->nvlink_node) : nlohmann::json()},
+        {"nvlink_speed", st->nvlink_speed},
         {"healthy_iteration_time_s",
          st->healthy_iteration_time_s ? nlohmann::json(*st->healthy_iteration_time_s) : nlohmann::json()}};
   }

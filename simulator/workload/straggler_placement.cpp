@@ -63,14 +63,19 @@ std::vector<int> distinct_replicas(const ClusterSpec& cluster, const ParallelDim
     std::vector<double> pace;
     for (int pp = 0; pp < dims.pp; ++pp) {
       double nic = 1.0;
+      double nvlink = 1.0;
       for (int cp = 0; cp < dims.cp; ++cp) {
-        for (int tp = 0; tp < dims.tp; ++tp)
-          nic = std::min(nic, cluster.nic_speed(dims.rank_of({tp, cp, dp, pp}) / cluster.gpus_per_node));
+        for (int tp = 0; tp < dims.tp; ++tp) {
+          const std::int64_t node = dims.rank_of({tp, cp, dp, pp}) / cluster.gpus_per_node;
+          nic = std::min(nic, cluster.nic_speed(node));
+          nvlink = std::min(nvlink, cluster.nvlink_speed(node));
+        }
       }
       const PaceSetter slowest = pace_setter(cluster, dims, {0, 0, dp, pp}, {true, true, false});
       pace.push_back(slowest.speed);
       pace.push_back(static_cast<double>(slowest.node_group));
       pace.push_back(nic);
+      pace.push_back(nvlink);
     }
     if (first_of.emplace(std::move(pace), dp).second) replicas.push_back(dp);
   }

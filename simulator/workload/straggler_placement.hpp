@@ -39,8 +39,8 @@ PaceSetter pace_setter(const ClusterSpec& cluster, const ParallelDims& dims, con
 
 // The DP replicas a simulation with TP and CP folded must keep apart: one (the first) for each
 // distinct sequence, over the pipeline stages, of the GPU type, the speed of the replica's
-// slowest GPU and that of the slowest NIC of its nodes. Replicas of one sequence run alike, so simulating one of them
-// stands for all. A single entry (replica 0) when the replicas do not differ.
+// slowest GPU and those of the slowest NIC and NVLink of its nodes. Replicas of one sequence run alike, so simulating
+// one of them stands for all. A single entry (replica 0) when the replicas do not differ.
 std::vector<int> distinct_replicas(const ClusterSpec& cluster, const ParallelDims& dims);
 
 }  // namespace weft

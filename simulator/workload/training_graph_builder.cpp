@@ -103,6 +103,20 @@ void TrainingGraphBuilder::create_ranks() {
     for (const Peer& peer : peers) {
       speeds.push_back(peer.pace.speed);
       speeds.push_back(static_cast<double>(peer.pace.node_group));
+      // A pass template's TP and CP collectives are costed by its recording stage's groups: stages
+      // whose groups run over slower links must not share it.
+      double nic = 1.0;
+      double nvlink = 1.0;
+      for (int cp = 0; cp < dims_.cp; ++cp) {
+        for (int tp = 0; tp < dims_.tp; ++tp) {
+          const std::int64_t node =
+              dims_.rank_of({tp, cp, peer.coordinates.dp, peer.coordinates.pp}) / s_.cluster.gpus_per_node;
+          nic = std::min(nic, s_.cluster.nic_speed(node));
+          nvlink = std::min(nvlink, s_.cluster.nvlink_speed(node));
+        }
+      }
+      speeds.push_back(nic);
+      speeds.push_back(nvlink);
     }
     stage_pace_.push_back(paces.emplace(std::move(speeds), static_cast<int>(paces.size())).first->second);
   }
@@ -264,7 +278,20 @@ PerPeer<OpId> TrainingGraphBuilder::add_ops(int stage, std::string_view name, Wo
   const auto& stage_peers = peers(stage);
   PerPeer<OpId> ops;
   ops.reserve(stage_peers.size());
-  for (const Peer& peer : stage_peers) ops.push_back(b_->add_op(name_id, work_id, lane_stream(peer, lane)));
+  // Unfolded, a stage's peers belong to several groups of `kind`: with stragglers their links may
+  // differ, so each peer's op is costed over its own group (folded, a stage's one peer's is the
+  // stage's).
+  const bool own_groups =
+      unfold_ && kind && s_.cluster.stragglers && category_of(op_class) == OpCategory::communication;
+  for (const Peer& peer : stage_peers) {
+    WorkId peer_work = work_id;
+    if (own_groups) {
+      OpWork placed = b_->work(work_id);
+      placed.comm_group = group_id(*kind, peer.coordinates);
+      peer_work = b_->intern_work(placed);
+    }
+    ops.push_back(b_->add_op(name_id, peer_work, lane_stream(peer, lane)));
+  }
   if (lane == Lane::compute && recorder_ == nullptr) last_compute_ops_ = ops;
   // Collectives among a stage's peers; the embedding group spans stages and its caller groups it.
   if (kind == CommGroupKind::dp && replicas_ > 1 && recorder_ == nullptr && is_collective_class(op_class)) {

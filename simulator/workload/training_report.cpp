@@ -125,6 +125,7 @@ std::optional<StragglerSummary> summarize_stragglers(const ClusterSpec& cluster,
   StragglerSummary summary;
   summary.slow_gpus = parts.slow_gpus().size();
   summary.slow_nics = parts.slow_nics().size();
+  summary.slow_nvlinks = parts.slow_nvlinks().size();
   for (const SimulatedRank& rank : workload.ranks) {
     if (rank.pace_setter < 0 || rank.speed >= summary.speed) continue;
     summary.speed = rank.speed;
@@ -132,6 +133,7 @@ std::optional<StragglerSummary> summarize_stragglers(const ClusterSpec& cluster,
     summary.rank_label = workload.graph.device(rank.device).name;
   }
   if (!parts.slow_nics().empty()) std::tie(summary.nic_node, summary.nic_speed) = parts.slow_nics().front();
+  if (!parts.slow_nvlinks().empty()) std::tie(summary.nvlink_node, summary.nvlink_speed) = parts.slow_nvlinks().front();
   return summary;
 }
 

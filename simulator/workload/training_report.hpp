@@ -35,6 +35,9 @@ struct StragglerSummary {
   std::string rank_label;      // the simulated rank it paces
   std::int64_t nic_node = -1;  // the node of the slowest NIC
   double nic_speed = 1.0;
+  std::size_t slow_nvlinks = 0;
+  std::int64_t nvlink_node = -1;  // the node of the slowest NVLink
+  double nvlink_speed = 1.0;
   std::optional<double> healthy_iteration_time_s;  // the same plan with every part at full speed
 };
 

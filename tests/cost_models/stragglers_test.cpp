@@ -83,6 +83,10 @@ TEST_CASE("stragglers: bad sections name the path", "[stragglers]") {
   CHECK_THAT(stragglers_error(R"({"throttled": {"share": 0.1, "speed": [0.9], "seed": 1}})"),
              Contains("throttled.speed"));
   CHECK_THAT(stragglers_error(R"({"slow": []})"), Contains("slow"));
+  CHECK_THAT(stragglers_error(R"({"nvlinks": [{"node": 99, "speed": 0.5}]})"),
+             Contains("nvlinks[0].node: expected a node below"));
+  CHECK_THAT(stragglers_error(R"({"nvlinks": [{"node": 0, "speed": 1.5}]})"),
+             Contains("nvlinks[0].speed: expected a speed in (0, 1]"));
 }
 
 TEST_CASE("a slow NIC slows the collectives of the groups that cross it", "[stragglers][collectives]") {
@@ -109,6 +113,36 @@ TEST_CASE("a slow NIC slows the collectives of the groups that cross it", "[stra
   const CollectiveModel model(cluster);
   const double expected = 2.0 * 0.5 * 1e9 / (50e9 * 0.5) + 2.0 * cluster.network_latency_s;
   CHECK(model.time(OpClass::allreduce, 1'000'000'000, dp, CollectiveAlgorithm::ring) == Approx(expected));
+}
+
+TEST_CASE("a slow NVLink slows the collectives of the groups with several members on its node",
+          "[stragglers][collectives]") {
+  ClusterSpec cluster;
+  cluster.gpus = 16;
+  cluster.gpus_per_node = 8;
+  cluster.nvlink_bandwidth = 400e9;
+  cluster.nics_per_node = 8;
+  cluster.nic_bandwidth = 50e9;
+  cluster.collectives = CollectiveRules::latency_bandwidth;
+  auto parts = std::make_shared<Stragglers>(16, 8);
+  parts->slow_nvlink(1, 0.5);
+  parts->finish();
+  cluster.stragglers = parts;
+  CHECK(parts->slow_nvlinks() == std::vector<std::pair<std::int64_t, double>>{{1, 0.5}});
+  // A TP group inside node 1 runs on its NVLink; one inside node 0 and a DP group of one GPU per
+  // node do not touch it.
+  const std::vector<std::int64_t> slow_node{8, 9, 10, 11};
+  const std::vector<std::int64_t> healthy_node{0, 1, 2, 3};
+  const std::vector<std::int64_t> across{0, 8};
+  const CommGroup tp = make_comm_group(CommGroupKind::tp, slow_node, cluster);
+  CHECK(tp.nvlink_speed == 0.5);
+  CHECK(make_comm_group(CommGroupKind::tp, healthy_node, cluster).nvlink_speed == 1.0);
+  CHECK(make_comm_group(CommGroupKind::dp, across, cluster).nvlink_speed == 1.0);
+  // Ring all-reduce of 1 GB over 4 ranks: 2 (n-1)/n x size / bandwidth + 2 (n-1) latencies, the
+  // bandwidth NVLink's 400 GB/s at half speed.
+  const CollectiveModel model(cluster);
+  const double expected = 2.0 * 0.75 * 1e9 / (400e9 * 0.5) + 6.0 * cluster.nvlink_latency_s;
+  CHECK(model.time(OpClass::allreduce, 1'000'000'000, tp, CollectiveAlgorithm::ring) == Approx(expected));
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Stragglers through the weft binary: a bundled scenario with throttled GPUs and a slow NIC, a
-// sweep that plans around a slow stage, and bad sections.
+// slow NVLink, a sweep that plans around a slow stage, and bad sections.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -45,6 +45,31 @@ TEST_CASE("weft simulate names the straggler the iteration waits for", "[cli][st
   CHECK(json["iteration_time_s"].get<double>() <= healthy / stragglers["speed"].get<double>() * 1.01);
 }
 
+TEST_CASE("weft simulate costs the TP collectives of a node with a slow NVLink at its rate", "[cli][stragglers]") {
+  // TP 4 on each of two 4-GPU nodes, node 1's NVLink at half rate: its replica's TP all-reduces
+  // take longer and the gradient reduction waits for it; folded and unfolded agree.
+  const TempDir dir;
+  const std::string scenario =
+      dir.write("s.json", R"({"model": {"base": "llama3-8b", "layers": 8, "hidden": 2048, "ffn_hidden": 7168,
+                                           "heads": 16, "kv_heads": 4},
+                                 "cluster": {"base": "dgx-h100", "gpus": 8, "gpus_per_node": 4,
+                                             "stragglers": {"nvlinks": [{"node": 1, "speed": 0.5}]}},
+                                 "parallel": {"tp": 4, "dp": 2},
+                                 "training": {"global_batch": 16, "seq_len": 2048}})")
+          .string();
+  const auto folded = run_weft("simulate '" + scenario + "' --json '" + dir.file("f.json").string() + "'");
+  const auto unfolded = run_weft("simulate '" + scenario + "' --unfold --json '" + dir.file("u.json").string() + "'");
+  INFO(folded.err << unfolded.err);
+  REQUIRE(folded.exit_code == 0);
+  REQUIRE(unfolded.exit_code == 0);
+  CHECK_THAT(folded.out, Contains("0 slow GPUs, 0 slow NICs, 1 slow NVLink; slowest NVLink: node 1 at 50.0%"));
+  const auto json = nlohmann::json::parse(read_file(dir.file("f.json")));
+  CHECK(json["stragglers"]["slow_nvlinks"] == 1);
+  CHECK(json["stragglers"]["nvlink_node"] == 1);
+  CHECK(json["iteration_time_s"].get<double>() > json["stragglers"]["healthy_iteration_time_s"].get<double>());
+  CHECK(json["iteration_time_s"] == nlohmann::json::parse(read_file(dir.file("u.json")))["iteration_time_s"]);
+}
+
 TEST_CASE("weft sweep gives the stages of slow GPUs fewer layers", "[cli][stragglers]") {
   const TempDir dir;
   const std::string scenario =
@@ -76,6 +101,8 @@ TEST_CASE("bad stragglers sections are refused with their path", "[cli][straggle
   test::expect_simulate_rejects(scenario(R"({"gpus": [{"gpu": 8, "speed": 0.5}]})"), "below 8");
   test::expect_simulate_rejects(scenario(R"({"nics": [{"node": 0, "speed": 0.5}, {"node": 0, "speed": 0.4}]})"),
                                 "listed twice");
+  test::expect_simulate_rejects(scenario(R"({"nvlinks": [{"node": 1, "speed": 0.5}]})"),
+                                "cluster.stragglers.nvlinks[0].node: expected a node below 1");
   test::expect_simulate_rejects(scenario(R"({"throttled": {"share": 0.1, "speed": [0.9, 0.8], "seed": 3}})"),
                                 "cluster.stragglers.throttled.speed");
   // An execution plan is not made for slow GPUs.

@@ -97,6 +97,27 @@ TEST_CASE("folded ranks at their slowest GPU's pace give the unfolded iteration"
   }
 }
 
+TEST_CASE("a slow NVLink slows the groups inside its node, folded as unfolded", "[stragglers][folding]") {
+  // Node 1 (GPUs 4-7) at half its NVLink bandwidth: its TP groups' collectives, and a pipeline's
+  // transfers inside it, slow down; every rank simulated on its own is the independent computation.
+  const std::string stragglers = R"({"nvlinks": [{"node": 1, "speed": 0.5}]})";
+  for (const std::string parallel :
+       {R"({"tp": 2, "pp": 2, "dp": 2, "sequence_parallel": true, "zero": 1})",
+        R"({"tp": 1, "pp": 2, "dp": 4, "schedule": "gpipe"})", R"({"tp": 4, "pp": 1, "dp": 2})"}) {
+    INFO(parallel);
+    const TrainingScenario scenario = scenario_from(plan_text(8, parallel, stragglers));
+    const auto folded = run_training(scenario, false);
+    CHECK(folded.result.makespan == run_training(scenario, true).result.makespan);
+    REQUIRE(folded.report.stragglers);
+    CHECK(folded.report.stragglers->slow_nvlinks == 1);
+    CHECK(folded.report.stragglers->nvlink_node == 1);
+    CHECK(folded.report.stragglers->nvlink_speed == 0.5);
+    TrainingScenario healthy = scenario;
+    healthy.cluster.stragglers = nullptr;
+    CHECK(run_training(healthy).result.makespan < folded.result.makespan);
+  }
+}
+
 TEST_CASE("replicas that stragglers set apart are simulated apart", "[stragglers]") {
   // dp 4 on 4 GPUs: GPU 2 (replica 2) slow. Replicas 0, 1 and 3 run alike: two replicas simulated.
   const TrainingScenario scenario =
