@@ -2,6 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <memory>
+#include <utility>
+
 #include "cost_models/collective_model.hpp"
 #include "cost_models/comm_group.hpp"
 
@@ -89,7 +92,8 @@ TEST_CASE("stragglers: bad sections name the path", "[stragglers]") {
              Contains("nvlinks[0].speed: expected a speed in (0, 1]"));
 }
 
-TEST_CASE("a slow NIC slows the collectives of the groups that cross it", "[stragglers][collectives]") {
+// Two nodes of 8 GPUs, NVLink at 400 GB/s, a 50 GB/s NIC per GPU, latency-bandwidth collectives.
+ClusterSpec two_nodes(std::shared_ptr<const Stragglers> parts) {
   ClusterSpec cluster;
   cluster.gpus = 16;
   cluster.gpus_per_node = 8;
@@ -97,10 +101,15 @@ TEST_CASE("a slow NIC slows the collectives of the groups that cross it", "[stra
   cluster.nics_per_node = 8;
   cluster.nic_bandwidth = 50e9;
   cluster.collectives = CollectiveRules::latency_bandwidth;
+  cluster.stragglers = std::move(parts);
+  return cluster;
+}
+
+TEST_CASE("a slow NIC slows the collectives of the groups that cross it", "[stragglers][collectives]") {
   auto parts = std::make_shared<Stragglers>(16, 8);
   parts->slow_nic(1, 0.5);
   parts->finish();
-  cluster.stragglers = parts;
+  const ClusterSpec cluster = two_nodes(parts);
   // A DP group of one GPU per node, across both nodes; a TP group inside node 1 does not use NICs.
   const std::vector<std::int64_t> across{0, 8};
   const std::vector<std::int64_t> inside{8, 9, 10, 11};
@@ -117,18 +126,11 @@ TEST_CASE("a slow NIC slows the collectives of the groups that cross it", "[stra
 
 TEST_CASE("a slow NVLink slows the collectives of the groups with several members on its node",
           "[stragglers][collectives]") {
-  ClusterSpec cluster;
-  cluster.gpus = 16;
-  cluster.gpus_per_node = 8;
-  cluster.nvlink_bandwidth = 400e9;
-  cluster.nics_per_node = 8;
-  cluster.nic_bandwidth = 50e9;
-  cluster.collectives = CollectiveRules::latency_bandwidth;
   auto parts = std::make_shared<Stragglers>(16, 8);
   parts->slow_nvlink(1, 0.5);
   parts->finish();
-  cluster.stragglers = parts;
   CHECK(parts->slow_nvlinks() == std::vector<std::pair<std::int64_t, double>>{{1, 0.5}});
+  const ClusterSpec cluster = two_nodes(parts);
   // A TP group inside node 1 runs on its NVLink; one inside node 0 and a DP group of one GPU per
   // node do not touch it.
   const std::vector<std::int64_t> slow_node{8, 9, 10, 11};
