@@ -149,9 +149,7 @@ inline void Simulation<kComposites>::count_readers_inside_composites() {
   }
 }
 
-// A stream that only becomes free later (a template's, whose outer stream is still busy when
-// it starts): its first op waits for an event at that time, or for a composite running it as
-// a secondary stream, knows the time from stream_free_.
+// The first op issued on each stream (a composite's on each of its streams), or none.
 template <bool kComposites>
 inline std::vector<OpId> Simulation<kComposites>::first_op_of_each_stream() const {
   std::vector<OpId> first(graph_.stream_count(), OpId::none());
@@ -161,6 +159,9 @@ inline std::vector<OpId> Simulation<kComposites>::first_op_of_each_stream() cons
   return first;
 }
 
+// A stream that only becomes free later (a template's, whose outer stream is still busy when
+// it starts): its first op waits for an event at that time, or for a composite running it as
+// a secondary stream, knows the time from stream_free_.
 template <bool kComposites>
 inline void Simulation<kComposites>::delay_streams_not_yet_available() {
   if (options_.stream_available.empty()) return;
