@@ -116,18 +116,19 @@ bool host_holds_back(const TemplateSchedule& schedule, std::span<const TimeNs> h
 std::shared_ptr<const TemplateSchedule> TemplateScheduler::schedule(const Subgraph& subgraph,
                                                                     std::span<const TimeNs> offsets,
                                                                     std::span<const TimeNs> host_offsets) {
-  const std::vector<TimeNs> hosts_ahead(offsets.size(), kHostAhead);
+  // The usual case, a template whose streams are free and whose hosts are ahead, allocates nothing.
+  auto hosts_ahead = [&] { return std::vector<TimeNs>(offsets.size(), kHostAhead); };
   std::shared_ptr<const TemplateSchedule>& unshifted = unshifted_[&subgraph];
   if (unshifted) {
     ++remembered_hits_;
   } else {
-    unshifted = find_or_simulate(subgraph, std::vector<TimeNs>(offsets.size(), 0), hosts_ahead);
+    unshifted = find_or_simulate(subgraph, std::vector<TimeNs>(offsets.size(), 0), hosts_ahead());
   }
   // Streams that free before their first op would start anyway change nothing.
   bool shifted = false;
   for (std::size_t j = 0; j < offsets.size(); ++j) shifted = shifted || offsets[j] > unshifted->stream_first_start[j];
   std::shared_ptr<const TemplateSchedule> free_host =
-      shifted ? find_or_simulate(subgraph, {offsets.begin(), offsets.end()}, hosts_ahead) : unshifted;
+      shifted ? find_or_simulate(subgraph, {offsets.begin(), offsets.end()}, hosts_ahead()) : unshifted;
   if (!host_holds_back(*free_host, host_offsets)) return free_host;
   return find_or_simulate(subgraph, {offsets.begin(), offsets.end()}, host_offsets);
 }
