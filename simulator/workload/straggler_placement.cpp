@@ -55,6 +55,19 @@ PaceSetter pace_setter(const ClusterSpec& cluster, const ParallelDims& dims, con
   return slowest;
 }
 
+std::pair<double, double> slowest_links(const ClusterSpec& cluster, const ParallelDims& dims, int dp, int pp) {
+  double nic = 1.0;
+  double nvlink = 1.0;
+  for (int cp = 0; cp < dims.cp; ++cp) {
+    for (int tp = 0; tp < dims.tp; ++tp) {
+      const std::int64_t node = dims.rank_of({tp, cp, dp, pp}) / cluster.gpus_per_node;
+      nic = std::min(nic, cluster.nic_speed(node));
+      nvlink = std::min(nvlink, cluster.nvlink_speed(node));
+    }
+  }
+  return {nic, nvlink};
+}
+
 std::vector<int> distinct_replicas(const ClusterSpec& cluster, const ParallelDims& dims) {
   if (!cluster.stragglers && cluster.node_groups.empty()) return {0};
   std::map<std::vector<double>, int> first_of;
@@ -62,15 +75,7 @@ std::vector<int> distinct_replicas(const ClusterSpec& cluster, const ParallelDim
   for (int dp = 0; dp < dims.dp; ++dp) {
     std::vector<double> pace;
     for (int pp = 0; pp < dims.pp; ++pp) {
-      double nic = 1.0;
-      double nvlink = 1.0;
-      for (int cp = 0; cp < dims.cp; ++cp) {
-        for (int tp = 0; tp < dims.tp; ++tp) {
-          const std::int64_t node = dims.rank_of({tp, cp, dp, pp}) / cluster.gpus_per_node;
-          nic = std::min(nic, cluster.nic_speed(node));
-          nvlink = std::min(nvlink, cluster.nvlink_speed(node));
-        }
-      }
+      const auto [nic, nvlink] = slowest_links(cluster, dims, dp, pp);
       const PaceSetter slowest = pace_setter(cluster, dims, {0, 0, dp, pp}, {true, true, false});
       pace.push_back(slowest.speed);
       pace.push_back(static_cast<double>(slowest.node_group));

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "cost_models/cluster_spec.hpp"
@@ -41,6 +42,10 @@ PaceSetter pace_setter(const ClusterSpec& cluster, const ParallelDims& dims, con
 // distinct sequence, over the pipeline stages, of the GPU type, the speed of the replica's
 // slowest GPU and those of the slowest NIC and NVLink of its nodes. Replicas of one sequence run alike, so simulating
 // one of them stands for all. A single entry (replica 0) when the replicas do not differ.
+// The slowest NIC and the slowest NVLink among the nodes of the TP and CP ranks of pipeline
+// position `pp` in DP replica `dp`.
+std::pair<double, double> slowest_links(const ClusterSpec& cluster, const ParallelDims& dims, int dp, int pp);
+
 std::vector<int> distinct_replicas(const ClusterSpec& cluster, const ParallelDims& dims);
 
 }  // namespace weft

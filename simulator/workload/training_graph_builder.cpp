@@ -105,16 +105,7 @@ void TrainingGraphBuilder::create_ranks() {
       speeds.push_back(static_cast<double>(peer.pace.node_group));
       // A pass template's TP and CP collectives are costed by its recording stage's groups: stages
       // whose groups run over slower links must not share it.
-      double nic = 1.0;
-      double nvlink = 1.0;
-      for (int cp = 0; cp < dims_.cp; ++cp) {
-        for (int tp = 0; tp < dims_.tp; ++tp) {
-          const std::int64_t node =
-              dims_.rank_of({tp, cp, peer.coordinates.dp, peer.coordinates.pp}) / s_.cluster.gpus_per_node;
-          nic = std::min(nic, s_.cluster.nic_speed(node));
-          nvlink = std::min(nvlink, s_.cluster.nvlink_speed(node));
-        }
-      }
+      const auto [nic, nvlink] = slowest_links(s_.cluster, dims_, peer.coordinates.dp, peer.coordinates.pp);
       speeds.push_back(nic);
       speeds.push_back(nvlink);
     }
