@@ -33,10 +33,12 @@ MeasurementSet merge(const std::vector<MeasurementFile>& files) {
                       file.name, file.set.device, file.set.backend, files.front().name, merged.device, merged.backend));
     }
     merged.ranks = std::max(merged.ranks, file.set.ranks);
-    if (file.set.host_issue && &file != &files.front()) {
-      if (!merged.host_issue) merged.host_issue = HostIssueMeasurement{};
-      auto& samples = merged.host_issue->samples_ns;
-      samples.insert(samples.end(), file.set.host_issue->samples_ns.begin(), file.set.host_issue->samples_ns.end());
+    for (const HostIssueMeasurement& host : file.set.host_issue) {
+      if (&file == &files.front()) continue;
+      auto same = std::find_if(merged.host_issue.begin(), merged.host_issue.end(),
+                               [&](const HostIssueMeasurement& h) { return h.op == host.op; });
+      if (same == merged.host_issue.end()) same = merged.host_issue.insert(merged.host_issue.end(), {host.op, {}});
+      same->samples_ns.insert(same->samples_ns.end(), host.samples_ns.begin(), host.samples_ns.end());
     }
     for (const Measurement& m : file.set.measurements) {
       const auto [it, inserted] =
@@ -120,7 +122,9 @@ std::shared_ptr<CalibratedCostModel> fit(const MeasurementSet& set) {
   const auto bandwidths = best_memory_bandwidth(set.measurements);
   for (const auto& [dtype, flops] : peaks) model->set_peak_flops(dtype, flops);
   for (const auto& [dtype, bandwidth] : bandwidths) model->set_memory_bandwidth(dtype, bandwidth);
-  if (set.host_issue) model->set_host_issue_ns(static_cast<TimeNs>(std::llround(set.host_issue->median_ns())));
+  for (const HostIssueMeasurement& host : set.host_issue) {
+    model->set_host_issue_ns(host.op, static_cast<TimeNs>(std::llround(host.median_ns())));
+  }
 
   std::map<CalibratedCostModel::AttentionKey, std::vector<GridSample>> attention;
   std::map<Dtype, std::vector<GridSample>> memory;

@@ -95,11 +95,15 @@ Measurement read_measurement(const JsonCursor& json, const std::vector<std::pair
   return m;
 }
 
-// {"samples_ns": [...], "source": key, "label": text}
+// {"op": class, "samples_ns": [...], "source": key, "label": text}
 HostIssueMeasurement read_host_issue(const JsonCursor& json,
                                      const std::vector<std::pair<std::string, std::string>>& sources) {
-  json.expect_only({"samples_ns", "source", "label", "median_ns"});
+  json.expect_only({"op", "samples_ns", "source", "label", "median_ns"});
   HostIssueMeasurement host;
+  if (auto op = json.find("op")) {
+    host.op = op->as_enum(kOpClassNames);
+    if (host.op == OpClass::barrier) op->fail("a barrier issues nothing");
+  }
   const JsonCursor samples = json.at("samples_ns");
   for (const JsonCursor& sample : samples.elements()) {
     const double ns = sample.as_nonnegative_number();
@@ -110,6 +114,24 @@ HostIssueMeasurement read_host_issue(const JsonCursor& json,
   if (auto source = json.find("source")) host.source = read_source_key(*source, sources);
   if (auto label = json.find("label")) host.label = label->as_string();
   return host;
+}
+
+// One measurement ({...}) or a list of them ([{...}, ...]), at most one per op class.
+std::vector<HostIssueMeasurement> read_host_issues(const JsonCursor& json,
+                                                   const std::vector<std::pair<std::string, std::string>>& sources) {
+  if (json.is_object()) return {read_host_issue(json, sources)};
+  std::vector<HostIssueMeasurement> hosts;
+  for (const JsonCursor& element : json.elements()) {
+    HostIssueMeasurement host = read_host_issue(element, sources);
+    const bool repeated = std::any_of(hosts.begin(), hosts.end(), [&](const auto& h) { return h.op == host.op; });
+    if (repeated) {
+      element.fail(host.op ? "a second measurement of " + std::string(kOpClassNames.name(*host.op)) + " ops"
+                           : std::string("a second measurement without an op class"));
+    }
+    hosts.push_back(std::move(host));
+  }
+  if (hosts.empty()) json.fail("expected at least one measurement");
+  return hosts;
 }
 
 }  // namespace
@@ -188,10 +210,11 @@ MeasurementSet read_measurements(const JsonCursor& root) {
     if (set.ranks % set.ranks_per_node != 0) per_node->fail(fmt::format("expected a divisor of ranks ({})", set.ranks));
   }
   if (auto settings = root.find("settings")) {
-    settings->expect_only({"quick", "warmup", "samples"});
+    settings->expect_only({"quick", "warmup", "samples", "sample_ms"});
     if (auto quick = settings->find("quick")) set.quick = quick->as_bool();
     if (auto warmup = settings->find("warmup")) set.warmup = static_cast<int>(warmup->as_nonnegative_int());
     if (auto samples = settings->find("samples")) set.samples = static_cast<int>(samples->as_nonnegative_int());
+    if (auto sample_ms = settings->find("sample_ms")) set.sample_ms = sample_ms->as_positive_number();
   }
   if (auto sources = root.find("sources")) {
     for (const auto& [key, citation] : sources->members()) set.sources.emplace_back(key, citation.as_string());
@@ -204,7 +227,7 @@ MeasurementSet read_measurements(const JsonCursor& root) {
     set.measurements.push_back(read_measurement(element, set.sources));
   }
   if (set.measurements.empty()) measurements.fail("expected at least one measurement (the suite is empty)");
-  if (auto host = root.find("host_issue")) set.host_issue = read_host_issue(*host, set.sources);
+  if (auto host = root.find("host_issue")) set.host_issue = read_host_issues(*host, set.sources);
   return set;
 }
 
@@ -239,27 +262,30 @@ nlohmann::json measurements_json(const MeasurementSet& set) {
     entry["spread"] = stats.relative_spread();
     list.push_back(std::move(entry));
   }
-  nlohmann::json json = {{"format", kMeasurementsFormat},
-                         {"version", kMeasurementsVersion},
-                         {"backend", set.backend},
-                         {"device", set.device},
-                         {"device_memory_bytes", set.device_memory_bytes},
-                         {"libraries", libraries},
-                         {"timestamp", set.timestamp},
-                         {"ranks", set.ranks},
-                         {"ranks_per_node", set.node_ranks()},
-                         {"settings", {{"quick", set.quick}, {"warmup", set.warmup}, {"samples", set.samples}}},
-                         {"measurements", list}};
+  nlohmann::json json = {
+      {"format", kMeasurementsFormat},
+      {"version", kMeasurementsVersion},
+      {"backend", set.backend},
+      {"device", set.device},
+      {"device_memory_bytes", set.device_memory_bytes},
+      {"libraries", libraries},
+      {"timestamp", set.timestamp},
+      {"ranks", set.ranks},
+      {"ranks_per_node", set.node_ranks()},
+      {"settings",
+       {{"quick", set.quick}, {"warmup", set.warmup}, {"samples", set.samples}, {"sample_ms", set.sample_ms}}},
+      {"measurements", list}};
   if (!set.sources.empty()) {
     json["sources"] = nlohmann::json::object();
     for (const auto& [key, citation] : set.sources) json["sources"][key] = citation;
   }
   if (!set.notes.empty()) json["notes"] = set.notes;
-  if (set.host_issue) {
-    nlohmann::json host = {{"samples_ns", set.host_issue->samples_ns}, {"median_ns", set.host_issue->median_ns()}};
-    if (!set.host_issue->source.empty()) host["source"] = set.host_issue->source;
-    if (!set.host_issue->label.empty()) host["label"] = set.host_issue->label;
-    json["host_issue"] = host;
+  for (const HostIssueMeasurement& issue : set.host_issue) {
+    nlohmann::json host = {{"samples_ns", issue.samples_ns}, {"median_ns", issue.median_ns()}};
+    if (issue.op) host["op"] = kOpClassNames.name(*issue.op);
+    if (!issue.source.empty()) host["source"] = issue.source;
+    if (!issue.label.empty()) host["label"] = issue.label;
+    json["host_issue"].push_back(std::move(host));
   }
   return json;
 }

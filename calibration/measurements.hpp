@@ -43,8 +43,11 @@ struct Measurement {
 };
 
 // The host's time to issue one op while the device is busy (a framework's dispatch and launch;
-// docs/host-issue.md): what a host-issued stream's ops wait for when they are shorter.
+// docs/host-issue.md): what a host-issued stream's ops wait for when they are shorter. For the ops
+// of one class (a GEMM's library call costs the host more than a plain kernel's launch), or,
+// without a class, for every op of a class that has no measurement of its own.
 struct HostIssueMeasurement {
+  std::optional<OpClass> op{};
   std::vector<double> samples_ns;
   std::string source{};  // as Measurement::source
   std::string label{};   // what was issued, for people
@@ -65,8 +68,9 @@ struct MeasurementSet {
   bool quick = false;
   int warmup = 0;
   int samples = 0;
+  double sample_ms = 0.2;  // a short op repeated back to back until a sample lasts this long
   std::vector<Measurement> measurements;
-  std::optional<HostIssueMeasurement> host_issue;
+  std::vector<HostIssueMeasurement> host_issue;  // at most one per op class, and one without
   // Where measurements not made by `weft bench` come from: citation per key, and remarks.
   std::vector<std::pair<std::string, std::string>> sources;
   std::vector<std::string> notes;

@@ -92,9 +92,21 @@ class CalibratedCostModel {
     attention_[{pass, dtype, causal, kernel}] = std::move(efficiency);
   }
   void set_memory_bound(Dtype dtype, LogGridTable efficiency) { memory_bound_[dtype] = std::move(efficiency); }
-  // The host's time to issue one op (docs/host-issue.md); 0 where the profile measured none.
-  void set_host_issue_ns(TimeNs ns) { host_issue_ns_ = ns; }
+  // The host's time to issue one op (docs/host-issue.md): of `op`'s class, or, without one, of
+  // every class that has none of its own; 0 where the profile measured none.
+  void set_host_issue_ns(std::optional<OpClass> op, TimeNs ns) {
+    if (op) {
+      host_issue_by_op_[*op] = ns;
+    } else {
+      host_issue_ns_ = ns;
+    }
+  }
+  TimeNs host_issue_ns(OpClass op) const {
+    const auto own = host_issue_by_op_.find(op);
+    return own != host_issue_by_op_.end() ? own->second : host_issue_ns_;
+  }
   TimeNs host_issue_ns() const { return host_issue_ns_; }
+  const std::map<OpClass, TimeNs>& host_issue_by_op() const { return host_issue_by_op_; }
   void set_memory_kernel(Kernel kernel, Dtype dtype, LogGridTable efficiency) {
     memory_kernels_[{kernel, dtype}] = std::move(efficiency);
   }
@@ -142,6 +154,7 @@ class CalibratedCostModel {
   std::map<KernelKey, LogGridTable> memory_kernels_;
   std::map<CommunicationKey, CommunicationFit> communication_;
   TimeNs host_issue_ns_ = 0;
+  std::map<OpClass, TimeNs> host_issue_by_op_;
 };
 
 // Whether `op_class` is costed by the memory-bound efficiency curve.

@@ -42,10 +42,10 @@ TimeNs on_free_sms(TimeNs alone, int reserved_sms, const DeviceSpec& spec) {
 
 }  // namespace
 
-TimeNs ClusterCostModel::host_issue_ns(const DeviceSpec& spec) const {
+TimeNs ClusterCostModel::host_issue_ns(OpClass op_class, const DeviceSpec& spec) const {
   if (!host_issue_) return 0;
-  if (const CalibratedCostModel* profile = cluster_.calibration_for(spec)) return profile->host_issue_ns();
-  return cluster_.compute_rules.host_issue_ns(spec);
+  if (const CalibratedCostModel* profile = cluster_.calibration_for(spec)) return profile->host_issue_ns(op_class);
+  return cluster_.compute_rules.host_issue_ns(op_class, spec);
 }
 
 TimeNs ClusterCostModel::duration(const OpWork& work, const DeviceSpec& spec) const {

@@ -29,7 +29,7 @@ class ClusterCostModel final : public CostModel {
   const ClusterSpec& cluster() const { return cluster_; }
   TimeNs duration(const OpWork& work, const DeviceSpec& spec) const override;
   // The profile's of the device's GPU type, or the cluster's roofline rules' (docs/host-issue.md).
-  TimeNs host_issue_ns(const DeviceSpec& spec) const override;
+  TimeNs host_issue_ns(OpClass op_class, const DeviceSpec& spec) const override;
   // The communicator placements of the groups added so far that the cluster's calibration profile
   // measured no communication over, when it measured some: their ops are costed by the collective
   // model, which the user should hear about.

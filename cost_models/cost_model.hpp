@@ -13,10 +13,11 @@ class CostModel {
  public:
   virtual ~CostModel() = default;
   virtual TimeNs duration(const OpWork& work, const DeviceSpec& spec) const = 0;
-  // The host's time to issue one op to a device of `spec` (a framework's dispatch and launch):
-  // the ops of a host-issued stream start no faster than their host issues them
-  // (docs/host-issue.md). Zero: the host is never what an op waits for.
-  virtual TimeNs host_issue_ns(const DeviceSpec& /*spec*/) const { return 0; }
+  // The host's time to issue one op of `op_class` to a device of `spec` (a framework's dispatch
+  // and launch; a library call costs more than a kernel's launch): the ops of a host-issued
+  // stream start no faster than their host issues them (docs/host-issue.md). Zero: the host is
+  // never what such an op waits for.
+  virtual TimeNs host_issue_ns(OpClass /*op_class*/, const DeviceSpec& /*spec*/) const { return 0; }
 };
 
 }  // namespace weft

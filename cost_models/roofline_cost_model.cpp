@@ -66,6 +66,11 @@ void RooflineCostModel::set_host_issue_ns(TimeNs ns) {
   host_issue_ns_ = ns;
 }
 
+void RooflineCostModel::set_host_issue_ns(OpClass op_class, TimeNs ns) {
+  if (ns < 0) throw InputError("host issue time must be >= 0");
+  host_issue_by_class_[index(op_class)] = ns;
+}
+
 void RooflineCostModel::set_custom_rule(OpClass op_class, CustomRule rule) {
   custom_rules_[index(op_class)] = std::move(rule);
 }

@@ -35,9 +35,13 @@ class RooflineCostModel final : public CostModel {
 
   TimeNs duration(const OpWork& work, const DeviceSpec& spec) const override;
 
-  // The host's time to issue an op on a host-issued stream, whatever the device (docs/host-issue.md).
+  // The host's time to issue an op on a host-issued stream, whatever the device (docs/host-issue.md):
+  // of every class without a time of its own, or of one class.
   void set_host_issue_ns(TimeNs ns);
-  TimeNs host_issue_ns(const DeviceSpec& /*spec*/) const override { return host_issue_ns_; }
+  void set_host_issue_ns(OpClass op_class, TimeNs ns);
+  TimeNs host_issue_ns(OpClass op_class, const DeviceSpec& /*spec*/) const override {
+    return host_issue_by_class_[index(op_class)].value_or(host_issue_ns_);
+  }
 
   // Reads {"default": RULE, "classes": {"gemm": RULE, ...}, "host_issue_ns": t} where RULE is
   // {"efficiency": {"flops": f, "memory": m, "network": n}, "launch_overhead_ns": t, "fixed_ns": t}.
@@ -50,6 +54,7 @@ class RooflineCostModel final : public CostModel {
   std::array<RooflineRule, kOpClassCount> rules_;
   std::array<CustomRule, kOpClassCount> custom_rules_;
   TimeNs host_issue_ns_ = 0;
+  std::array<std::optional<TimeNs>, kOpClassCount> host_issue_by_class_{};
 };
 
 }  // namespace weft

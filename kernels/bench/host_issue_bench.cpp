@@ -1,5 +1,7 @@
 #include "kernels/bench/host_issue_bench.hpp"
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 
@@ -12,42 +14,66 @@ KernelOp busy_gemm() {
   return op;
 }
 
-namespace {
-
-// The smallest op there is, as `weft live`'s start marker.
-KernelOp one_element_copy() {
-  KernelOp op;
-  op.kind = KernelKind::memory_bound;
-  op.memory = {1, 1, 1, Dtype::bf16};
-  return op;
+std::vector<HostIssueProbe> host_issue_probes() {
+  KernelOp gemm;
+  gemm.kind = KernelKind::gemm;
+  gemm.gemm = {1024, 1024, 1024, Dtype::bf16, GemmLayout::nt};
+  const std::array<std::int64_t, 6> attention_shape = {1, 8, 512, 512, 64, 1};  // causal
+  KernelOp forward;
+  forward.kind = KernelKind::attention_forward;
+  forward.attention = attention_shape_of(attention_shape, Dtype::bf16);
+  KernelOp backward = forward;
+  backward.kind = KernelKind::attention_backward;
+  // The smallest op there is, as `weft live`'s start marker.
+  KernelOp copy;
+  copy.kind = KernelKind::memory_bound;
+  copy.memory = {1, 1, 1, Dtype::bf16};
+  return {
+      {OpClass::gemm, gemm, "1024 x 1024 x 1024 bf16 nt GEMMs"},
+      {OpClass::attention_fwd, forward, "causal bf16 attention forward, 1 x 8 heads x 512 x 64"},
+      {OpClass::attention_bwd, backward, "causal bf16 attention backward, 1 x 8 heads x 512 x 64"},
+      {std::nullopt, copy, "one-element copies (the memory-bound kernel, every other op class)"},
+  };
 }
 
-}  // namespace
-
-std::optional<HostIssueMeasurement> measure_host_issue(Backend& backend, OperandPool& pool, int samples,
-                                                       const KernelOp& busy) {
-  if (!backend.device().issues_asynchronously) return std::nullopt;
-  const KernelOp copy = one_element_copy();
-  pool.reserve(busy.read_bytes(), busy.write_bytes());
-  HostIssueMeasurement host;
-  host.label = "one-element copies issued behind an 8192 x 8192 x 8192 bf16 GEMM, as weft live issues ops";
+std::vector<HostIssueMeasurement> measure_host_issue(Backend& backend, OperandPool& pool, int samples,
+                                                     const KernelOp& busy, const std::vector<HostIssueProbe>& probes) {
+  if (!backend.device().issues_asynchronously) return {};
+  std::int64_t read = busy.read_bytes();
+  std::int64_t write = busy.write_bytes();
+  for (const HostIssueProbe& probe : probes) {
+    read = std::max(read, probe.kernel.read_bytes());
+    write = std::max(write, probe.kernel.write_bytes());
+  }
+  pool.reserve(read, write);
   auto issue = [&](std::uint32_t span, const KernelOp& op) {
     backend.open_span(span);
     run_kernel(backend, pool, op);
     backend.issued_span(span);
     backend.close_span(span);
   };
-  for (int sample = 0; sample < samples; ++sample) {
-    issue(0, busy);
-    const auto start = std::chrono::steady_clock::now();
-    for (std::uint32_t i = 1; i <= kIssuesPerSample; ++i) issue(i, copy);
-    const auto issued = std::chrono::steady_clock::now();
+  auto drain = [&] {
     backend.synchronize();
     backend.take_spans();
-    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(issued - start).count();
-    host.samples_ns.push_back(static_cast<double>(ns) / kIssuesPerSample);
+  };
+  std::vector<HostIssueMeasurement> hosts;
+  for (const HostIssueProbe& probe : probes) {
+    HostIssueMeasurement host{
+        probe.op, {}, "", probe.label + " issued while the device is busy, as weft live issues ops"};
+    issue(0, probe.kernel);
+    drain();
+    for (int sample = 0; sample < samples; ++sample) {
+      issue(0, busy);
+      const auto start = std::chrono::steady_clock::now();
+      for (std::uint32_t i = 1; i <= kIssuesPerSample; ++i) issue(i, probe.kernel);
+      const auto issued = std::chrono::steady_clock::now();
+      drain();
+      const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(issued - start).count();
+      host.samples_ns.push_back(static_cast<double>(ns) / kIssuesPerSample);
+    }
+    hosts.push_back(std::move(host));
   }
-  return host;
+  return hosts;
 }
 
 }  // namespace weft

@@ -12,13 +12,29 @@ OpDurations::OpDurations(const Graph& graph, const CostModel& cost_model)
       cost_model_(cost_model),
       spec_count_(graph.device_spec_count()),
       table_(graph.work_count() * graph.device_spec_count(), -1) {
+  // Per device spec a host-issued stream runs on: each class's host time, and whether any is not 0.
+  std::vector<char> spec_host_issues(spec_count_, 0);
+  std::vector<char> spec_costed(spec_count_, 0);
   for (std::size_t s = 0; s < graph.stream_count(); ++s) {
     const StreamInfo& stream = graph.stream(StreamId::at(s));
-    stream_spec_.push_back(graph.device(stream.device).spec);
-    const TimeNs host = stream.host_issued ? cost_model.host_issue_ns(graph.spec(stream_spec_.back())) : 0;
-    if (host < 0) throw std::logic_error("cost model returned a negative host issue time");
-    host_issue_.push_back(host);
-    any_host_issue_ = any_host_issue_ || host > 0;
+    const DeviceSpecId spec = graph.device(stream.device).spec;
+    stream_spec_.push_back(spec);
+    if (!stream.host_issued || spec_costed[spec.value()]) continue;
+    spec_costed[spec.value()] = 1;
+    if (host_issue_.empty()) host_issue_.assign(spec_count_ * kOpClassCount, 0);
+    for (std::size_t c = 0; c < kOpClassCount; ++c) {
+      const auto op_class = static_cast<OpClass>(c);
+      if (op_class == OpClass::barrier) continue;
+      const TimeNs host = cost_model.host_issue_ns(op_class, graph.spec(spec));
+      if (host < 0) throw std::logic_error("cost model returned a negative host issue time");
+      host_issue_[spec.value() * kOpClassCount + c] = host;
+      spec_host_issues[spec.value()] = spec_host_issues[spec.value()] || host > 0;
+    }
+  }
+  for (std::size_t s = 0; s < graph.stream_count(); ++s) {
+    const bool issued = graph.stream(StreamId::at(s)).host_issued && spec_host_issues[stream_spec_[s].value()];
+    host_issued_.push_back(issued ? 1 : 0);
+    any_host_issue_ = any_host_issue_ || issued;
   }
 }
 

@@ -26,8 +26,15 @@ class OpDurations {
   // A collective's members all take the longest member's time: they finish together.
   TimeNs of_collective(CollectiveId collective) const;
 
-  // The host's time to issue an op on `stream`: zero unless the stream is host-issued.
-  TimeNs host_issue(StreamId stream) const { return host_issue_[stream.value()]; }
+  // The host's time to issue `op`: zero unless its stream is host-issued (a barrier issues nothing).
+  TimeNs host_issue(OpId op) const {
+    const OpRecord& record = graph_.op(op);
+    if (!host_issued_[record.stream.value()]) return 0;
+    const auto op_class = static_cast<std::size_t>(graph_.work(record.work).op_class);
+    return host_issue_[stream_spec_[record.stream.value()].value() * kOpClassCount + op_class];
+  }
+  // Whether a host issues `stream`'s ops and takes time for some of them.
+  bool host_issued(StreamId stream) const { return host_issued_[stream.value()] != 0; }
   bool any_host_issue() const { return any_host_issue_; }
 
  private:
@@ -37,7 +44,8 @@ class OpDurations {
   const CostModel& cost_model_;
   std::size_t spec_count_;
   std::vector<DeviceSpecId> stream_spec_;  // by stream id
-  std::vector<TimeNs> host_issue_;         // by stream id
+  std::vector<char> host_issued_;          // by stream id
+  std::vector<TimeNs> host_issue_;         // by device spec id * kOpClassCount + op class
   bool any_host_issue_ = false;
   mutable std::vector<TimeNs> table_;  // by work id * spec count + spec id; -1 until costed
 };

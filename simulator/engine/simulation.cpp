@@ -176,18 +176,17 @@ inline void Simulation<kComposites>::delay_streams_not_yet_available() {
   }
 }
 
-// The host of a host-issued stream issues its ops in order, one every host_issue_ns, from the
-// time given for it (0 for an iteration) and never waits for the device: the k-th op is issued
-// at a time known before the run. A composite learns when the host issued what precedes it
+// The host of a host-issued stream issues its ops in order, each in its class's host_issue_ns,
+// from the time given for it (0 for an iteration) and never waits for the device: each op is
+// issued at a time known before the run. A composite learns when the host issued what precedes it
 // there, and its template's schedule follows (TemplateScheduler::schedule).
 template <bool kComposites>
 inline void Simulation<kComposites>::schedule_host_issue() {
   if (!duration_.any_host_issue()) return;
   const std::vector<OpId> first = first_op_of_each_stream();
   for (std::size_t s = 0; s < graph_.stream_count(); ++s) {
-    const TimeNs cost = duration_.host_issue(StreamId::at(s));
     TimeNs issued = options_.host_issued_until.empty() ? 0 : options_.host_issued_until[s];
-    if (cost == 0 || issued == kHostAhead) continue;
+    if (!duration_.host_issued(StreamId::at(s)) || issued == kHostAhead) continue;
     if (host_issued_.empty()) {
       host_issued_.assign(graph_.op_count(), kHostAhead);
       if constexpr (kComposites) composite_host_issued_.assign(graph_.composite_binding_count(), kHostAhead);
@@ -205,7 +204,7 @@ inline void Simulation<kComposites>::schedule_host_issue() {
           continue;
         }
       }
-      issued += cost;
+      issued += duration_.host_issue(op);
       host_issued_[op.value()] = issued;
       op = graph_.op(op).next_in_stream;
     }

@@ -80,8 +80,6 @@ std::uint64_t TemplateScheduler::durations_hash(const Subgraph& subgraph) {
   const Graph& graph = subgraph.graph();
   const OpDurations duration(graph, cost_model_);
   std::uint64_t hash = 0;
-  for (std::size_t s = 0; s < graph.stream_count(); ++s)
-    hash = hash_mix(hash, static_cast<std::uint64_t>(duration.host_issue(StreamId::at(s))));
   for (std::size_t i = 0; i < graph.op_count(); ++i) {
     const OpId op(static_cast<OpId::value_type>(i));
     const OpRecord& record = graph.op(op);
@@ -91,7 +89,7 @@ std::uint64_t TemplateScheduler::durations_hash(const Subgraph& subgraph) {
     } else if (record.collective.valid()) {
       value = static_cast<std::uint64_t>(duration.of_collective(record.collective));
     } else {
-      value = static_cast<std::uint64_t>(duration(op));
+      value = hash_mix(static_cast<std::uint64_t>(duration(op)), static_cast<std::uint64_t>(duration.host_issue(op)));
     }
     hash = hash_mix(hash, value);
   }
@@ -155,25 +153,16 @@ std::shared_ptr<const TemplateSchedule> TemplateScheduler::find_or_simulate(cons
   return schedule;
 }
 
-std::vector<TimeNs> TemplateScheduler::host_costs(const Graph& graph) const {
-  std::vector<TimeNs> costs;
-  for (std::size_t s = 0; s < graph.stream_count(); ++s) {
-    const StreamInfo& stream = graph.stream(StreamId::at(s));
-    costs.push_back(stream.host_issued ? cost_model_.host_issue_ns(graph.spec(graph.device(stream.device).spec)) : 0);
-  }
-  return costs;
-}
-
 TimeNs TemplateScheduler::issued_host_ns(const Subgraph& subgraph, std::size_t stream) {
   if (auto it = issued_host_.find(&subgraph); it != issued_host_.end()) return it->second[stream];
   const Graph& graph = subgraph.graph();
-  const std::vector<TimeNs> cost = host_costs(graph);
+  const OpDurations duration(graph, cost_model_);
   std::vector<TimeNs> issued(graph.stream_count(), 0);
   for (std::size_t i = 0; i < graph.op_count(); ++i) {
     const OpId op = OpId::at(i);
     const CompositeId composite = graph.op_composite(op);
     if (!composite.valid()) {
-      issued[graph.op_stream(op).value()] += cost[graph.op_stream(op).value()];
+      issued[graph.op_stream(op).value()] += duration.host_issue(op);
       continue;
     }
     const Subgraph& nested = graph.subgraph(graph.composite(composite).subgraph);
@@ -183,14 +172,14 @@ TimeNs TemplateScheduler::issued_host_ns(const Subgraph& subgraph, std::size_t s
   return issued_host_.emplace(&subgraph, std::move(issued)).first->second[stream];
 }
 
-// The host issues a stream's ops in id order, one per host_issue_ns: the k-th op of stream j is
-// issued at x + (its own and earlier ops' host time) when the host had issued what precedes the
+// The host issues a stream's ops in id order, each in its class's host_issue_ns: an op of stream j
+// is issued at x + (its own and earlier ops' host time) when the host had issued what precedes the
 // template at x, and it is not held back while that is no later than its start. A schedule folded
 // from an expanded simulation has no slack of its own yet: it is derived here as well.
 std::vector<TimeNs> TemplateScheduler::host_slack(const Subgraph& subgraph, const TemplateSchedule& schedule) {
   if (!schedule.host_slack.empty()) return schedule.host_slack;
   const Graph& graph = subgraph.graph();
-  const std::vector<TimeNs> cost = host_costs(graph);
+  const OpDurations duration(graph, cost_model_);
   std::vector<TimeNs> issued(graph.stream_count(), 0);
   std::vector<TimeNs> slack(graph.stream_count(), std::numeric_limits<TimeNs>::max());
   for (std::size_t i = 0; i < graph.op_count(); ++i) {
@@ -198,8 +187,8 @@ std::vector<TimeNs> TemplateScheduler::host_slack(const Subgraph& subgraph, cons
     const CompositeId composite = graph.op_composite(op);
     if (!composite.valid()) {
       const std::size_t s = graph.op_stream(op).value();
-      if (cost[s] == 0) continue;
-      issued[s] += cost[s];
+      if (!duration.host_issued(StreamId::at(s))) continue;
+      issued[s] += duration.host_issue(op);
       slack[s] = std::min(slack[s], schedule.op_start[i] - issued[s]);
       continue;
     }
@@ -210,7 +199,7 @@ std::vector<TimeNs> TemplateScheduler::host_slack(const Subgraph& subgraph, cons
     const auto streams = graph.composite_streams(composite);
     for (std::size_t j = 0; j < streams.size(); ++j) {
       const std::size_t s = streams[j].value();
-      if (cost[s] == 0) continue;
+      if (!duration.host_issued(streams[j])) continue;
       if (inner_slack[j] != std::numeric_limits<TimeNs>::max())
         slack[s] = std::min(slack[s], origin + inner_slack[j] - issued[s]);
       issued[s] += issued_host_ns(inner, j);

@@ -36,13 +36,11 @@ class TemplateScheduler {
  private:
   std::shared_ptr<const TemplateSchedule> find_or_simulate(const Subgraph& subgraph, std::vector<TimeNs> offsets,
                                                            std::span<const TimeNs> host_offsets);
-  // Per stream of `graph`: the host's time to issue one of its ops (0 where no host issues it).
-  std::vector<TimeNs> host_costs(const Graph& graph) const;
   // The template's TemplateSchedule::host_slack under `schedule`.
   std::vector<TimeNs> host_slack(const Subgraph& subgraph, const TemplateSchedule& schedule);
 
-  // A hash of the durations of the template's ops under the cost model (nested templates
-  // included): with the structure hash, what the schedule depends on.
+  // A hash of the durations and host issue times of the template's ops under the cost model
+  // (nested templates included): with the structure hash, what the schedule depends on.
   std::uint64_t durations_hash(const Subgraph& subgraph);
 
   const CostModel& cost_model_;

@@ -251,23 +251,38 @@ TEST_CASE("the host's issue time is the median of its samples over every file, a
           "[calibration][host]") {
   MeasurementSet first = synthetic_measurements();
   MeasurementSet second = first;
-  first.host_issue = HostIssueMeasurement{{13000.0, 12000.0, 14500.0}};
-  second.host_issue = HostIssueMeasurement{{11000.0, 13500.0}};
-  // Pooled: 11000, 12000, 13000, 13500, 14500.
+  first.host_issue = {{std::nullopt, {13000.0, 12000.0, 14500.0}}, {OpClass::gemm, {20000.0, 22000.0, 21000.0}}};
+  second.host_issue = {{OpClass::gemm, {19000.0}}, {std::nullopt, {11000.0, 13500.0}}};
+  // Pooled, every other class: 11000, 12000, 13000, 13500, 14500; GEMMs: 19000, 20000, 21000, 22000.
   const Calibration calibration = calibrate({{"a.json", first}, {"b.json", second}});
   CHECK(calibration.model->host_issue_ns() == 13000);
+  CHECK(calibration.model->host_issue_ns(OpClass::gemm) == 20500);
+  CHECK(calibration.model->host_issue_ns(OpClass::norm) == 13000);
   const nlohmann::json written = profile_json(calibration, "");
   CHECK(written["host_issue_us"] == 13.0);
+  CHECK(written["host_issue_us_by_op"] == nlohmann::json{{"gemm", 20.5}});
   const JsonDocument document = JsonDocument::parse_text(written.dump(), "profile.json");
-  CHECK(read_profile(document.root())->host_issue_ns() == 13000);
+  const auto back = read_profile(document.root());
+  CHECK(back->host_issue_ns(OpClass::attention_fwd) == 13000);
+  CHECK(back->host_issue_ns(OpClass::gemm) == 20500);
 
   // None measured: none in the profile, and no host holds anything back.
   const nlohmann::json without = profile_json(calibrate({{"a.json", synthetic_measurements()}}), "");
   CHECK_FALSE(without.contains("host_issue_us"));
+  CHECK_FALSE(without.contains("host_issue_us_by_op"));
+  auto rejects = [&](const nlohmann::json& bad, const std::string& message) {
+    const JsonDocument profile = JsonDocument::parse_text(bad.dump(), "profile.json");
+    CHECK_THROWS_WITH(read_profile(profile.root()), Catch::Contains(message));
+  };
   nlohmann::json bad = written;
   bad["host_issue_us"] = 2e4;
-  const JsonDocument too_slow = JsonDocument::parse_text(bad.dump(), "profile.json");
-  CHECK_THROWS_WITH(read_profile(too_slow.root()), Catch::Contains("host_issue_us: expected at most 10000"));
+  rejects(bad, "host_issue_us: expected at most 10000");
+  bad = written;
+  bad["host_issue_us_by_op"]["gemm"] = 2e4;
+  rejects(bad, "host_issue_us_by_op.gemm: expected at most 10000");
+  bad = written;
+  bad["host_issue_us_by_op"]["matmul"] = 20;
+  rejects(bad, "host_issue_us_by_op.matmul: unknown op class (expected gemm,");
 }
 
 TEST_CASE("calibration refuses measurements of different devices and incomplete grids", "[calibration]") {

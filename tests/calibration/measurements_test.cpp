@@ -90,12 +90,18 @@ TEST_CASE("measurement files keep kernels, off-grid shapes, labels and sources",
                               .kernel = Kernel::adamw_fused,
                               .shape = {1000},
                               .samples_ns = {9.0}});
-  set.host_issue = HostIssueMeasurement{{13000.0, 13400.0}, "ref", "torch.matmul of 256 x 256 x 256"};
+  set.host_issue = {{std::nullopt, {13000.0, 13400.0}, "ref", "torch.matmul of 256 x 256 x 256"},
+                    {OpClass::attention_bwd, {30000.0}, "", "cuDNN attention backward"}};
+  set.sample_ms = 50;
   const MeasurementSet back = read(measurements_json(set).dump());
-  REQUIRE(back.host_issue);
-  CHECK(back.host_issue->samples_ns == set.host_issue->samples_ns);
-  CHECK(back.host_issue->source == "ref");
-  CHECK(back.host_issue->label == set.host_issue->label);
+  REQUIRE(back.host_issue.size() == 2);
+  CHECK_FALSE(back.host_issue[0].op);
+  CHECK(back.host_issue[0].samples_ns == set.host_issue[0].samples_ns);
+  CHECK(back.host_issue[0].source == "ref");
+  CHECK(back.host_issue[0].label == set.host_issue[0].label);
+  CHECK(back.host_issue[1].op == OpClass::attention_bwd);
+  CHECK(back.host_issue[1].samples_ns == std::vector<double>{30000.0});
+  CHECK(back.sample_ms == 50);
   REQUIRE(back.measurements.size() == 3);
   CHECK(back.sources == set.sources);
   CHECK(back.notes == set.notes);
@@ -116,7 +122,19 @@ TEST_CASE("a bad host issue measurement names its JSON path", "[calibration][hos
     std::string text = file_with(one_gemm);
     return text.insert(text.size() - 1, R"(, "host_issue": )" + host);
   };
-  CHECK(read(with_host(R"({"samples_ns": [13000]})")).host_issue->median_ns() == 13000.0);
+  CHECK(read(with_host(R"({"samples_ns": [13000]})")).host_issue.at(0).median_ns() == 13000.0);
+  const auto listed = read(with_host(R"([{"op": "gemm", "samples_ns": [20000]}, {"samples_ns": [7000]}])")).host_issue;
+  REQUIRE(listed.size() == 2);
+  CHECK(listed[0].op == OpClass::gemm);
+  CHECK_FALSE(listed[1].op);
+  CHECK_THROWS_WITH(read(with_host(R"([{"op": "gemm", "samples_ns": [1]}, {"op": "gemm", "samples_ns": [2]}])")),
+                    Catch::Contains("host_issue[1]: a second measurement of gemm ops"));
+  CHECK_THROWS_WITH(read(with_host(R"([{"samples_ns": [1]}, {"samples_ns": [2]}])")),
+                    Catch::Contains("host_issue[1]: a second measurement without an op class"));
+  CHECK_THROWS_WITH(read(with_host(R"([{"op": "barrier", "samples_ns": [1]}])")),
+                    Catch::Contains("host_issue[0].op: a barrier issues nothing"));
+  CHECK_THROWS_WITH(read(with_host(R"([{"op": "matmul", "samples_ns": [1]}])")), Catch::Contains("host_issue[0].op"));
+  CHECK_THROWS_WITH(read(with_host("[]")), Catch::Contains("host_issue: expected at least one measurement"));
   CHECK_THROWS_WITH(read(with_host(R"({"samples_ns": []})")),
                     Catch::Contains("host_issue.samples_ns: expected at least one sample"));
   CHECK_THROWS_WITH(read(with_host(R"({"samples_ns": [-1]})")), Catch::Contains("host_issue.samples_ns[0]"));

@@ -68,6 +68,8 @@ class OpsGenerator {
   OpId add_primitive(StreamId stream, OpClass op_class = OpClass::gemm) {
     const bool comm = device_of(stream) == link_ || stream == p_.comm(device_of(stream));
     if (comm && op_class == OpClass::gemm) op_class = OpClass::send;
+    // Kernels of two classes, which a host may take different times to issue.
+    if (chance(0.3) && op_class == OpClass::gemm) op_class = OpClass::elementwise;
     const TimeNs ns = chance(0.1) ? 0 : uniform(1, 40);
     const OpId op = p_.op("op" + std::to_string(ops_.size()), stream, ns, op_class);
     const std::size_t readable = std::min(tensors_.size(), visible_tensors_);

@@ -4,6 +4,7 @@ namespace weft::test {
 
 UnitPlatform::UnitPlatform(TimeNs host_issue_ns) : host_issued_(host_issue_ns > 0) {
   cost_model_.set_host_issue_ns(host_issue_ns);
+  cost_model_.set_host_issue_ns(OpClass::elementwise, host_issue_ns / 2);
   DeviceSpec gpu;
   gpu.name = "unit-gpu";
   gpu.kind = DeviceKind::gpu;

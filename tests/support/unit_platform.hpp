@@ -14,7 +14,8 @@ namespace weft::test {
 // takes exactly one nanosecond: timelines can be computed by hand.
 class UnitPlatform {
  public:
-  // With `host_issue_ns`, a host issues each of every GPU's streams, an op every that many ns.
+  // With `host_issue_ns`, a host issues each of every GPU's streams, an op in that many ns, an
+  // elementwise op in half as many (a kernel's launch costs the host less than a library call).
   explicit UnitPlatform(TimeNs host_issue_ns = 0);
 
   // A GPU with in_order streams "compute" and "comm"; capacity 0 means no memory limit.

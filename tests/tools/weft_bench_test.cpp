@@ -21,10 +21,13 @@ using test::TempDir;
 TEST_CASE("weft bench --quick measures GEMMs and memory-bound ops on one CPU rank", "[cli][bench]") {
   const TempDir dir;
   const auto file = dir.file("m.json");
-  const auto run = run_weft("bench --quick --parts gemm,memory --samples 2 --threads 1 -o '" + file.string() + "'");
+  const auto run =
+      run_weft("bench --quick --parts gemm,memory --samples 2 --sample-ms 0.5 --threads 1 -o '" + file.string() + "'");
   INFO(run.err);
   REQUIRE(run.exit_code == 0);
   const auto json = nlohmann::json::parse(read_file(file));
+  CHECK(json["settings"]["sample_ms"] == 0.5);
+  CHECK_FALSE(json.contains("host_issue"));  // the CPU's calls run their kernels before returning
   CHECK(json["format"] == "weft-measurements");
   CHECK(json["backend"] == "cpu");
   CHECK_THAT(json["device"].get<std::string>(), Contains("thread"));
@@ -119,6 +122,11 @@ TEST_CASE("weft bench refuses what it cannot do, with exit status 2", "[cli][ben
   const auto parts = run_weft("bench --quick --parts gemm,banana" + out);
   CHECK(parts.exit_code == 2);
   CHECK_THAT(parts.err, StartsWith("weft: error: --parts: 'banana' is not one of gemm, attention, memory"));
+  for (const std::string length : {"0", "-1", "1001", "nan"}) {
+    const auto sample = run_weft("bench --quick --sample-ms " + length + out);
+    CHECK(sample.exit_code == 2);
+    CHECK_THAT(sample.err, StartsWith("weft: error: --sample-ms: expected a length above 0 and at most 1000 ms"));
+  }
   const auto alone = run_weft("bench --quick --parts collectives" + out);
   CHECK(alone.exit_code == 2);
   CHECK_THAT(alone.err, Contains("nothing to measure with one rank"));

@@ -32,6 +32,7 @@ struct BenchFlags {
   std::string dtypes;
   int warmup = 1;
   int samples = 0;
+  double sample_ms = 0.2;
   int ranks_per_node = 0;
   std::string cluster_spec;
   std::string scenario;
@@ -93,6 +94,10 @@ BenchPlan plan_bench(const BenchFlags& flags, const cpu::MpiJob& job) {
   if (flags.samples < 0) throw InputError("--samples: expected 1 or more samples (0 or none: the default)");
   plan.options.warmup = flags.warmup;
   plan.options.samples = flags.samples > 0 ? flags.samples : (flags.quick ? 3 : 5);
+  if (!(flags.sample_ms > 0 && flags.sample_ms <= 1000))
+    throw InputError(
+        fmt::format("--sample-ms: expected a length above 0 and at most 1000 ms, got {}", flags.sample_ms));
+  plan.options.min_sample_ns = flags.sample_ms * 1e6;
   plan.options.timeout = timeout(flags.rank);
   plan.options.ranks_per_node = per_node;
   with_context("-o", [&] { check_output_path(flags.output); });
@@ -156,13 +161,16 @@ void run_bench_command(const BenchFlags& flags) {
         set.quick = plan->suite.quick;
         set.warmup = plan->options.warmup;
         set.samples = plan->options.samples;
+        set.sample_ms = flags.sample_ms;
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         fmt::print("weft bench: {} cases{} on {} ({} backend, {} rank{}) in {:.1f} s; span times from {}\n",
                    set.measurements.size(), plan->scenario ? " of " + flags.scenario : "", set.device, set.backend,
                    set.ranks, set.ranks == 1 ? "" : "s", seconds, device.timing);
-        if (set.host_issue)
-          fmt::print("The host issues an op in {:.1f} us (median; docs/host-issue.md)\n",
-                     set.host_issue->median_ns() / 1e3);
+        for (const HostIssueMeasurement& host : set.host_issue) {
+          fmt::print("The host issues {} in {:.1f} us (median; docs/host-issue.md)\n",
+                     host.op ? fmt::format("a {} op", kOpClassNames.name(*host.op)) : std::string("any other op"),
+                     host.median_ns() / 1e3);
+        }
         if (plan->scenario) print_unplaced(plan->scenario->unplaced, set.ranks);
         write_output("-o", flags.output, [&](std::ostream& out) { out << measurements_json(set).dump(1) << '\n'; });
         if (!flags.cluster_spec.empty()) write_cluster_spec(flags.cluster_spec, set);
@@ -193,6 +201,13 @@ void add_bench_command(CLI::App& app) {
       ->type_name("N");
   command->add_option("--samples", flags->samples, "Timed samples per case and rank (default 5, 3 with --quick)")
       ->type_name("N");
+  command
+      ->add_option(
+          "--sample-ms", flags->sample_ms,
+          "A sample repeats a short op back to back until it lasts this long, at most 1,000 calls (default "
+          "0.2): the GPU runs at its full clock between idle samples; 50 or more keeps it at the clock it "
+          "sustains under its power limit, as timing loops of 1,000 back-to-back calls do (docs/calibration.md)")
+      ->type_name("MS");
   command
       ->add_option("--ranks-per-node", flags->ranks_per_node,
                    "Ranks per node, in rank order (default: the ranks MPI starts on this node): collectives are "

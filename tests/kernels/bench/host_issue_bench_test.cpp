@@ -50,26 +50,41 @@ KernelOp small_gemm() {
   return op;
 }
 
-TEST_CASE("the host's issue time is timed over copies issued behind a busy kernel, as weft live issues ops",
+TEST_CASE("the host's issue time is timed per probe over its ops issued behind a busy kernel, as weft live issues ops",
           "[kernels][bench][host]") {
   RecordingBackend backend;
   OperandPool pool(backend);
-  const auto host = measure_host_issue(backend, pool, 3, small_gemm());
-  REQUIRE(host);
-  CHECK(host->samples_ns.size() == 3);
-  for (double ns : host->samples_ns) CHECK(ns >= 0.0);
-  // Each sample: the busy GEMM, then the copies, each in a span opened, issued and closed, then
-  // one synchronization.
-  std::string sample = "(g!)";
-  for (int i = 0; i < kIssuesPerSample; ++i) sample += "(c!)";
-  sample += "|";
-  CHECK(backend.calls == sample + sample + sample);
+  const std::vector<HostIssueProbe> probes = host_issue_probes();
+  // A GEMM, attention forward and backward, and the memory-bound kernel for every other class.
+  REQUIRE(probes.size() == 4);
+  CHECK(probes[0].op == OpClass::gemm);
+  CHECK(probes[1].op == OpClass::attention_fwd);
+  CHECK(probes[2].op == OpClass::attention_bwd);
+  CHECK_FALSE(probes[3].op);
+  const auto hosts = measure_host_issue(backend, pool, 3, small_gemm());
+  REQUIRE(hosts.size() == probes.size());
+  std::string expected;
+  for (std::size_t p = 0; p < probes.size(); ++p) {
+    CHECK(hosts[p].op == probes[p].op);
+    CHECK(hosts[p].samples_ns.size() == 3);
+    for (double ns : hosts[p].samples_ns) CHECK(ns >= 0.0);
+    // One untimed call and a synchronization; then each sample: the busy GEMM, the probe's ops,
+    // each in a span opened, issued and closed, and one synchronization.
+    const std::string call = p == 0 ? "(g!)" : p == 3 ? "(c!)" : "(a!)";
+    expected += call + "|";
+    for (int sample = 0; sample < 3; ++sample) {
+      expected += "(g!)";
+      for (int i = 0; i < kIssuesPerSample; ++i) expected += call;
+      expected += "|";
+    }
+  }
+  CHECK(backend.calls == expected);
 }
 
 TEST_CASE("a backend that runs kernels before returning has no host issue time of its own", "[kernels][bench][host]") {
   cpu::CpuBackend backend(1);
   OperandPool pool(backend);
-  CHECK_FALSE(measure_host_issue(backend, pool, 3, small_gemm()));
+  CHECK(measure_host_issue(backend, pool, 3, small_gemm()).empty());
 }
 
 }  // namespace

@@ -36,6 +36,26 @@ TEST_CASE("kernels shorter than the host's issue time run one per issue", "[engi
   CHECK(result.devices[gpu.value()].busy_ns == 50);
 }
 
+TEST_CASE("each op waits for its host to issue it in its class's time", "[engine][host]") {
+  UnitPlatform p(20);  // a GEMM's issue 20 ns, an elementwise op's 10
+  const DeviceId gpu = p.add_gpu("gpu");
+  const OpId first = p.op("gemm", p.compute(gpu), 1);
+  const OpId add = p.op("add", p.compute(gpu), 1, OpClass::elementwise);
+  const OpId scale = p.op("scale", p.compute(gpu), 1, OpClass::elementwise);
+  const OpId barrier = p.op("join", p.compute(gpu), 0, OpClass::barrier);
+  const OpId last = p.op("gemm", p.compute(gpu), 1);
+  const RooflineCostModel cost_model = p.cost_model();
+  const Graph graph = p.build();
+  const SimulationResult result = simulate(graph, cost_model);
+  // Issued at 20, 30, 40, 40 (a barrier issues nothing) and 60; each starts when issued.
+  CHECK(result.start(first) == 20);
+  CHECK(result.start(add) == 30);
+  CHECK(result.start(scale) == 40);
+  CHECK(result.start(barrier) == 41);  // after `scale`, in stream order
+  CHECK(result.start(last) == 60);
+  CHECK(result.makespan == 61);
+}
+
 TEST_CASE("a host that got ahead during long kernels lets short ones run back to back", "[engine][host]") {
   UnitPlatform p(25);
   const DeviceId gpu = p.add_gpu("gpu");

@@ -95,7 +95,7 @@ TEST_CASE("a plan's ops run in issue order and a receiver waits for the transfer
   const OpId c = op_named(graph, "C");
   // The rank's host issues A first, at the bundled profile's host issue time; the ops after it
   // wait for what they depend on, which the host issued long before.
-  const TimeNs host = planned.cost_model->host_issue_ns(h100_node().gpu);
+  const TimeNs host = planned.cost_model->host_issue_ns(graph.op_work(a).op_class, h100_node().gpu);
   CHECK(host > 0);
   CHECK(result.start(a) == host);
   CHECK(result.start(reduce) == result.end(a));
