@@ -10,6 +10,8 @@ GPU machine, and what ran beside it there:
                                    first op that runs each shape
   <scenario>.measured.json         weft live's timeline of the scenario's plan
   pytorch-kernels.json             shared/gpu/kernels_ref.py on the same GPU, right after (optional)
+  bench-sustained.json,            weft bench --sample-ms 50 (optional): the suite, and a scenario's
+  <scenario>.bench-sustained.json  ops, each sample 50 ms of calls back to back
   clocks.csv, phases.json          nvidia-smi's SM clock, power and utilisation every 200 ms, and
                                    the time windows of the steps that loaded the GPU
   sustained.json, sustained.csv    tools/gpu-sustained.py: kernel classes run back to back for 4 s
@@ -77,8 +79,9 @@ def smi_rows(path, columns):
                   for r in rows]
 
 
-def bench_against_pytorch(record):
-    """{check: [(shape, bench_s, pytorch_s)]} over the shapes both measured."""
+def bench_against_pytorch(record, name):
+    """{check: [(shape, bench_s, pytorch_s)]} over the shapes both measured, for the bench files
+    `name`.json and *.`name`.json."""
     reference = load(f"{record}/pytorch-kernels.json")
     grid = {(r["m"], r["n"], r["k"]): r["median_s"] for r in reference["gemm_grid_nn"]}
     layers = {(r["pass"], r["m"], r["n"], r["k"]): r["median_s"] for r in reference["gemm_layers"]}
@@ -86,7 +89,7 @@ def bench_against_pytorch(record):
                  for r in reference["attention"] if r["backend"] == "cudnn"}
     checks = {"GEMM, the suite's NN grid": [], "GEMM, the scenarios' layers (fwd nt, dgrad nn, wgrad tn)": [],
               "cuDNN attention forward": [], "cuDNN attention backward": []}
-    files = [f"{record}/bench.json"] + sorted(glob.glob(f"{record}/*.bench.json"))
+    files = [f"{record}/{name}.json"] + sorted(glob.glob(f"{record}/*.{name}.json"))
     for path in files:
         for m in load(path)["measurements"]:
             bench_s, s = m["median_ns"] * 1e-9, m["shape"]
@@ -160,10 +163,13 @@ def main():
         errors = [live / bench - 1 for _, _, live, bench in rows]
         print(f"  {scenario}: {len(rows)} shapes ({sum(r[1] for r in rows)} of {events} ops), "
               f"live/bench - 1 {spread(errors)}")
-    if os.path.exists(f"{record}/pytorch-kernels.json"):
+    runs = [("bench", "weft bench"), ("bench-sustained", "weft bench --sample-ms 50")]
+    for files, command in runs if os.path.exists(f"{record}/pytorch-kernels.json") else []:
+        if not os.path.exists(f"{record}/{files}.json"):
+            continue
         print()
-        print(f"weft bench against PyTorch on the same GPU (shapes of {KERNEL_BOUND_S * 1e6:.0f} us or more)")
-        for name, pairs in bench_against_pytorch(record).items():
+        print(f"{command} against PyTorch on the same GPU (shapes of {KERNEL_BOUND_S * 1e6:.0f} us or more)")
+        for name, pairs in bench_against_pytorch(record, files).items():
             errors = [bench / pytorch - 1 for _, bench, pytorch in pairs]
             print(f"  {name}: {len(pairs)} shapes, bench/PyTorch - 1 {spread(errors)}")
     print()

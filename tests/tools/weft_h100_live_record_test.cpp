@@ -74,10 +74,10 @@ TEST_CASE("the calibrated simulation of GPT-3 1.3B on one H100 is within 10% of 
   }
 }
 
-TEST_CASE("on gpt-4l-512 the kernels match the H100 record, the iteration does not", "[cli][record]") {
-  // 222 ops of about 15 us each, issued at 18-21 us each: the device waits for the host, which the
-  // simulation's 2 us per launch does not model (docs/calibration.md), so the iteration comes out
-  // 19% short while the kernels' time is within a few percent.
+TEST_CASE("on gpt-4l-512 the kernels match the H100 record, the iteration does not without the host", "[cli][record]") {
+  // 222 ops of about 15 us each, issued at 18-21 us each: the device waits for the host, which
+  // that record's bench did not measure (docs/host-issue.md), so the iteration comes out 19%
+  // short while the kernels' time is within a few percent.
   const TempDir dir;
   const nlohmann::json pair = compare_with_record(dir, "h100-sxm-2026-11-27", "gpt-4l-512-1xh100");
   CHECK(std::abs(stage_error(pair)) <= 0.05);
@@ -86,6 +86,19 @@ TEST_CASE("on gpt-4l-512 the kernels match the H100 record, the iteration does n
     CHECK(std::abs(class_error(pair, op_class)) <= 0.10);
   }
   CHECK(static_cast<double>(pair["iteration"]["error"]) < -0.10);
+}
+
+TEST_CASE("with the host's issue time per op class from the bench, every one-GPU plan is within 10% of weft live",
+          "[cli][record][host]") {
+  // The record whose bench also timed the host issuing GEMMs, attention and plain kernels
+  // (h100-sxm-2026-11-27-host-issue): gpt-4l-512, host-bound, comes within 10% with it.
+  const TempDir dir;
+  for (const char* scenario : {"gpt-4l-512-1xh100", "gpt3-1.3b-1xh100", "llama3-8b-4l-1xh100"}) {
+    INFO(scenario);
+    const nlohmann::json pair = compare_with_record(dir, "h100-sxm-2026-11-27-host-issue", scenario);
+    CHECK(std::abs(static_cast<double>(pair["iteration"]["error"])) <= 0.10);
+    CHECK(std::abs(stage_error(pair)) <= 0.10);
+  }
 }
 
 TEST_CASE("the calibrated simulation of Llama 3 8B's layers on one H100 is within 10% of weft live there",
