@@ -40,6 +40,11 @@ MeasurementSet merge(const std::vector<MeasurementFile>& files) {
       if (same == merged.host_issue.end()) same = merged.host_issue.insert(merged.host_issue.end(), {host.op, {}});
       same->samples_ns.insert(same->samples_ns.end(), host.samples_ns.begin(), host.samples_ns.end());
     }
+    if (file.set.kernel_gap && &file != &files.front()) {
+      if (!merged.kernel_gap) merged.kernel_gap.emplace();
+      auto& samples = merged.kernel_gap->samples_ns;
+      samples.insert(samples.end(), file.set.kernel_gap->samples_ns.begin(), file.set.kernel_gap->samples_ns.end());
+    }
     for (const Measurement& m : file.set.measurements) {
       const auto [it, inserted] =
           index.try_emplace({m.op, m.dtype, m.kernel, m.shape, m.split, m.grid}, merged.measurements.size());
@@ -125,6 +130,7 @@ std::shared_ptr<CalibratedCostModel> fit(const MeasurementSet& set) {
   for (const HostIssueMeasurement& host : set.host_issue) {
     model->set_host_issue_ns(host.op, static_cast<TimeNs>(std::llround(host.median_ns())));
   }
+  if (set.kernel_gap) model->set_kernel_gap_ns(static_cast<TimeNs>(std::llround(set.kernel_gap->median_ns())));
 
   std::map<CalibratedCostModel::AttentionKey, std::vector<GridSample>> attention;
   std::map<Dtype, std::vector<GridSample>> memory;

@@ -95,6 +95,30 @@ Measurement read_measurement(const JsonCursor& json, const std::vector<std::pair
   return m;
 }
 
+// The fields a host's issue time and a kernel gap share: "samples_ns", "source", "label" (and
+// "median_ns", which is written for people and recomputed on reading).
+template <typename Timed>
+void read_timed_samples(const JsonCursor& json, const std::vector<std::pair<std::string, std::string>>& sources,
+                        Timed& timed) {
+  const JsonCursor samples = json.at("samples_ns");
+  for (const JsonCursor& sample : samples.elements()) {
+    const double ns = sample.as_nonnegative_number();
+    if (ns > kMaxHostIssueNs) sample.fail("expected at most " + std::to_string(kMaxHostIssueNs) + " ns");
+    timed.samples_ns.push_back(ns);
+  }
+  if (timed.samples_ns.empty()) samples.fail("expected at least one sample");
+  if (auto source = json.find("source")) timed.source = read_source_key(*source, sources);
+  if (auto label = json.find("label")) timed.label = label->as_string();
+}
+
+template <typename Timed>
+nlohmann::json timed_samples_json(const Timed& timed) {
+  nlohmann::json json = {{"samples_ns", timed.samples_ns}, {"median_ns", timed.median_ns()}};
+  if (!timed.source.empty()) json["source"] = timed.source;
+  if (!timed.label.empty()) json["label"] = timed.label;
+  return json;
+}
+
 // {"op": class, "samples_ns": [...], "source": key, "label": text}
 HostIssueMeasurement read_host_issue(const JsonCursor& json,
                                      const std::vector<std::pair<std::string, std::string>>& sources) {
@@ -104,16 +128,17 @@ HostIssueMeasurement read_host_issue(const JsonCursor& json,
     host.op = op->as_enum(kOpClassNames);
     if (host.op == OpClass::barrier) op->fail("a barrier issues nothing");
   }
-  const JsonCursor samples = json.at("samples_ns");
-  for (const JsonCursor& sample : samples.elements()) {
-    const double ns = sample.as_nonnegative_number();
-    if (ns > kMaxHostIssueNs) sample.fail("expected at most " + std::to_string(kMaxHostIssueNs) + " ns");
-    host.samples_ns.push_back(ns);
-  }
-  if (host.samples_ns.empty()) samples.fail("expected at least one sample");
-  if (auto source = json.find("source")) host.source = read_source_key(*source, sources);
-  if (auto label = json.find("label")) host.label = label->as_string();
+  read_timed_samples(json, sources, host);
   return host;
+}
+
+// {"samples_ns": [...], "source": key, "label": text}
+KernelGapMeasurement read_kernel_gap(const JsonCursor& json,
+                                     const std::vector<std::pair<std::string, std::string>>& sources) {
+  json.expect_only({"samples_ns", "source", "label", "median_ns"});
+  KernelGapMeasurement gap;
+  read_timed_samples(json, sources, gap);
+  return gap;
 }
 
 // One measurement ({...}) or a list of them ([{...}, ...]), at most one per op class.
@@ -186,7 +211,7 @@ const std::vector<std::string_view>& measurement_shape_fields(OpClass op, Kernel
 
 MeasurementSet read_measurements(const JsonCursor& root) {
   root.expect_only({"format", "version", "backend", "device", "device_memory_bytes", "libraries", "timestamp", "ranks",
-                    "ranks_per_node", "settings", "sources", "notes", "measurements", "host_issue"});
+                    "ranks_per_node", "settings", "sources", "notes", "measurements", "host_issue", "kernel_gap"});
   const JsonCursor format = root.at("format");
   if (format.as_string() != kMeasurementsFormat)
     format.fail("expected \"" + std::string(kMeasurementsFormat) + "\" (a weft bench output)");
@@ -228,6 +253,7 @@ MeasurementSet read_measurements(const JsonCursor& root) {
   }
   if (set.measurements.empty()) measurements.fail("expected at least one measurement (the suite is empty)");
   if (auto host = root.find("host_issue")) set.host_issue = read_host_issues(*host, set.sources);
+  if (auto gap = root.find("kernel_gap")) set.kernel_gap = read_kernel_gap(*gap, set.sources);
   return set;
 }
 
@@ -281,12 +307,11 @@ nlohmann::json measurements_json(const MeasurementSet& set) {
   }
   if (!set.notes.empty()) json["notes"] = set.notes;
   for (const HostIssueMeasurement& issue : set.host_issue) {
-    nlohmann::json host = {{"samples_ns", issue.samples_ns}, {"median_ns", issue.median_ns()}};
+    nlohmann::json host = timed_samples_json(issue);
     if (issue.op) host["op"] = kOpClassNames.name(*issue.op);
-    if (!issue.source.empty()) host["source"] = issue.source;
-    if (!issue.label.empty()) host["label"] = issue.label;
     json["host_issue"].push_back(std::move(host));
   }
+  if (set.kernel_gap) json["kernel_gap"] = timed_samples_json(*set.kernel_gap);
   return json;
 }
 

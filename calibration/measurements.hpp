@@ -55,6 +55,16 @@ struct HostIssueMeasurement {
   double median_ns() const { return sample_stats(samples_ns).median; }
 };
 
+// The device's time between two kernels queued back to back on one stream (its front end
+// launching the next one), measured where the host is ahead of the device (docs/host-issue.md).
+struct KernelGapMeasurement {
+  std::vector<double> samples_ns;
+  std::string source{};  // as Measurement::source
+  std::string label{};   // what ran back to back, for people
+
+  double median_ns() const { return sample_stats(samples_ns).median; }
+};
+
 // A measurement file: what `weft bench` measured on one backend and device.
 struct MeasurementSet {
   std::string backend;  // "cpu" or "cuda"
@@ -71,6 +81,7 @@ struct MeasurementSet {
   double sample_ms = 0.2;  // a short op repeated back to back until a sample lasts this long
   std::vector<Measurement> measurements;
   std::vector<HostIssueMeasurement> host_issue;  // at most one per op class, and one without
+  std::optional<KernelGapMeasurement> kernel_gap;
   // Where measurements not made by `weft bench` come from: citation per key, and remarks.
   std::vector<std::pair<std::string, std::string>> sources;
   std::vector<std::string> notes;

@@ -126,6 +126,7 @@ nlohmann::json profile_json(const Calibration& calibration, const std::string& c
   if (model.host_issue_ns() > 0) profile["host_issue_us"] = static_cast<double>(model.host_issue_ns()) / 1e3;
   for (const auto& [op, ns] : model.host_issue_by_op())
     profile["host_issue_us_by_op"][kOpClassNames.name(op)] = static_cast<double>(ns) / 1e3;
+  if (model.kernel_gap_ns() > 0) profile["kernel_gap_us"] = static_cast<double>(model.kernel_gap_ns()) / 1e3;
   return profile;
 }
 

@@ -107,6 +107,10 @@ class CalibratedCostModel {
   }
   TimeNs host_issue_ns() const { return host_issue_ns_; }
   const std::map<OpClass, TimeNs>& host_issue_by_op() const { return host_issue_by_op_; }
+  // The device's gap between kernels queued back to back (docs/host-issue.md); 0 where the
+  // profile measured none.
+  void set_kernel_gap_ns(TimeNs ns) { kernel_gap_ns_ = ns; }
+  TimeNs kernel_gap_ns() const { return kernel_gap_ns_; }
   void set_memory_kernel(Kernel kernel, Dtype dtype, LogGridTable efficiency) {
     memory_kernels_[{kernel, dtype}] = std::move(efficiency);
   }
@@ -155,6 +159,7 @@ class CalibratedCostModel {
   std::map<CommunicationKey, CommunicationFit> communication_;
   TimeNs host_issue_ns_ = 0;
   std::map<OpClass, TimeNs> host_issue_by_op_;
+  TimeNs kernel_gap_ns_ = 0;
 };
 
 // Whether `op_class` is costed by the memory-bound efficiency curve.

@@ -48,6 +48,12 @@ TimeNs ClusterCostModel::host_issue_ns(OpClass op_class, const DeviceSpec& spec)
   return cluster_.compute_rules.host_issue_ns(op_class, spec);
 }
 
+TimeNs ClusterCostModel::kernel_gap_ns(const DeviceSpec& spec) const {
+  if (!kernel_gap_) return 0;
+  if (const CalibratedCostModel* profile = cluster_.calibration_for(spec)) return profile->kernel_gap_ns();
+  return cluster_.compute_rules.kernel_gap_ns(spec);
+}
+
 TimeNs ClusterCostModel::duration(const OpWork& work, const DeviceSpec& spec) const {
   const CalibratedCostModel* calibration = cluster_.calibration.get();
   if (work.comm_group == 0) {

@@ -24,12 +24,16 @@ class ClusterCostModel final : public CostModel {
   void set_ideal_network(bool ideal) { ideal_network_ = ideal; }
   // Off: no host holds back a host-issued stream (the scenario option "host_issue").
   void set_host_issue(bool on) { host_issue_ = on; }
+  // Off: a host-issued stream's kernels follow each other with no gap (the scenario option
+  // "kernel_gap").
+  void set_kernel_gap(bool on) { kernel_gap_ = on; }
   void force_algorithm(std::optional<CollectiveAlgorithm> algorithm) { forced_algorithm_ = algorithm; }
 
   const ClusterSpec& cluster() const { return cluster_; }
   TimeNs duration(const OpWork& work, const DeviceSpec& spec) const override;
   // The profile's of the device's GPU type, or the cluster's roofline rules' (docs/host-issue.md).
   TimeNs host_issue_ns(OpClass op_class, const DeviceSpec& spec) const override;
+  TimeNs kernel_gap_ns(const DeviceSpec& spec) const override;
   // The communicator placements of the groups added so far that the cluster's calibration profile
   // measured no communication over, when it measured some: their ops are costed by the collective
   // model, which the user should hear about.
@@ -41,6 +45,7 @@ class ClusterCostModel final : public CostModel {
   std::vector<CommGroup> groups_;
   bool ideal_network_ = false;
   bool host_issue_ = true;
+  bool kernel_gap_ = true;
   std::optional<CollectiveAlgorithm> forced_algorithm_;
 };
 

@@ -18,6 +18,10 @@ class CostModel {
   // stream start no faster than their host issues them (docs/host-issue.md). Zero: the host is
   // never what such an op waits for.
   virtual TimeNs host_issue_ns(OpClass /*op_class*/, const DeviceSpec& /*spec*/) const { return 0; }
+  // The device's own time between two kernels queued back to back on one stream of a device of
+  // `spec` (the front end's launch of the next one): on a host-issued stream an op starts no
+  // earlier than this after the op before it ends (docs/host-issue.md). Zero: none.
+  virtual TimeNs kernel_gap_ns(const DeviceSpec& /*spec*/) const { return 0; }
 };
 
 }  // namespace weft

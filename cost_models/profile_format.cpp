@@ -99,7 +99,7 @@ void read_memory_kernel(const JsonCursor& entry, CalibratedCostModel& model) {
 }
 
 // Microseconds in the profile, nanoseconds in the model.
-TimeNs read_host_issue_ns(const JsonCursor& json) {
+TimeNs read_microseconds_as_ns(const JsonCursor& json) {
   const double us = json.as_nonnegative_number();
   if (us > kMaxHostIssueUs) json.fail("expected at most " + std::to_string(kMaxHostIssueUs) + " us");
   return static_cast<TimeNs>(std::llround(us * 1e3));
@@ -144,7 +144,7 @@ CommunicationFit read_communication_fit(const JsonCursor& entry) {
 std::shared_ptr<const CalibratedCostModel> read_profile(const JsonCursor& root) {
   root.expect_only({"format", "version", "backend", "device", "created", "measurements", "peak_flops",
                     "memory_bandwidth", "gemm", "attention", "memory_bound", "memory_kernels", "communication",
-                    "holdout", "host_issue_us", "host_issue_us_by_op"});
+                    "holdout", "host_issue_us", "host_issue_us_by_op", "kernel_gap_us"});
   const JsonCursor format = root.at("format");
   if (format.as_string() != kFormat) format.fail("expected \"" + std::string(kFormat) + "\" (a weft calibrate output)");
   const JsonCursor version = root.at("version");
@@ -154,14 +154,15 @@ std::shared_ptr<const CalibratedCostModel> read_profile(const JsonCursor& root) 
   auto model = std::make_shared<CalibratedCostModel>(root.at("device").as_string());
   for (const auto& [dtype, rate] : read_rates(root.at("peak_flops"))) model->set_peak_flops(dtype, rate);
   for (const auto& [dtype, rate] : read_rates(root.at("memory_bandwidth"))) model->set_memory_bandwidth(dtype, rate);
-  if (auto host = root.find("host_issue_us")) model->set_host_issue_ns(std::nullopt, read_host_issue_ns(*host));
+  if (auto host = root.find("host_issue_us")) model->set_host_issue_ns(std::nullopt, read_microseconds_as_ns(*host));
   if (auto by_op = root.find("host_issue_us_by_op")) {
     for (const auto& [name, host] : by_op->members()) {
       const auto op = kOpClassNames.parse(name);
       if (!op) host.fail("unknown op class (expected " + kOpClassNames.choices() + ")");
-      model->set_host_issue_ns(*op, read_host_issue_ns(host));
+      model->set_host_issue_ns(*op, read_microseconds_as_ns(host));
     }
   }
+  if (auto gap = root.find("kernel_gap_us")) model->set_kernel_gap_ns(read_microseconds_as_ns(*gap));
   for (const JsonCursor& entry : root.at("gemm").elements()) {
     const Dtype dtype = read_dtype(entry, model->peak_flops(), "peak_flops");
     model->set_gemm(dtype, read_gemm(entry));

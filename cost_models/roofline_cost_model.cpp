@@ -71,6 +71,11 @@ void RooflineCostModel::set_host_issue_ns(OpClass op_class, TimeNs ns) {
   host_issue_by_class_[index(op_class)] = ns;
 }
 
+void RooflineCostModel::set_kernel_gap_ns(TimeNs ns) {
+  if (ns < 0) throw InputError("kernel gap must be >= 0");
+  kernel_gap_ns_ = ns;
+}
+
 void RooflineCostModel::set_custom_rule(OpClass op_class, CustomRule rule) {
   custom_rules_[index(op_class)] = std::move(rule);
 }
@@ -95,7 +100,7 @@ TimeNs RooflineCostModel::duration(const OpWork& work, const DeviceSpec& spec) c
 }
 
 RooflineCostModel RooflineCostModel::from_json(const JsonCursor& json) {
-  json.expect_only({"default", "classes", "host_issue_ns"});
+  json.expect_only({"default", "classes", "host_issue_ns", "kernel_gap_ns"});
   RooflineRule default_rule;
   if (auto value = json.find("default")) default_rule = parse_rule(*value, default_rule);
   RooflineCostModel model(default_rule);
@@ -107,6 +112,7 @@ RooflineCostModel RooflineCostModel::from_json(const JsonCursor& json) {
     }
   }
   if (auto host = json.find("host_issue_ns")) model.set_host_issue_ns(host->as_nonnegative_int());
+  if (auto gap = json.find("kernel_gap_ns")) model.set_kernel_gap_ns(gap->as_nonnegative_int());
   return model;
 }
 

@@ -43,7 +43,12 @@ class RooflineCostModel final : public CostModel {
     return host_issue_by_class_[index(op_class)].value_or(host_issue_ns_);
   }
 
-  // Reads {"default": RULE, "classes": {"gemm": RULE, ...}, "host_issue_ns": t} where RULE is
+  // The device's gap between kernels queued back to back on a host-issued stream, whatever the
+  // device (docs/host-issue.md).
+  void set_kernel_gap_ns(TimeNs ns);
+  TimeNs kernel_gap_ns(const DeviceSpec& /*spec*/) const override { return kernel_gap_ns_; }
+
+  // Reads {"default": RULE, "classes": {"gemm": RULE, ...}, "host_issue_ns": t, "kernel_gap_ns": t} where RULE is
   // {"efficiency": {"flops": f, "memory": m, "network": n}, "launch_overhead_ns": t, "fixed_ns": t}.
   // A class rule starts from the default rule and changes only the fields it names.
   static RooflineCostModel from_json(const JsonCursor& json);
@@ -55,6 +60,7 @@ class RooflineCostModel final : public CostModel {
   std::array<CustomRule, kOpClassCount> custom_rules_;
   TimeNs host_issue_ns_ = 0;
   std::array<std::optional<TimeNs>, kOpClassCount> host_issue_by_class_{};
+  TimeNs kernel_gap_ns_ = 0;
 };
 
 }  // namespace weft

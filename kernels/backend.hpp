@@ -36,6 +36,9 @@ struct BackendDevice {
   std::int64_t memory_bytes = 0;                               // memory one rank may use
   std::string timing;                                          // where span times come from
   bool times_async_work = true;                                // whether work issued off the compute stream gets a span
+  // Whether a span runs from its first kernel's own start to its last kernel's own end (CUPTI),
+  // rather than between markers queued around them (CUDA events) or the host's calls (the CPU).
+  bool times_kernels = false;
   // Whether a call returns once its kernel is queued (a GPU) rather than run (the CPU): only then
   // does the host's time to issue an op differ from the op's (weft bench measures it).
   bool issues_asynchronously = false;

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cstdint>
 
+#include "calibration/sample_stats.hpp"
+
 namespace weft {
 
 KernelOp busy_gemm() {
@@ -36,8 +38,8 @@ std::vector<HostIssueProbe> host_issue_probes() {
   };
 }
 
-std::vector<HostIssueMeasurement> measure_host_issue(Backend& backend, OperandPool& pool, int samples,
-                                                     const KernelOp& busy, const std::vector<HostIssueProbe>& probes) {
+IssueMeasurements measure_host_issue(Backend& backend, OperandPool& pool, int samples, const KernelOp& busy,
+                                     const std::vector<HostIssueProbe>& probes) {
   if (!backend.device().issues_asynchronously) return {};
   std::int64_t read = busy.read_bytes();
   std::int64_t write = busy.write_bytes();
@@ -54,9 +56,14 @@ std::vector<HostIssueMeasurement> measure_host_issue(Backend& backend, OperandPo
   };
   auto drain = [&] {
     backend.synchronize();
-    backend.take_spans();
+    return backend.take_spans();
   };
-  std::vector<HostIssueMeasurement> hosts;
+  const bool times_kernels = backend.device().times_kernels;
+  IssueMeasurements measured;
+  KernelGapMeasurement gaps{{},
+                            "",
+                            "the device's time between ops queued back to back on one stream, "
+                            "as weft live issues them behind a busy GEMM (every host-issue probe)"};
   for (const HostIssueProbe& probe : probes) {
     HostIssueMeasurement host{
         probe.op, {}, "", probe.label + " issued while the device is busy, as weft live issues ops"};
@@ -67,13 +74,27 @@ std::vector<HostIssueMeasurement> measure_host_issue(Backend& backend, OperandPo
       const auto start = std::chrono::steady_clock::now();
       for (std::uint32_t i = 1; i <= kIssuesPerSample; ++i) issue(i, probe.kernel);
       const auto issued = std::chrono::steady_clock::now();
-      drain();
+      std::vector<TimedSpan> spans = drain();
       const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(issued - start).count();
       host.samples_ns.push_back(static_cast<double>(ns) / kIssuesPerSample);
+      if (!times_kernels) continue;
+      if (const auto gap = median_kernel_gap_ns(std::move(spans))) gaps.samples_ns.push_back(*gap);
     }
-    hosts.push_back(std::move(host));
+    measured.host_issue.push_back(std::move(host));
   }
-  return hosts;
+  if (!gaps.samples_ns.empty()) measured.kernel_gap = std::move(gaps);
+  return measured;
+}
+
+std::optional<double> median_kernel_gap_ns(std::vector<TimedSpan> spans) {
+  std::erase_if(spans, [](const TimedSpan& span) { return span.id < 1 || span.id > kIssuesPerSample; });
+  std::sort(spans.begin(), spans.end(), [](const TimedSpan& a, const TimedSpan& b) { return a.id < b.id; });
+  if (spans.size() < 2) return std::nullopt;
+  std::vector<double> gaps;
+  for (std::size_t i = 1; i < spans.size(); ++i) {
+    gaps.push_back(static_cast<double>(std::max<std::int64_t>(0, spans[i].start_ns - spans[i - 1].end_ns)));
+  }
+  return sample_stats(gaps).median;
 }
 
 }  // namespace weft

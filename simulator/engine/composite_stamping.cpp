@@ -69,7 +69,7 @@ void Simulation<kComposites>::start_composite(OpId op) {
   const auto next = graph_.composite_next(composite);
   for (std::size_t j = 0; j < streams.size(); ++j) {
     const TimeNs release_at = origin + times.stream_release[j];
-    stream_free_[streams[j].value()] = release_at;
+    stream_free_[streams[j].value()] = stream_frees(release_at, streams[j]);
     if (!next[j].valid()) continue;
     if (runs_as_secondary(next[j], streams[j])) {
       if (--pending_[next[j].value()] == 0) start_composite(next[j]);

@@ -36,6 +36,14 @@ OpDurations::OpDurations(const Graph& graph, const CostModel& cost_model)
     host_issued_.push_back(issued ? 1 : 0);
     any_host_issue_ = any_host_issue_ || issued;
   }
+  for (std::size_t s = 0; s < graph.stream_count(); ++s) {
+    if (!graph.stream(StreamId::at(s)).host_issued) continue;
+    const TimeNs gap = cost_model.kernel_gap_ns(graph.spec(stream_spec_[s]));
+    if (gap < 0) throw std::logic_error("cost model returned a negative kernel gap");
+    if (gap == 0) continue;
+    if (kernel_gap_.empty()) kernel_gap_.assign(graph.stream_count(), 0);
+    kernel_gap_[s] = gap;
+  }
 }
 
 TimeNs OpDurations::of_collective(CollectiveId collective) const {

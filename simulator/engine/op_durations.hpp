@@ -36,6 +36,9 @@ class OpDurations {
   // Whether a host issues `stream`'s ops and takes time for some of them.
   bool host_issued(StreamId stream) const { return host_issued_[stream.value()] != 0; }
   bool any_host_issue() const { return any_host_issue_; }
+  // How long after the op before it on `stream` ends its next op may start: the device's gap
+  // between kernels on a host-issued stream, zero elsewhere.
+  TimeNs kernel_gap(StreamId stream) const { return kernel_gap_.empty() ? 0 : kernel_gap_[stream.value()]; }
 
  private:
   TimeNs cost(OpId op, std::size_t index) const;
@@ -47,6 +50,7 @@ class OpDurations {
   std::vector<char> host_issued_;          // by stream id
   std::vector<TimeNs> host_issue_;         // by device spec id * kOpClassCount + op class
   bool any_host_issue_ = false;
+  std::vector<TimeNs> kernel_gap_;     // by stream id; empty where every gap is zero
   mutable std::vector<TimeNs> table_;  // by work id * spec count + spec id; -1 until costed
 };
 

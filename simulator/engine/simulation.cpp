@@ -225,7 +225,8 @@ void Simulation<kComposites>::handle_composite_event(const Event& event) {
       release(graph_.signal_successors(graph_.op_composite(event.op))[event.index()].second, event.op);
       return;
     case kRelease:
-      release(graph_.composite_next(graph_.op_composite(event.op))[event.index()], event.op);
+      release_next_in_stream(graph_.composite_next(graph_.op_composite(event.op))[event.index()], event.op,
+                             graph_.composite_streams(graph_.op_composite(event.op))[event.index()]);
       return;
     case kDone:
       for (OpId successor : graph_.composite_control_successors(graph_.op_composite(event.op))) {
@@ -234,6 +235,9 @@ void Simulation<kComposites>::handle_composite_event(const Event& event) {
       return;
     case kStreamAvailable:
       release(event.op, OpId::none());
+      return;
+    case kKernelGap:
+      release(event.op, gap_after_[event.op.value()]);
       return;
     case kHostIssued:  // the op was ready before: its host is what it waited for
       result_.op_binding[event.op.value()] = OpId::none();
@@ -250,6 +254,20 @@ inline void Simulation<kComposites>::release(OpId op, OpId by) {
     result_.op_binding[op.value()] = by;
     on_ready(op, now_);
   }
+}
+
+// `next` follows `by` on `stream`: on a stream with a kernel gap (the device's time between two
+// kernels queued back to back) it may start that long after `by` ends, which is now.
+template <bool kComposites>
+inline void Simulation<kComposites>::release_next_in_stream(OpId next, OpId by, StreamId stream) {
+  const TimeNs gap = duration_.kernel_gap(stream);
+  if (gap == 0) {
+    release(next, by);
+    return;
+  }
+  if (gap_after_.empty()) gap_after_.assign(graph_.op_count(), OpId::none());
+  gap_after_[next.value()] = by;
+  running_.push(static_cast<std::uint64_t>(now_ + gap), make_event(next, kKernelGap));
 }
 
 // A composite's ops can start no earlier than its last gating dependency (every one but the
@@ -283,7 +301,7 @@ inline void Simulation<kComposites>::finish(OpId op) {
   for (OpId successor : graph_.data_and_control_successors(op)) release(successor, op);
   const OpId next = record.next_in_stream;
   // A composite that runs this stream as a secondary one was told when it frees at our start.
-  if (next.valid() && !runs_as_secondary(next, record.stream)) release(next, op);
+  if (next.valid() && !runs_as_secondary(next, record.stream)) release_next_in_stream(next, op, record.stream);
   if (!stream.in_order) {
     stream.busy = false;
     mark_for_dispatch(record.stream);
@@ -383,7 +401,7 @@ inline void Simulation<kComposites>::start(OpId op, const OpRecord& record, Time
     if (tracks_tensor_times_) tensor_ready_[tensor.value()] = end;
   }
   if constexpr (kComposites) {
-    stream_free_[record.stream.value()] = end;
+    stream_free_[record.stream.value()] = stream_frees(end, record.stream);
     // A composite that runs this stream as a secondary one may start now: it knows when the
     // stream frees.
     const OpId next = record.next_in_stream;

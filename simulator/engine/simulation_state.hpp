@@ -19,7 +19,16 @@ namespace weft::simulation_detail {
 // What an event completes. Primitive ops finish; a composite's output ports, signals, stream
 // releases and end come at the times its template's schedule gives; a stream that is busy
 // before the run (a template's) becomes available; the host issues an op that was ready before.
-enum EventKind : std::uint32_t { kFinish, kPort, kSignal, kRelease, kDone, kStreamAvailable, kHostIssued };
+enum EventKind : std::uint32_t {
+  kFinish,
+  kPort,
+  kSignal,
+  kRelease,
+  kDone,
+  kStreamAvailable,
+  kHostIssued,
+  kKernelGap,  // the op before it on its stream ended a kernel gap ago
+};
 
 struct Event {
   OpId op;                 // for kStreamAvailable: the first op of the stream
@@ -98,6 +107,10 @@ class Simulation {
 
   [[gnu::noinline]] void handle_composite_event(const Event& event);
   [[gnu::always_inline]] void release(OpId op, OpId by);
+  [[gnu::always_inline]] void release_next_in_stream(OpId next, OpId by, StreamId stream);
+  [[gnu::always_inline]] TimeNs stream_frees(TimeNs end, StreamId stream) const {
+    return end + duration_.kernel_gap(stream);
+  }
   [[gnu::always_inline]] void note_gate(OpId op, OpId by);
   void release_readers(OpId producer, TensorId tensor);
   void finish(OpId op);
@@ -230,6 +243,8 @@ class Simulation {
   // Empty when no host holds any op back; kHostAhead for ops and bindings no host issues.
   std::vector<TimeNs> host_issued_;
   std::vector<TimeNs> composite_host_issued_;
+  // By op: the op before it on its stream, while its release waits for the kernel gap.
+  std::vector<OpId> gap_after_;
   std::vector<LaterEffect> later_;  // min-heap by time
   TimeNs composite_end_ = 0;
   SimulationResult result_;

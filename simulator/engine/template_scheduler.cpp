@@ -93,6 +93,9 @@ std::uint64_t TemplateScheduler::durations_hash(const Subgraph& subgraph) {
     }
     hash = hash_mix(hash, value);
   }
+  for (std::size_t s = 0; s < graph.stream_count(); ++s) {
+    hash = hash_mix(hash, static_cast<std::uint64_t>(duration.kernel_gap(StreamId::at(s))));
+  }
   durations_.emplace(&subgraph, hash);
   return hash;
 }

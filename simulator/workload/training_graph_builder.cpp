@@ -37,6 +37,7 @@ TrainingGraphBuilder::TrainingGraphBuilder(const TrainingScenario& scenario, con
   context_ = scenario.shard_context();
   cost_->set_ideal_network(scenario.options.ideal_network);
   cost_->set_host_issue(scenario.options.host_issue);
+  cost_->set_kernel_gap(scenario.options.kernel_gap);
   cost_->force_algorithm(scenario.options.collective_algorithm);
   split_weight_grads_ = splits_weight_gradients(plan.schedule);
   // Per-sample data gives each DP replica its own batches; stragglers make some replicas slower

@@ -81,6 +81,7 @@ struct TrainingOptions {
   Bytes framework_overhead = 0;  // per GPU: CUDA context, workspaces, communication buffers
   bool ideal_network = false;    // every communication op takes no time
   bool host_issue = true;        // the host issues each compute kernel (docs/host-issue.md)
+  bool kernel_gap = true;        // the device's gap between kernels queued back to back (the same)
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
   std::int64_t dp_bucket_parameters = 0;  // 0: Megatron's default, max(40M, 1M x DP)

@@ -285,6 +285,29 @@ TEST_CASE("the host's issue time is the median of its samples over every file, a
   rejects(bad, "host_issue_us_by_op.matmul: unknown op class (expected gemm,");
 }
 
+TEST_CASE("the kernel gap is the median of its samples over every file, and the profile keeps it",
+          "[calibration][host]") {
+  MeasurementSet first = synthetic_measurements();
+  MeasurementSet second = first;
+  MeasurementSet without_gap = first;
+  first.kernel_gap = KernelGapMeasurement{{1200.0, 1700.0, 1300.0}};
+  second.kernel_gap = KernelGapMeasurement{{1500.0, 1400.0}};
+  // Pooled: 1200, 1300, 1400, 1500, 1700.
+  const Calibration calibration = calibrate({{"a.json", first}, {"b.json", without_gap}, {"c.json", second}});
+  CHECK(calibration.model->kernel_gap_ns() == 1400);
+  const nlohmann::json written = profile_json(calibration, "");
+  CHECK(written["kernel_gap_us"] == 1.4);
+  const JsonDocument document = JsonDocument::parse_text(written.dump(), "profile.json");
+  CHECK(read_profile(document.root())->kernel_gap_ns() == 1400);
+  // Only from later files too.
+  CHECK(calibrate({{"a.json", without_gap}, {"c.json", second}}).model->kernel_gap_ns() == 1450);
+  CHECK_FALSE(profile_json(calibrate({{"a.json", without_gap}}), "").contains("kernel_gap_us"));
+  nlohmann::json bad = written;
+  bad["kernel_gap_us"] = -1;
+  const JsonDocument profile = JsonDocument::parse_text(bad.dump(), "profile.json");
+  CHECK_THROWS_WITH(read_profile(profile.root()), Catch::Contains("kernel_gap_us: expected a number >= 0"));
+}
+
 TEST_CASE("calibration refuses measurements of different devices and incomplete grids", "[calibration]") {
   MeasurementSet a = synthetic_measurements();
   MeasurementSet b = a;

@@ -92,8 +92,15 @@ TEST_CASE("measurement files keep kernels, off-grid shapes, labels and sources",
                               .samples_ns = {9.0}});
   set.host_issue = {{std::nullopt, {13000.0, 13400.0}, "ref", "torch.matmul of 256 x 256 x 256"},
                     {OpClass::attention_bwd, {30000.0}, "", "cuDNN attention backward"}};
+  set.kernel_gap = KernelGapMeasurement{{1300.0, 1500.0, 1400.0}, "", "copies back to back"};
   set.sample_ms = 50;
   const MeasurementSet back = read(measurements_json(set).dump());
+  REQUIRE(back.kernel_gap);
+  CHECK(back.kernel_gap->samples_ns == set.kernel_gap->samples_ns);
+  CHECK(back.kernel_gap->label == "copies back to back");
+  MeasurementSet without_gap = set;
+  without_gap.kernel_gap.reset();
+  CHECK_FALSE(read(measurements_json(without_gap).dump()).kernel_gap);
   REQUIRE(back.host_issue.size() == 2);
   CHECK_FALSE(back.host_issue[0].op);
   CHECK(back.host_issue[0].samples_ns == set.host_issue[0].samples_ns);
@@ -142,6 +149,22 @@ TEST_CASE("a bad host issue measurement names its JSON path", "[calibration][hos
                     Catch::Contains("host_issue.samples_ns[0]: expected at most"));
   CHECK_THROWS_WITH(read(with_host(R"({"samples_ns": [1], "source": "nowhere"})")),
                     Catch::Contains("host_issue.source: 'nowhere' is not a key of the file's \"sources\""));
+}
+
+TEST_CASE("a bad kernel gap measurement names its JSON path", "[calibration][host]") {
+  const std::string one_gemm =
+      R"([{"op": "gemm", "dtype": "bf16", "shape": {"m": 1, "n": 1, "k": 1}, "samples_ns": [1]}])";
+  auto with_gap = [&](const std::string& gap) {
+    std::string text = file_with(one_gemm);
+    return text.insert(text.size() - 1, R"(, "kernel_gap": )" + gap);
+  };
+  CHECK(read(with_gap(R"({"samples_ns": [1200, 1400, 1600], "median_ns": 1})")).kernel_gap->median_ns() == 1400.0);
+  CHECK_THROWS_WITH(read(with_gap(R"({"op": "gemm", "samples_ns": [1]})")),
+                    Catch::Contains("kernel_gap.op: unknown field"));
+  CHECK_THROWS_WITH(read(with_gap(R"([{"samples_ns": [1]}])")), Catch::Contains("kernel_gap: expected an object"));
+  CHECK_THROWS_WITH(read(with_gap(R"({"samples_ns": []})")),
+                    Catch::Contains("kernel_gap.samples_ns: expected at least one sample"));
+  CHECK_THROWS_WITH(read(with_gap(R"({"samples_ns": [-5]})")), Catch::Contains("kernel_gap.samples_ns[0]"));
 }
 
 TEST_CASE("bad measurement files name the JSON path", "[calibration]") {

@@ -87,7 +87,8 @@ TEST_CASE("a device without the needed capacity is an error", "[cost][errors]") 
 TEST_CASE("cost rules are read from JSON and class rules start from the default", "[cost][json]") {
   const auto document = JsonDocument::parse_text(R"({
     "default": {"efficiency": {"flops": 0.5, "memory": 0.5}, "launch_overhead_ns": 100},
-    "classes": {"gemm": {"efficiency": {"flops": 0.8}}, "allreduce": {"fixed_ns": 7}}
+    "classes": {"gemm": {"efficiency": {"flops": 0.8}}, "allreduce": {"fixed_ns": 7}},
+    "host_issue_ns": 9000, "kernel_gap_ns": 1400
   })",
                                                  "cost.json");
   const RooflineCostModel model = RooflineCostModel::from_json(document.root());
@@ -98,6 +99,8 @@ TEST_CASE("cost rules are read from JSON and class rules start from the default"
   CHECK(model.duration(work(OpClass::allreduce, 0, 0, 100), round_gpu()) == 7);
   // 8e12 FLOP at 0.8 x 100 TFLOP/s = 100 ms, plus 100 ns.
   CHECK(model.duration(work(OpClass::gemm, 8e12, 0), round_gpu()) == 100'000'100);
+  CHECK(model.host_issue_ns(OpClass::norm, round_gpu()) == 9000);
+  CHECK(model.kernel_gap_ns(round_gpu()) == 1400);
 }
 
 TEST_CASE("bad cost JSON names the path", "[cost][json][errors]") {
@@ -110,6 +113,7 @@ TEST_CASE("bad cost JSON names the path", "[cost][json][errors]") {
   CHECK_THROWS_WITH(load(R"({"default": {"launch_overhead_ns": -1}})"),
                     Contains("default.launch_overhead_ns: expected an integer >= 0"));
   CHECK_THROWS_WITH(load(R"({"defaults": {}})"), Contains("defaults: unknown field"));
+  CHECK_THROWS_WITH(load(R"({"kernel_gap_ns": 1.5})"), Contains("kernel_gap_ns: expected an integer"));
 }
 
 }  // namespace

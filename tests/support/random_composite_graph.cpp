@@ -226,8 +226,9 @@ Subgraph::Bundle make_bundle(UnitPlatform& platform, DeviceId device, std::vecto
 // bundles; others may take a bundle of `shape` in, or leave one, or both.
 std::shared_ptr<const Subgraph> make_template(std::mt19937_64& rng, int index, bool layered,
                                               const std::vector<std::shared_ptr<const Subgraph>>& nestable,
-                                              const BundleShape& shape, GroupTemplates* groups, TimeNs host_issue_ns) {
-  UnitPlatform platform(host_issue_ns);
+                                              const BundleShape& shape, GroupTemplates* groups, TimeNs host_issue_ns,
+                                              TimeNs kernel_gap_ns) {
+  UnitPlatform platform(host_issue_ns, kernel_gap_ns);
   OpsGenerator gen(rng, platform, std::uniform_int_distribution<int>(0, 9)(rng) < 3 ? 2 : 1, false);
   const bool bundles = gen.gpus().size() == 2 || gen.chance(0.7);
   const bool takes_bundle = bundles && gen.chance(0.6);
@@ -336,7 +337,8 @@ std::shared_ptr<const Subgraph> make_template(std::mt19937_64& rng, int index, b
 
 }  // namespace
 
-RandomCompositeGraph make_random_composite_graph(std::uint64_t seed, bool wrap_groups, TimeNs host_issue_ns) {
+RandomCompositeGraph make_random_composite_graph(std::uint64_t seed, bool wrap_groups, TimeNs host_issue_ns,
+                                                 TimeNs kernel_gap_ns) {
   GroupTemplates groups;
   std::mt19937_64 rng(seed);
   std::vector<std::shared_ptr<const Subgraph>> templates;
@@ -345,7 +347,7 @@ RandomCompositeGraph make_random_composite_graph(std::uint64_t seed, bool wrap_g
   for (Bytes& bytes : shape) bytes = std::uniform_int_distribution<Bytes>(0, 1000)(rng);
   for (int t = 0, count = std::uniform_int_distribution<int>(1, 3)(rng); t < count; ++t) {
     templates.push_back(make_template(rng, t, std::uniform_int_distribution<int>(0, 3)(rng) != 0, nestable, shape,
-                                      wrap_groups ? &groups : nullptr, host_issue_ns));
+                                      wrap_groups ? &groups : nullptr, host_issue_ns, kernel_gap_ns));
     const Subgraph& made = *templates.back();
     bool has_bundles = false;
     for (const auto* ports : {&made.inputs(), &made.outputs()}) {
@@ -354,7 +356,7 @@ RandomCompositeGraph make_random_composite_graph(std::uint64_t seed, bool wrap_g
     if (made.graph().device_count() == 1 && !has_bundles) nestable.push_back(templates.back());
   }
 
-  UnitPlatform platform(host_issue_ns);
+  UnitPlatform platform(host_issue_ns, kernel_gap_ns);
   OpsGenerator gen(rng, platform, 3, true);
   for (int i = gen.uniform(0, 3); i > 0; --i) gen.add_source_tensor(gen.pick(gen.gpus()), gen.uniform(0, 1000));
   std::vector<StreamId> streams = gen.in_order_streams();

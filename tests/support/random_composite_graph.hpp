@@ -24,8 +24,9 @@ struct RandomCompositeGraph {
 // With `wrap_groups`, templates without composites have random runs of their ops wrapped into
 // nested templates (wrap_op_groups): the same graph, whose answer must not change. Bundle
 // members are then made and read by those nested composites, and signals come from inside them.
-// With `host_issue_ns`, a host issues each GPU stream, outside and in every template.
-RandomCompositeGraph make_random_composite_graph(std::uint64_t seed, bool wrap_groups = false,
-                                                 TimeNs host_issue_ns = 0);
+// With `host_issue_ns`, a host issues each GPU stream, outside and in every template; with
+// `kernel_gap_ns`, the device waits that long between two ops of such a stream.
+RandomCompositeGraph make_random_composite_graph(std::uint64_t seed, bool wrap_groups = false, TimeNs host_issue_ns = 0,
+                                                 TimeNs kernel_gap_ns = 0);
 
 }  // namespace weft::test

@@ -2,8 +2,10 @@
 
 namespace weft::test {
 
-UnitPlatform::UnitPlatform(TimeNs host_issue_ns) : host_issued_(host_issue_ns > 0) {
+UnitPlatform::UnitPlatform(TimeNs host_issue_ns, TimeNs kernel_gap_ns)
+    : host_issued_(host_issue_ns > 0 || kernel_gap_ns > 0) {
   cost_model_.set_host_issue_ns(host_issue_ns);
+  cost_model_.set_kernel_gap_ns(kernel_gap_ns);
   cost_model_.set_host_issue_ns(OpClass::elementwise, host_issue_ns / 2);
   DeviceSpec gpu;
   gpu.name = "unit-gpu";

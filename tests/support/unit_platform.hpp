@@ -15,8 +15,9 @@ namespace weft::test {
 class UnitPlatform {
  public:
   // With `host_issue_ns`, a host issues each of every GPU's streams, an op in that many ns, an
-  // elementwise op in half as many (a kernel's launch costs the host less than a library call).
-  explicit UnitPlatform(TimeNs host_issue_ns = 0);
+  // elementwise op in half as many (a kernel's launch costs the host less than a library call);
+  // with `kernel_gap_ns`, an op on those streams starts no earlier than that after the one before.
+  explicit UnitPlatform(TimeNs host_issue_ns = 0, TimeNs kernel_gap_ns = 0);
 
   // A GPU with in_order streams "compute" and "comm"; capacity 0 means no memory limit.
   DeviceId add_gpu(const std::string& name, Bytes memory_capacity = 0);

@@ -140,7 +140,11 @@ TEST_CASE("a rank whose peer never answers gives up after the timeout", "[cli][l
   CHECK_THAT(run.err,
              Contains("weft: internal error: rank 0: timed out waiting for send of 16384 bytes to rank 1") ||
                  Contains("weft: internal error: rank 1: timed out waiting for recv of 16384 bytes from rank 0"));
-  CHECK(seconds < 30.0);
+  // The message shows the timeout fired; the bound shows nothing waits past it for long. It is
+  // loose because the ranks compute for a while before the lost transfer: about 15 s under the
+  // sanitizers on an idle machine, twice that beside other tests (without the timeout the run
+  // never ends).
+  CHECK(seconds < 120.0);
 }
 
 }  // namespace

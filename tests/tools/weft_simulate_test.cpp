@@ -81,6 +81,25 @@ TEST_CASE("weft simulate holds kernels back until their host issues them, as wor
   }
 }
 
+TEST_CASE("weft simulate leaves the device's gap between kernels queued back to back, as worked out by hand",
+          "[cli][host][kernel_gap]") {
+  const TempDir dir;
+  auto scenario = nlohmann::json::parse(read_file(test::experiment("graph-host-issue")));
+  scenario["cost"]["kernel_gap_ns"] = 2000;
+  // Without the host: 74 kernels back to back, 760 us of them and 73 gaps of 2 us. With it, the
+  // short kernels run 7 us apart while the host is ahead (after the second GEMM, the k-th op
+  // starts at 501 + 7 (k - 15) us) and the host catches up at the 66th (858 us both); from then
+  // on each kernel waits for its issue, and the last still starts at 962 us.
+  for (const auto& [host_ns, makespan_ns] : {std::pair{0LL, 760000LL + 73 * 2000}, std::pair{13000LL, 967000LL}}) {
+    scenario["cost"]["host_issue_ns"] = host_ns;
+    const auto file = dir.write("gap" + std::to_string(host_ns) + ".json", scenario.dump());
+    const auto run = run_weft("simulate '" + file.string() + "' --json '" + dir.file("out.json").string() + "'");
+    INFO(run.err);
+    REQUIRE(run.exit_code == 0);
+    CHECK(nlohmann::json::parse(read_file(dir.file("out.json")))["makespan_ns"].get<long long>() == makespan_ns);
+  }
+}
+
 const std::string kDevices =
     R"("devices": [{"name": "gpu0", "spec": "h100-sxm"}, {"name": "gpu1", "spec": "h100-sxm"}])";
 
@@ -95,6 +114,10 @@ TEST_CASE("bad scenarios are rejected with the JSON path and exit 2", "[cli][err
   SECTION("a negative host issue time") {
     test::expect_simulate_rejects("{" + kDevices + R"(, "cost": {"host_issue_ns": -1}, "ops": []})",
                                   "scenario.json: cost.host_issue_ns: expected an integer >= 0, got -1");
+  }
+  SECTION("a negative kernel gap") {
+    test::expect_simulate_rejects("{" + kDevices + R"(, "cost": {"kernel_gap_ns": -5}, "ops": []})",
+                                  "scenario.json: cost.kernel_gap_ns: expected an integer >= 0, got -5");
   }
   SECTION("unknown field") {
     test::expect_simulate_rejects("{" + kDevices + R"(, "ops": [], "opz": []})", "scenario.json: opz: unknown field");

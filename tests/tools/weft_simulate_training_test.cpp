@@ -220,6 +220,8 @@ TEST_CASE("bad training scenarios exit 2 with the JSON path and the reason", "[c
   const std::string plan = R"(, "parallel": {"tp": 8, "dp": 1}})";
   test::expect_simulate_rejects("{" + base + R"(, "options": {"host_issue": "yes"})" + plan,
                                 "options.host_issue: expected true or false, got a string");
+  test::expect_simulate_rejects("{" + base + R"(, "options": {"kernel_gap": 1})" + plan,
+                                "options.kernel_gap: expected true or false");
   test::expect_simulate_rejects("{" + base + R"(, "stack": "megatron-9")" + plan,
                                 "stack: unknown software stack 'megatron-9'");
   test::expect_simulate_rejects("{" + base + R"(, "stack": {"base": "pytorch-eager", "swiglu": "half"})" + plan,

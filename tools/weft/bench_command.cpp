@@ -149,7 +149,9 @@ void run_bench_command(const BenchFlags& flags) {
         progress.reset();
         if (job.rank() != 0) return;
         OperandPool host_pool(*backend);
-        set.host_issue = measure_host_issue(*backend, host_pool, plan->options.samples);
+        IssueMeasurements issue = measure_host_issue(*backend, host_pool, plan->options.samples);
+        set.host_issue = std::move(issue.host_issue);
+        set.kernel_gap = std::move(issue.kernel_gap);
         const BackendDevice& device = backend->device();
         set.backend = device.backend;
         set.device = device.name;
@@ -170,6 +172,10 @@ void run_bench_command(const BenchFlags& flags) {
           fmt::print("The host issues {} in {:.1f} us (median; docs/host-issue.md)\n",
                      host.op ? fmt::format("a {} op", kOpClassNames.name(*host.op)) : std::string("any other op"),
                      host.median_ns() / 1e3);
+        }
+        if (set.kernel_gap) {
+          fmt::print("The device starts a kernel queued behind another {:.2f} us after its end (median)\n",
+                     set.kernel_gap->median_ns() / 1e3);
         }
         if (plan->scenario) print_unplaced(plan->scenario->unplaced, set.ranks);
         write_output("-o", flags.output, [&](std::ostream& out) { out << measurements_json(set).dump(1) << '\n'; });

@@ -10,6 +10,7 @@ SimulatedDipPlan simulate_dip_plan(const TrainingScenario& scenario, const DipPl
   out.graph = plan_graph(out.execution, scenario.cluster);
   out.graph.cost_model->set_ideal_network(scenario.options.ideal_network);
   out.graph.cost_model->set_host_issue(scenario.options.host_issue);
+  out.graph.cost_model->set_kernel_gap(scenario.options.kernel_gap);
   out.graph.cost_model->force_algorithm(scenario.options.collective_algorithm);
   out.result = simulate(out.graph.graph, *out.graph.cost_model);
   return out;
