@@ -100,6 +100,9 @@ def main():
     if "host_issue" in measured:
         out["notes"].append(f"host_issue: {measured['device']}'s, kept unscaled: it is the time the host and its framework "
                             "take to issue an op, not the GPU's (docs/host-issue.md)")
+    if "kernel_gap" in measured:
+        out["notes"].append(f"kernel_gap: {measured['device']}'s, kept unscaled: no measurement of this GPU's gap between "
+                            "kernels queued back to back, and no spec ratio it follows (docs/host-issue.md)")
     out["measurements"] = []
     own_unfused = spec.get("unfused")
     if own_unfused:

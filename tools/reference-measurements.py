@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Converts kernel measurements made with PyTorch (kernels_ref.py's output) into weft's measurement format.
 
-Usage: tools/reference-measurements.py REFERENCE.json DEVICE OUT.json
+Usage: tools/reference-measurements.py REFERENCE.json DEVICE OUT.json [BENCH.json ...]
 
 REFERENCE.json is a file of ../shared/reference/measured/ (made by ../shared/gpu/kernels_ref.py on one
-GPU); DEVICE is the weft device spec it was measured on (h100-sxm). Each measurement keeps its source
+GPU); DEVICE is the weft device spec it was measured on (h100-sxm); BENCH.json are `weft bench` files of
+the same GPU, whose kernel gaps (the device's time between kernels queued back to back, which PyTorch's
+timings cannot show) are pooled into the output's. Each measurement keeps its source
 and a label; `weft calibrate OUT.json` then fits a profile (docs/calibration.md, bundled profiles).
 What is converted:
   gemm_layers     GEMMs of layer shapes: forward X.W^T as kernel nt, dgrad dY.W as nn, wgrad dY^T.X as tn,
@@ -23,6 +25,7 @@ What is converted:
                   fifth of the call at the best rate the grid reached, and that took at most twice the fastest call
                   (a slower one is its kernel's, not the host's), are bound by the host's dispatch, and their
                   times per call are its samples (docs/host-issue.md)
+  kernel_gap      the BENCH.json files' kernel_gap samples, pooled (docs/host-issue.md)
 A memory-bound row that took longer than a row of the same op moving at least twice its bytes is left
 out (listed in the file's notes): its time says more about the measurement than about the kernel.
 """
@@ -144,11 +147,27 @@ def host_issue(ref):
                      f"most twice the fastest call)"}
 
 
+def kernel_gap(bench_paths):
+    """The kernel gap samples of weft bench files, pooled."""
+    samples = []
+    for path in bench_paths:
+        with open(path) as f:
+            bench = json.load(f)
+        if "kernel_gap" not in bench:
+            sys.exit(f"reference-measurements: {path} has no kernel_gap (weft bench --backend cuda with CUPTI writes one)")
+        samples += bench["kernel_gap"]["samples_ns"]
+    folders = sorted({os.path.dirname(p) for p in bench_paths})
+    return {"samples_ns": samples, "source": "weft-bench",
+            "label": f"weft bench's kernels queued back to back behind a busy GEMM, {len(bench_paths)} runs "
+                     f"({len(samples)} samples) in {', '.join(folders)}"}
+
+
 def main():
-    if len(sys.argv) != 4 or sys.argv[1] in ("-h", "--help"):
+    if len(sys.argv) < 4 or sys.argv[1] in ("-h", "--help"):
         print(__doc__.strip())
         sys.exit(0 if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help") else 2)
-    reference_path, device, out_path = sys.argv[1:]
+    reference_path, device, out_path = sys.argv[1:4]
+    bench_paths = sys.argv[4:]
     with open(reference_path) as f:
         ref = json.load(f)
     notes = [ref["what"], "measured " + ref["measured"], "method: " + ref["method"]]
@@ -168,6 +187,9 @@ def main():
         "measurements": measurements,
         "host_issue": host_issue(ref),
     }
+    if bench_paths:
+        out["sources"]["weft-bench"] = "weft bench --backend cuda on the same GPU model (the files named in the label)"
+        out["kernel_gap"] = kernel_gap(bench_paths)
     write_measurement_file(out_path, out)
     print(f"{out_path}: {len(measurements)} measurements ({len(notes) - 3} rows left out)")
 

@@ -191,8 +191,9 @@ void add_bench_command(CLI::App& app) {
       "bench",
       "Run the microbenchmark suite on one backend and write the measurements (docs/calibration.md): GEMMs, "
       "attention forward and backward, the memory-bound op, and, under mpirun, collectives over message and group "
-      "sizes and point-to-point messages; on a GPU, also the host's time to issue an op. Every rank measures; rank 0 "
-      "writes the file.");
+      "sizes and point-to-point messages; on a GPU, also the host's time to issue an op and, timed by CUPTI, the "
+      "device's gap between kernels queued back to back (docs/host-issue.md). Every rank measures; rank 0 writes the "
+      "file.");
   add_rank_flags(*command, flags->rank);
   command->add_flag("--quick", flags->quick, "A small suite of a few seconds, for tests");
   command->add_option("-o,--output", flags->output, "Measurement file to write (default measurements.json)")

@@ -94,11 +94,14 @@ TEST_CASE("a plan's ops run in issue order and a receiver waits for the transfer
   const OpId b = op_named(graph, "B");
   const OpId c = op_named(graph, "C");
   // The rank's host issues A first, at the bundled profile's host issue time; the ops after it
-  // wait for what they depend on, which the host issued long before.
+  // wait for what they depend on, which the host issued long before, and the all-reduce, on the
+  // same stream, for the device's gap after A.
   const TimeNs host = planned.cost_model->host_issue_ns(graph.op_work(a).op_class, h100_node().gpu);
+  const TimeNs gap = planned.cost_model->kernel_gap_ns(h100_node().gpu);
   CHECK(host > 0);
+  CHECK(gap > 0);
   CHECK(result.start(a) == host);
-  CHECK(result.start(reduce) == result.end(a));
+  CHECK(result.start(reduce) == result.end(a) + gap);
   CHECK(result.start(send) == result.end(reduce));  // the isend comes after the stage
   CHECK(result.start(b) == result.end(send));       // B waits for its input
   CHECK(result.start(c) == result.end(send));       // C waits for the send to finish (wait_isend)
@@ -130,8 +133,8 @@ TEST_CASE("an asynchronous op overlaps compute until an op lists it in after", "
   const OpId all = op_named(graph, "allreduce");
   const OpId c = op_named(graph, "C");
   const OpId d = op_named(graph, "D");
-  CHECK(result.start(all) == result.end(a));
-  CHECK(result.start(c) == result.end(a));  // not after the all-reduce
+  CHECK(result.start(all) == result.end(a));  // on its own stream: no gap after A
+  CHECK(result.start(c) == result.end(a) + planned.cost_model->kernel_gap_ns(h100_node().gpu));  // not after it
   REQUIRE(result.end(all) > result.end(c));
   CHECK(result.start(d) == result.end(all));
 }

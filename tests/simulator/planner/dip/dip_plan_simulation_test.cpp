@@ -11,12 +11,13 @@ namespace {
 
 TEST_CASE("with a free network the full simulator runs the plan exactly as the stage model times it",
           "[dip][plan-simulation]") {
-  // The stage model leaves out transfers and the host that issues kernels, and times a backward
-  // TP collective as overlapping the weight gradient before it; with communication free and no
-  // host, the executed plan has nothing else, so two different timings of it (the stage model's
-  // recurrence, the engine over every op) agree to the nanosecond.
+  // The stage model leaves out transfers, the host that issues kernels and the device's gap between
+  // them, and times a backward TP collective as overlapping the weight gradient before it; with
+  // communication free and neither host nor gap, the executed plan has nothing else, so two different timings of it
+  // (the stage model's recurrence, the engine over every op) agree to the nanosecond.
   std::string text = test::small_vlm_scenario(test::kImageTextData);
-  text.insert(text.find(R"("options": {)") + 12, R"("ideal_network": true, "host_issue": false, )");
+  text.insert(text.find(R"("options": {)") + 12,
+              R"("ideal_network": true, "host_issue": false, "kernel_gap": false, )");
   const TrainingScenario scenario = test::load_scenario_text(text);
   DipOptions options;
   options.max_iterations = 8;
