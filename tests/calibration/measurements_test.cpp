@@ -15,6 +15,13 @@ std::string file_with(const std::string& measurements) {
          measurements + "}";
 }
 
+// A file of one GEMM measurement and the top-level field `key` of JSON `value`.
+std::string one_gemm_and(const std::string& key, const std::string& value) {
+  std::string text =
+      file_with(R"([{"op": "gemm", "dtype": "bf16", "shape": {"m": 1, "n": 1, "k": 1}, "samples_ns": [1]}])");
+  return text.insert(text.size() - 1, ", \"" + key + "\": " + value);
+}
+
 TEST_CASE("measurement files round-trip", "[calibration]") {
   MeasurementSet set;
   set.backend = "cuda";
@@ -123,12 +130,7 @@ TEST_CASE("measurement files keep kernels, off-grid shapes, labels and sources",
 }
 
 TEST_CASE("a bad host issue measurement names its JSON path", "[calibration][host]") {
-  const std::string one_gemm =
-      R"([{"op": "gemm", "dtype": "bf16", "shape": {"m": 1, "n": 1, "k": 1}, "samples_ns": [1]}])";
-  auto with_host = [&](const std::string& host) {
-    std::string text = file_with(one_gemm);
-    return text.insert(text.size() - 1, R"(, "host_issue": )" + host);
-  };
+  auto with_host = [](const std::string& host) { return one_gemm_and("host_issue", host); };
   CHECK(read(with_host(R"({"samples_ns": [13000]})")).host_issue.at(0).median_ns() == 13000.0);
   const auto listed = read(with_host(R"([{"op": "gemm", "samples_ns": [20000]}, {"samples_ns": [7000]}])")).host_issue;
   REQUIRE(listed.size() == 2);
@@ -152,12 +154,7 @@ TEST_CASE("a bad host issue measurement names its JSON path", "[calibration][hos
 }
 
 TEST_CASE("a bad kernel gap measurement names its JSON path", "[calibration][host]") {
-  const std::string one_gemm =
-      R"([{"op": "gemm", "dtype": "bf16", "shape": {"m": 1, "n": 1, "k": 1}, "samples_ns": [1]}])";
-  auto with_gap = [&](const std::string& gap) {
-    std::string text = file_with(one_gemm);
-    return text.insert(text.size() - 1, R"(, "kernel_gap": )" + gap);
-  };
+  auto with_gap = [](const std::string& gap) { return one_gemm_and("kernel_gap", gap); };
   CHECK(read(with_gap(R"({"samples_ns": [1200, 1400, 1600], "median_ns": 1})")).kernel_gap->median_ns() == 1400.0);
   CHECK_THROWS_WITH(read(with_gap(R"({"op": "gemm", "samples_ns": [1]})")),
                     Catch::Contains("kernel_gap.op: unknown field"));

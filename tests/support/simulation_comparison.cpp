@@ -62,4 +62,13 @@ SimulationResult simulate_with(const Graph& graph, const CostModel& cost_model, 
   return simulate(graph, cost_model, options);
 }
 
+SimulationResult require_reuse_exact(const Graph& graph, const CostModel& cost_model, ScheduleCache& cache) {
+  SimulationResult reused = simulate_with(graph, cost_model, true, cache);
+  const SimulationResult expanded = simulate_with(graph, cost_model, false, cache);
+  REQUIRE(reused.makespan == expanded.makespan);
+  REQUIRE(all_op_times(graph, reused) == all_op_times(graph, expanded));
+  require_same_devices(reused, expanded);
+  return reused;
+}
+
 }  // namespace weft::test

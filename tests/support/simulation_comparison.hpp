@@ -20,4 +20,8 @@ void require_same_memory(const DeviceResult& a, const DeviceResult& b);
 // `graph` simulated with its memory timeline, with or without reuse, templates kept in `cache`.
 SimulationResult simulate_with(const Graph& graph, const CostModel& cost_model, bool reuse, ScheduleCache& cache);
 
+// `graph` simulated with reuse, after Catch2 requires that reuse gives exactly the expanded
+// simulation's makespan, op times, memory and busy time (templates kept in `cache`).
+SimulationResult require_reuse_exact(const Graph& graph, const CostModel& cost_model, ScheduleCache& cache);
+
 }  // namespace weft::test

@@ -11,9 +11,7 @@
 namespace weft {
 namespace {
 
-using test::all_op_times;
 using test::make_random_composite_graph;
-using test::require_same_devices;
 using test::UnitPlatform;
 
 TEST_CASE("kernels queued back to back start a gap apart", "[engine][kernel_gap]") {
@@ -88,16 +86,8 @@ TEST_CASE("with kernel gaps on every GPU stream, reusing templates still gives t
     const TimeNs gap = 1 + seed % 7;
     const auto random = make_random_composite_graph(static_cast<std::uint64_t>(seed), seed % 3 == 0, host, gap);
     const auto gapless = make_random_composite_graph(static_cast<std::uint64_t>(seed), seed % 3 == 0, host);
-    SimulationOptions options;
-    options.record_memory_timeline = true;
-    options.cache = &cache;
-    const SimulationResult reused = simulate(random.graph, random.cost_model, options);
-    options.reuse = false;
-    const SimulationResult expanded = simulate(random.graph, random.cost_model, options);
-    REQUIRE(reused.makespan == expanded.makespan);
-    REQUIRE(all_op_times(random.graph, reused) == all_op_times(random.graph, expanded));
-    require_same_devices(reused, expanded);
-    slowed += expanded.makespan > simulate(gapless.graph, gapless.cost_model, options).makespan ? 1 : 0;
+    const SimulationResult reused = test::require_reuse_exact(random.graph, random.cost_model, cache);
+    slowed += reused.makespan > simulate(gapless.graph, gapless.cost_model).makespan ? 1 : 0;
     reused_runs += reused.reused_subgraphs ? 1 : 0;
   }
   WARN("runs the gaps slowed: " << slowed << ", runs reused: " << reused_runs << " of 1000");
