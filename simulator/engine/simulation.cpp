@@ -96,6 +96,9 @@ inline SimulationResult Simulation<kComposites>::run() {
     apply_later_effects_before(now_);
     running_.push(next.key, next.value);
   }
+  // The gap after a device's last kernel is busy up to the iteration's end, not past it (a
+  // template's keeps it: what follows the composite continues the stretch).
+  if (recording_ == nullptr) activity_cap_ = std::max(now_, composite_end_);
   apply_later_effects_before(std::numeric_limits<TimeNs>::max());
   for (std::size_t i = 0; i < graph_.op_count(); ++i) {
     if (pending_[i] != 0) {
@@ -225,8 +228,8 @@ void Simulation<kComposites>::handle_composite_event(const Event& event) {
       release(graph_.signal_successors(graph_.op_composite(event.op))[event.index()].second, event.op);
       return;
     case kRelease:
-      release_next_in_stream(graph_.composite_next(graph_.op_composite(event.op))[event.index()], event.op,
-                             graph_.composite_streams(graph_.op_composite(event.op))[event.index()]);
+      release_next_in_stream(event.op, graph_.composite_streams(graph_.op_composite(event.op))[event.index()],
+                             event.index());
       return;
     case kDone:
       for (OpId successor : graph_.composite_control_successors(graph_.op_composite(event.op))) {
@@ -237,7 +240,7 @@ void Simulation<kComposites>::handle_composite_event(const Event& event) {
       release(event.op, OpId::none());
       return;
     case kKernelGap:
-      release(event.op, gap_after_[event.op.value()]);
+      release(stream_successor(event.op, event.index()), event.op);
       return;
     case kHostIssued:  // the op was ready before: its host is what it waited for
       result_.op_binding[event.op.value()] = OpId::none();
@@ -256,18 +259,23 @@ inline void Simulation<kComposites>::release(OpId op, OpId by) {
   }
 }
 
-// `next` follows `by` on `stream`: on a stream with a kernel gap (the device's time between two
-// kernels queued back to back) it may start that long after `by` ends, which is now.
+// The op after `by` on `stream` (the composite `by`'s stream `j`), now that `by` is done there: on
+// a stream with a kernel gap (the device's time between two kernels queued back to back) it may
+// start that long after.
 template <bool kComposites>
-inline void Simulation<kComposites>::release_next_in_stream(OpId next, OpId by, StreamId stream) {
+inline void Simulation<kComposites>::release_next_in_stream(OpId by, StreamId stream, std::uint32_t j) {
   const TimeNs gap = duration_.kernel_gap(stream);
   if (gap == 0) {
-    release(next, by);
+    release(stream_successor(by, j), by);
     return;
   }
-  if (gap_after_.empty()) gap_after_.assign(graph_.op_count(), OpId::none());
-  gap_after_[next.value()] = by;
-  running_.push(static_cast<std::uint64_t>(now_ + gap), make_event(next, kKernelGap));
+  running_.push(static_cast<std::uint64_t>(now_ + gap), make_event(by, kKernelGap, j));
+}
+
+template <bool kComposites>
+inline OpId Simulation<kComposites>::stream_successor(OpId op, std::uint32_t j) const {
+  const CompositeId composite = graph_.op_composite(op);
+  return composite.valid() ? graph_.composite_next(composite)[j] : graph_.op(op).next_in_stream;
 }
 
 // A composite's ops can start no earlier than its last gating dependency (every one but the
@@ -294,14 +302,21 @@ template <bool kComposites>
 inline void Simulation<kComposites>::finish(OpId op) {
   const OpRecord& record = graph_.op(op);
   StreamState& stream = streams_[record.stream.value()];
-  activity_now(stream.device, -1);
+  if (const TimeNs gap = duration_.kernel_gap(record.stream); gap > 0) {
+    // The device stays busy through the gap after a kernel of a host-issued stream (its front end
+    // launches the next one then): kernels back to back make one busy stretch, and a template's
+    // stamped activity stays one change per idle stretch.
+    later_effect({now_ + gap, stream.device, -1});
+  } else {
+    activity_now(stream.device, -1);
+  }
   const TimeNs now = now_;
   for (TensorId tensor : graph_.op_inputs(op)) account_reader(tensor, now);
   if (graph_.has_workspaces()) free_workspaces(op, now);
   for (OpId successor : graph_.data_and_control_successors(op)) release(successor, op);
   const OpId next = record.next_in_stream;
   // A composite that runs this stream as a secondary one was told when it frees at our start.
-  if (next.valid() && !runs_as_secondary(next, record.stream)) release_next_in_stream(next, op, record.stream);
+  if (next.valid() && !runs_as_secondary(next, record.stream)) release_next_in_stream(op, record.stream);
   if (!stream.in_order) {
     stream.busy = false;
     mark_for_dispatch(record.stream);
@@ -432,8 +447,8 @@ inline void Simulation<kComposites>::apply_later_effects_before(TimeNs time) {
     std::pop_heap(later_.begin(), later_.end());
     const LaterEffect effect = later_.back();
     later_.pop_back();
-    now_ = effect.time;  // applied as of its own instant
-    activity_change(effect.device, effect.time, effect.activity);
+    now_ = std::min(effect.time, activity_cap_);  // applied as of its own instant
+    activity_now(effect.device, effect.activity);
   }
   now_ = now;
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -27,7 +28,7 @@ enum EventKind : std::uint32_t {
   kDone,
   kStreamAvailable,
   kHostIssued,
-  kKernelGap,  // the op before it on its stream ended a kernel gap ago
+  kKernelGap,  // `op` ended a kernel gap ago on its stream (a composite's stream `index`)
 };
 
 struct Event {
@@ -107,7 +108,8 @@ class Simulation {
 
   [[gnu::noinline]] void handle_composite_event(const Event& event);
   [[gnu::always_inline]] void release(OpId op, OpId by);
-  [[gnu::always_inline]] void release_next_in_stream(OpId next, OpId by, StreamId stream);
+  [[gnu::always_inline]] void release_next_in_stream(OpId by, StreamId stream, std::uint32_t j = 0);
+  OpId stream_successor(OpId op, std::uint32_t j) const;
   [[gnu::always_inline]] TimeNs stream_frees(TimeNs end, StreamId stream) const {
     return end + duration_.kernel_gap(stream);
   }
@@ -243,10 +245,9 @@ class Simulation {
   // Empty when no host holds any op back; kHostAhead for ops and bindings no host issues.
   std::vector<TimeNs> host_issued_;
   std::vector<TimeNs> composite_host_issued_;
-  // By op: the op before it on its stream, while its release waits for the kernel gap.
-  std::vector<OpId> gap_after_;
   std::vector<LaterEffect> later_;  // min-heap by time
   TimeNs composite_end_ = 0;
+  TimeNs activity_cap_ = std::numeric_limits<TimeNs>::max();  // no later activity change past it
   SimulationResult result_;
 };
 

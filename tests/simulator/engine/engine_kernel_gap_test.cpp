@@ -29,7 +29,10 @@ TEST_CASE("kernels queued back to back start a gap apart", "[engine][kernel_gap]
     if (k > 0) CHECK(result.op_binding[ops[k].value()] == ops[k - 1]);
   }
   CHECK(result.makespan == 4 * 10 + 3 * 3);
-  CHECK(result.devices[gpu.value()].busy_ns == 40);  // the gaps are idle time
+  // The device's front end is busy through each gap, launching the next kernel; the last gap ends
+  // with the iteration.
+  CHECK(result.devices[gpu.value()].busy_ns == result.makespan);
+  CHECK(result.devices[gpu.value()].busy_by_category[static_cast<std::size_t>(OpCategory::compute)] == 40);
 }
 
 TEST_CASE("the gap follows the kernel on its own stream only", "[engine][kernel_gap]") {
@@ -73,6 +76,8 @@ TEST_CASE("a host ahead of the device leaves the gaps, one behind it hides them"
   CHECK(result.start(tiny[3]) == 200);
   CHECK(result.op_binding[tiny[3].value()] == OpId::none());  // the host
   CHECK(result.makespan == 201);
+  // Busy from 25 through the gap after the third tiny kernel (179), then while the last ran.
+  CHECK(result.devices[gpu.value()].busy_ns == (179 - 25) + 1);
 }
 
 TEST_CASE("with kernel gaps on every GPU stream, reusing templates still gives the expanded simulation's answer",
