@@ -108,7 +108,7 @@ CudaBackend::CudaBackend(int device) {
   }
   timeline_ = make_kernel_timeline(streams_.compute);
   device_.timing = timeline_->description();
-  device_.times_kernels = timeline_->times_every_stream();  // CUPTI's kernel records, not events
+  device_.times_kernels = timeline_->times_kernels();
   device_.times_async_work = timeline_->times_every_stream();
   device_.issues_asynchronously = true;
   device_.libraries.emplace_back("span timing", device_.timing);

@@ -29,6 +29,7 @@ class CuptiTimeline final : public KernelTimeline {
   std::vector<TimedSpan> collect() override;
   std::string description() const override { return "cupti"; }
   bool times_every_stream() const override { return true; }
+  bool times_kernels() const override { return true; }
   std::string unattributed() const override;
 };
 

@@ -25,6 +25,7 @@ class EventTimeline final : public KernelTimeline {
   std::vector<TimedSpan> collect() override;
   std::string description() const override { return "cuda events on the compute stream (" + why_ + ")"; }
   bool times_every_stream() const override { return false; }
+  bool times_kernels() const override { return false; }
 
  private:
   cudaEvent_t event();

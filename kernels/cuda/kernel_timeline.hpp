@@ -24,6 +24,9 @@ class KernelTimeline {
   virtual std::string description() const = 0;
   // Whether work issued on streams other than the compute stream gets a span.
   virtual bool times_every_stream() const = 0;
+  // Whether a span's start and end are its kernels' own (CUPTI's records), not markers queued
+  // around them (BackendDevice::times_kernels).
+  virtual bool times_kernels() const = 0;
   // Records received but not attributed to a span (Backend::unattributed_timing).
   virtual std::string unattributed() const { return {}; }
 };
