@@ -17,9 +17,9 @@ inline constexpr std::int64_t kTrainingOperandRotation = std::int64_t{256} << 20
 // clock, so a kernel's time, depends on how many bits its operands toggle). Read as fp32 words, as
 // bf16 or as fp16 they are normal numbers of modest size (a bf16 exponent far from the ends of
 // its range is one fp16 does not overflow or underflow), so no kernel meets a NaN, an infinity
-// or a subnormal slow path, and since no op reads what another wrote, values never grow. A
-// pattern of 64 MiB fills the region, rotated a little in each piece, so that reserving many
-// gigabytes takes no long host work.
+// or a subnormal slow path, and since no op reads what another wrote, values never grow. Each
+// half is one of 65,536 draws, picked by a hash of its position, so that reserving many gigabytes
+// takes no long host work and the region never repeats itself.
 //
 // Without a rotation every op reads and writes the regions' start: the same operands over and
 // over, cache-hot. With a rotation each op takes the next stretch of both regions instead, so that

@@ -15,17 +15,18 @@ namespace {
 // it) as its parts.
 class StepPricer {
  public:
-  StepPricer(const ClusterCostModel& cost, const TrainingScenario& plan, std::uint32_t tp_group)
+  StepPricer(const ClusterCostModel& cost, const TrainingScenario& plan, std::uint32_t tp_group, TimeNs kernel_gap)
       : cost_(cost),
         tp_(plan.parallel.tp),
         overlaps_tp_(plan.overlaps_tp_communication()),
         same_tp_placements_(plan.cluster.gpus_per_node % plan.parallel.tp == 0),
-        tp_group_(tp_group) {}
+        tp_group_(tp_group),
+        kernel_gap_(kernel_gap) {}
 
   // A compute op as it is.
   TimeNs whole(const std::optional<OpWork>& work) const {
     const bool computes = work && category_of(work->op_class) != OpCategory::communication;
-    return computes ? time(*work) : TimeNs{0};
+    return computes ? held(time(*work)) : TimeNs{0};
   }
 
   // A forward or input-gradient op: ring attention runs one part per KV chunk; TP communication
@@ -57,18 +58,22 @@ class StepPricer {
     }
     OpWork placed = *step.forward;
     placed.comm_group = tp_group_;
-    return time(placed);
+    return held(time(placed));
   }
 
  private:
   TimeNs time(const OpWork& work) const { return cost_.duration(work, cost_.cluster().gpu); }
-  TimeNs parts(const OpWork& part, std::int64_t count) const { return count * time(part); }
+  TimeNs parts(const OpWork& part, std::int64_t count) const { return count * held(time(part)); }
+  // How long an op of `duration` holds the compute stream: the next op there starts a kernel gap
+  // after it ends. An op priced at nothing may not be in the graph: no gap either.
+  TimeNs held(TimeNs duration) const { return duration > 0 ? duration + kernel_gap_ : 0; }
 
   const ClusterCostModel& cost_;
   int tp_;
   bool overlaps_tp_;
   bool same_tp_placements_;
   std::uint32_t tp_group_;
+  TimeNs kernel_gap_;
 };
 
 std::vector<LayerComputeTimes> price_layers(const TrainingScenario& plan, const StepPricer& price) {
@@ -137,7 +142,11 @@ struct VirtualStageTimes {
 IterationBound::IterationBound(const TrainingScenario& base) : cost_(base.cluster) {
   cost_.set_ideal_network(base.options.ideal_network);
   cost_.force_algorithm(base.options.collective_algorithm);
+  cost_.set_kernel_gap(base.options.kernel_gap);
+  kernel_gap_ = cost_.kernel_gap_ns(cost_.cluster().gpu);
 }
+
+TimeNs IterationBound::chain(TimeNs held) const { return std::max(TimeNs{0}, held - kernel_gap_); }
 
 const std::vector<LayerComputeTimes>& IterationBound::layer_times(const TrainingScenario& plan) {
   const ShardContext c = plan.shard_context();
@@ -163,7 +172,7 @@ const std::vector<LayerComputeTimes>& IterationBound::layer_times(const Training
     std::iota(ranks.begin(), ranks.end(), std::int64_t{0});
     group->second = cost_.add_group(make_comm_group(CommGroupKind::tp, ranks, cost_.cluster()));
   }
-  return cache_.emplace(key, price_layers(plan, StepPricer(cost_, plan, group->second))).first->second;
+  return cache_.emplace(key, price_layers(plan, StepPricer(cost_, plan, group->second, kernel_gap_))).first->second;
 }
 
 std::optional<TimeNs> IterationBound::operator()(const TrainingScenario& plan) {
@@ -200,17 +209,18 @@ std::optional<TimeNs> IterationBound::operator()(const TrainingScenario& plan) {
       trailing = std::max(trailing, virtual_stages[v].first_layer_weight_grad);
     }
     const std::int64_t m = plan.microbatches();
-    const TimeNs busy = saturating_add(head, saturating_mul(m, work));
+    const TimeNs busy = saturating_add(head, chain(saturating_mul(m, work)));
     // Every forward, input gradient and recomputation of the stage comes before its last
     // input-gradient op, whose gradient the stages before it still pass on.
-    const TimeNs drained = saturating_add(saturating_add(head, saturating_mul(m, before_last_input_grad)), drain);
+    const TimeNs drained =
+        saturating_add(saturating_add(head, chain(saturating_mul(m, before_last_input_grad))), drain);
     bound = std::max({bound, busy, drained});
     // Where the backward pass computes the weight gradients (every schedule but zero-bubble), the
     // stage ends with a backward pass: only its first layer's weight gradients follow the last
     // input-gradient op.
     if (!splits_weight_gradients(p.schedule)) bound = std::max(bound, saturating_add(busy - trailing, drain));
-    head += virtual_stages[s].forward;
-    drain += virtual_stages[s].backward_chain;
+    head += chain(virtual_stages[s].forward);
+    drain += chain(virtual_stages[s].backward_chain);
   }
   return bound;
 }

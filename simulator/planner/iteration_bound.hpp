@@ -17,7 +17,8 @@ namespace weft {
 
 // What a pipeline layer (with the blocks anchored to it) puts on its rank's compute stream for one
 // microbatch, in ns: compute ops, and the forward pass's tensor-parallel collectives where they run
-// there (synchronously, without TP communication overlap).
+// there (synchronously, without TP communication overlap), each with the device's kernel gap after
+// it (the next op on the stream starts no earlier).
 struct LayerComputeTimes {
   TimeNs forward = 0;
   TimeNs input_grad = 0;           // the backward pass's input-gradient ops
@@ -44,7 +45,9 @@ struct LayerComputeTimes {
 //
 // Other communication, the optimizer step and every op the bound is not sure of count nothing;
 // where the graph builder may split an op (ring attention, TP communication overlap), the cheaper
-// of the whole op and its parts counts. Not thread-safe: layer times are cached per shard context.
+// of the whole op and its parts counts. Each term is a chain of ops on one compute stream, whose
+// n ops hold it for their times and n - 1 kernel gaps. Not thread-safe: layer times are cached per
+// shard context.
 class IterationBound {
  public:
   // Prices ops on `base`'s cluster (its calibration included) with its options (ideal network,
@@ -63,7 +66,12 @@ class IterationBound {
   using ContextKey = std::tuple<int, int, bool, std::int64_t, std::int64_t, std::int64_t, Dtype, Kernel, bool,
                                 CrossEntropyKernels, std::int64_t, ContextParallelAlgorithm, bool, bool>;
 
+  // A chain of ops on one compute stream, from what its ops hold the stream for (each with the gap
+  // after it): the gap after its last op does not delay its end.
+  TimeNs chain(TimeNs held) const;
+
   ClusterCostModel cost_;
+  TimeNs kernel_gap_ = 0;  // the GPU's gap between kernels queued back to back (0: none, or turned off)
   std::map<int, std::uint32_t> tp_groups_;  // per TP size: a TP group's placement (ranks 0 .. tp - 1)
   std::map<ContextKey, std::vector<LayerComputeTimes>> cache_;
 };

@@ -46,13 +46,24 @@ TEST_CASE("operands are standard normal bf16 values, tame read as fp16 and fp32 
   CHECK(std::sqrt(squares / static_cast<double>(halves.size()) - mean * mean) == Approx(1.0).epsilon(0.01));
 }
 
-TEST_CASE("a read region larger than the pattern holds operands to its end", "[kernels][pool]") {
+TEST_CASE("a read region larger than a piece holds operands to its end", "[kernels][pool]") {
   cpu::CpuBackend backend(1);
   OperandPool pool(backend);
   const std::int64_t bytes = (std::int64_t{100} << 20) + 6;
   pool.reserve(bytes, 16);
   const std::vector<std::uint16_t> tail = read_halves(pool, bytes - 4096, 2048);
   for (std::uint16_t h : tail) REQUIRE(((h >> 7) & 0xFFu) != 0);  // a bf16 exponent: not zero or subnormal
+  // The region does not repeat itself: not with the period of a piece (64 MiB), nor with that of
+  // the table of draws (65,536 halves). Two windows share a value where both picked the same draw
+  // or two draws round to the same bf16 (a few percent of pairs).
+  const std::vector<std::uint16_t> window = read_halves(pool, 0, 4096);
+  for (const std::int64_t period : {std::int64_t{64} << 20, std::int64_t{2} << 16}) {
+    const std::vector<std::uint16_t> later = read_halves(pool, period, 4096);
+    std::int64_t same = 0;
+    for (std::size_t i = 0; i < window.size(); ++i) same += window[i] == later[i] ? 1 : 0;
+    INFO("period " << period << " bytes");
+    CHECK(same < 4096 / 10);
+  }
 }
 
 TEST_CASE("without a rotation every op takes the regions' start", "[kernels][pool]") {

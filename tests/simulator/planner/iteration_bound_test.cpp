@@ -50,6 +50,42 @@ TEST_CASE("a layer's compute is what the stage partition prices it, and one stag
   CHECK(bound(plan) == 4 * per_microbatch);
 }
 
+// The forward and backward ops of a one-stage plan's microbatches on its compute stream, counted in
+// the graph the simulation runs (every op but the optimizer step's, and only those that take time).
+std::int64_t compute_stream_pass_ops(const TrainingScenario& plan) {
+  const TrainingWorkload workload =
+      build_training_workload(plan, {.unfold = true, .name_ops = false, .composites = false});
+  const Graph& graph = workload.graph;
+  std::int64_t ops = 0;
+  for (std::size_t i = 0; i < graph.op_count(); ++i) {
+    const OpRecord& op = graph.op(OpId::at(i));
+    const OpWork& work = graph.work(op.work);
+    if (!graph.stream(op.stream).host_issued || work.op_class == OpClass::optimizer) continue;
+    if (workload.cost_model->duration(work, graph.spec(graph.device(graph.op_device(OpId::at(i))).spec)) > 0) ++ops;
+  }
+  return ops;
+}
+
+TEST_CASE("each op the bound counts holds the compute stream for its kernel gap, but the last", "[bound]") {
+  // A cluster whose roofline leaves 3 us between two kernels queued back to back.
+  const std::string text = fmt::format(R"({{"model": {}, "parallel": {{"tp": 1, "pp": 1, "dp": 1}},
+      "cluster": {{"base": "dgx-h100", "gpus": 1, "cost": {{"kernel_gap_ns": 3000}}}},
+      "training": {{"global_batch": 4, "micro_batch": 1, "seq_len": 2048}}}})",
+                                       test::kSmallLlama);
+  TrainingScenario plan = test::scenario_from(text);
+  plan.options.host_issue = false;
+  TrainingScenario without_gap = plan;
+  without_gap.options.kernel_gap = false;
+  const std::int64_t ops = compute_stream_pass_ops(plan);
+  CHECK(ops > 4 * 8 * 3);  // 4 microbatches of 8 layers, several ops a layer each way
+  IterationBound bound(plan);
+  IterationBound bound_without_gap(without_gap);
+  // One stage: its ops one after the other, with a gap between each two.
+  CHECK(*bound(plan) - *bound_without_gap(without_gap) == (ops - 1) * 3000);
+  // And the simulation, which also runs the optimizer step there, takes at least as long.
+  CHECK(static_cast<double>(*bound(plan)) / kNsPerSecond <= test::run_training(plan).report.iteration_time_s);
+}
+
 TEST_CASE("two stages add the first microbatch's forward before and the last gradient's way back", "[bound]") {
   const TrainingScenario plan =
       bound_scenario(R"({"tp": 1, "pp": 2, "dp": 1, "schedule": "1f1b", "recompute": "full"})");
