@@ -23,6 +23,7 @@ std::string plan_label(const TrainingScenario& s) {
 
 PlanEnumeration enumerate_plans(const TrainingScenario& base, const SweepGrid& grid, int gpus) {
   PlanEnumeration out;
+  LayerTimesByContext layer_times;  // the plans' layers, priced once per shard context
   auto add = [&](TrainingScenario plan, std::string rule) {
     if (rule.empty()) {
       ++out.valid;
@@ -84,7 +85,7 @@ PlanEnumeration enumerate_plans(const TrainingScenario& base, const SweepGrid& g
                     if (balance_time) p.partition = ParallelPlan::Partition::time;
                     std::string rule;
                     try {
-                      if (balance_time) derive_stage_layers(plan);
+                      if (balance_time) derive_stage_layers(plan, &layer_times);
                       validate_training_scenario(plan);
                     } catch (const InvalidPlan& error) {
                       rule = error.rule();

@@ -24,7 +24,7 @@ struct KernelChoices {
   Kernel attention = Kernel::any;  // the attention kernel (Kernel::unfused: scores materialized)
   bool fused_swiglu = true;        // SwiGLU in one kernel; false: SiLU and the product apart
   CrossEntropyKernels cross_entropy = CrossEntropyKernels::megatron;
-  bool operator==(const KernelChoices&) const = default;
+  auto operator<=>(const KernelChoices&) const = default;
 };
 
 // How a module is sharded on one rank: the parallel degrees that divide its work and the
@@ -46,6 +46,7 @@ struct ShardContext {
   // Tokens in the regions sequence parallelism splits across the TP group (norms, dropout).
   std::int64_t sharded_tokens() const { return sequence_parallel ? tokens() / tp : tokens(); }
   Bytes element_bytes() const { return bytes_per_element(dtype); }
+  auto operator<=>(const ShardContext&) const = default;
 };
 
 // One step of a module's forward pass on one rank, and what its backward pass does: the

@@ -336,8 +336,22 @@ void read_modality_plan(const JsonCursor& json, TrainingScenario& scenario) {
 // replica's: the slowest replica paces the iteration), so that stages on slower GPUs get fewer
 // layers. A GPU type's pace is the layers' time on the cluster's GPU over their time on it
 // (`layer_times` on the cluster's GPU); a straggler's speed scales its type's. Empty otherwise.
+// The layers' compute times on `gpu`, a GPU type of the cluster, priced in `context`; from
+// `priced` where it holds them, and kept there.
+std::vector<std::int64_t> layer_times_on(const TrainingScenario& scenario, const MultimodalModel& model,
+                                         const ShardContext& context, const DeviceSpec& gpu,
+                                         LayerTimesByContext* priced) {
+  auto price = [&] {
+    return pipeline_layer_times(model, context, scenario.training.sample(), ClusterCostModel(scenario.cluster), &gpu);
+  };
+  if (priced == nullptr) return price();
+  const std::pair<ShardContext, std::string> key{context, gpu.name};
+  if (const auto known = priced->find(key); known != priced->end()) return known->second;
+  return priced->emplace(key, price()).first->second;
+}
+
 std::vector<double> virtual_stage_speeds(const TrainingScenario& scenario, const MultimodalModel& model,
-                                         std::span<const std::int64_t> layer_times) {
+                                         std::span<const std::int64_t> layer_times, LayerTimesByContext* priced) {
   const ParallelPlan& plan = scenario.parallel;
   const ClusterSpec& cluster = scenario.cluster;
   std::vector<double> speeds;
@@ -351,8 +365,7 @@ std::vector<double> virtual_stage_speeds(const TrainingScenario& scenario, const
   for (const NodeGroup& group : cluster.node_groups) {
     ShardContext context = scenario.shard_context();
     context.kernels = scenario.stack.kernels(group.gpu);  // its architecture's kernels
-    const std::vector<std::int64_t> on_group =
-        pipeline_layer_times(model, context, scenario.training.sample(), ClusterCostModel(cluster), &group.gpu);
+    const std::vector<std::int64_t> on_group = layer_times_on(scenario, model, context, group.gpu, priced);
     type_pace.push_back(total(layer_times) / total(on_group));
   }
   const std::int64_t per_position = std::int64_t{plan.tp} * plan.cp * plan.dp;
@@ -374,7 +387,7 @@ std::vector<double> virtual_stage_speeds(const TrainingScenario& scenario, const
 
 }  // namespace
 
-void derive_stage_layers(TrainingScenario& scenario) {
+void derive_stage_layers(TrainingScenario& scenario, LayerTimesByContext* priced) {
   ParallelPlan& plan = scenario.parallel;
   if (plan.partition == ParallelPlan::Partition::given) return;
   const MultimodalModel model(scenario.model, plan.cp_algorithm);
@@ -388,7 +401,7 @@ void derive_stage_layers(TrainingScenario& scenario) {
                    "' no tokens: give training.images, video_seconds or audio_seconds for a typical sample");
       }
     }
-    weights = pipeline_layer_times(model, scenario.shard_context(), t.sample(), ClusterCostModel(scenario.cluster));
+    weights = layer_times_on(scenario, model, scenario.shard_context(), scenario.cluster.gpu, priced);
   } else {
     weights = pipeline_layer_parameters(model);
   }
@@ -407,7 +420,7 @@ void derive_stage_layers(TrainingScenario& scenario) {
   };
   if (plan.partition != ParallelPlan::Partition::modules) {
     plan.stage_layers =
-        split(layers, plan.pp * plan.vpp, "pp x vpp", "layers", virtual_stage_speeds(scenario, model, layers));
+        split(layers, plan.pp * plan.vpp, "pp x vpp", "layers", virtual_stage_speeds(scenario, model, layers, priced));
     return;
   }
   if (plan.vpp != 2 || !scenario.model.multimodal()) {

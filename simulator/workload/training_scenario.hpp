@@ -1,9 +1,11 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "simulator/core/input_error.hpp"
@@ -155,9 +157,15 @@ void pad_vocabulary(TrainingScenario& scenario);
 
 void validate_training_scenario(const TrainingScenario& scenario);
 
+// Per-layer compute times already priced for plans of one sweep (one model, sample and cluster),
+// by shard context and GPU type (its name): what a "time" partition balances.
+using LayerTimesByContext = std::map<std::pair<ShardContext, std::string>, std::vector<std::int64_t>>;
+
 // Sets parallel.stage_layers by the plan's partition rule (ParallelPlan::partition): balancing
 // parameters, or compute time (where the cluster has stragglers, slower stages get fewer
-// layers); nothing for a given partition. Throws InvalidPlan naming the field.
-void derive_stage_layers(TrainingScenario& scenario);
+// layers); nothing for a given partition. Throws InvalidPlan naming the field. With `priced`,
+// the layer times come from there where it holds the plan's shard context, and go there where
+// not.
+void derive_stage_layers(TrainingScenario& scenario, LayerTimesByContext* priced = nullptr);
 
 }  // namespace weft

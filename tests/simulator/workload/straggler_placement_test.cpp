@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "simulator/planner/plan_enumeration.hpp"
+#include "simulator/planner/sweep.hpp"
 #include "simulator/workload/stage_partition.hpp"
 #include "tests/simulator/workload/training_test_support.hpp"
 
@@ -212,6 +213,31 @@ std::string mixed_text(const std::string& parallel, const std::string& gpu = "a1
 
 const std::vector<std::string> kMixedPlans = {R"({"tp": 2, "pp": 2, "dp": 2, "sequence_parallel": true, "zero": 1})",
                                               R"({"tp": 1, "pp": 1, "dp": 8})", R"({"tp": 4, "pp": 1, "dp": 2})"};
+
+TEST_CASE("the sweep prices each shard context's layers once, and splits every plan as alone", "[stragglers][mixed]") {
+  // Stragglers and a node of A100s: every plan of a grid with several shard contexts (TP, SP,
+  // micro-batch) and several plans each (PP, VPP, schedule, recompute), split from the layer
+  // times the sweep priced once per context and GPU type, against each plan split on its own.
+  const std::string stragglers = R"({"gpus": [{"gpu": 6, "speed": 0.6}]})";
+  for (const std::string& text :
+       {mixed_text(R"({"tp": 1, "pp": 1, "dp": 8})"), plan_text(8, R"({"tp": 1, "pp": 1, "dp": 8})", stragglers)}) {
+    const TrainingScenario base = scenario_from(text);
+    SweepGrid grid = default_grid(base, 8);
+    apply_grid_spec(grid, "tp=1,2 pp=2,4 vpp=1,2 mb=1,2 recompute=none,full zero=0");
+    const PlanEnumeration plans = enumerate_plans(base, grid, 8);
+    std::int64_t split = 0;
+    for (const PlanCandidate& plan : plans.plans) {
+      if (!plan.valid() || plan.scenario.parallel.partition != ParallelPlan::Partition::time) continue;
+      TrainingScenario alone = plan.scenario;
+      alone.parallel.stage_layers.clear();
+      derive_stage_layers(alone);
+      INFO(plan_label(plan.scenario));
+      CHECK(alone.parallel.stage_layers == plan.scenario.parallel.stage_layers);
+      ++split;
+    }
+    CHECK(split >= 16);
+  }
+}
 
 TEST_CASE("mixed GPU types: folded runs each stage and replica on its own type", "[stragglers][mixed]") {
   // Stages (pp 2) or replicas (dp 8; tp 4 x dp 2) on different types: each simulated rank runs on
