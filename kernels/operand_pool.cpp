@@ -9,7 +9,7 @@ namespace weft {
 namespace {
 
 constexpr std::int64_t kPieceBytes = std::int64_t{64} << 20;  // uploaded one piece at a time
-constexpr int kDrawBits = 16;                                    // a table of 65,536 draws
+constexpr int kDrawBits = 16;                                 // a table of 65,536 draws
 
 // bf16 of a value drawn from N(0, 1), rounded to nearest even; never 0 and never near bf16's
 // range ends, since |x| stays between 2^-60 and 2^10 for any draw a generator makes.
