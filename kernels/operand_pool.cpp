@@ -21,12 +21,16 @@ std::uint16_t normal_half(std::mt19937& generator, std::normal_distribution<floa
   return static_cast<std::uint16_t>((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
 }
 
-// Which draw the half at `index` of the region holds: a mix of its index (MurmurHash3's
-// finaliser), so that the region never repeats itself. The CPU backend streamed a region that
-// repeated every 64 MiB three times slower than fresh values (cause not found).
+// Which draw the half at `index` of the region holds: its index through MurmurHash3's 64-bit
+// finaliser (each step of it: with fewer, the top bits of nearby indices step linearly and the
+// region repeats itself shifted), so that the region never repeats itself. The CPU backend
+// streamed a region that repeated every 64 MiB three times slower than fresh values (cause not
+// found).
 std::size_t draw_at(std::uint64_t index) {
   index ^= index >> 33;
   index *= 0xFF51AFD7ED558CCDull;
+  index ^= index >> 33;
+  index *= 0xC4CEB9FE1A85EC53ull;
   index ^= index >> 33;
   return static_cast<std::size_t>(index >> (64 - kDrawBits));
 }

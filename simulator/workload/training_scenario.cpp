@@ -331,11 +331,6 @@ void read_modality_plan(const JsonCursor& json, TrainingScenario& scenario) {
   check_modality_plan(plan, scenario.model);
 }
 
-// For a "time" partition on a cluster with stragglers or GPUs of several types, each virtual
-// stage's pace relative to the fastest: that of the slowest GPU of its pipeline position (any
-// replica's: the slowest replica paces the iteration), so that stages on slower GPUs get fewer
-// layers. A GPU type's pace is the layers' time on the cluster's GPU over their time on it
-// (`layer_times` on the cluster's GPU); a straggler's speed scales its type's. Empty otherwise.
 // The layers' compute times on `gpu`, a GPU type of the cluster, priced in `context`; from
 // `priced` where it holds them, and kept there.
 std::vector<std::int64_t> layer_times_on(const TrainingScenario& scenario, const MultimodalModel& model,
@@ -350,6 +345,11 @@ std::vector<std::int64_t> layer_times_on(const TrainingScenario& scenario, const
   return priced->emplace(key, price()).first->second;
 }
 
+// For a "time" partition on a cluster with stragglers or GPUs of several types, each virtual
+// stage's pace relative to the fastest: that of the slowest GPU of its pipeline position (any
+// replica's: the slowest replica paces the iteration), so that stages on slower GPUs get fewer
+// layers. A GPU type's pace is the layers' time on the cluster's GPU over their time on it
+// (`layer_times` on the cluster's GPU); a straggler's speed scales its type's. Empty otherwise.
 std::vector<double> virtual_stage_speeds(const TrainingScenario& scenario, const MultimodalModel& model,
                                          std::span<const std::int64_t> layer_times, LayerTimesByContext* priced) {
   const ParallelPlan& plan = scenario.parallel;

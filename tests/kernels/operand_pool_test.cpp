@@ -53,11 +53,14 @@ TEST_CASE("a read region larger than a piece holds operands to its end", "[kerne
   pool.reserve(bytes, 16);
   const std::vector<std::uint16_t> tail = read_halves(pool, bytes - 4096, 2048);
   for (std::uint16_t h : tail) REQUIRE(((h >> 7) & 0xFFu) != 0);  // a bf16 exponent: not zero or subnormal
-  // The region does not repeat itself: not with the period of a piece (64 MiB), nor with that of
-  // the table of draws (65,536 halves). Two windows share a value where both picked the same draw
-  // or two draws round to the same bf16 (a few percent of pairs).
+  // The region does not repeat itself shifted: not by a piece (64 MiB), by the table of draws
+  // (65,536 halves), by the shifts at which a hash that steps linearly repeats it (217,309,
+  // 5,398,512 and 18,311,479 halves for the finaliser's first multiply alone), or by one half. Two windows share a
+  // value where both picked the same draw or two draws round to the same bf16 (a few percent of pairs).
   const std::vector<std::uint16_t> window = read_halves(pool, 0, 4096);
-  for (const std::int64_t period : {std::int64_t{64} << 20, std::int64_t{2} << 16}) {
+  for (const std::int64_t shift : {std::int64_t{32} << 20, std::int64_t{1} << 16, std::int64_t{217'309},
+                                   std::int64_t{5'398'512}, std::int64_t{18'311'479}, std::int64_t{1}}) {
+    const std::int64_t period = 2 * shift;  // in bytes
     const std::vector<std::uint16_t> later = read_halves(pool, period, 4096);
     std::int64_t same = 0;
     for (std::size_t i = 0; i < window.size(); ++i) same += window[i] == later[i] ? 1 : 0;
