@@ -150,20 +150,8 @@ TimeNs IterationBound::chain(TimeNs held) const { return std::max(TimeNs{0}, hel
 
 const std::vector<LayerComputeTimes>& IterationBound::layer_times(const TrainingScenario& plan) {
   const ShardContext c = plan.shard_context();
-  const ContextKey key{c.tp,
-                       c.cp,
-                       c.sequence_parallel,
-                       c.micro_batch,
-                       c.seq_len,
-                       c.attention_span,
-                       c.dtype,
-                       c.kernels.attention,
-                       c.kernels.fused_swiglu,
-                       c.kernels.cross_entropy,
-                       plan.model.modules.front().model.vocab_multiple,
-                       plan.parallel.cp_algorithm,
-                       plan.overlaps_tp_communication(),
-                       plan.cluster.gpus_per_node % c.tp == 0};
+  const ContextKey key{c, plan.model.modules.front().model.vocab_multiple, plan.parallel.cp_algorithm,
+                       plan.overlaps_tp_communication(), plan.cluster.gpus_per_node % c.tp == 0};
   auto found = cache_.find(key);
   if (found != cache_.end()) return found->second;
   auto [group, added] = tp_groups_.try_emplace(c.tp, 0);

@@ -62,9 +62,10 @@ class IterationBound {
   const std::vector<LayerComputeTimes>& layer_times(const TrainingScenario& plan);
 
  private:
-  // What a layer's times depend on besides the model: the plan's shard context and kernels.
-  using ContextKey = std::tuple<int, int, bool, std::int64_t, std::int64_t, std::int64_t, Dtype, Kernel, bool,
-                                CrossEntropyKernels, std::int64_t, ContextParallelAlgorithm, bool, bool>;
+  // What a layer's times depend on besides the model: the plan's shard context (its kernels
+  // included), the vocabulary multiple, the CP algorithm, TP communication overlap, and whether TP
+  // divides a node.
+  using ContextKey = std::tuple<ShardContext, std::int64_t, ContextParallelAlgorithm, bool, bool>;
 
   // A chain of ops on one compute stream, from what its ops hold the stream for (each with the gap
   // after it): the gap after its last op does not delay its end.
