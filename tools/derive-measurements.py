@@ -49,9 +49,37 @@ def a100(bandwidth_gbps, memory_note):
                        "ratio"])
 
 
+# The A40 trains in TF32 (fp32 storage on its TF32 tensor cores) in the dissertation's evaluations (papers/002):
+# its TF32 GEMMs at the A100's achievable fraction of the dense peak (271.2 of 312), no A40 figure being published.
+A40_TF32_TFLOPS = 74.8 * 271.2 / 312
+A40_SOURCE = ("NVIDIA A40 datasheet: TF32 Tensor 74.8 TFLOP/s dense, GDDR6 696 GB/s (scenarios/clusters/devices/a40.json); "
+              "no public achievable-matmul figure of the A40 was found, so its TF32 GEMMs reach the A100's achievable "
+              f"fraction of its bf16 peak (271.2 / 312, ml-engineering above): {A40_TF32_TFLOPS:.1f} TFLOP/s against the "
+              "H100's 794.5 in bf16, on the same shapes")
+
+
+def a40():
+    """The A40 in TF32: the H100's bf16 GEMM times by the achievable rates, its memory-bound kernels by the datasheet
+    bandwidths on fp32 tensors (twice the bytes), unfused attention from the A100 80GB's standard-attention figures
+    as a memory-bound kernel; FlashAttention and cuDNN attention take 16-bit inputs only and are left out."""
+    return dict(gemm=794.5 / A40_TF32_TFLOPS, memory=3350 / 696, attention={}, unfused="a100-sxm-80gb",
+                unfused_scale=2 * 2039 / 696, dtype="tf32",
+                notes=[MAMF_SOURCE, A40_SOURCE,
+                       "memory-bound kernels: the datasheet bandwidths, 696 GB/s against 3,350 GB/s (H100 SXM), as the same "
+                       "fraction of the peak, on fp32 tensors of the same shapes: twice the bytes, twice the time",
+                       "unfused attention: the A100 80GB's standard attention figures (FlashAttention README), which that "
+                       "README shows bound by memory traffic (softmax, dropout and masking), scaled by the bandwidths "
+                       "(2,039 GB/s against 696) and by fp32's twice the bytes",
+                       "fused attention (FlashAttention-2, cuDNN, memory-efficient): none; the first two take fp16 and bf16 "
+                       "only, and no fp32 figure of the memory-efficient kernel was found",
+                       "every 16-bit measurement becomes a tf32 one: GEMMs on TF32 tensor cores, fp32 elementwise and "
+                       "normalisation kernels"])
+
+
 # Per GPU: GEMM time ratio, memory-bound time ratio, attention time ratio per kernel, unfused attention figures
-# of its own, notes.
+# of its own, notes; for a GPU measured in another dtype, the dtype and the scale of its unfused figures.
 DERIVED = {
+    "a40": a40(),
     "a100-sxm-80gb": a100(2039, "no public A100 copy measurement was found"),
     "a100-sxm-40gb": a100(1555, "no public A100 copy measurement was found; the attention figures are the 80GB's"),
     "h800": dict(
@@ -105,14 +133,25 @@ def main():
                             "kernels queued back to back, and no spec ratio it follows (docs/host-issue.md)")
     out["measurements"] = []
     own_unfused = spec.get("unfused")
+    dtype = spec.get("dtype")
     if own_unfused:
         out["sources"]["figures"] = FIGURES_SOURCE
-        out["measurements"] += standard_attention(FIGURES, own_unfused, "figures")
+        for m in standard_attention(FIGURES, own_unfused, "figures"):
+            if dtype:
+                m["dtype"] = dtype
+                m["samples_ns"] = [round(t * spec["unfused_scale"], 1) for t in m["samples_ns"]]
+            out["measurements"].append(m)
     for m in measured["measurements"]:
         if own_unfused and m.get("kernel") == "unfused":
             continue
+        if dtype and m["op"] in ("attention_fwd", "attention_bwd"):
+            continue  # the fused kernels take 16-bit inputs only
         derived = {k: v for k, v in m.items() if k not in ("median_ns", "min_ns", "max_ns", "spread")}
         scale = ratio(m, spec)
+        if dtype and m["dtype"] in ("bf16", "fp16"):
+            derived["dtype"] = dtype
+            if m["op"] in MEMORY_OPS:
+                scale *= 2  # fp32 tensors of the same shape: twice the bytes
         derived["samples_ns"] = [round(t * scale, 1) for t in m["samples_ns"]]
         if m.get("source") == "reference":
             derived["source"] = "derived"

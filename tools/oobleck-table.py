@@ -6,12 +6,12 @@ Usage: tools/oobleck-table.py [--checkpoint-cost]    (weft on the PATH; tools/do
 
 Each row runs `weft goodput` on a bundled scenario of Oobleck's evaluation with one of the
 controlled-failure files (scenarios/resilience/{oobleck,varuna,bamboo}-every-*.json) and reads its
-JSON result: scenarios/experiments/<model>-30xa100-oobleck.json for Oobleck and Varuna,
-<model>-30xa100-bamboo.json (microbatches of 1, 4 for BERT-Large; no activation checkpointing; redundant
+JSON result: scenarios/experiments/<model>-30xa40-oobleck.json for Oobleck and Varuna,
+<model>-30xa40-bamboo.json (microbatches of 1, 4 for BERT-Large; no activation checkpointing; redundant
 computation)
 for Bamboo. A Bamboo scenario that does not fit in memory gets one row saying so, from
 `weft simulate --json`. The paper's columns are its Table 2.2 (throughput in samples/s on 30 A40
-GPUs; "OOM" where Bamboo ran out of memory).
+GPUs in TF32; "OOM" where Bamboo ran out of memory); the last, weft's samples/s over the paper's, minus 1.
 
 With --checkpoint-cost it prints Table 2.4 instead: Varuna, Varuna without checkpointing overhead
 (scenarios/resilience/varuna-no-checkpoint-cost-every-*.json: a checkpoint every 2 iterations whose
@@ -62,7 +62,7 @@ PAPER_CHECKPOINT_COST = {
 
 def scenario_of(policy, model):
     kind = "bamboo" if policy == "bamboo" else "oobleck"
-    return os.path.join(ROOT, "scenarios", "experiments", f"{model}-30xa100-{kind}.json")
+    return os.path.join(ROOT, "scenarios", "experiments", f"{model}-30xa40-{kind}.json")
 
 
 def samples_per_s(policy, model, frequency):
@@ -86,17 +86,18 @@ def failures_table():
         for label, model in MODELS:
             paper = PAPER[policy][model]
             if policy == "bamboo" and (oom := out_of_memory(scenario_of(policy, model))):
-                rows.append([policy, label, "any", oom, "", "OOM" if paper is None else "", ""])
+                rows.append([policy, label, "any", oom, "", "OOM" if paper is None else "", "", ""])
                 continue
             first = None
             for frequency in FREQUENCIES:
                 samples = samples_per_s(policy, model, frequency)
                 first = first or samples
-                paper_cells = ["OOM", ""] if paper is None else [f"{paper[frequency]:.2f}",
-                                                                 f"{paper[frequency] / paper['6h']:.3f}"]
+                paper_cells = ["OOM", "", ""] if paper is None else [
+                    f"{paper[frequency]:.2f}", f"{paper[frequency] / paper['6h']:.3f}",
+                    f"{samples / paper[frequency] - 1:+.1%}"]
                 rows.append([policy, label, frequency, f"{samples:.2f}", f"{samples / first:.3f}"] + paper_cells)
     return markdown(["policy", "model", "a node lost every", "weft: samples/s", "weft: of the 6 h rate",
-                     "paper: samples/s", "paper: of the 6 h rate"], rows)
+                     "paper: samples/s", "paper: of the 6 h rate", "weft over paper"], rows)
 
 
 def checkpoint_cost_table():

@@ -78,9 +78,10 @@ std::vector<Bytes> estimate_stage_memory(const TrainingScenario& s) {
                       std::min<std::int64_t>(microbatches, p.pp - stage) * chunk_saved.back();
         break;
     }
-    const Bytes fixed = s.stack.parameter_bytes() * parameters / (p.zero >= 3 ? shards : 1) +
+    const Bytes fixed = s.stack.parameter_bytes(s.training.dtype) * parameters / (p.zero >= 3 ? shards : 1) +
                         s.stack.gradient_memory_bytes(s.training.dtype) * parameters / gradient_shards +
-                        s.stack.optimizer_state_bytes() * parameters / shards + s.options.framework_overhead;
+                        s.stack.optimizer_state_bytes(s.training.dtype) * parameters / shards +
+                        s.options.framework_overhead;
     estimates.push_back(fixed + activations);
   }
   return estimates;

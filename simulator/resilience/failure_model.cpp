@@ -117,7 +117,7 @@ double FailureModel::rate_per_s(std::int64_t nodes) const {
 }
 
 FailureModel load_failure_model(const JsonCursor& json, int gpus_per_node, const std::filesystem::path& directory) {
-  json.expect_only({"source", "causes", "rack_nodes", "trace"});
+  json.expect_only({"source", "causes", "rack_nodes", "trace", "notice_seconds"});
   FailureModel model;
   if (auto source = json.find("source")) model.source = source->as_string();
   if (auto trace = json.find("trace")) {
@@ -137,6 +137,10 @@ FailureModel load_failure_model(const JsonCursor& json, int gpus_per_node, const
   if (rack_wide && !rack_nodes) json.fail("expected rack_nodes: a cause takes out whole racks");
   if (rack_nodes) model.rack_nodes = static_cast<int>(rack_nodes->as_int_in(1, 1 << 20));
   if (!std::isfinite(model.rate_per_s(1))) json.at("causes").fail("the causes' rates add up to no finite rate");
+  if (auto notice = json.find("notice_seconds")) {
+    model.notice_s = notice->as_nonnegative_number();
+    if (model.notice_s > kSecondsPerHour) notice->fail("expected at most 3600 seconds of notice");
+  }
   return model;
 }
 

@@ -43,6 +43,9 @@ struct FailureModel {
   std::vector<FailureCause> causes;
   std::vector<TraceEvent> trace;  // by time
   int rack_nodes = 0;             // nodes a rack-wide failure takes out; 0 when no cause has that radius
+  // How long before a failure that takes nodes out the job is told of it, as a cloud announces a
+  // spot preemption; 0: failures come unannounced.
+  double notice_s = 0.0;
 
   // Failures per second over `nodes` nodes in service, all causes together.
   double rate_per_s(std::int64_t nodes) const;

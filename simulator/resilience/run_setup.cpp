@@ -7,8 +7,10 @@
 namespace weft {
 
 double checkpoint_bytes(const TrainingScenario& scenario, const TrainingReport& report) {
-  return static_cast<double>(report.parameters) * static_cast<double>(scenario.stack.parameter_bytes()) +
-         static_cast<double>(report.trainable_parameters) * static_cast<double>(scenario.stack.optimizer_state_bytes());
+  return static_cast<double>(report.parameters) *
+             static_cast<double>(scenario.stack.parameter_bytes(scenario.training.dtype)) +
+         static_cast<double>(report.trainable_parameters) *
+             static_cast<double>(scenario.stack.optimizer_state_bytes(scenario.training.dtype));
 }
 
 RunSetup make_run_setup(const TrainingScenario& scenario, const TrainingReport& report, const ResilienceSpec& spec,

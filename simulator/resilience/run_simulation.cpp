@@ -267,8 +267,24 @@ class RunSimulator {
     } else if (setup_.bamboo && phase_ != Phase::restart) {
       bamboo_lose(nodes);
     } else {
+      if (saves_on_notice()) save_on_notice();
       interrupt();
     }
+  }
+
+  // Varuna checkpoints when told of a preemption (papers/002 §2.7.2 counts as "fallbacks" the
+  // checkpoints that do not finish within the grace period): when the whole write fits in the
+  // notice, the job keeps every iteration it finished and loses only the one under way; otherwise
+  // it falls back to its last checkpoint.
+  bool saves_on_notice() const {
+    return setup_.varuna && setup_.failures.notice_s > 0.0 && phase_ != Phase::restart &&
+           durable_after_s_ <= setup_.failures.notice_s;
+  }
+
+  void save_on_notice() {
+    drop_iteration_under_way();
+    durable_work_ = work_;
+    ++outcome_.checkpoints;
   }
 
   // The job stops: the training since the last checkpoint written is lost, and a checkpoint

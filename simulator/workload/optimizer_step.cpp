@@ -38,14 +38,17 @@ std::vector<OptimizerKernel> optimizer_step_kernels(const SoftwareStack& stack, 
       // (multi_tensor_l2norm); Adam steps; the fp32 main parameters are copied back to the
       // 16-bit ones (multi_tensor_scale by 1). The training loop zeroes the gradient buffers
       // before the next iteration (zero_grad_buffer). The clip's scaling runs only when the norm
-      // exceeds the threshold, so it is not counted.
+      // exceeds the threshold, so it is not counted. Training in fp32 or tf32 (FP32Optimizer) has
+      // no 16-bit copy to cast from or to.
       if (stack.gradient_bytes(training) < kFp32) {
         kernels.push_back({"copy gradients to fp32", parameter_pass(shard, stack.gradient_bytes(training) + kFp32)});
       }
       if (training == Dtype::fp16) kernels.push_back({"unscale gradients", parameter_pass(shard, 2 * kFp32)});
       kernels.push_back({"gradient norm", gradient_norm});
       kernels.push_back({"optimizer step", adam_step_work(shard)});
-      kernels.push_back({"copy parameters", parameter_pass(shard, kFp32 + bytes_per_element(training))});
+      if (!stack.parameters_are_master(training)) {
+        kernels.push_back({"copy parameters", parameter_pass(shard, kFp32 + bytes_per_element(training))});
+      }
       kernels.push_back({"zero gradients", one_way_pass(size.gradient_buffer_bytes, 0.0)});
       break;
     case OptimizerStepKernels::pytorch:

@@ -61,6 +61,17 @@ KernelChoices SoftwareStack::kernels(const DeviceSpec& gpu) const {
   return choices;
 }
 
+std::string attention_dtype_conflict(const SoftwareStack& stack, const DeviceSpec& gpu, Dtype training) {
+  const Kernel attention = stack.kernels(gpu).attention;
+  if (mixed_precision(training) ||
+      (attention != Kernel::flash2 && attention != Kernel::flash3 && attention != Kernel::cudnn)) {
+    return "";
+  }
+  return "stack '" + stack.name + "' runs " + std::string(kKernelNames.name(attention)) + " attention on " + gpu.name +
+         ", which takes fp16 or bf16 only; training in " + std::string(kDtypeNames.name(training)) +
+         " needs a stack whose attention is unfused or efficient";
+}
+
 SoftwareStack load_software_stack(const JsonCursor& json) {
   return load_spec<SoftwareStack>(json, "stacks", "software stack", parse_software_stack);
 }

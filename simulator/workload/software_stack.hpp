@@ -16,6 +16,10 @@ namespace weft {
 enum class OptimizerStepKernels : std::uint8_t { megatron, pytorch };
 inline constexpr EnumNames<OptimizerStepKernels, 2> kOptimizerStepKernelNames({"megatron", "pytorch"});
 
+// Whether a training dtype is mixed precision (16-bit compute beside fp32 master weights) rather
+// than fp32 training, on the CUDA cores (fp32) or the tensor cores (tf32).
+constexpr bool mixed_precision(Dtype training) { return bytes_per_element(training) < 4; }
+
 // The training software a run uses, as data (docs/stacks.md): which kernels it runs where
 // several implement one op. A scenario names one ("stack"); the default is Megatron-Core with
 // Transformer Engine.
@@ -43,7 +47,9 @@ struct SoftwareStack {
   // accumulator it reduces (2 more bytes per parameter, never communicated).
   bool keeps_low_precision_gradients = false;
 
+  // Training in fp32 or tf32 keeps and reduces fp32 gradients whatever the stack.
   Bytes gradient_bytes(Dtype training) const {
+    if (!mixed_precision(training)) return 4;
     return training == Dtype::fp16 ? fp16_gradient_bytes : bf16_gradient_bytes;
   }
   // What gradients hold per trained parameter: the reduced buffer and any 16-bit copy.
@@ -59,9 +65,11 @@ struct SoftwareStack {
   // than 16-bit parameters beside an fp32 copy the optimizer keeps (Megatron-LM, DeepSpeed).
   bool fp32_parameters = false;
   // Bytes a parameter holds on its own, and the optimizer's states per trained parameter: Adam's
-  // two fp32 moments, and the fp32 master copy unless the parameters are it.
-  Bytes parameter_bytes() const { return fp32_parameters ? 4 : 2; }
-  Bytes optimizer_state_bytes() const { return fp32_parameters ? 8 : 12; }
+  // two fp32 moments, and the fp32 master copy unless the parameters are it (they are when the
+  // stack keeps them in fp32, and in training without mixed precision).
+  bool parameters_are_master(Dtype training) const { return fp32_parameters || !mixed_precision(training); }
+  Bytes parameter_bytes(Dtype training) const { return parameters_are_master(training) ? 4 : 2; }
+  Bytes optimizer_state_bytes(Dtype training) const { return parameters_are_master(training) ? 8 : 12; }
   // The vocabulary is padded to a multiple of this times the TP size (Megatron-LM's
   // --make-vocab-size-divisible-by, 128 by default); 1: not padded.
   std::int64_t vocab_divisible_by = 1;
@@ -70,6 +78,10 @@ struct SoftwareStack {
   // The kernels this stack runs on `gpu`.
   KernelChoices kernels(const DeviceSpec& gpu) const;
 };
+
+// Why this stack cannot train in `training` on `gpu`, or empty: the fused attention kernels
+// (FlashAttention, cuDNN) take fp16 and bf16 inputs only.
+std::string attention_dtype_conflict(const SoftwareStack& stack, const DeviceSpec& gpu, Dtype training);
 
 // The stack every scenario that names none runs.
 inline constexpr std::string_view kDefaultStack = "megatron-core";

@@ -56,7 +56,8 @@ void TrainingGraphBuilder::emit_param_gather(int stage) {
   param_gather_chunks_.assign(stage_buckets.size(), {});
   // Buckets hold parameters in backward order; the forward needs them the other way round.
   for (std::size_t k = stage_buckets.size(); k-- > 0;) {
-    const OpWork gather = communication_work(OpClass::allgather, 2 * stage_buckets[k].parameters);
+    const OpWork gather =
+        communication_work(OpClass::allgather, bytes_per_element(s_.training.dtype) * stage_buckets[k].parameters);
     param_gathers_[k] = add_ops(stage, name("param all-gather bucket {}", k),
                                 placed_work(gather, CommGroupKind::dp, stage), CommGroupKind::dp, Lane::data_parallel);
     for (const auto& [chunk, step] : stage_buckets[k].steps) param_gather_chunks_[k].push_back(chunk);

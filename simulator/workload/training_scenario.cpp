@@ -108,8 +108,8 @@ TrainingSpec read_training(const JsonCursor& json) {
   }
   if (auto value = json.find("dtype")) {
     training.dtype = value->as_enum(kDtypeNames);
-    if (training.dtype != Dtype::bf16 && training.dtype != Dtype::fp16) {
-      value->fail("mixed-precision training runs in bf16 or fp16");
+    if (training.dtype != Dtype::bf16 && training.dtype != Dtype::fp16 && training.dtype != Dtype::tf32) {
+      value->fail("expected bf16 or fp16 (mixed precision) or tf32 (fp32 training on TF32 tensor cores)");
     }
   }
   if (auto value = json.find("optimizer"); value && value->as_string() != "adam") {
@@ -203,6 +203,21 @@ void validate_data(const TrainingScenario& s) {
   }
 }
 
+// A model with fused attention trains in fp32 or tf32 only on a stack whose attention kernel takes it.
+void check_attention_dtype(const JsonCursor& root, const TrainingScenario& s) {
+  const auto& modules = s.model.modules;
+  if (std::none_of(modules.begin(), modules.end(),
+                   [](const ModuleSpec& m) { return !m.projector && m.model.attention == AttentionKernel::flash; })) {
+    return;
+  }
+  std::vector<const DeviceSpec*> gpus = {&s.cluster.gpu};
+  for (const NodeGroup& group : s.cluster.node_groups) gpus.push_back(&group.gpu);
+  for (const DeviceSpec* gpu : gpus) {
+    const std::string conflict = attention_dtype_conflict(s.stack, *gpu, s.training.dtype);
+    if (!conflict.empty()) root.at("training").at("dtype").fail(conflict);
+  }
+}
+
 TrainingScenario load_scenario_without_plan(const JsonCursor& root) {
   root.expect_only({"description", "model", "cluster", "stack", "parallel", "training", "options", "data"});
   TrainingScenario scenario;
@@ -212,6 +227,7 @@ TrainingScenario load_scenario_without_plan(const JsonCursor& root) {
   const nlohmann::json default_stack(kDefaultStack);
   scenario.stack = load_software_stack(root.find("stack") ? root.at("stack") : JsonCursor(default_stack, "stack"));
   scenario.training = read_training(root.at("training"));
+  check_attention_dtype(root, scenario);
   scenario.options.overlap_grad_reduce = scenario.stack.overlap_grad_reduce;
   scenario.options.overlap_param_gather = scenario.stack.overlap_param_gather;
   if (auto value = root.find("options")) scenario.options = read_options(*value, scenario.options);

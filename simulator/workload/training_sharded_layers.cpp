@@ -52,7 +52,8 @@ ShardedLayers::ShardedLayers(TrainingGraphBuilder& builder, int stage, const Chu
 ShardedLayers::~ShardedLayers() { b_.layer_parameters_ = {}; }
 
 void ShardedLayers::gather(std::size_t unit, const PerPeer<OpId>& after) {
-  const Bytes bytes = 2 * units_[unit].parameters;  // bf16, the whole layer once gathered
+  // The whole layer once gathered, in the training dtype.
+  const Bytes bytes = bytes_per_element(b_.s_.training.dtype) * units_[unit].parameters;
   const OpWork work = communication_work(OpClass::allgather, bytes);
   State& state = state_[unit];
   state.gathered = b_.add_tensors(stage_, bytes, TensorKind::buffer);

@@ -13,9 +13,10 @@ StaticMemory rank_static_memory(const TrainingScenario& scenario, std::int64_t p
   const std::int64_t gradient_shards = p.zero >= 2 ? optimizer_shards : 1;
   StaticMemory memory;
   // ZeRO-3 keeps only its shard of the parameters; a gathered layer is a transient buffer.
-  memory.parameters = scenario.stack.parameter_bytes() * parameters / (p.zero >= 3 ? optimizer_shards : 1);
+  memory.parameters =
+      scenario.stack.parameter_bytes(scenario.training.dtype) * parameters / (p.zero >= 3 ? optimizer_shards : 1);
   memory.gradients = scenario.stack.gradient_memory_bytes(scenario.training.dtype) * trained / gradient_shards;
-  memory.optimizer_states = scenario.stack.optimizer_state_bytes() * trained / optimizer_shards;
+  memory.optimizer_states = scenario.stack.optimizer_state_bytes(scenario.training.dtype) * trained / optimizer_shards;
   memory.framework_overhead = scenario.options.framework_overhead;
   return memory;
 }

@@ -45,7 +45,7 @@ void BM_GoodputStudy(benchmark::State& state) {
 BENCHMARK(BM_GoodputStudy)->Unit(benchmark::kMillisecond);
 
 void BM_OobleckPlanning(benchmark::State& state) {
-  const TrainingScenario scenario = load_scenario("gpt3-6.7b-30xa100-oobleck");
+  const TrainingScenario scenario = load_scenario("gpt3-6.7b-30xa40-oobleck");
   for (auto _ : state) {
     OobleckPlanner planner(scenario, 30, 1);
     for (int nodes = 30; nodes >= 15; --nodes) benchmark::DoNotOptimize(planner.best(nodes));

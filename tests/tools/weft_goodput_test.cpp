@@ -90,13 +90,13 @@ TEST_CASE("weft goodput refuses bad input with exit 2 and leaves no file", "[cli
   rejects("'" + kScenario + "' '" + kResilience + "' --checkpoint-interval soon",
           "--checkpoint-interval: 'soon' is not a positive number of minutes");
   rejects("'" + kScenario + "' " + quoted(dir.file("missing.json")), "missing.json");
-  rejects("'" + test::experiment("gpt3-2.7b-30xa100-oobleck") + "' '" + WEFT_SOURCE_DIR +
+  rejects("'" + test::experiment("gpt3-2.7b-30xa40-oobleck") + "' '" + WEFT_SOURCE_DIR +
               "/scenarios/resilience/oobleck-every-1h.json' --hot-spares 2",
           "--hot-spares: oobleck trains on every healthy node");
   const std::string bamboo_every_hour = WEFT_SOURCE_DIR "/scenarios/resilience/bamboo-every-1h.json";
-  rejects("'" + test::experiment("gpt3-2.7b-30xa100-oobleck") + "' '" + bamboo_every_hour + "'",
+  rejects("'" + test::experiment("gpt3-2.7b-30xa40-oobleck") + "' '" + bamboo_every_hour + "'",
           "bamboo: Bamboo trains without activation recomputation");
-  rejects("'" + test::experiment("gpt3-6.7b-30xa100-bamboo") + "' '" + bamboo_every_hour + "'",
+  rejects("'" + test::experiment("gpt3-6.7b-30xa40-bamboo") + "' '" + bamboo_every_hour + "'",
           "the plan runs out of memory (weft simulate shows where): no run to study");
   const auto storm = dir.write("storm.json", R"({"failures": {"causes": [{"name": "x", "mtbf_hours": 1e-6,)"
                                              R"( "per": "node", "blast_radius": "none"}]}, "recovery":)"
@@ -110,7 +110,7 @@ TEST_CASE("weft goodput refuses bad input with exit 2 and leaves no file", "[cli
 
 TEST_CASE("weft goodput runs Oobleck through a trace of lost nodes", "[cli][goodput]") {
   const TempDir dir;
-  const auto run = run_weft("goodput '" + test::experiment("gpt3-2.7b-30xa100-oobleck") + "' '" + WEFT_SOURCE_DIR +
+  const auto run = run_weft("goodput '" + test::experiment("gpt3-2.7b-30xa40-oobleck") + "' '" + WEFT_SOURCE_DIR +
                             "/scenarios/resilience/oobleck-every-1h.json' --seeds 3 --json " +
                             quoted(dir.file("g.json")) + " --csv " + quoted(dir.file("g.csv")));
   INFO(run.err);
@@ -133,12 +133,12 @@ TEST_CASE("weft goodput runs Oobleck through a trace of lost nodes", "[cli][good
 TEST_CASE("weft goodput runs Bamboo through a trace of lost nodes", "[cli][goodput][bamboo]") {
   const TempDir dir;
   const auto run =
-      run_weft("goodput '" + test::experiment("gpt3-2.7b-30xa100-bamboo") + "' '" + WEFT_SOURCE_DIR +
+      run_weft("goodput '" + test::experiment("bert-large-30xa40-bamboo") + "' '" + WEFT_SOURCE_DIR +
                "/scenarios/resilience/bamboo-every-1h.json' --seeds 3 --json " + quoted(dir.file("g.json")));
   INFO(run.err);
   REQUIRE(run.exit_code == 0);
   CHECK_THAT(run.out,
-             Contains("bamboo: redundant computation in 2 pipelines of 15 stages (1024 samples an iteration)") &&
+             Contains("bamboo: redundant computation in 2 pipelines of 15 stages (8192 samples an iteration)") &&
                  Contains("reconfigurations") && Contains("degraded throughput (h)"));
   const auto json = nlohmann::json::parse(read_file(dir.file("g.json")));
   CHECK(json["policy"] == "bamboo");

@@ -259,9 +259,28 @@ TEST_CASE("the bundled GPU's profile costs a scenario by default, --calibration 
   CHECK_THAT(missing.err, Contains("--calibration"));
 }
 
+TEST_CASE("weft simulate trains in tf32 on A40s and refuses a stack whose attention takes 16-bit inputs only",
+          "[cli][dtype]") {
+  const TempDir dir;
+  const std::string scenario = experiment("gpt3-2.7b-30xa40-oobleck");
+  const auto run = run_weft("simulate '" + scenario + "' --json '" + dir.file("out.json").string() + "'");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.out, Contains("of 74.8 TFLOP/s tf32 dense peak"));
+  const auto result = nlohmann::json::parse(read_file(dir.file("out.json")));
+  CHECK(result["oom"] == false);
+  // The same run on Megatron-Core, whose attention on an A40 (sm86) is FlashAttention-2.
+  std::string text = read_file(scenario);
+  text.replace(text.find("\"huggingface-eager\""), 19, "\"megatron-core\"");
+  const auto refused = run_weft("simulate '" + dir.write("fused.json", text).string() + "'");
+  CHECK(refused.exit_code == 2);
+  CHECK_THAT(refused.err, Contains("training.dtype: stack 'megatron-core' runs flash2 attention on a40, which takes "
+                                   "fp16 or bf16 only"));
+}
+
 TEST_CASE("weft simulate runs Bamboo's redundant computation and will not emit a plan of it", "[cli][bamboo]") {
   const TempDir dir;
-  const std::string scenario = experiment("gpt3-2.7b-30xa100-bamboo");
+  const std::string scenario = experiment("gpt3-2.7b-30xa40-bamboo");
   const auto run = run_weft("simulate '" + scenario + "' --json '" + dir.file("out.json").string() + "'");
   INFO(run.err);
   REQUIRE(run.exit_code == 0);

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -61,16 +62,16 @@ TEST_CASE("Varuna morphs to the fastest layout of its search on the nodes left",
   CHECK(planner.best(12)->samples == 48);
 }
 
-TEST_CASE("a Varuna run restarts on fewer nodes instead of waiting for repairs", "[resilience][varuna]") {
-  const TrainingScenario scenario = morphing_scenario();
+// Varuna on the 12 nodes, checkpointing every 600 s of training to storage that writes and reads
+// the checkpoint in 1 s, restarting in 300 s; nodes lost as `trace` says.
+RunSetup varuna_setup(const TrainingScenario& scenario, std::vector<TraceEvent> trace) {
   RunSetup setup;
   setup.varuna = std::make_shared<MorphingPlanner>(scenario, 12);
   setup.iteration_s = setup.varuna->best(12)->iteration_s;
   setup.tokens_per_iteration = 48 * 2048;
   setup.job_nodes = 12;
   setup.job_gpus = 12;
-  // Two nodes lost for good at 1 h and 2 h.
-  setup.failures.trace = {{3600.0, 1, INFINITY}, {7200.0, 1, INFINITY}};
+  setup.failures.trace = std::move(trace);
   setup.recovery.kind = RecoveryKind::varuna;
   setup.recovery.restart_s = 300.0;
   setup.recovery.checkpoint.interval_s = 600.0;
@@ -78,6 +79,13 @@ TEST_CASE("a Varuna run restarts on fewer nodes instead of waiting for repairs",
   setup.recovery.checkpoint.write_bytes_per_s = 1e10;  // 1 s a checkpoint and a reload
   setup.recovery.checkpoint.read_bytes_per_s = 1e10;
   setup.horizon_s = 3 * 3600.0;
+  return setup;
+}
+
+TEST_CASE("a Varuna run restarts on fewer nodes instead of waiting for repairs", "[resilience][varuna]") {
+  const TrainingScenario scenario = morphing_scenario();
+  // Two nodes lost for good at 1 h and 2 h.
+  const RunSetup setup = varuna_setup(scenario, {{3600.0, 1, INFINITY}, {7200.0, 1, INFINITY}});
   const RunOutcome run = simulate_run(setup, 1);
   CHECK(run.interruptions == 2);
   CHECK(run.waiting_s == 0.0);
@@ -91,6 +99,34 @@ TEST_CASE("a Varuna run restarts on fewer nodes instead of waiting for repairs",
   CHECK(run.trained_s + run.lost_s + run.checkpoint_s + run.restart_s + run.waiting_s + run.reconfigure_s +
             run.degraded_s ==
         Approx(run.wall_s).epsilon(1e-9));
+}
+
+TEST_CASE("Varuna checkpoints when told of a preemption, if the write fits in the notice", "[resilience][varuna]") {
+  const TrainingScenario scenario = morphing_scenario();
+  RunSetup setup = varuna_setup(scenario, {{3600.0, 1, INFINITY}});
+  // By hand: checkpoints at whole iterations, the nearest to 600 s of training, each a 1 s stop;
+  // the node is lost `since` into a stretch of training.
+  const double stretch = std::max(1.0, std::round(600.0 / setup.iteration_s)) * setup.iteration_s;
+  const double cycles = std::floor(3600.0 / (stretch + 1.0));
+  const double since = 3600.0 - cycles * (stretch + 1.0);
+  REQUIRE(since < stretch);
+  const double partial = std::fmod(cycles * stretch + since, setup.iteration_s);
+  REQUIRE(partial > 0.0);
+  SECTION("no notice: everything since the last checkpoint is lost") {
+    const RunOutcome run = simulate_run(setup, 1);
+    CHECK(run.lost_s == Approx(since).epsilon(1e-9));
+    CHECK(run.interruptions == 1);
+  }
+  SECTION("30 s of notice: the 1 s write fits, only the iteration under way is lost") {
+    setup.failures.notice_s = 30.0;
+    const RunOutcome run = simulate_run(setup, 1);
+    CHECK(run.lost_s == Approx(partial).epsilon(1e-9));
+    CHECK(run.interruptions == 1);
+  }
+  SECTION("half a second of notice: the write does not fit, Varuna falls back to its last checkpoint") {
+    setup.failures.notice_s = 0.5;
+    CHECK(simulate_run(setup, 1).lost_s == Approx(since).epsilon(1e-9));
+  }
 }
 
 }  // namespace

@@ -70,6 +70,13 @@ TEST_CASE("bad resilience files name the field and what was expected", "[resilie
   };
   rejects("[]", "expected a resilience file");
   rejects(file_with(R"({"causes": []})", kRecovery), "failures.causes: expected at least one cause");
+  const std::string cause =
+      R"("causes": [{"name": "x", "mtbf_hours": 10, "per": "node", "blast_radius": "node", "repair_hours": 1}])";
+  rejects(file_with("{" + cause + R"(, "notice_seconds": -1})", kRecovery),
+          "failures.notice_seconds: expected a number >= 0");
+  rejects(file_with("{" + cause + R"(, "notice_seconds": 7200})", kRecovery),
+          "failures.notice_seconds: expected at most 3600 seconds of notice");
+  CHECK(parse(file_with("{" + cause + R"(, "notice_seconds": 30})", kRecovery)).failures.notice_s == 30.0);
   rejects(file_with(R"({"causes": [{"name": "x", "blast_radius": "node", "repair_hours": 1}]})", kRecovery),
           "failures.causes[0]: expected one of mtbf_hours");
   rejects(

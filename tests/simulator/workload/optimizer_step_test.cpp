@@ -53,6 +53,12 @@ TEST_CASE("an optimizer step runs the kernels of its stack's optimizer", "[workl
                                       {"copy parameters", 6'000},
                                       {"zero gradients", 16'000}});
   }
+  SECTION("Megatron, tf32: the fp32 parameters are the master copy, nothing to cast or copy back") {
+    const auto kernels =
+        optimizer_step_kernels(stack_of(OptimizerStepKernels::megatron, 4, 2), Dtype::tf32, {1000, 8000 * 4});
+    CHECK(traffic(kernels) ==
+          Traffic{{"gradient norm", 4'000}, {"optimizer step", 28'000}, {"zero gradients", 32'000}});
+  }
   SECTION("PyTorch: clip_grad_norm_ reads the gradients and scales them, then AdamW") {
     const auto kernels = optimizer_step_kernels(stack_of(OptimizerStepKernels::pytorch, 4, 4), Dtype::bf16, size);
     CHECK(traffic(kernels) == Traffic{{"gradient norm", 4'000}, {"clip gradients", 8'000}, {"optimizer step", 28'000}});

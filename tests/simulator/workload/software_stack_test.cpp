@@ -21,6 +21,12 @@ std::string scenario_with(const std::string& stack, const std::string& gpu = "h1
          (options.empty() ? "" : R"(, "options": )" + options) + "}";
 }
 
+// `scenario` (of scenario_with) training in `dtype`.
+std::string with_dtype(std::string scenario, const std::string& dtype) {
+  const std::string end = R"("seq_len": 1024})";
+  return scenario.replace(scenario.find(end), end.size(), R"("seq_len": 1024, "dtype": ")" + dtype + R"("})");
+}
+
 // The kernels of one transformer layer's forward steps, as the scenario's stack runs them.
 std::vector<Step> layer_steps(const TrainingScenario& scenario) {
   const Model model(scenario.model.single());
@@ -110,9 +116,53 @@ TEST_CASE("PyTorch's stacks keep fp32 parameters that are the optimizer's master
   CHECK(master.optimizer_states == 8 * parameters / 4);
 }
 
+TEST_CASE("training in tf32 keeps fp32 parameters, gradients and gathers on every stack", "[workload][stack]") {
+  // TP2 DP4 ZeRO-1 on A40s, whose TF32 tensor cores run at half their bf16 rate.
+  auto tf32 = [](const std::string& stack) {
+    return test::run_training(scenario_from(with_dtype(scenario_with(stack, "a40"), "tf32")));
+  };
+  const auto bf16 =
+      test::run_training(scenario_from(scenario_with(R"({"base": "megatron-core", "attention": "unfused"})", "a40")));
+  const std::int64_t parameters = bf16.workload.ranks[0].parameters;
+  for (const std::string stack : {R"({"base": "megatron-core", "attention": "unfused"})",
+                                  R"({"base": "pytorch-eager", "attention": "efficient"})"}) {
+    INFO(stack);
+    const auto run = tf32(stack);
+    REQUIRE(run.workload.ranks[0].parameters == parameters);
+    const StaticMemory& memory = run.report.stages[0].static_memory;
+    // fp32 parameters (4 B) are the master copy: two fp32 moments (8 B) over the 4 replicas, fp32
+    // gradients (4 B).
+    CHECK(memory.parameters == 4 * parameters);
+    CHECK(memory.optimizer_states == 8 * parameters / 4);
+    CHECK(memory.gradients == 4 * parameters);
+    CHECK(run.report.peak_tflops == Approx(74.8));
+  }
+  // Megatron's bf16 run keeps 2-byte parameters beside the optimizer's 12 bytes.
+  const StaticMemory& mixed = bf16.report.stages[0].static_memory;
+  CHECK(mixed.parameters == 2 * parameters);
+  CHECK(mixed.optimizer_states == 12 * parameters / 4);
+}
+
+TEST_CASE("fused attention refuses to train in tf32, naming the stack and the GPU", "[workload][stack][errors]") {
+  auto tf32 = [](const std::string& stack, const std::string& gpu) {
+    return with_dtype(scenario_with(stack, gpu), "tf32");
+  };
+  CHECK_THROWS_WITH(scenario_from(tf32("", "h100-sxm")),
+                    Catch::Contains("training.dtype: stack 'megatron-core' runs cudnn attention on h100-sxm, which "
+                                    "takes fp16 or bf16 only; training in tf32 needs a stack whose attention is "
+                                    "unfused or efficient"));
+  CHECK_THROWS_WITH(scenario_from(tf32(R"("pytorch-eager")", "a40")),
+                    Catch::Contains("training.dtype: stack 'pytorch-eager' runs flash2 attention on a40"));
+  CHECK_THROWS_WITH(scenario_from(with_dtype(scenario_with(""), "fp8")),
+                    Catch::Contains("training.dtype: expected bf16 or fp16 (mixed precision) or "
+                                    "tf32 (fp32 training on TF32 tensor cores)"));
+}
+
 TEST_CASE("bad stacks are rejected with their JSON path", "[workload][stack][errors]") {
-  CHECK_THROWS_WITH(scenario_from(scenario_with(R"("megatron-9")")),
-                    Catch::Contains("stack: unknown software stack 'megatron-9' (known: llm-foundry, megatron-core, "));
+  CHECK_THROWS_WITH(
+      scenario_from(scenario_with(R"("megatron-9")")),
+      Catch::Contains(
+          "stack: unknown software stack 'megatron-9' (known: huggingface-eager, llm-foundry, megatron-core, "));
   // Found by the spec fuzz harness: a name longer than a file name may be was an internal error.
   const std::string long_name(1000, 'w');
   CHECK_THROWS_WITH(scenario_from(scenario_with("\"" + long_name + "\"")),
