@@ -52,9 +52,11 @@ struct SoftwareStack {
     if (!mixed_precision(training)) return 4;
     return training == Dtype::fp16 ? fp16_gradient_bytes : bf16_gradient_bytes;
   }
-  // What gradients hold per trained parameter: the reduced buffer and any 16-bit copy.
+  // What gradients hold per trained parameter: the reduced buffer and any 16-bit copy (none in
+  // fp32 or tf32 training, whose gradients are fp32 already).
   Bytes gradient_memory_bytes(Dtype training) const {
-    return gradient_bytes(training) + (keeps_low_precision_gradients ? bytes_per_element(training) : 0);
+    const bool copy = keeps_low_precision_gradients && mixed_precision(training);
+    return gradient_bytes(training) + (copy ? bytes_per_element(training) : 0);
   }
   bool overlap_param_gather = true;
   // Forward tensor-parallel communication overlapped with the GEMMs beside it, as Megatron-Core's

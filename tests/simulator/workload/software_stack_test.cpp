@@ -124,14 +124,15 @@ TEST_CASE("training in tf32 keeps fp32 parameters, gradients and gathers on ever
   const auto bf16 =
       test::run_training(scenario_from(scenario_with(R"({"base": "megatron-core", "attention": "unfused"})", "a40")));
   const std::int64_t parameters = bf16.workload.ranks[0].parameters;
-  for (const std::string stack : {R"({"base": "megatron-core", "attention": "unfused"})",
-                                  R"({"base": "pytorch-eager", "attention": "efficient"})"}) {
+  for (const std::string stack :
+       {R"({"base": "megatron-core", "attention": "unfused"})",
+        R"({"base": "pytorch-eager", "attention": "efficient"})", R"("megatron-deepspeed")"}) {
     INFO(stack);
     const auto run = tf32(stack);
     REQUIRE(run.workload.ranks[0].parameters == parameters);
     const StaticMemory& memory = run.report.stages[0].static_memory;
     // fp32 parameters (4 B) are the master copy: two fp32 moments (8 B) over the 4 replicas, fp32
-    // gradients (4 B).
+    // gradients (4 B) and no 16-bit copy of them (DeepSpeed keeps one in bf16 training only).
     CHECK(memory.parameters == 4 * parameters);
     CHECK(memory.optimizer_states == 8 * parameters / 4);
     CHECK(memory.gradients == 4 * parameters);
