@@ -61,11 +61,11 @@ KernelChoices SoftwareStack::kernels(const DeviceSpec& gpu) const {
   return choices;
 }
 
-std::string attention_dtype_conflict(const SoftwareStack& stack, const DeviceSpec& gpu, Dtype training) {
+std::optional<std::string> attention_dtype_conflict(const SoftwareStack& stack, const DeviceSpec& gpu, Dtype training) {
   const Kernel attention = stack.kernels(gpu).attention;
   if (mixed_precision(training) ||
       (attention != Kernel::flash2 && attention != Kernel::flash3 && attention != Kernel::cudnn)) {
-    return "";
+    return std::nullopt;
   }
   return "stack '" + stack.name + "' runs " + std::string(kKernelNames.name(attention)) + " attention on " + gpu.name +
          ", which takes fp16 or bf16 only; training in " + std::string(kDtypeNames.name(training)) +

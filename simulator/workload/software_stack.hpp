@@ -1,6 +1,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "cost_models/device_spec.hpp"
@@ -81,9 +82,9 @@ struct SoftwareStack {
   KernelChoices kernels(const DeviceSpec& gpu) const;
 };
 
-// Why this stack cannot train in `training` on `gpu`, or empty: the fused attention kernels
+// Why this stack cannot train in `training` on `gpu`, if it cannot: the fused attention kernels
 // (FlashAttention, cuDNN) take fp16 and bf16 inputs only.
-std::string attention_dtype_conflict(const SoftwareStack& stack, const DeviceSpec& gpu, Dtype training);
+std::optional<std::string> attention_dtype_conflict(const SoftwareStack& stack, const DeviceSpec& gpu, Dtype training);
 
 // The stack every scenario that names none runs.
 inline constexpr std::string_view kDefaultStack = "megatron-core";

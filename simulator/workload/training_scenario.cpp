@@ -213,8 +213,9 @@ void check_attention_dtype(const JsonCursor& root, const TrainingScenario& s) {
   std::vector<const DeviceSpec*> gpus = {&s.cluster.gpu};
   for (const NodeGroup& group : s.cluster.node_groups) gpus.push_back(&group.gpu);
   for (const DeviceSpec* gpu : gpus) {
-    const std::string conflict = attention_dtype_conflict(s.stack, *gpu, s.training.dtype);
-    if (!conflict.empty()) root.at("training").at("dtype").fail(conflict);
+    if (const auto conflict = attention_dtype_conflict(s.stack, *gpu, s.training.dtype)) {
+      root.at("training").at("dtype").fail(*conflict);
+    }
   }
 }
 

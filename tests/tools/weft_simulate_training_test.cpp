@@ -271,7 +271,8 @@ TEST_CASE("weft simulate trains in tf32 on A40s and refuses a stack whose attent
   CHECK(result["oom"] == false);
   // The same run on Megatron-Core, whose attention on an A40 (sm86) is FlashAttention-2.
   std::string text = read_file(scenario);
-  text.replace(text.find("\"huggingface-eager\""), 19, "\"megatron-core\"");
+  const std::string stack = "\"huggingface-eager\"";
+  text.replace(text.find(stack), stack.size(), "\"megatron-core\"");
   const auto refused = run_weft("simulate '" + dir.write("fused.json", text).string() + "'");
   CHECK(refused.exit_code == 2);
   CHECK_THAT(refused.err, Contains("training.dtype: stack 'megatron-core' runs flash2 attention on a40, which takes "
