@@ -34,9 +34,9 @@ namespace {
 
 // An op that runs on the SMs another kernel leaves it: its time alone stretched by the share it
 // loses (compute-bound kernels scale with SMs; memory-bound ones are charged the same, a bound).
-TimeNs on_free_sms(TimeNs alone, int reserved_sms, const DeviceSpec& spec) {
-  const int sms = spec.streaming_multiprocessors;
-  if (reserved_sms <= 0 || sms <= reserved_sms) return alone;
+TimeNs on_free_sms(TimeNs alone, double reserved_sms, const DeviceSpec& spec) {
+  const double sms = spec.streaming_multiprocessors;
+  if (reserved_sms <= 0.0 || sms <= reserved_sms) return alone;
   return static_cast<TimeNs>(std::llround(static_cast<double>(alone) * sms / (sms - reserved_sms)));
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "simulator/core/spec_resolver.hpp"
 
@@ -9,7 +10,8 @@ namespace weft {
 
 DeviceSpec parse_device_spec(const JsonCursor& json) {
   json.expect_only({"name", "kind", "architecture", "description", "source", "peak_tflops", "memory_bandwidth_GBps",
-                    "network_bandwidth_GBps", "memory_MiB", "sms", "reported_names"});
+                    "network_bandwidth_GBps", "memory_MiB", "sms", "collective_sms", "collective_sms_across_nodes",
+                    "reported_names"});
   DeviceSpec spec;
   spec.name = json.at("name").as_string();
   if (spec.name.empty()) json.at("name").fail("expected a non-empty name");
@@ -32,6 +34,13 @@ DeviceSpec parse_device_spec(const JsonCursor& json) {
     spec.memory_capacity = static_cast<Bytes>(std::llround(memory->as_nonnegative_number() * kBytesPerMiB));
   }
   if (auto sms = json.find("sms")) spec.streaming_multiprocessors = static_cast<int>(sms->as_int_in(1, 4096));
+  for (auto [field, value] : {std::pair{"collective_sms", &spec.collective_sms},
+                              std::pair{"collective_sms_across_nodes", &spec.collective_sms_across_nodes}}) {
+    if (auto sms = json.find(field)) {
+      if (spec.streaming_multiprocessors == 0) sms->fail("needs \"sms\", the SMs they are a part of");
+      *value = static_cast<int>(sms->as_int_in(0, spec.streaming_multiprocessors - 1));
+    }
+  }
   if (auto names = json.find("reported_names")) {
     for (const JsonCursor& name : names->elements()) {
       spec.reported_names.push_back(name.as_string());

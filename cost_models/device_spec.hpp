@@ -27,6 +27,13 @@ struct DeviceSpec {
   double network_bandwidth = 0.0;                // bytes/s, one direction
   Bytes memory_capacity = 0;                     // bytes; 0 for devices without memory (links)
   int streaming_multiprocessors = 0;             // a GPU's SMs; 0 when unknown
+  // The SMs NCCL's collective kernels hold while they run (one thread block per channel, on an SM
+  // of its own: compute kernels beside them get the rest); 0 when unknown, and then no compute is
+  // slowed by the collectives it overlaps (docs/collectives.md).
+  int collective_sms = 0;
+  // The same for a collective whose group spans nodes (NCCL runs fewer channels there: two per
+  // NIC); 0: as inside a node.
+  int collective_sms_across_nodes = 0;
   // What the driver calls this device (cudaGetDeviceProperties' name, as weft bench writes it into
   // measurement files and profiles), e.g. "NVIDIA H100 80GB HBM3".
   std::vector<std::string> reported_names;
@@ -44,7 +51,7 @@ struct DeviceSpec {
 // Reads a spec object:
 //   {"name": "h100-sxm", "kind": "gpu", "architecture": "sm90", "peak_tflops": {"bf16": 989, ...},
 //    "memory_bandwidth_GBps": 3350, "network_bandwidth_GBps": 0, "memory_MiB": 81559, "sms": 132,
-//    "reported_names": ["NVIDIA H100 80GB HBM3"]}
+//    "collective_sms": 24, "collective_sms_across_nodes": 16, "reported_names": ["NVIDIA H100 80GB HBM3"]}
 DeviceSpec parse_device_spec(const JsonCursor& json);
 
 // A spec given by name from the bundled library (scenarios/clusters/devices/<name>.json),

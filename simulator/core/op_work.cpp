@@ -13,7 +13,7 @@ std::size_t OpWorkHash::operator()(const OpWork& work) const noexcept {
   seed = hash_mix(seed, static_cast<std::uint64_t>(work.memory_bytes));
   seed = hash_mix(seed, static_cast<std::uint64_t>(work.network_bytes));
   seed = hash_mix(seed, work.comm_group);
-  seed = hash_mix(seed, static_cast<std::uint64_t>(work.reserved_sms));
+  seed = hash_mix(seed, std::bit_cast<std::uint64_t>(work.reserved_sms));
   for (std::int64_t dim : work.shape) seed = hash_mix(seed, static_cast<std::uint64_t>(dim));
   return seed;
 }

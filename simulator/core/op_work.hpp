@@ -25,8 +25,9 @@ struct OpWork {
   // whose placement sets the cost; 0 for ops costed by the device alone.
   std::uint32_t comm_group = 0;
   // SMs another kernel holds while this one runs, which it cannot use (Transformer Engine's
-  // userbuffer SM margin); compute ops only.
-  int reserved_sms = 0;
+  // userbuffer SM margin; NCCL's collective kernels, averaged over the ops they overlap, hence
+  // fractional); compute ops only.
+  double reserved_sms = 0.0;
 
   bool operator==(const OpWork&) const = default;
 };

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -91,7 +92,8 @@ class TrainingGraphBuilder {
   const std::vector<Peer>& peers(int stage) const;
 
   // The same op on every peer of `stage`; collectives of more than one simulated member are
-  // grouped with their peers.
+  // grouped with their peers. A compute op added while collectives run beside it
+  // (collective_sms_share_) runs on the SMs they leave.
   PerPeer<OpId> add_ops(int stage, std::string_view name, WorkId work_id, std::optional<CommGroupKind> kind,
                         Lane lane = Lane::compute);
 
@@ -260,7 +262,8 @@ class TrainingGraphBuilder {
   template <class Body>
   const RecordedPass& pass_template(int stage, const Chunk& chunk, std::string_view phase, const PassValues& inputs,
                                     Body&& body) {
-    const auto key = std::make_tuple(chunk.shape, phase, stage_pace_[static_cast<std::size_t>(stage)]);
+    const auto key =
+        std::make_tuple(chunk.shape, phase, stage_pace_[static_cast<std::size_t>(stage)], collective_sms_share_);
     if (auto it = pass_templates_.find(key); it != pass_templates_.end()) return it->second;
     auto [specs, devices] = recording_devices(stage);
     PassRecorder recorder(fmt::format("{} chunk {}", phase, chunk.group), specs, devices, outer_, member_handles_,
@@ -366,6 +369,41 @@ class TrainingGraphBuilder {
   // ZeRO-3's per-layer gathers and reduce-scatters (training_sharded_layers.hpp).
   friend class ShardedLayers;
   PerPeer<TensorId> layer_parameters_;  // the gathered parameters the current layer's ops read
+
+  // ---- compute beside data-parallel collectives (training_collective_contention.cpp) ----------
+
+  // The spec of the stage's GPU type, at full speed.
+  DeviceSpec stage_gpu(int stage) const;
+  // A collective's time over the stage's communicator of `kind`.
+  TimeNs collective_time(int stage, const OpWork& work, CommGroupKind kind);
+  // The time alone of the compute ops of steps [first, last] of the chunk in its forward pass, or
+  // in its backward pass with weight gradients and recomputation.
+  TimeNs steps_compute_time(int stage, const Chunk& chunk, std::size_t first, std::size_t last, bool backward) const;
+  // The SMs the stage's data-parallel collectives of `collective` ns hold (inside a node or across
+  // nodes, as its DP group lies), averaged over `compute` ns of the stage's compute they overlap
+  // (averaged_collective_sms); 0 with the option off.
+  double collective_share(int stage, TimeNs compute, TimeNs collective);
+  // The share for the passes of microbatch `mb` on `stage` below ZeRO-3: the backward (and weight)
+  // passes of the last microbatch beside the overlapped gradient reduction, the forward passes
+  // of the first beside the overlapped parameter gather; 0 elsewhere.
+  double data_parallel_window(int stage, int mb, bool backward);
+  // `work_id` with the share's SMs held.
+  WorkId beside_collectives(WorkId work_id);
+  // Sets the share while a window's passes are emitted.
+  class CollectiveWindow {
+   public:
+    CollectiveWindow(TrainingGraphBuilder& builder, double share)
+        : b_(builder), outer_(std::exchange(builder.collective_sms_share_, share)) {}
+    CollectiveWindow(const CollectiveWindow&) = delete;
+    CollectiveWindow& operator=(const CollectiveWindow&) = delete;
+    ~CollectiveWindow() { b_.collective_sms_share_ = outer_; }
+
+   private:
+    TrainingGraphBuilder& b_;
+    double outer_;
+  };
+  double collective_sms_share_ = 0.0;                     // SMs held by the collectives beside the ops added now
+  std::map<std::pair<int, bool>, double> window_shares_;  // by (stage, backward)
 
   // Backward TP collectives run asynchronously on the TP stream; other ops stay on compute.
   static Lane backward_lane(const Step& step);
@@ -497,7 +535,8 @@ class TrainingGraphBuilder {
   std::vector<std::size_t> replica_collectives_of_stage_;
   // Passes as templates (composites_) by (chunk shape, phase; phases are string literals), and the
   // recording under way.
-  std::map<std::tuple<std::size_t, std::string_view, int>, RecordedPass> pass_templates_;  // by shape, phase, pace
+  // By shape, phase, pace and the SMs collectives beside the pass hold.
+  std::map<std::tuple<std::size_t, std::string_view, int, double>, RecordedPass> pass_templates_;
   // A template of (shape, phase) at any pace: what its bundles look like.
   const PassTemplate* any_pass_template(std::size_t shape, std::string_view phase) const;
   std::map<std::pair<int, int>, StageTranslation> translations_;

@@ -8,6 +8,7 @@ namespace weft::training_graph {
 
 void TrainingGraphBuilder::emit_forward(int stage, Chunk& chunk, const PipelineAction& action, ForwardRecord& record) {
   const int mb = action.microbatch;
+  const CollectiveWindow window(*this, data_parallel_window(stage, mb, false));
   // The activations it reads: the first flows into its first step, the others (other encoders'
   // outputs under modality parallelism) are waited for.
   PassValues read;
@@ -157,6 +158,7 @@ void TrainingGraphBuilder::emit_backward(int stage, Chunk& chunk, const Pipeline
                                          std::vector<PendingWeightGrad>& pending) {
   if (!chunk.has_backward && !chunk.sends_gradient) return;
   const int mb = action.microbatch;
+  const CollectiveWindow window(*this, data_parallel_window(stage, mb, true));
   const PerPeer<TensorId> dy =
       graph_.successor(chunk.group) >= 0 ? boundary_tensor({chunk.group, mb, true}, stage) : record.output;
   PerPeer<TensorId> dx;
@@ -219,7 +221,10 @@ PerPeer<TensorId> TrainingGraphBuilder::emit_backward_passes(int stage, const Ch
     PassValues values{chunk.sends_gradient ? dx : PerPeer<TensorId>{}};
     // What the weight pass reads: output gradients made here, and inputs saved by the forward
     // or the recompute pass (handles already) or recomputed here.
+    // (The same for every template of the shape: one recorded again, beside collectives say,
+    // replaces them.)
     std::vector<PendingWeightGrad>& handles = weight_pass_inputs_[chunk.shape];
+    handles.clear();
     for (const PendingWeightGrad& weight : inner_pending) {
       PendingWeightGrad& handle = handles.emplace_back(PendingWeightGrad{weight.step, {}, weight.input});
       // The incoming gradient itself (left empty here) is the weight pass's own input, and so
@@ -370,6 +375,7 @@ PerPeer<OpId> TrainingGraphBuilder::emit_weight_grad(int stage, const Chunk& chu
 void TrainingGraphBuilder::emit_weight_pass(int stage, const Chunk& chunk, const PipelineAction& action,
                                             ForwardRecord& record, std::vector<PendingWeightGrad>& pending) {
   if (pending.empty()) return;
+  const CollectiveWindow window(*this, data_parallel_window(stage, action.microbatch, true));
   if (composites_) {
     // It reads bundles (what the forward, recompute and backward passes left for it) and maybe
     // the backward's incoming and outgoing gradients.

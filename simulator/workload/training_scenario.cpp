@@ -121,7 +121,7 @@ TrainingSpec read_training(const JsonCursor& json) {
 // `options` holds the stack's defaults; the scenario's fields replace them.
 TrainingOptions read_options(const JsonCursor& json, TrainingOptions options) {
   json.expect_only({"framework_overhead_GiB", "ideal_network", "host_issue", "kernel_gap", "overlap_grad_reduce",
-                    "overlap_param_gather", "dp_bucket_parameters", "collective_algorithm"});
+                    "overlap_param_gather", "dp_bucket_parameters", "collective_algorithm", "collective_contention"});
   if (auto value = json.find("framework_overhead_GiB")) {
     const double gib = value->as_nonnegative_number();
     if (gib > kMaxFrameworkOverheadGiB)
@@ -133,6 +133,7 @@ TrainingOptions read_options(const JsonCursor& json, TrainingOptions options) {
   if (auto value = json.find("kernel_gap")) options.kernel_gap = value->as_bool();
   if (auto value = json.find("overlap_grad_reduce")) options.overlap_grad_reduce = value->as_bool();
   if (auto value = json.find("overlap_param_gather")) options.overlap_param_gather = value->as_bool();
+  if (auto value = json.find("collective_contention")) options.collective_contention = value->as_bool();
   if (auto value = json.find("dp_bucket_parameters")) options.dp_bucket_parameters = value->as_positive_int();
   if (auto value = json.find("collective_algorithm")) {
     options.collective_algorithm = value->as_enum(kCollectiveAlgorithmNames);

@@ -86,6 +86,9 @@ struct TrainingOptions {
   bool kernel_gap = true;        // the device's gap between kernels queued back to back (the same)
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
+  // Compute beside the data-parallel collectives it overlaps runs on the SMs they leave
+  // (training_collective_contention.cpp, with the GPU's collective_sms).
+  bool collective_contention = true;
   std::int64_t dp_bucket_parameters = 0;  // 0: Megatron's default, max(40M, 1M x DP)
   std::optional<CollectiveAlgorithm> collective_algorithm;
 };

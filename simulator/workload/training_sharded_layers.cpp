@@ -5,6 +5,7 @@
 #include "simulator/workload/training_sharded_layers.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "simulator/workload/modules/op_factory.hpp"
 
@@ -47,11 +48,17 @@ ShardedLayers::ShardedLayers(TrainingGraphBuilder& builder, int stage, const Chu
     for (int& unit : unit_of_step_) unit = unit < 0 ? -1 : static_cast<int>(units_.size()) - 1 - unit;
   }
   state_.resize(units_.size());
+  for (const Unit& unit : units_) {
+    unit_compute_.push_back(b_.steps_compute_time(stage, chunk, unit.first, unit.last, backward));
+  }
 }
 
-ShardedLayers::~ShardedLayers() { b_.layer_parameters_ = {}; }
+ShardedLayers::~ShardedLayers() {
+  b_.layer_parameters_ = {};
+  if (!units_.empty()) b_.collective_sms_share_ = 0.0;
+}
 
-void ShardedLayers::gather(std::size_t unit, const PerPeer<OpId>& after) {
+TimeNs ShardedLayers::gather(std::size_t unit, const PerPeer<OpId>& after) {
   // The whole layer once gathered, in the training dtype.
   const Bytes bytes = bytes_per_element(b_.s_.training.dtype) * units_[unit].parameters;
   const OpWork work = communication_work(OpClass::allgather, bytes);
@@ -63,6 +70,7 @@ void ShardedLayers::gather(std::size_t unit, const PerPeer<OpId>& after) {
   b_.produce(ops, state.gathered);
   b_.after(after, ops);
   state.issued = true;
+  return b_.collective_time(stage_, work, CommGroupKind::dp);
 }
 
 void ShardedLayers::enter(std::size_t step) {
@@ -70,12 +78,18 @@ void ShardedLayers::enter(std::size_t step) {
   if (unit == current_) return;
   finish_unit();
   current_ = unit;
-  if (unit < 0) return;
+  if (unit < 0) {
+    b_.collective_sms_share_ = 0.0;
+    beside_ = 0;
+    return;
+  }
   const auto u = static_cast<std::size_t>(unit);
-  if (!state_[u].issued) gather(u, {});
+  if (!state_[u].issued) gather(u, {});  // waited for: nothing runs beside it
   // One layer ahead: the next layer's gather starts once the layer before this one is done.
   if (prefetch_ && u + 1 < units_.size() && !state_[u + 1].issued)
-    gather(u + 1, u > 0 ? state_[u - 1].last_ops : PerPeer<OpId>{});
+    beside_ += gather(u + 1, u > 0 ? state_[u - 1].last_ops : PerPeer<OpId>{});
+  // The layer's compute runs beside that gather and the reduce-scatter just issued.
+  b_.collective_sms_share_ = b_.collective_share(stage_, unit_compute_[u], std::exchange(beside_, 0));
   b_.layer_parameters_ = state_[u].gathered;
 }
 
@@ -98,10 +112,11 @@ void ShardedLayers::finish_unit() {
   const Bytes bytes = b_.s_.stack.gradient_bytes(b_.s_.training.dtype) * unit.trained;
   const PerPeer<TensorId> gradients = b_.add_tensors(stage_, bytes, TensorKind::buffer);
   b_.produce(state.gradient_ops.front(), gradients);
+  const OpWork work = communication_work(OpClass::reducescatter, bytes);
   const PerPeer<OpId> ops =
       b_.add_ops(stage_, b_.name("grad reduce-scatter{} unit {}", b_.mb_suffix(mb_), current_),
-                 b_.placed_work(communication_work(OpClass::reducescatter, bytes), CommGroupKind::dp, stage_),
-                 CommGroupKind::dp, Lane::data_parallel);
+                 b_.placed_work(work, CommGroupKind::dp, stage_), CommGroupKind::dp, Lane::data_parallel);
+  beside_ += b_.collective_time(stage_, work, CommGroupKind::dp);
   for (const PerPeer<OpId>& gradient_ops : state.gradient_ops) b_.after(gradient_ops, ops);
   b_.consume(ops, gradients);
   // Outside a recorded pass the optimizer waits for it; inside, for the pass that holds it.
@@ -111,6 +126,8 @@ void ShardedLayers::finish_unit() {
 void ShardedLayers::finish() {
   finish_unit();
   current_ = -1;
+  if (!units_.empty()) b_.collective_sms_share_ = 0.0;
+  beside_ = 0;
 }
 
 }  // namespace weft::training_graph

@@ -11,7 +11,9 @@ namespace weft::training_graph {
 // gradient reduce-scatter once its gradients are made. enter(k) before step k's ops sets the
 // builder's layer_parameters_, which those ops read; note(k, ops) after them; finish() at the
 // end of the pass. Without `prefetch` only the layers entered are gathered (a pass that
-// recomputes one layer). Below ZeRO-3, or with one data-parallel shard, it does nothing.
+// recomputes one layer). Each layer's compute runs beside the collectives issued as it starts (the
+// next layer's gather, the previous layer's reduce-scatter): the builder's collective_sms_share_.
+// Below ZeRO-3, or with one data-parallel shard, it does nothing.
 class ShardedLayers {
  public:
   ShardedLayers(TrainingGraphBuilder& builder, int stage, const Chunk& chunk, bool backward, int mb,
@@ -40,7 +42,8 @@ class ShardedLayers {
     std::vector<PerPeer<OpId>> gradient_ops;
   };
 
-  void gather(std::size_t unit, const PerPeer<OpId>& after);
+  // Returns the gather's time.
+  TimeNs gather(std::size_t unit, const PerPeer<OpId>& after);
   void finish_unit();
 
   TrainingGraphBuilder& b_;
@@ -52,6 +55,8 @@ class ShardedLayers {
   std::vector<int> unit_of_step_;  // the step's unit in pass order; -1: none
   std::vector<Unit> units_;        // in pass order
   std::vector<State> state_;
+  std::vector<TimeNs> unit_compute_;  // the time alone of each unit's compute in this pass
+  TimeNs beside_ = 0;                 // of the collectives issued since the last unit began
   int current_ = -1;
 };
 

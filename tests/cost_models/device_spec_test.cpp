@@ -42,6 +42,11 @@ TEST_CASE("every bundled device spec loads by name", "[cost][spec]") {
   // The whitepapers' SM counts: 132 on H100 SXM5, 108 on A100.
   CHECK(spec.streaming_multiprocessors == 132);
   CHECK(parse(R"("a100-sxm-80gb")").streaming_multiprocessors == 108);
+  // NCCL's collectives hold 24 of them on both inside a node, 16 across nodes (the sources in the specs).
+  CHECK(spec.collective_sms == 24);
+  CHECK(spec.collective_sms_across_nodes == 16);
+  CHECK(parse(R"("a100-sxm-80gb")").collective_sms == 24);
+  CHECK(parse(R"("a40")").collective_sms == 0);  // no source: not modelled
 }
 
 TEST_CASE("a GPU is known by its spec name and by the names its driver reports", "[cost][spec]") {
@@ -61,6 +66,12 @@ TEST_CASE("bad specs are rejected with their path", "[cost][spec][errors]") {
                     Contains("peak_tflops.bf17: unknown dtype"));
   CHECK_THROWS_WITH(parse(R"({"name": "x", "kind": "gpu", "sms": 0})"),
                     Contains("sms: expected an integer from 1 to 4096, got 0"));
+  CHECK_THROWS_WITH(parse(R"({"name": "x", "kind": "gpu", "collective_sms": 24})"),
+                    Contains("collective_sms: needs \"sms\", the SMs they are a part of"));
+  CHECK_THROWS_WITH(parse(R"({"name": "x", "kind": "gpu", "sms": 108, "collective_sms": 108})"),
+                    Contains("collective_sms: expected an integer from 0 to 107, got 108"));
+  CHECK_THROWS_WITH(parse(R"({"name": "x", "kind": "gpu", "sms": 108, "collective_sms_across_nodes": -1})"),
+                    Contains("collective_sms_across_nodes: expected an integer from 0 to 107, got -1"));
   CHECK_THROWS_WITH(parse(R"({"name": "x", "kind": "link", "memory_MiB": 10})"),
                     Contains("memory_MiB: a link device has no memory"));
   CHECK_THROWS_WITH(parse(R"({"name": "x", "kind": "gpu", "memory_bandwidth_GBps": -1})"),

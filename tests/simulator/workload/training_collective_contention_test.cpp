@@ -1,0 +1,155 @@
+// Compute slowed by the data-parallel collectives it overlaps (training_collective_contention.cpp):
+// the windows the graph gives the slowdown, checked against the closed form of
+// collective_contention.hpp on the simulated times of the ops themselves.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "tests/simulator/workload/training_test_support.hpp"
+
+namespace weft {
+namespace {
+
+using test::kSmallLlama;
+using test::run_training;
+using test::scenario_from;
+
+// kSmallLlama (8 layers) on one DGX H100 as TP2 DP4, 4 microbatches per replica.
+std::string data_parallel(int zero, bool contention = true) {
+  return R"({"model": )" + kSmallLlama + R"(, "cluster": {"base": "dgx-h100", "gpus": 8},
+    "parallel": {"tp": 2, "dp": 4, "zero": )" +
+         std::to_string(zero) + R"(}, "training": {"global_batch": 16, "micro_batch": 1, "seq_len": 2048},
+    "options": {"collective_contention": )" +
+         (contention ? "true" : "false") + "}}";
+}
+
+bool has(std::string_view name, std::string_view part) { return name.find(part) != std::string_view::npos; }
+
+// The ops of the first rank whose names contain every one of `parts`.
+std::vector<OpId> ops_named(const test::TrainingRun& run, std::vector<std::string_view> parts) {
+  const Graph& graph = run.workload.graph;
+  const DeviceId device = run.workload.ranks.front().device;
+  std::vector<OpId> ops;
+  for (std::uint32_t i = 0; i < graph.op_count(); ++i) {
+    const OpId op(i);
+    const std::string_view name = graph.op_name(op);
+    if (graph.op_device(op) != device) continue;
+    if (std::all_of(parts.begin(), parts.end(), [&](std::string_view part) { return has(name, part); }))
+      ops.push_back(op);
+  }
+  return ops;
+}
+
+bool is_compute(const test::TrainingRun& run, OpId op) {
+  return category_of(run.workload.graph.op_work(op).op_class) == OpCategory::compute;
+}
+
+// The ops' time as simulated, and alone (on every SM).
+struct Window {
+  double simulated = 0.0;
+  double alone = 0.0;
+  double max_held = 0.0;
+};
+
+Window window_of(const test::TrainingRun& run, const std::vector<OpId>& ops, const DeviceSpec& gpu) {
+  Window window;
+  for (OpId op : ops) {
+    if (!is_compute(run, op)) continue;
+    OpWork work = run.workload.graph.op_work(op);
+    window.max_held = std::max(window.max_held, work.reserved_sms);
+    window.simulated += static_cast<double>(run.result.duration(op));
+    work.reserved_sms = 0.0;
+    window.alone += static_cast<double>(run.workload.cost_model->duration(work, gpu));
+  }
+  return window;
+}
+
+double total_duration(const test::TrainingRun& run, const std::vector<OpId>& ops) {
+  double total = 0.0;
+  for (OpId op : ops) total += static_cast<double>(run.result.duration(op));
+  return total;
+}
+
+// The window's end by hand: slowed to 108/132 while the collective runs (its 24 SMs of the H100's
+// 132 held), at full rate after.
+double by_hand(double alone, double collective) {
+  return alone + std::min(alone * 24.0 / 108.0, collective * 24.0 / 132.0);
+}
+
+TEST_CASE("ZeRO-3: each layer's compute runs beside the next layer's gather and the last one's reduce-scatter",
+          "[workload][contention][zero3]") {
+  const TrainingScenario scenario = scenario_from(data_parallel(3));
+  const auto run = run_training(scenario, {.composites = false});
+  const DeviceSpec& gpu = scenario.cluster.gpu;
+  REQUIRE(gpu.collective_sms == 24);
+  // Units in pass order: the embedding is unit 0, layer L3 unit 4; its forward runs beside the
+  // gather of unit 5, its backward (unit 5 of 10 counted from the head) beside the gather of
+  // unit 6 and the reduce-scatter of unit 4 (layer L4).
+  const Window forward = window_of(run, ops_named(run, {"L3.", " fwd mb1"}), gpu);
+  const double gather = total_duration(run, ops_named(run, {"param all-gather fwd mb1 unit 5"}));
+  REQUIRE(gather > 0.0);
+  CHECK(forward.max_held > 0.0);
+  CHECK(forward.simulated == Approx(by_hand(forward.alone, gather)).margin(20));
+
+  const Window backward = window_of(run, ops_named(run, {"L3.", " mb1"}), gpu);
+  const double beside = total_duration(run, ops_named(run, {"param all-gather bwd mb1 unit 6"})) +
+                        total_duration(run, ops_named(run, {"grad reduce-scatter mb1 unit 4"}));
+  CHECK(backward.simulated - forward.simulated == Approx(by_hand(backward.alone - forward.alone, beside)).margin(40));
+}
+
+TEST_CASE(
+    "below ZeRO-3 the last microbatch's backward runs beside the gradient reduction, the first forward "
+    "beside the parameter gather",
+    "[workload][contention]") {
+  const TrainingScenario scenario = scenario_from(data_parallel(1));
+  const auto run = run_training(scenario, {.composites = false});
+  const DeviceSpec& gpu = scenario.cluster.gpu;
+  auto backward_ops = [&](const char* mb) {
+    std::vector<OpId> ops;
+    for (OpId op : ops_named(run, {mb})) {
+      if (!has(run.workload.graph.op_name(op), "fwd")) ops.push_back(op);
+    }
+    return ops;
+  };
+  // mb3 is the last of the 4: the reduction's buckets are issued as its gradients fill.
+  const Window last = window_of(run, backward_ops(" mb3"), gpu);
+  const double reduction = total_duration(run, ops_named(run, {"grad reduce-scatter bucket"}));
+  REQUIRE(reduction > 0.0);
+  CHECK(last.simulated == Approx(by_hand(last.alone, reduction)).margin(50));
+  CHECK(window_of(run, backward_ops(" mb2"), gpu).max_held == 0.0);
+
+  const Window first = window_of(run, ops_named(run, {" fwd mb0"}), gpu);
+  const double gather = total_duration(run, ops_named(run, {"param all-gather bucket"}));
+  REQUIRE(gather > 0.0);
+  CHECK(first.simulated == Approx(by_hand(first.alone, gather)).margin(50));
+  CHECK(window_of(run, ops_named(run, {" fwd mb1"}), gpu).max_held == 0.0);
+}
+
+TEST_CASE("the switch turns the slowdown off, and passes reused or built op by op agree", "[workload][contention]") {
+  for (int zero : {1, 3}) {
+    const auto on = run_training(scenario_from(data_parallel(zero)));
+    const auto off = run_training(scenario_from(data_parallel(zero, false)));
+    CHECK(on.report.iteration_time_s > off.report.iteration_time_s);
+    const auto op_by_op = run_training(scenario_from(data_parallel(zero)), {.composites = false});
+    CHECK(op_by_op.result.makespan == on.result.makespan);
+  }
+  // One replica: no collective, nothing slowed.
+  const std::string single = R"({"model": )" + kSmallLlama + R"(, "cluster": {"base": "dgx-h100", "gpus": 2},
+    "parallel": {"tp": 2, "zero": 1}, "training": {"global_batch": 4, "micro_batch": 1, "seq_len": 2048}})";
+  const auto run = run_training(scenario_from(single), {.composites = false});
+  for (std::uint32_t i = 0; i < run.workload.graph.op_count(); ++i) {
+    CHECK(run.workload.graph.op_work(OpId(i)).reserved_sms == 0.0);
+  }
+}
+
+TEST_CASE("a bad collective_contention option is refused with its path", "[workload][contention][errors]") {
+  std::string text = data_parallel(1);
+  text.replace(text.find("\"collective_contention\": true"), 29, "\"collective_contention\": 1");
+  CHECK_THROWS_WITH(scenario_from(text),
+                    Catch::Contains("options.collective_contention: expected true or false, got an integer"));
+}
+
+}  // namespace
+}  // namespace weft
