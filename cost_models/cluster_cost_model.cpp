@@ -32,12 +32,14 @@ std::vector<CommGroup> ClusterCostModel::placements_without_calibration() const 
 
 namespace {
 
-// An op that runs on the SMs another kernel leaves it: its time alone stretched by the share it
-// loses (compute-bound kernels scale with SMs; memory-bound ones are charged the same, a bound).
+// An op that runs on the SMs other kernels leave it: its time alone stretched by the share it
+// loses (compute-bound kernels scale with SMs; memory-bound ones are charged the same, a bound),
+// on one SM at least.
 TimeNs on_free_sms(TimeNs alone, double reserved_sms, const DeviceSpec& spec) {
   const double sms = spec.streaming_multiprocessors;
-  if (reserved_sms <= 0.0 || sms <= reserved_sms) return alone;
-  return static_cast<TimeNs>(std::llround(static_cast<double>(alone) * sms / (sms - reserved_sms)));
+  if (reserved_sms <= 0.0 || sms <= 1.0) return alone;
+  const double free = std::max(1.0, sms - reserved_sms);
+  return static_cast<TimeNs>(std::llround(static_cast<double>(alone) * sms / free));
 }
 
 }  // namespace

@@ -2,12 +2,17 @@
 // windows where the graph runs them beside compute, and the SMs they hold averaged over each.
 //   - ZeRO-3 (training_sharded_layers.cpp): each layer's compute beside the next layer's
 //     parameter gather and, in the backward pass, the previous layer's gradient reduce-scatter;
-//   - below ZeRO-3, with the gradient reduction overlapped: the passes of the last microbatch
-//     that make gradients, beside the stage's whole reduction (its buckets are issued as they
-//     fill, during those passes);
-//   - ZeRO-1 and 2 with the parameter gather overlapped: the first microbatch's forward passes,
-//     beside the stage's whole gather.
-// Pipeline and context-parallel transfers and TP collectives are not counted here (docs/collectives.md).
+//   - below ZeRO-3, with the gradient reduction overlapped: the gradient-making pass (backward, or
+//     weight with split weight gradients) of each chunk's last microbatch, from the step where
+//     the stage's first bucket fills, beside every bucket but the last (the last is issued once
+//     the pass's final gradients are made, after its compute).
+// The ZeRO-1/2 parameter gather is waited for by each chunk's first forward (after_param_gather),
+// so no compute runs beside it. Pipeline and context-parallel transfers and TP collectives are not
+// counted here (docs/collectives.md).
+#include <algorithm>
+#include <bit>
+
+#include "simulator/core/hash_mix.hpp"
 #include "simulator/workload/collective_contention.hpp"
 #include "simulator/workload/modules/op_factory.hpp"
 #include "simulator/workload/training_graph_builder.hpp"
@@ -26,27 +31,28 @@ TimeNs TrainingGraphBuilder::collective_time(int stage, const OpWork& work, Comm
   return cost_->duration(placed, stage_gpu(stage));
 }
 
-TimeNs TrainingGraphBuilder::steps_compute_time(int stage, const Chunk& chunk, std::size_t first, std::size_t last,
-                                                bool backward) const {
+TimeNs TrainingGraphBuilder::step_compute_time(int stage, const Chunk& chunk, std::size_t k, PassWork pass) const {
   const DeviceSpec gpu = stage_gpu(stage);
+  const Step& step = chunk.steps[k];
   TimeNs total = 0;
   auto add = [&](const std::optional<OpWork>& work) {
     if (work && category_of(work->op_class) == OpCategory::compute) total += cost_->duration(*work, gpu);
   };
-  for (std::size_t k = first; k <= last && k < chunk.steps.size(); ++k) {
-    const Step& step = chunk.steps[k];
-    if (!backward) {
-      add(step.forward);
-      continue;
-    }
-    add(step.backward);
-    add(step.weight_grad);
-    const bool recomputed =
-        s_.parallel.recompute == RecomputePolicy::full
-            ? is_layer(chunk, k)
-            : s_.parallel.recompute == RecomputePolicy::selective && step.attention_core && step.recomputable_bytes > 0;
-    if (recomputed) add(step.forward);
+  if (pass == PassWork::forward) {
+    add(step.forward);
+    return total;
   }
+  if (pass == PassWork::weight || !split_weight_grads_) add(step.weight_grad);
+  if (pass == PassWork::weight) return total;
+  add(step.backward);
+  // What the backward pass recomputes itself (backward_body): the chunk's last layer, recomputed
+  // in its own pass before the gradient arrives, is not.
+  const bool full = s_.parallel.recompute == RecomputePolicy::full && is_layer(chunk, k) &&
+                    chunk.block_has_backward[k] &&
+                    !(recomputes_before_gradient(chunk) && chunk.block[k] == chunk.block.back());
+  const bool selective =
+      s_.parallel.recompute == RecomputePolicy::selective && step.attention_core && step.recomputable_bytes > 0;
+  if (full || selective) add(step.forward);
   return total;
 }
 
@@ -59,34 +65,87 @@ double TrainingGraphBuilder::collective_share(int stage, TimeNs compute, TimeNs 
   return averaged_collective_sms(compute, collective, gpu.streaming_multiprocessors, held);
 }
 
-double TrainingGraphBuilder::data_parallel_window(int stage, int mb, bool backward) {
-  const bool window =
-      backward ? mb == s_.microbatches() - 1 && s_.options.overlap_grad_reduce
-               : mb == 0 && s_.options.overlap_param_gather && (s_.parallel.zero == 1 || s_.parallel.zero == 2);
-  if (!window || dims_.dp * dims_.cp == 1 || s_.parallel.zero >= 3) return 0.0;
-  auto [cached, made] = window_shares_.try_emplace({stage, backward}, 0.0);
-  if (!made) return cached->second;
-  TimeNs collectives = 0;
-  for (const Bucket& bucket : buckets(stage)) {
-    const Bytes bytes = backward ? s_.stack.gradient_bytes(s_.training.dtype) * bucket.parameters
-                                 : bytes_per_element(s_.training.dtype) * bucket.parameters;
-    const OpClass op_class = !backward               ? OpClass::allgather
-                             : s_.parallel.zero >= 1 ? OpClass::reducescatter
-                                                     : OpClass::allreduce;
-    collectives += collective_time(stage, communication_work(op_class, bytes), CommGroupKind::dp);
-  }
-  TimeNs compute = 0;
-  for (const Chunk& chunk : chunks_of(stage, sample_of(stage, mb))) {
-    if (!chunk.steps.empty()) compute += steps_compute_time(stage, chunk, 0, chunk.steps.size() - 1, backward);
-  }
-  cached->second = collective_share(stage, compute, collectives);
-  return cached->second;
+bool TrainingGraphBuilder::in_gradient_window(int mb, std::string_view phase) const {
+  const std::string_view gradients = split_weight_grads_ ? "weight" : "bwd";
+  return phase == gradients && mb == s_.microbatches() - 1 && s_.options.collective_contention &&
+         s_.options.overlap_grad_reduce && s_.parallel.zero < 3 && dims_.dp * dims_.cp > 1;
 }
 
-WorkId TrainingGraphBuilder::beside_collectives(WorkId work_id) {
+const TrainingGraphBuilder::GradientWindow& TrainingGraphBuilder::gradient_window(int stage, int mb) {
+  auto [window, made] = gradient_windows_.try_emplace(stage);
+  if (!made) return window->second;
+  const std::vector<Bucket> stage_buckets = buckets(stage);
+  if (stage_buckets.size() < 2) return window->second;  // one bucket: issued after the compute
+  const std::vector<Chunk>& chunks = chunks_of(stage, sample_of(stage, mb));
+  window->second.before_first_bucket.resize(chunks.size());
+  for (std::size_t c = 0; c < chunks.size(); ++c) window->second.before_first_bucket[c].resize(chunks[c].steps.size());
+  // The backward pass runs a chunk's steps last to first: every step from the first bucket's
+  // lowest one in the chunk up runs before the bucket can be reduced.
+  for (const auto& [chunk, step] : stage_buckets.front().steps) {
+    auto& before = window->second.before_first_bucket[chunk];
+    std::fill(before.begin() + static_cast<std::ptrdiff_t>(step), before.end(), true);
+  }
+  TimeNs collectives = 0;
+  for (std::size_t k = 0; k + 1 < stage_buckets.size(); ++k) {
+    const Bytes bytes = s_.stack.gradient_bytes(s_.training.dtype) * stage_buckets[k].parameters;
+    const OpClass op_class = s_.parallel.zero >= 1 ? OpClass::reducescatter : OpClass::allreduce;
+    collectives += collective_time(stage, communication_work(op_class, bytes), CommGroupKind::dp);
+  }
+  // The compute from the first bucket's last gradient on: steps after it in backward order are the
+  // other chunks' and this chunk's below the bucket's.
+  const PassWork pass = split_weight_grads_ ? PassWork::weight : PassWork::backward;
+  TimeNs compute = 0;
+  for (std::size_t c = 0; c < chunks.size(); ++c) {
+    for (std::size_t k = 0; k < chunks[c].steps.size(); ++k) {
+      if (!window->second.before_first_bucket[c][k]) compute += step_compute_time(stage, chunks[c], k, pass);
+    }
+  }
+  window->second.share = collective_share(stage, compute, collectives);
+  return window->second;
+}
+
+void TrainingGraphBuilder::enter_gradient_step(const Chunk& chunk, std::size_t step) {
+  if (gradient_window_ == nullptr || gradient_window_->before_first_bucket.empty()) return;
+  const bool before = gradient_window_->before_first_bucket[chunk_index(chunk)][step];
+  collective_sms_share_ = before ? 0.0 : gradient_window_->share;
+}
+
+std::uint64_t TrainingGraphBuilder::contention_key(int stage, const Chunk& chunk) {
+  if (!s_.options.collective_contention) return 0;
+  std::uint64_t key = 0;
+  if (gradient_window_ != nullptr && !gradient_window_->before_first_bucket.empty()) {
+    // The share, and which of the chunk's steps come before the first bucket fills.
+    key = std::bit_cast<std::uint64_t>(gradient_window_->share);
+    for (const bool before : gradient_window_->before_first_bucket[chunk_index(chunk)]) key = hash_mix(key, before);
+  }
+  // ZeRO-3's per-layer shares follow the stage's DP group, which the pace does not hold.
+  if (s_.parallel.zero >= 3 && dims_.dp * dims_.cp > 1) {
+    const CommGroup& group = cost_->group(stage_group(CommGroupKind::dp, stage));
+    for (const double part : {static_cast<double>(group.size), static_cast<double>(group.ranks_per_node),
+                              static_cast<double>(group.nodes), group.network_speed, group.nvlink_speed}) {
+      key = hash_mix(key, std::bit_cast<std::uint64_t>(part));
+    }
+  }
+  return key;
+}
+
+WorkId TrainingGraphBuilder::beside_collectives(int stage, WorkId work_id) {
   OpWork work = b_->work(work_id);
-  work.reserved_sms += collective_sms_share_;
+  // An op already on fewer SMs (Transformer Engine's userbuffers) loses the same fraction of them.
+  const double sms = stage_gpu(stage).streaming_multiprocessors;
+  work.reserved_sms += collective_sms_share_ * (sms - work.reserved_sms) / sms;
   return b_->intern_work(work);
+}
+
+TrainingGraphBuilder::GradientWindowScope::GradientWindowScope(TrainingGraphBuilder& builder, int stage, int mb,
+                                                               std::string_view phase)
+    : b_(builder), outer_window_(builder.gradient_window_), outer_share_(builder.collective_sms_share_) {
+  if (b_.in_gradient_window(mb, phase)) b_.gradient_window_ = &b_.gradient_window(stage, mb);
+}
+
+TrainingGraphBuilder::GradientWindowScope::~GradientWindowScope() {
+  b_.gradient_window_ = outer_window_;
+  b_.collective_sms_share_ = outer_share_;
 }
 
 }  // namespace weft::training_graph

@@ -268,7 +268,7 @@ PerPeer<OpId> TrainingGraphBuilder::add_ops(int stage, std::string_view name, Wo
   const NameId name_id = b_->intern_name(name);
   const OpClass op_class = b_->work(work_id).op_class;
   if (collective_sms_share_ > 0.0 && category_of(op_class) == OpCategory::compute)
-    work_id = beside_collectives(work_id);
+    work_id = beside_collectives(stage, work_id);
   const auto& stage_peers = peers(stage);
   PerPeer<OpId> ops;
   ops.reserve(stage_peers.size());

@@ -263,7 +263,7 @@ class TrainingGraphBuilder {
   const RecordedPass& pass_template(int stage, const Chunk& chunk, std::string_view phase, const PassValues& inputs,
                                     Body&& body) {
     const auto key =
-        std::make_tuple(chunk.shape, phase, stage_pace_[static_cast<std::size_t>(stage)], collective_sms_share_);
+        std::make_tuple(chunk.shape, phase, stage_pace_[static_cast<std::size_t>(stage)], contention_key(stage, chunk));
     if (auto it = pass_templates_.find(key); it != pass_templates_.end()) return it->second;
     auto [specs, devices] = recording_devices(stage);
     PassRecorder recorder(fmt::format("{} chunk {}", phase, chunk.group), specs, devices, outer_, member_handles_,
@@ -376,34 +376,45 @@ class TrainingGraphBuilder {
   DeviceSpec stage_gpu(int stage) const;
   // A collective's time over the stage's communicator of `kind`.
   TimeNs collective_time(int stage, const OpWork& work, CommGroupKind kind);
-  // The time alone of the compute ops of steps [first, last] of the chunk in its forward pass, or
-  // in its backward pass with weight gradients and recomputation.
-  TimeNs steps_compute_time(int stage, const Chunk& chunk, std::size_t first, std::size_t last, bool backward) const;
+  // The time alone of the compute ops of step k of the chunk in a forward pass, a backward pass
+  // (with what it recomputes, and its weight gradients unless they have a pass of their own) or a
+  // weight pass.
+  enum class PassWork : std::uint8_t { forward, backward, weight };
+  TimeNs step_compute_time(int stage, const Chunk& chunk, std::size_t k, PassWork pass) const;
   // The SMs the stage's data-parallel collectives of `collective` ns hold (inside a node or across
   // nodes, as its DP group lies), averaged over `compute` ns of the stage's compute they overlap
   // (averaged_collective_sms); 0 with the option off.
   double collective_share(int stage, TimeNs compute, TimeNs collective);
-  // The share for the passes of microbatch `mb` on `stage` below ZeRO-3: the backward (and weight)
-  // passes of the last microbatch beside the overlapped gradient reduction, the forward passes
-  // of the first beside the overlapped parameter gather; 0 elsewhere.
-  double data_parallel_window(int stage, int mb, bool backward);
-  // `work_id` with the share's SMs held.
-  WorkId beside_collectives(WorkId work_id);
-  // Sets the share while a window's passes are emitted.
-  class CollectiveWindow {
+  // Below ZeRO-3, the gradient-making pass of each chunk's last microbatch runs beside the stage's
+  // overlapped gradient reduction from the step where its first bucket fills.
+  struct GradientWindow {
+    double share = 0.0;
+    std::vector<std::vector<bool>> before_first_bucket;  // per chunk, per step; empty: no window
+  };
+  bool in_gradient_window(int mb, std::string_view phase) const;
+  const GradientWindow& gradient_window(int stage, int mb);  // made once per stage
+  // Before step `step`'s ops in the window: the share its compute runs beside.
+  void enter_gradient_step(const Chunk& chunk, std::size_t step);
+  // While alive, the passes emitted are in the window when `phase` and `mb` are its.
+  class GradientWindowScope {
    public:
-    CollectiveWindow(TrainingGraphBuilder& builder, double share)
-        : b_(builder), outer_(std::exchange(builder.collective_sms_share_, share)) {}
-    CollectiveWindow(const CollectiveWindow&) = delete;
-    CollectiveWindow& operator=(const CollectiveWindow&) = delete;
-    ~CollectiveWindow() { b_.collective_sms_share_ = outer_; }
+    GradientWindowScope(TrainingGraphBuilder& builder, int stage, int mb, std::string_view phase);
+    GradientWindowScope(const GradientWindowScope&) = delete;
+    GradientWindowScope& operator=(const GradientWindowScope&) = delete;
+    ~GradientWindowScope();
 
    private:
     TrainingGraphBuilder& b_;
-    double outer_;
+    const GradientWindow* outer_window_;
+    double outer_share_;
   };
-  double collective_sms_share_ = 0.0;                     // SMs held by the collectives beside the ops added now
-  std::map<std::pair<int, bool>, double> window_shares_;  // by (stage, backward)
+  // What a pass template recorded now holds of the collectives beside its compute (part of its key).
+  std::uint64_t contention_key(int stage, const Chunk& chunk);
+  // `work_id` with the share's SMs held, on the stage's GPUs.
+  WorkId beside_collectives(int stage, WorkId work_id);
+  double collective_sms_share_ = 0.0;                // SMs held by the collectives beside the ops added now
+  const GradientWindow* gradient_window_ = nullptr;  // the window being emitted
+  std::map<int, GradientWindow> gradient_windows_;   // by stage
 
   // Backward TP collectives run asynchronously on the TP stream; other ops stay on compute.
   static Lane backward_lane(const Step& step);
@@ -535,8 +546,8 @@ class TrainingGraphBuilder {
   std::vector<std::size_t> replica_collectives_of_stage_;
   // Passes as templates (composites_) by (chunk shape, phase; phases are string literals), and the
   // recording under way.
-  // By shape, phase, pace and the SMs collectives beside the pass hold.
-  std::map<std::tuple<std::size_t, std::string_view, int, double>, RecordedPass> pass_templates_;
+  // By shape, phase, pace and what collectives beside the pass hold (contention_key).
+  std::map<std::tuple<std::size_t, std::string_view, int, std::uint64_t>, RecordedPass> pass_templates_;
   // A template of (shape, phase) at any pace: what its bundles look like.
   const PassTemplate* any_pass_template(std::size_t shape, std::string_view phase) const;
   std::map<std::pair<int, int>, StageTranslation> translations_;

@@ -88,7 +88,7 @@ std::vector<PerPeer<TensorId>> TrainingGraphBuilder::member_handles(const Chunk&
 }
 
 const PassTemplate* TrainingGraphBuilder::any_pass_template(std::size_t shape, std::string_view phase) const {
-  const auto it = pass_templates_.lower_bound(std::make_tuple(shape, phase, 0, 0.0));
+  const auto it = pass_templates_.lower_bound(std::make_tuple(shape, phase, 0, std::uint64_t{0}));
   const bool found = it != pass_templates_.end() && std::get<0>(it->first) == shape && std::get<1>(it->first) == phase;
   return found ? &it->second.pass : nullptr;
 }

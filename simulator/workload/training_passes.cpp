@@ -8,7 +8,6 @@ namespace weft::training_graph {
 
 void TrainingGraphBuilder::emit_forward(int stage, Chunk& chunk, const PipelineAction& action, ForwardRecord& record) {
   const int mb = action.microbatch;
-  const CollectiveWindow window(*this, data_parallel_window(stage, mb, false));
   // The activations it reads: the first flows into its first step, the others (other encoders'
   // outputs under modality parallelism) are waited for.
   PassValues read;
@@ -158,7 +157,6 @@ void TrainingGraphBuilder::emit_backward(int stage, Chunk& chunk, const Pipeline
                                          std::vector<PendingWeightGrad>& pending) {
   if (!chunk.has_backward && !chunk.sends_gradient) return;
   const int mb = action.microbatch;
-  const CollectiveWindow window(*this, data_parallel_window(stage, mb, true));
   const PerPeer<TensorId> dy =
       graph_.successor(chunk.group) >= 0 ? boundary_tensor({chunk.group, mb, true}, stage) : record.output;
   PerPeer<TensorId> dx;
@@ -176,6 +174,7 @@ void TrainingGraphBuilder::emit_backward(int stage, Chunk& chunk, const Pipeline
       recompute_layer(stage, chunk, chunk.steps.size() - 1, mb, record, recomputed);
       sharded.finish();
     }
+    const GradientWindowScope window(*this, stage, mb, "bwd");
     dx = backward_body(stage, chunk, dy, record, std::move(recomputed), mb, pending);
   }
   for (int input : chunk.gradient_inputs) send(stage, input, {input, mb, true}, dx, "gradient");
@@ -213,6 +212,7 @@ PerPeer<TensorId> TrainingGraphBuilder::emit_backward_passes(int stage, const Ch
       return PassValues{};
     });
   }
+  const GradientWindowScope window(*this, stage, mb, "bwd");
   emit_pass(stage, chunk, "bwd", mb, PassValues{dy}, escapes, record.bundles, [&](std::vector<PassBundle>& leaving) {
     std::vector<PendingWeightGrad> inner_pending;
     PerPeer<TensorId> dx = backward_body(stage, chunk, dy, forward_handles(chunk),
@@ -270,6 +270,7 @@ PerPeer<TensorId> TrainingGraphBuilder::backward_body(int stage, const Chunk& ch
     const Step& step = chunk.steps[k];
     begin_layer(chunk, k);
     sharded.enter(k);
+    enter_gradient_step(chunk, k);
     const bool layer_end = k + 1 < chunk.steps.size() && chunk.block[k + 1] != chunk.block[k];
     if (s_.parallel.recompute == RecomputePolicy::full && is_layer(chunk, k) && layer_end &&
         chunk.block_has_backward[k]) {
@@ -375,7 +376,7 @@ PerPeer<OpId> TrainingGraphBuilder::emit_weight_grad(int stage, const Chunk& chu
 void TrainingGraphBuilder::emit_weight_pass(int stage, const Chunk& chunk, const PipelineAction& action,
                                             ForwardRecord& record, std::vector<PendingWeightGrad>& pending) {
   if (pending.empty()) return;
-  const CollectiveWindow window(*this, data_parallel_window(stage, action.microbatch, true));
+  const GradientWindowScope window(*this, stage, action.microbatch, "weight");
   if (composites_) {
     // It reads bundles (what the forward, recompute and backward passes left for it) and maybe
     // the backward's incoming and outgoing gradients.
@@ -404,6 +405,7 @@ void TrainingGraphBuilder::weight_pass_body(int stage, const Chunk& chunk,
   }
   for (const PendingWeightGrad& weight : pending) {
     begin_layer(chunk, weight.step);
+    enter_gradient_step(chunk, weight.step);
     emit_weight_grad(stage, chunk, weight, mb, join);
   }
 }

@@ -48,14 +48,18 @@ ShardedLayers::ShardedLayers(TrainingGraphBuilder& builder, int stage, const Chu
     for (int& unit : unit_of_step_) unit = unit < 0 ? -1 : static_cast<int>(units_.size()) - 1 - unit;
   }
   state_.resize(units_.size());
+  const auto pass = backward ? TrainingGraphBuilder::PassWork::backward : TrainingGraphBuilder::PassWork::forward;
   for (const Unit& unit : units_) {
-    unit_compute_.push_back(b_.steps_compute_time(stage, chunk, unit.first, unit.last, backward));
+    TimeNs compute = 0;
+    for (std::size_t k = unit.first; k <= unit.last; ++k) compute += b_.step_compute_time(stage, chunk, k, pass);
+    unit_compute_.push_back(compute);
   }
+  outer_share_ = b_.collective_sms_share_;
 }
 
 ShardedLayers::~ShardedLayers() {
   b_.layer_parameters_ = {};
-  if (!units_.empty()) b_.collective_sms_share_ = 0.0;
+  if (!units_.empty()) b_.collective_sms_share_ = outer_share_;
 }
 
 TimeNs ShardedLayers::gather(std::size_t unit, const PerPeer<OpId>& after) {
@@ -79,7 +83,7 @@ void ShardedLayers::enter(std::size_t step) {
   finish_unit();
   current_ = unit;
   if (unit < 0) {
-    b_.collective_sms_share_ = 0.0;
+    b_.collective_sms_share_ = outer_share_;
     beside_ = 0;
     return;
   }
@@ -126,7 +130,7 @@ void ShardedLayers::finish_unit() {
 void ShardedLayers::finish() {
   finish_unit();
   current_ = -1;
-  if (!units_.empty()) b_.collective_sms_share_ = 0.0;
+  if (!units_.empty()) b_.collective_sms_share_ = outer_share_;
   beside_ = 0;
 }
 

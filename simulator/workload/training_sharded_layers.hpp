@@ -57,6 +57,7 @@ class ShardedLayers {
   std::vector<State> state_;
   std::vector<TimeNs> unit_compute_;  // the time alone of each unit's compute in this pass
   TimeNs beside_ = 0;                 // of the collectives issued since the last unit began
+  double outer_share_ = 0.0;          // the builder's share outside the layers
   int current_ = -1;
 };
 

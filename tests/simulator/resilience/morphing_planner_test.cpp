@@ -103,13 +103,14 @@ TEST_CASE("a Varuna run restarts on fewer nodes instead of waiting for repairs",
 
 TEST_CASE("Varuna checkpoints when told of a preemption, if the write fits in the notice", "[resilience][varuna]") {
   const TrainingScenario scenario = morphing_scenario();
-  RunSetup setup = varuna_setup(scenario, {{3600.0, 1, INFINITY}});
+  RunSetup setup = varuna_setup(scenario, {});
   // By hand: checkpoints at whole iterations, the nearest to 600 s of training, each a 1 s stop;
-  // the node is lost `since` into a stretch of training.
+  // the node is lost `since` into the seventh stretch of training, a third of an iteration past
+  // its middle.
   const double stretch = std::max(1.0, std::round(600.0 / setup.iteration_s)) * setup.iteration_s;
-  const double cycles = std::floor(3600.0 / (stretch + 1.0));
-  const double since = 3600.0 - cycles * (stretch + 1.0);
-  REQUIRE(since < stretch);
+  const double cycles = 6.0;
+  const double since = stretch / 2.0 + setup.iteration_s / 3.0;
+  setup.failures.trace = {{cycles * (stretch + 1.0) + since, 1, INFINITY}};
   const double partial = std::fmod(cycles * stretch + since, setup.iteration_s);
   REQUIRE(partial > 0.0);
   SECTION("no notice: everything since the last checkpoint is lost") {

@@ -87,8 +87,15 @@ TEST_CASE("ZeRO-3: each layer's compute runs beside the next layer's gather and 
   // Units in pass order: the embedding is unit 0, layer L3 unit 4; its forward runs beside the
   // gather of unit 5, its backward (unit 5 of 10 counted from the head) beside the gather of
   // unit 6 and the reduce-scatter of unit 4 (layer L4).
-  const Window forward = window_of(run, ops_named(run, {"L3.", " fwd mb1"}), gpu);
-  const double gather = total_duration(run, ops_named(run, {"param all-gather fwd mb1 unit 5"}));
+  const std::vector<OpId> layer = ops_named(run, {"L3.", " fwd mb1"});
+  const std::vector<OpId> next_gather = ops_named(run, {"param all-gather fwd mb1 unit 5"});
+  REQUIRE_FALSE(layer.empty());
+  REQUIRE(next_gather.size() == 1);
+  // The gather runs while the layer computes.
+  CHECK(run.result.start(next_gather.front()) < run.result.end(layer.back()));
+  CHECK(run.result.end(next_gather.front()) > run.result.start(layer.front()));
+  const Window forward = window_of(run, layer, gpu);
+  const double gather = total_duration(run, next_gather);
   REQUIRE(gather > 0.0);
   CHECK(forward.max_held > 0.0);
   CHECK(forward.simulated == Approx(by_hand(forward.alone, gather)).margin(20));
@@ -99,32 +106,53 @@ TEST_CASE("ZeRO-3: each layer's compute runs beside the next layer's gather and 
   CHECK(backward.simulated - forward.simulated == Approx(by_hand(backward.alone - forward.alone, beside)).margin(40));
 }
 
-TEST_CASE(
-    "below ZeRO-3 the last microbatch's backward runs beside the gradient reduction, the first forward "
-    "beside the parameter gather",
-    "[workload][contention]") {
+TEST_CASE("below ZeRO-3 the last microbatch's backward runs beside the gradient buckets from the first one on",
+          "[workload][contention]") {
   const TrainingScenario scenario = scenario_from(data_parallel(1));
   const auto run = run_training(scenario, {.composites = false});
   const DeviceSpec& gpu = scenario.cluster.gpu;
-  auto backward_ops = [&](const char* mb) {
-    std::vector<OpId> ops;
-    for (OpId op : ops_named(run, {mb})) {
-      if (!has(run.workload.graph.op_name(op), "fwd")) ops.push_back(op);
-    }
-    return ops;
-  };
-  // mb3 is the last of the 4: the reduction's buckets are issued as its gradients fill.
-  const Window last = window_of(run, backward_ops(" mb3"), gpu);
-  const double reduction = total_duration(run, ops_named(run, {"grad reduce-scatter bucket"}));
-  REQUIRE(reduction > 0.0);
-  CHECK(last.simulated == Approx(by_hand(last.alone, reduction)).margin(50));
-  CHECK(window_of(run, backward_ops(" mb2"), gpu).max_held == 0.0);
-
-  const Window first = window_of(run, ops_named(run, {" fwd mb0"}), gpu);
-  const double gather = total_duration(run, ops_named(run, {"param all-gather bucket"}));
-  REQUIRE(gather > 0.0);
-  CHECK(first.simulated == Approx(by_hand(first.alone, gather)).margin(50));
-  CHECK(window_of(run, ops_named(run, {" fwd mb1"}), gpu).max_held == 0.0);
+  // The gradient buckets, in the order they fill (the last layers first).
+  std::vector<OpId> buckets;
+  for (int k = 0;; ++k) {
+    const std::string name = "grad reduce-scatter bucket " + std::to_string(k);
+    const std::vector<OpId> bucket = ops_named(run, {name});
+    if (bucket.empty()) break;
+    REQUIRE(bucket.size() == 1);
+    buckets.push_back(bucket.front());
+  }
+  REQUIRE(buckets.size() >= 3);
+  // mb3 is the last of the 4 microbatches: its backward makes the gradients the buckets reduce.
+  std::vector<OpId> before, beside;
+  TimeNs last_compute_end = 0;
+  for (OpId op : ops_named(run, {" mb3"})) {
+    if (has(run.workload.graph.op_name(op), "fwd") || !is_compute(run, op)) continue;
+    (run.result.start(op) < run.result.start(buckets.front()) ? before : beside).push_back(op);
+    last_compute_end = std::max(last_compute_end, run.result.end(op));
+  }
+  REQUIRE_FALSE(before.empty());
+  REQUIRE_FALSE(beside.empty());
+  // Before the first bucket is full nothing runs beside the compute.
+  CHECK(window_of(run, before, gpu).max_held == 0.0);
+  // The last bucket waits for the pass's last gradients: it runs after the compute, so only the
+  // others are beside it, and they do overlap it.
+  CHECK(run.result.start(buckets.back()) >= last_compute_end);
+  CHECK(run.result.start(buckets.front()) < last_compute_end);
+  double reduction = 0.0;
+  for (std::size_t k = 0; k + 1 < buckets.size(); ++k)
+    reduction += static_cast<double>(run.result.duration(buckets[k]));
+  const Window window = window_of(run, beside, gpu);
+  CHECK(window.max_held > 0.0);
+  CHECK(window.simulated == Approx(by_hand(window.alone, reduction)).margin(50));
+  // Other microbatches, and the forward passes (their parameter gather is waited for), hold nothing.
+  std::vector<OpId> earlier;
+  for (OpId op : ops_named(run, {" mb2"})) {
+    if (!has(run.workload.graph.op_name(op), "fwd")) earlier.push_back(op);
+  }
+  REQUIRE_FALSE(earlier.empty());
+  CHECK(window_of(run, earlier, gpu).max_held == 0.0);
+  const std::vector<OpId> first_forward = ops_named(run, {" fwd mb0"});
+  REQUIRE_FALSE(first_forward.empty());
+  CHECK(window_of(run, first_forward, gpu).max_held == 0.0);
 }
 
 TEST_CASE("the switch turns the slowdown off, and passes reused or built op by op agree", "[workload][contention]") {
