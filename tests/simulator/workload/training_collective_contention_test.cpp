@@ -25,10 +25,10 @@ std::string data_parallel(int zero, bool contention = true) {
          (contention ? "true" : "false") + "}}";
 }
 
-bool has(std::string_view name, std::string_view part) { return name.find(part) != std::string_view::npos; }
+bool name_has(std::string_view name, std::string_view part) { return name.find(part) != std::string_view::npos; }
 
 // The ops of the first rank whose names contain every one of `parts`.
-std::vector<OpId> ops_named(const test::TrainingRun& run, std::vector<std::string_view> parts) {
+std::vector<OpId> first_rank_ops(const test::TrainingRun& run, std::vector<std::string_view> parts) {
   const Graph& graph = run.workload.graph;
   const DeviceId device = run.workload.ranks.front().device;
   std::vector<OpId> ops;
@@ -36,7 +36,7 @@ std::vector<OpId> ops_named(const test::TrainingRun& run, std::vector<std::strin
     const OpId op(i);
     const std::string_view name = graph.op_name(op);
     if (graph.op_device(op) != device) continue;
-    if (std::all_of(parts.begin(), parts.end(), [&](std::string_view part) { return has(name, part); }))
+    if (std::all_of(parts.begin(), parts.end(), [&](std::string_view part) { return name_has(name, part); }))
       ops.push_back(op);
   }
   return ops;
@@ -87,8 +87,8 @@ TEST_CASE("ZeRO-3: each layer's compute runs beside the next layer's gather and 
   // Units in pass order: the embedding is unit 0, layer L3 unit 4; its forward runs beside the
   // gather of unit 5, its backward (unit 5 of 10 counted from the head) beside the gather of
   // unit 6 and the reduce-scatter of unit 4 (layer L4).
-  const std::vector<OpId> layer = ops_named(run, {"L3.", " fwd mb1"});
-  const std::vector<OpId> next_gather = ops_named(run, {"param all-gather fwd mb1 unit 5"});
+  const std::vector<OpId> layer = first_rank_ops(run, {"L3.", " fwd mb1"});
+  const std::vector<OpId> next_gather = first_rank_ops(run, {"param all-gather fwd mb1 unit 5"});
   REQUIRE_FALSE(layer.empty());
   REQUIRE(next_gather.size() == 1);
   // The gather runs while the layer computes.
@@ -100,9 +100,9 @@ TEST_CASE("ZeRO-3: each layer's compute runs beside the next layer's gather and 
   CHECK(forward.max_held > 0.0);
   CHECK(forward.simulated == Approx(by_hand(forward.alone, gather)).margin(20));
 
-  const Window backward = window_of(run, ops_named(run, {"L3.", " mb1"}), gpu);
-  const double beside = total_duration(run, ops_named(run, {"param all-gather bwd mb1 unit 6"})) +
-                        total_duration(run, ops_named(run, {"grad reduce-scatter mb1 unit 4"}));
+  const Window backward = window_of(run, first_rank_ops(run, {"L3.", " mb1"}), gpu);
+  const double beside = total_duration(run, first_rank_ops(run, {"param all-gather bwd mb1 unit 6"})) +
+                        total_duration(run, first_rank_ops(run, {"grad reduce-scatter mb1 unit 4"}));
   CHECK(backward.simulated - forward.simulated == Approx(by_hand(backward.alone - forward.alone, beside)).margin(40));
 }
 
@@ -115,7 +115,7 @@ TEST_CASE("below ZeRO-3 the last microbatch's backward runs beside the gradient 
   std::vector<OpId> buckets;
   for (int k = 0;; ++k) {
     const std::string name = "grad reduce-scatter bucket " + std::to_string(k);
-    const std::vector<OpId> bucket = ops_named(run, {name});
+    const std::vector<OpId> bucket = first_rank_ops(run, {name});
     if (bucket.empty()) break;
     REQUIRE(bucket.size() == 1);
     buckets.push_back(bucket.front());
@@ -124,8 +124,8 @@ TEST_CASE("below ZeRO-3 the last microbatch's backward runs beside the gradient 
   // mb3 is the last of the 4 microbatches: its backward makes the gradients the buckets reduce.
   std::vector<OpId> before, beside;
   TimeNs last_compute_end = 0;
-  for (OpId op : ops_named(run, {" mb3"})) {
-    if (has(run.workload.graph.op_name(op), "fwd") || !is_compute(run, op)) continue;
+  for (OpId op : first_rank_ops(run, {" mb3"})) {
+    if (name_has(run.workload.graph.op_name(op), "fwd") || !is_compute(run, op)) continue;
     (run.result.start(op) < run.result.start(buckets.front()) ? before : beside).push_back(op);
     last_compute_end = std::max(last_compute_end, run.result.end(op));
   }
@@ -145,12 +145,12 @@ TEST_CASE("below ZeRO-3 the last microbatch's backward runs beside the gradient 
   CHECK(window.simulated == Approx(by_hand(window.alone, reduction)).margin(50));
   // Other microbatches, and the forward passes (their parameter gather is waited for), hold nothing.
   std::vector<OpId> earlier;
-  for (OpId op : ops_named(run, {" mb2"})) {
-    if (!has(run.workload.graph.op_name(op), "fwd")) earlier.push_back(op);
+  for (OpId op : first_rank_ops(run, {" mb2"})) {
+    if (!name_has(run.workload.graph.op_name(op), "fwd")) earlier.push_back(op);
   }
   REQUIRE_FALSE(earlier.empty());
   CHECK(window_of(run, earlier, gpu).max_held == 0.0);
-  const std::vector<OpId> first_forward = ops_named(run, {" fwd mb0"});
+  const std::vector<OpId> first_forward = first_rank_ops(run, {" fwd mb0"});
   REQUIRE_FALSE(first_forward.empty());
   CHECK(window_of(run, first_forward, gpu).max_held == 0.0);
 }
