@@ -19,7 +19,7 @@
 
 namespace weft::training_graph {
 
-DeviceSpec TrainingGraphBuilder::stage_gpu(int stage) const {
+const DeviceSpec& TrainingGraphBuilder::stage_gpu(int stage) const {
   // At full speed: a straggler's window keeps the share of its healthy peers', so that a folded
   // rank (at its slowest GPU's pace) and the ranks it stands for are slowed alike.
   return s_.cluster.gpu_of_group(stages_[static_cast<std::size_t>(stage)].front().pace.node_group);
@@ -32,7 +32,7 @@ TimeNs TrainingGraphBuilder::collective_time(int stage, const OpWork& work, Comm
 }
 
 TimeNs TrainingGraphBuilder::step_compute_time(int stage, const Chunk& chunk, std::size_t k, PassWork pass) const {
-  const DeviceSpec gpu = stage_gpu(stage);
+  const DeviceSpec& gpu = stage_gpu(stage);
   const Step& step = chunk.steps[k];
   TimeNs total = 0;
   auto add = [&](const std::optional<OpWork>& work) {
@@ -58,7 +58,7 @@ TimeNs TrainingGraphBuilder::step_compute_time(int stage, const Chunk& chunk, st
 
 double TrainingGraphBuilder::collective_share(int stage, TimeNs compute, TimeNs collective) {
   if (!s_.options.collective_contention) return 0.0;
-  const DeviceSpec gpu = stage_gpu(stage);
+  const DeviceSpec& gpu = stage_gpu(stage);
   const bool across_nodes = cost_->group(stage_group(CommGroupKind::dp, stage)).nodes > 1;
   const int held =
       across_nodes && gpu.collective_sms_across_nodes > 0 ? gpu.collective_sms_across_nodes : gpu.collective_sms;

@@ -16,7 +16,6 @@
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
-#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -373,7 +372,7 @@ class TrainingGraphBuilder {
   // ---- compute beside data-parallel collectives (training_collective_contention.cpp) ----------
 
   // The spec of the stage's GPU type, at full speed.
-  DeviceSpec stage_gpu(int stage) const;
+  const DeviceSpec& stage_gpu(int stage) const;
   // A collective's time over the stage's communicator of `kind`.
   TimeNs collective_time(int stage, const OpWork& work, CommGroupKind kind);
   // The time alone of the compute ops of step k of the chunk in a forward pass, a backward pass
