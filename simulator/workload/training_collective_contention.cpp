@@ -14,7 +14,6 @@
 
 #include "simulator/core/hash_mix.hpp"
 #include "simulator/workload/collective_contention.hpp"
-#include "simulator/workload/modules/op_factory.hpp"
 #include "simulator/workload/training_graph_builder.hpp"
 
 namespace weft::training_graph {
@@ -87,9 +86,7 @@ const TrainingGraphBuilder::GradientWindow& TrainingGraphBuilder::gradient_windo
   }
   TimeNs collectives = 0;
   for (std::size_t k = 0; k + 1 < stage_buckets.size(); ++k) {
-    const Bytes bytes = s_.stack.gradient_bytes(s_.training.dtype) * stage_buckets[k].parameters;
-    const OpClass op_class = s_.parallel.zero >= 1 ? OpClass::reducescatter : OpClass::allreduce;
-    collectives += collective_time(stage, communication_work(op_class, bytes), CommGroupKind::dp);
+    collectives += collective_time(stage, bucket_reduction(stage_buckets[k]), CommGroupKind::dp);
   }
   // The compute from the first bucket's last gradient on: steps after it in backward order are the
   // other chunks' and this chunk's below the bucket's.

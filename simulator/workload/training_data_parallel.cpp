@@ -28,6 +28,12 @@ std::vector<TrainingGraphBuilder::Bucket> TrainingGraphBuilder::buckets(int stag
   return out;
 }
 
+OpWork TrainingGraphBuilder::bucket_reduction(const Bucket& bucket) const {
+  // Sharded optimizer states (ZeRO-1/2): each rank keeps its shard of the reduced gradients.
+  return communication_work(s_.parallel.zero >= 1 ? OpClass::reducescatter : OpClass::allreduce,
+                            s_.stack.gradient_bytes(s_.training.dtype) * bucket.parameters);
+}
+
 void TrainingGraphBuilder::emit_gradient_reduction(int stage) {
   const bool sharded = s_.parallel.zero >= 1;
   // ZeRO-3 reduce-scatters each layer's gradients in its backward pass (training_sharded_layers.cpp).
@@ -35,8 +41,7 @@ void TrainingGraphBuilder::emit_gradient_reduction(int stage) {
   const std::vector<Bucket> stage_buckets = buckets(stage);
   for (std::size_t k = 0; k < stage_buckets.size(); ++k) {
     const Bucket& bucket = stage_buckets[k];
-    const OpWork reduction = communication_work(sharded ? OpClass::reducescatter : OpClass::allreduce,
-                                                s_.stack.gradient_bytes(s_.training.dtype) * bucket.parameters);
+    const OpWork reduction = bucket_reduction(bucket);
     const PerPeer<OpId> ops =
         add_ops(stage, name("grad {} bucket {}", sharded ? "reduce-scatter" : "all-reduce", k),
                 placed_work(reduction, CommGroupKind::dp, stage), CommGroupKind::dp, Lane::data_parallel);

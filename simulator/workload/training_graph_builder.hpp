@@ -465,6 +465,8 @@ class TrainingGraphBuilder {
   };
 
   std::vector<Bucket> buckets(int stage) const;
+  // The collective that reduces a bucket's gradients over data parallelism.
+  OpWork bucket_reduction(const Bucket& bucket) const;
 
   void emit_gradient_reduction(int stage);
 
