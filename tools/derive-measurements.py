@@ -49,31 +49,39 @@ def a100(bandwidth_gbps, memory_note):
                        "ratio"])
 
 
-# The A40 trains in TF32 (fp32 storage on its TF32 tensor cores) in the dissertation's evaluations (papers/002):
-# its TF32 GEMMs at the A100's achievable fraction of the dense peak (271.2 of 312), no A40 figure being published.
+# The A40 trains in TF32 (fp32 storage on its TF32 tensor cores) in the dissertation's evaluations (papers/002), and
+# in bf16 in Cornstarch's context-parallel one (papers/004 §6.5): its GEMMs at the A100's achievable fraction of the
+# dense peak (271.2 of 312), no A40 figure being published.
 A40_TF32_TFLOPS = 74.8 * 271.2 / 312
-A40_SOURCE = ("NVIDIA A40 datasheet: TF32 Tensor 74.8 TFLOP/s dense, GDDR6 696 GB/s (scenarios/clusters/devices/a40.json); "
-              "no public achievable-matmul figure of the A40 was found, so its TF32 GEMMs reach the A100's achievable "
-              f"fraction of its bf16 peak (271.2 / 312, ml-engineering above): {A40_TF32_TFLOPS:.1f} TFLOP/s against the "
-              "H100's 794.5 in bf16, on the same shapes")
+A40_BF16_TFLOPS = 149.7 * 271.2 / 312
+A40_SOURCE = ("NVIDIA A40 datasheet: TF32 Tensor 74.8 TFLOP/s dense, BF16 Tensor 149.7, GDDR6 696 GB/s "
+              "(scenarios/clusters/devices/a40.json); no public achievable-matmul figure of the A40 was found, so its "
+              "GEMMs reach the A100's achievable fraction of its bf16 peak (271.2 / 312, ml-engineering above): "
+              f"{A40_TF32_TFLOPS:.1f} TFLOP/s in TF32 and {A40_BF16_TFLOPS:.1f} in bf16 against the H100's 794.5 in "
+              "bf16, on the same shapes")
+A40_MEMORY = ("memory-bound kernels: the datasheet bandwidths, 696 GB/s against 3,350 GB/s (H100 SXM), as the same "
+              "fraction of the peak; in TF32 on fp32 tensors of the same shapes: twice the bytes, twice the time")
+A40_UNFUSED = ("unfused attention: the A100 80GB's standard attention figures (FlashAttention README), which that README "
+               "shows bound by memory traffic (softmax, dropout and masking), scaled by the bandwidths (2,039 GB/s "
+               "against 696), and in TF32 by fp32's twice the bytes")
+A40_FUSED = ("fused attention in bf16: FlashAttention-2 and memory-efficient attention at the A100's rate (FlashAttention's "
+             "A100/H100 ratio above) times the bf16 peaks' ratio (149.7 / 312), cuDNN attention at the GEMM ratio; in "
+             "TF32 none (FlashAttention and cuDNN take 16-bit inputs only, and no fp32 figure of the memory-efficient "
+             "kernel was found)")
+A40_TF32 = ("in TF32 every 16-bit measurement becomes a tf32 one: GEMMs on TF32 tensor cores, fp32 elementwise and "
+            "normalisation kernels")
 
 
 def a40():
-    """The A40 in TF32: the H100's bf16 GEMM times by the achievable rates, its memory-bound kernels by the datasheet
-    bandwidths on fp32 tensors (twice the bytes), unfused attention from the A100 80GB's standard-attention figures
-    as a memory-bound kernel; FlashAttention and cuDNN attention take 16-bit inputs only and are left out."""
-    return dict(gemm=794.5 / A40_TF32_TFLOPS, memory=3350 / 696, attention={}, unfused="a100-sxm-80gb",
-                unfused_scale=2 * 2039 / 696, dtype="tf32",
-                notes=[MAMF_SOURCE, A40_SOURCE,
-                       "memory-bound kernels: the datasheet bandwidths, 696 GB/s against 3,350 GB/s (H100 SXM), as the same "
-                       "fraction of the peak, on fp32 tensors of the same shapes: twice the bytes, twice the time",
-                       "unfused attention: the A100 80GB's standard attention figures (FlashAttention README), which that "
-                       "README shows bound by memory traffic (softmax, dropout and masking), scaled by the bandwidths "
-                       "(2,039 GB/s against 696) and by fp32's twice the bytes",
-                       "fused attention (FlashAttention-2, cuDNN, memory-efficient): none; the first two take fp16 and bf16 "
-                       "only, and no fp32 figure of the memory-efficient kernel was found",
-                       "every 16-bit measurement becomes a tf32 one: GEMMs on TF32 tensor cores, fp32 elementwise and "
-                       "normalisation kernels"])
+    """The A40 in TF32 and in bf16: the H100's bf16 GEMM times by the achievable rates, its memory-bound kernels by the
+    datasheet bandwidths (on fp32 tensors, twice the bytes, in TF32), unfused attention from the A100 80GB's
+    standard-attention figures as a memory-bound kernel; fused attention in bf16 only (it takes 16-bit inputs)."""
+    fused = {"flash2": 312 / 149.7 / 0.60, "efficient": 312 / 149.7 / 0.60, "cudnn": 794.5 / A40_BF16_TFLOPS}
+    return [dict(gemm=794.5 / A40_TF32_TFLOPS, memory=3350 / 696, attention={}, unfused="a100-sxm-80gb",
+                 unfused_scale=2 * 2039 / 696, dtype="tf32",
+                 notes=[MAMF_SOURCE, FA2_SOURCE, A40_SOURCE, A40_MEMORY, A40_UNFUSED, A40_FUSED, A40_TF32]),
+            dict(gemm=794.5 / A40_BF16_TFLOPS, memory=3350 / 696, attention=fused, unfused="a100-sxm-80gb",
+                 unfused_scale=2039 / 696, only_16_bit=True, notes=[])]
 
 
 # Per GPU: GEMM time ratio, memory-bound time ratio, attention time ratio per kernel, unfused attention figures
@@ -107,31 +115,9 @@ def ratio(m, spec):
     raise SystemExit(f"cannot derive a {m['op']} measurement")
 
 
-def main():
-    if len(sys.argv) != 4 or sys.argv[1] in ("-h", "--help"):
-        print(__doc__.strip())
-        print("GPUs: " + ", ".join(DERIVED))
-        sys.exit(0 if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help") else 2)
-    measured_path, device, out_path = sys.argv[1:]
-    if device not in DERIVED:
-        sys.exit(f"derive-measurements: unknown GPU '{device}' (known: {', '.join(DERIVED)})")
-    spec = DERIVED[device]
-    with open(measured_path) as f:
-        measured = json.load(f)
-    out = dict(measured)
-    out["device"] = device
-    out.pop("device_memory_bytes", None)
-    out["sources"] = dict(measured.get("sources", {}))
-    out["sources"]["derived"] = (f"derived from {measured_path} (measured on {measured['device']}) by "
-                                 "tools/derive-measurements.py; see notes")
-    out["notes"] = [f"every time is {measured['device']}'s, scaled to the {device}"] + spec["notes"]
-    if "host_issue" in measured:
-        out["notes"].append(f"host_issue: {measured['device']}'s, kept unscaled: it is the time the host and its framework "
-                            "take to issue an op, not the GPU's (docs/host-issue.md)")
-    if "kernel_gap" in measured:
-        out["notes"].append(f"kernel_gap: {measured['device']}'s, kept unscaled: no measurement of this GPU's gap between "
-                            "kernels queued back to back, and no spec ratio it follows (docs/host-issue.md)")
-    out["measurements"] = []
+def derived_measurements(measured, spec, out):
+    """`measured`'s measurements scaled by `spec`; the GPU's own unfused attention figures first where it has some."""
+    derived_list = []
     own_unfused = spec.get("unfused")
     dtype = spec.get("dtype")
     if own_unfused:
@@ -139,13 +125,16 @@ def main():
         for m in standard_attention(FIGURES, own_unfused, "figures"):
             if dtype:
                 m["dtype"] = dtype
+            if "unfused_scale" in spec:
                 m["samples_ns"] = [round(t * spec["unfused_scale"], 1) for t in m["samples_ns"]]
-            out["measurements"].append(m)
+            derived_list.append(m)
     for m in measured["measurements"]:
         if own_unfused and m.get("kernel") == "unfused":
             continue
         if dtype and m["op"] in ("attention_fwd", "attention_bwd"):
             continue  # the fused kernels take 16-bit inputs only
+        if spec.get("only_16_bit") and m["dtype"] not in ("bf16", "fp16"):
+            continue  # the fp32 kernels (the optimizer's) are the other variant's
         derived = {k: v for k, v in m.items() if k not in ("median_ns", "min_ns", "max_ns", "spread")}
         scale = ratio(m, spec)
         if dtype and m["dtype"] in ("bf16", "fp16"):
@@ -155,7 +144,38 @@ def main():
         derived["samples_ns"] = [round(t * scale, 1) for t in m["samples_ns"]]
         if m.get("source") == "reference":
             derived["source"] = "derived"
-        out["measurements"].append(derived)
+        derived_list.append(derived)
+    return derived_list
+
+
+def main():
+    if len(sys.argv) != 4 or sys.argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+        print("GPUs: " + ", ".join(DERIVED))
+        sys.exit(0 if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help") else 2)
+    measured_path, device, out_path = sys.argv[1:]
+    if device not in DERIVED:
+        sys.exit(f"derive-measurements: unknown GPU '{device}' (known: {', '.join(DERIVED)})")
+    spec = DERIVED[device]
+    notes = sum((v["notes"] for v in spec), []) if isinstance(spec, list) else spec["notes"]
+    with open(measured_path) as f:
+        measured = json.load(f)
+    out = dict(measured)
+    out["device"] = device
+    out.pop("device_memory_bytes", None)
+    out["sources"] = dict(measured.get("sources", {}))
+    out["sources"]["derived"] = (f"derived from {measured_path} (measured on {measured['device']}) by "
+                                 "tools/derive-measurements.py; see notes")
+    out["notes"] = [f"every time is {measured['device']}'s, scaled to the {device}"] + notes
+    if "host_issue" in measured:
+        out["notes"].append(f"host_issue: {measured['device']}'s, kept unscaled: it is the time the host and its framework "
+                            "take to issue an op, not the GPU's (docs/host-issue.md)")
+    if "kernel_gap" in measured:
+        out["notes"].append(f"kernel_gap: {measured['device']}'s, kept unscaled: no measurement of this GPU's gap between "
+                            "kernels queued back to back, and no spec ratio it follows (docs/host-issue.md)")
+    out["measurements"] = []
+    for variant in spec if isinstance(spec, list) else [spec]:
+        out["measurements"] += derived_measurements(measured, variant, out)
     write_measurement_file(out_path, out)
     print(f"{out_path}: {len(out['measurements'])} measurements derived from {measured_path}")
 

@@ -1,0 +1,32 @@
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <span>
+#include <vector>
+
+#include "simulator/core/enum_names.hpp"
+
+namespace weft {
+
+// How a sequence's tokens are dealt to the ranks of a context-parallel group, in blocks of the
+// attention kernel's tile (papers/004 §2.3.2, §4.3.2, §5.3):
+//  - ring: each rank a contiguous 1/G of the sequence (ring attention as first proposed);
+//  - zigzag: the sequence in 2G chunks, rank i the i-th and the (2G-1-i)-th (balanced for a causal
+//    mask only);
+//  - random: each block to a rank by a random hash of its index, (a (i + o) + b) mod 2^31 mod G
+//    with a drawn coprime to G, as Cornstarch's profiler assigns them; for G a power of two this
+//    deals the blocks round robin from a random rank, with a random stride;
+//  - lpt: Cornstarch's workload-balanced distribution (Appendix A): blocks in decreasing order of
+//    their work, each to the rank with the least work so far (Graham's longest processing time
+//    first; ties to the lower rank).
+enum class TokenDistribution : std::uint8_t { lpt, random, ring, zigzag };
+
+inline constexpr EnumNames<TokenDistribution, 4> kTokenDistributionNames({"lpt", "random", "ring", "zigzag"});
+
+// The rank of each block, in sequence order, for `ranks` ranks; `block_work` is each block's work
+// (lpt's key); `random` draws random's hash.
+std::vector<int> assign_blocks(TokenDistribution distribution, std::span<const std::int64_t> block_work, int ranks,
+                               std::mt19937_64& random);
+
+}  // namespace weft
