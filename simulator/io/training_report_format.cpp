@@ -30,6 +30,11 @@ std::string describe_plan(const TrainingScenario& s) {
                       kRecomputePolicyNames.name(p.recompute));
   if (p.redundant_computation) plan += ", redundant computation (Bamboo)";
   if (p.cp > 1) plan += fmt::format(", cp {}", kContextParallelAlgorithmNames.name(p.cp_algorithm));
+  if (s.training.attention_mask || p.cp_distribution) {
+    plan += fmt::format(", attention mask {}, tokens dealt {}",
+                        kMaskPatternNames.name(s.training.attention_mask.value_or(MaskPattern::causal)),
+                        kTokenDistributionNames.name(p.cp_distribution.value_or(TokenDistribution::zigzag)));
+  }
   std::vector<std::string> modality;
   for (const auto& [name, stages] : named_modality_stages(s.model, p.modality_stages))
     modality.push_back(fmt::format("{} {}", name, stages));

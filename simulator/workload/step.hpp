@@ -38,6 +38,13 @@ struct ShardContext {
   // Keys each query attends to on average when a sequence packs clips that attend within
   // themselves (sum of clip lengths squared over their sum); 0: the whole sequence.
   std::int64_t attention_span = 0;
+  // With a block-sparse attention kernel, keys per query that the slowest CP rank's attention
+  // computes, as a share of the keys each query could attend, from the sequence's mask and how
+  // the tokens are dealt (masked_attention.hpp); 0: the model's own mask, evenly dealt (causal:
+  // half). `causal_share`: the mask is the causal one, which a causal model's causal kernel
+  // computes (at its own measured rate); otherwise the kernel computes the share as dense tiles.
+  double attention_share = 0.0;
+  bool causal_share = false;
   Dtype dtype = Dtype::bf16;
   KernelChoices kernels;
 

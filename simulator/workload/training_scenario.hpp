@@ -12,6 +12,7 @@
 
 #include "cost_models/cluster_spec.hpp"
 #include "cost_models/collective_model.hpp"
+#include "simulator/workload/context_parallel/masked_attention.hpp"
 #include "simulator/workload/data/data_spec.hpp"
 #include "simulator/workload/modules/attention_core.hpp"
 #include "simulator/workload/multimodal_spec.hpp"
@@ -39,6 +40,9 @@ struct ParallelPlan {
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   RecomputePolicy recompute = RecomputePolicy::none;
   ContextParallelAlgorithm cp_algorithm = ContextParallelAlgorithm::ring;
+  // How the CP group deals a sequence's tokens, when given; with neither it nor an attention mask,
+  // every rank computes an even share of the model's own mask.
+  std::optional<TokenDistribution> cp_distribution;
   // Layers of each virtual pipeline stage, pp * vpp entries in pipeline order (stage s, chunk c
   // is entry c * pp + s); empty for an even split.
   std::vector<int> stage_layers;
@@ -74,6 +78,8 @@ struct TrainingSpec {
   double video_seconds = 0.0;     // seconds of video per sample, for modules of video tokens
   double audio_seconds = 0.0;     // seconds of audio per sample, for modules of audio tokens
   Dtype dtype = Dtype::bf16;
+  // The sequences' attention mask, when it is not the model's own (docs/context-parallel.md).
+  std::optional<MaskPattern> attention_mask;
 
   // What each sample holds, as the modules see it.
   SampleShape sample() const { return {seq_len, images, video_seconds, audio_seconds}; }

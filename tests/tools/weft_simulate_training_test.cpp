@@ -265,6 +265,36 @@ TEST_CASE("bad training scenarios exit 2 with the JSON path and the reason", "[c
   test::expect_simulate_rejects(R"({"model": {"base": "bert-large", "kind": "bert"})" + rest, "model.kind:");
 }
 
+TEST_CASE("a scenario's attention mask and token distribution set its context-parallel attention",
+          "[cli][context_parallel]") {
+  const TempDir dir;
+  auto scenario = nlohmann::json::parse(read_file(experiment("llama3-70b-512xh100")));
+  scenario["parallel"]["cp"] = 2;
+  scenario["parallel"]["dp"] = scenario["parallel"]["dp"].get<int>() / 2;
+  auto iteration = [&](const std::string& name) {
+    const auto file = dir.write(name + ".json", scenario.dump());
+    const auto run =
+        run_weft("simulate '" + file.string() + "' --json '" + dir.file(name + ".out.json").string() + "'");
+    INFO(run.err);
+    REQUIRE(run.exit_code == 0);
+    return nlohmann::json::parse(read_file(dir.file(name + ".out.json")))["iteration_time_s"].get<double>();
+  };
+  const double even = iteration("even");
+  scenario["parallel"]["cp_distribution"] = "ring";
+  const double ring = iteration("ring");
+  scenario["parallel"]["cp_distribution"] = "zigzag";
+  const double zigzag = iteration("zigzag");
+  CHECK(ring > zigzag);
+  CHECK(zigzag >= even);  // whole tiles on the diagonal: a little more than half
+  CHECK(zigzag < even * 1.01);
+  scenario["training"]["attention_mask"] = "mp";  // four packed sequences: far fewer tiles than causal text
+  CHECK(iteration("packed") < zigzag);
+  const auto packed = run_weft("simulate '" + dir.file("packed.json").string() + "'");
+  CHECK_THAT(packed.out, Contains("cp ring, attention mask mp, tokens dealt zigzag"));
+  scenario["training"]["attention_mask"] = "packed";
+  test::expect_simulate_rejects(scenario.dump(), "training.attention_mask: 'packed' is not one of");
+}
+
 TEST_CASE("the bundled GPU's profile costs a scenario by default, --calibration none turns it off", "[cli]") {
   const TempDir dir;
   const auto calibrated =

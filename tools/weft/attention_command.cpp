@@ -26,7 +26,7 @@ constexpr int kMaxMasks = 10000;
 struct AttentionFlags {
   std::string scenario;
   std::string tokens;
-  std::string masks_patterns = "ep,ee,mp";
+  std::string masks_patterns;
   std::string distributions = "lpt,random,ring,zigzag";
   int masks = 50;
   std::uint64_t seed = 1;
@@ -90,16 +90,22 @@ void run_attention(const AttentionFlags& flags) {
       .masks = flags.masks,
       .seed = flags.seed,
       .distributions = parse_list_flag("--distribution", flags.distributions, kTokenDistributionNames)};
-  std::vector<BalanceCase> cases;
-  const std::vector<std::int64_t> lengths =
-      flags.tokens.empty() ? std::vector<std::int64_t>{scenario.training.seq_len}
-                           : parse_tokens(flags.tokens, std::max(kMinTokens, flags.tile * plan.cp));
-  if (flags.tokens.empty() && lengths.front() < std::max(kMinTokens, flags.tile * plan.cp)) {
-    throw InputError(fmt::format("{}: training.seq_len {} is too short to study (at least {} tokens: give --tokens)",
-                                 flags.scenario, lengths.front(), std::max(kMinTokens, flags.tile * plan.cp)));
+  const std::int64_t least = std::max(kMinTokens, flags.tile * plan.cp);
+  std::vector<std::int64_t> lengths{scenario.training.seq_len};
+  if (!flags.tokens.empty()) {
+    lengths = parse_tokens(flags.tokens, least);
+  } else if (lengths.front() < least || lengths.front() > kMaxTokens) {
+    throw InputError(fmt::format("{}: training.seq_len {} is not {} to {} tokens: give --tokens", flags.scenario,
+                                 lengths.front(), least, kMaxTokens));
   }
+  // The scenario's own mask, else Cornstarch's three.
+  const std::string patterns = !flags.masks_patterns.empty() ? flags.masks_patterns
+                               : scenario.training.attention_mask
+                                   ? std::string(kMaskPatternNames.name(*scenario.training.attention_mask))
+                                   : "ep,ee,mp";
+  std::vector<BalanceCase> cases;
   for (const std::int64_t tokens : lengths) {
-    for (const MaskPattern pattern : parse_list_flag("--mask", flags.masks_patterns, kMaskPatternNames)) {
+    for (const MaskPattern pattern : parse_list_flag("--mask", patterns, kMaskPatternNames)) {
       cases.push_back({pattern, tokens});
     }
   }
@@ -144,8 +150,9 @@ void add_attention_command(CLI::App& app) {
       ->required();
   command->add_option("--tokens", flags->tokens, "Sequence lengths, comma-separated (default: training.seq_len)")
       ->type_name("N,...");
-  command->add_option("--mask", flags->masks_patterns, "Mask patterns, comma-separated: ep, ee, mp, document, causal")
-      ->capture_default_str();
+  command->add_option("--mask", flags->masks_patterns,
+                      "Mask patterns, comma-separated: ep, ee, mp, document, causal (default: training.attention_mask, "
+                      "else ep,ee,mp)");
   command->add_option("--distribution", flags->distributions, "Token distributions, comma-separated")
       ->capture_default_str();
   command->add_option("--masks", flags->masks, "Random masks per row")

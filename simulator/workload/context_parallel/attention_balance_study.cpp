@@ -8,16 +8,6 @@
 namespace weft {
 namespace {
 
-std::mt19937_64 mask_generator(std::uint64_t seed, const BalanceCase& study, int mask) {
-  std::seed_seq sequence{static_cast<std::uint32_t>(seed),
-                         static_cast<std::uint32_t>(seed >> 32),
-                         static_cast<std::uint32_t>(study.pattern),
-                         static_cast<std::uint32_t>(study.tokens),
-                         static_cast<std::uint32_t>(study.tokens >> 32),
-                         static_cast<std::uint32_t>(mask)};
-  return std::mt19937_64(sequence);
-}
-
 // The slowest rank's times and tile imbalance under one distribution of one mask.
 DistributionOutcome outcome_of(TokenDistribution distribution, const std::vector<std::int64_t>& block_tiles,
                                const BalanceStudy& study, std::int64_t tokens, const AttentionLayerCost& cost,
@@ -52,12 +42,13 @@ std::vector<BalanceRow> run_balance_study(const BalanceStudy& study, const std::
   const std::size_t total = cases.size() * static_cast<std::size_t>(study.masks);
   std::size_t done = 0;
   for (const BalanceCase& balance_case : cases) {
-    const AttentionLayerCost cost(layer.model, layer.context, balance_case.tokens, study.tile, layer.cost, layer.gpu);
+    const AttentionLayerCost cost(layer.model, layer.context, balance_case.tokens, study.tile,
+                                  balance_case.pattern == MaskPattern::causal, layer.cost, layer.gpu);
     BalanceRow row{.study = balance_case, .density = 0.0, .partial = 0.0, .outcomes = {}};
     for (const TokenDistribution distribution : study.distributions)
       row.outcomes.push_back({.distribution = distribution});
     for (int mask = 0; mask < study.masks; ++mask) {
-      std::mt19937_64 random = mask_generator(study.seed, balance_case, mask);
+      std::mt19937_64 random = mask_random(study.seed, balance_case.pattern, balance_case.tokens, mask);
       const BitfieldMask drawn = random_mask(balance_case.pattern, balance_case.tokens, random);
       const std::vector<std::int64_t> block_tiles = nonempty_tiles_per_row_block(drawn, study.tile);
       std::int64_t nonempty = 0;

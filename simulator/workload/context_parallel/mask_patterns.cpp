@@ -93,6 +93,13 @@ void multimodal_packed(BitfieldMaskBuilder& mask, std::int64_t tokens, std::mt19
 
 }  // namespace
 
+std::mt19937_64 mask_random(std::uint64_t seed, MaskPattern pattern, std::int64_t tokens, int index) {
+  std::seed_seq sequence{static_cast<std::uint32_t>(seed),         static_cast<std::uint32_t>(seed >> 32),
+                         static_cast<std::uint32_t>(pattern),      static_cast<std::uint32_t>(tokens),
+                         static_cast<std::uint32_t>(tokens >> 32), static_cast<std::uint32_t>(index)};
+  return std::mt19937_64(sequence);
+}
+
 BitfieldMask random_mask(MaskPattern pattern, std::int64_t tokens, std::mt19937_64& random) {
   BitfieldMaskBuilder mask;
   switch (pattern) {

@@ -26,6 +26,10 @@ enum class MaskPattern : std::uint8_t { causal, prefix_lm, encoder_embedded, pre
 
 inline constexpr EnumNames<MaskPattern, 5> kMaskPatternNames({"causal", "ep", "ee", "document", "mp"});
 
+// The generator of the `index`-th mask of `pattern` over `tokens` tokens for `seed`: a mask depends
+// on these alone, not on which other masks are drawn.
+std::mt19937_64 mask_random(std::uint64_t seed, MaskPattern pattern, std::int64_t tokens, int index);
+
 // A mask of `pattern` over `tokens` tokens, drawn from `random`.
 BitfieldMask random_mask(MaskPattern pattern, std::int64_t tokens, std::mt19937_64& random);
 

@@ -29,4 +29,16 @@ inline constexpr EnumNames<TokenDistribution, 4> kTokenDistributionNames({"lpt",
 std::vector<int> assign_blocks(TokenDistribution distribution, std::span<const std::int64_t> block_work, int ranks,
                                std::mt19937_64& random);
 
+// What one rank of a context-parallel group holds of a sequence: its query tokens, and the tiles
+// of the mask its queries touch.
+struct RankShare {
+  std::int64_t tokens = 0;
+  std::int64_t tiles = 0;
+};
+
+// Each rank's share when block i of `tile` tokens (the last one may be partial) goes to rank
+// `rank_of_block[i]`.
+std::vector<RankShare> rank_shares(std::span<const int> rank_of_block, std::span<const std::int64_t> block_tiles,
+                                   std::int64_t tokens, std::int64_t tile, int ranks);
+
 }  // namespace weft

@@ -1,5 +1,8 @@
 #include "simulator/workload/modules/attention_core.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include "simulator/workload/modules/op_factory.hpp"
 
 namespace weft {
@@ -28,8 +31,16 @@ void AttentionCore::emit(const ShardContext& context, const std::string& prefix,
 
   const double model_flops =
       4.0 * static_cast<double>(queries) * static_cast<double>(keys_per_sample) * static_cast<double>(heads * head_dim);
-  const double executed = model_.causal() ? model_flops / 2.0 : model_flops;
   const bool flash = model_.attention == AttentionKernel::flash && context.kernels.attention != Kernel::unfused;
+  // A fused kernel skips the masked tiles; an unfused one computes every score. A causal kernel
+  // computes half the keys it is given.
+  const bool masked = flash && context.attention_share > 0.0;
+  const bool causal_kernel = masked ? context.causal_share && model_.causal() : model_.causal();
+  const double given = masked ? context.attention_share * (causal_kernel ? 2.0 : 1.0) : 1.0;
+  const std::int64_t attended = std::max<std::int64_t>(1, std::llround(given * static_cast<double>(keys_per_sample)));
+  const double executed =
+      model_flops * static_cast<double>(attended) / static_cast<double>(keys_per_sample) * (causal_kernel ? 0.5 : 1.0);
+  const int causal_shape = causal_kernel ? 1 : 0;
   const Bytes q_and_o = 2 * queries * heads * head_dim * element;
   const Bytes kv_read = keys * 2 * kv_heads * head_dim * element;
   const Bytes scores = heads * queries * keys_per_sample;  // elements of the s x s matrices on this rank
@@ -38,9 +49,9 @@ void AttentionCore::emit(const ShardContext& context, const std::string& prefix,
   Step step;
   step.name = step_name(prefix, "");
   step.attention_core = true;
-  OpWork forward = memory_bound_work(
-      OpClass::attention_fwd, q_and_o + kv_read + score_traffic, executed, context.dtype,
-      {context.micro_batch, heads, queries / context.micro_batch, keys_per_sample, head_dim, model_.causal() ? 1 : 0});
+  OpWork forward =
+      memory_bound_work(OpClass::attention_fwd, q_and_o + kv_read + score_traffic, executed, context.dtype,
+                        {context.micro_batch, heads, queries / context.micro_batch, attended, head_dim, causal_shape});
   forward.kernel = flash ? context.kernels.attention : Kernel::unfused;
   if (kv_heads > 0 && kv_heads != heads) forward.shape.push_back(kv_heads);  // grouped-query attention
   OpWork backward = forward;

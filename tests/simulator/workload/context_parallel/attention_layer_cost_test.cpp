@@ -15,25 +15,12 @@ TrainingScenario cornstarch_scenario() {
   return load_training_scenario(document.root(), nullptr);
 }
 
-TEST_CASE("a rank's share: its blocks' tokens and tiles, the last block partial", "[context_parallel]") {
-  const std::vector<int> rank_of{0, 1, 1, 0, 2};
-  const std::vector<std::int64_t> tiles{1, 2, 3, 4, 5};
-  const std::vector<RankShare> shares = rank_shares(rank_of, tiles, 4 * 128 + 50, 128, 3);
-  REQUIRE(shares.size() == 3);
-  CHECK(shares[0].tokens == 256);
-  CHECK(shares[0].tiles == 5);
-  CHECK(shares[1].tokens == 256);
-  CHECK(shares[1].tiles == 5);
-  CHECK(shares[2].tokens == 50);
-  CHECK(shares[2].tiles == 5);
-}
-
 TEST_CASE("a rank holding a mask's every tile costs the dense bidirectional layer", "[context_parallel]") {
   const TrainingScenario scenario = cornstarch_scenario();
   const ClusterCostModel cost(scenario.cluster);
   ModelSpec model = scenario.model.single();
   const std::int64_t tokens = 4096;
-  const AttentionLayerCost layer(model, scenario.shard_context(), tokens, 128, cost, scenario.cluster.gpu);
+  const AttentionLayerCost layer(model, scenario.shard_context(), tokens, 128, false, cost, scenario.cluster.gpu);
   const LayerTime masked = layer.rank_time({tokens, (tokens / 128) * (tokens / 128)});
 
   // The same layer of an encoder (attention not causal) over the sequence, op by op.
@@ -59,7 +46,7 @@ TEST_CASE("a rank's attention grows with its tiles, its projections with its tok
   TrainingScenario scenario = cornstarch_scenario();
   scenario.cluster.calibration = nullptr;  // the roofline: time in proportion to FLOPs
   const ClusterCostModel cost(scenario.cluster);
-  const AttentionLayerCost layer(scenario.model.single(), scenario.shard_context(), 65536, 128, cost,
+  const AttentionLayerCost layer(scenario.model.single(), scenario.shard_context(), 65536, 128, false, cost,
                                  scenario.cluster.gpu);
   const TimeNs one = layer.rank_time({8192, 10000}).forward;
   const TimeNs two = layer.rank_time({8192, 20000}).forward;

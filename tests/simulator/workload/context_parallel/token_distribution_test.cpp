@@ -90,5 +90,18 @@ TEST_CASE("lpt: Graham's example, and within 4/3 - 1/(3G) of the best assignment
   }
 }
 
+TEST_CASE("a rank's share: its blocks' tokens and tiles, the last block partial", "[context_parallel]") {
+  const std::vector<int> rank_of{0, 1, 1, 0, 2};
+  const std::vector<std::int64_t> tiles{1, 2, 3, 4, 5};
+  const std::vector<RankShare> shares = rank_shares(rank_of, tiles, 4 * 128 + 50, 128, 3);
+  REQUIRE(shares.size() == 3);
+  CHECK(shares[0].tokens == 256);
+  CHECK(shares[0].tiles == 5);
+  CHECK(shares[1].tokens == 256);
+  CHECK(shares[1].tiles == 5);
+  CHECK(shares[2].tokens == 50);
+  CHECK(shares[2].tiles == 5);
+}
+
 }  // namespace
 }  // namespace weft
