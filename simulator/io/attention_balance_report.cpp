@@ -7,7 +7,7 @@
 namespace weft {
 namespace {
 
-std::string milliseconds(double seconds) { return fmt::format("{:.2f}", seconds * 1e3); }
+std::string as_ms(double seconds) { return fmt::format("{:.2f}", seconds * 1e3); }
 
 // One table: a row per case, a column per distribution, `time` of each outcome.
 template <class Time>
@@ -26,8 +26,8 @@ std::string outcome_table(const BalanceStudy& study, const std::vector<BalanceRo
         std::to_string(row.study.tokens), std::string(kMaskPatternNames.name(row.study.pattern)),
         fmt::format("{:.1f}%", 100.0 * row.density), fmt::format("{:.1f}%", 100.0 * row.partial)};
     for (const DistributionOutcome& outcome : row.outcomes) {
-      cells.push_back(with_imbalance ? fmt::format("{} ({:.2f})", milliseconds(time(outcome)), outcome.tile_imbalance)
-                                     : milliseconds(time(outcome)));
+      cells.push_back(with_imbalance ? fmt::format("{} ({:.2f})", as_ms(time(outcome)), outcome.tile_imbalance)
+                                     : as_ms(time(outcome)));
     }
     table.add_row(std::move(cells));
   }
@@ -55,7 +55,7 @@ std::string render_balance_report(const BalanceSubject& subject, const BalanceSt
     out += fmt::format(
         "{} tokens: the keys' and values' all-gather over the group takes {} ms a layer, under every distribution "
         "(not in the times above).\n",
-        rows[i].study.tokens, milliseconds(subject.gather_s[i]));
+        rows[i].study.tokens, as_ms(subject.gather_s[i]));
   }
   return out;
 }

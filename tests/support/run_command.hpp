@@ -46,4 +46,7 @@ class TempDir {
 
 std::string read_file(const std::filesystem::path& file);
 
+// `path` in single quotes, as a shell word in the arguments of run_weft.
+inline std::string quoted(const std::filesystem::path& path) { return "'" + path.string() + "'"; }
+
 }  // namespace weft::test

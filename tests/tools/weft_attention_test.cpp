@@ -13,13 +13,12 @@ namespace {
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
+using test::quoted;
 using test::read_file;
 using test::run_weft;
 using test::TempDir;
 
 const std::string kScenario = test::experiment("cornstarch-llama3-70b-cp8-64xa40");
-
-std::string quoted(const std::filesystem::path& path) { return "'" + path.string() + "'"; }
 
 TEST_CASE("weft attention times the token distributions of Cornstarch's masks", "[cli][attention]") {
   const TempDir dir;

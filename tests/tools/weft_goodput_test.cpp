@@ -15,14 +15,13 @@ namespace {
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
+using test::quoted;
 using test::read_file;
 using test::run_weft;
 using test::TempDir;
 
 const std::string kScenario = test::experiment("llama3-405b-16384xh100");
 const std::string kResilience = std::string(WEFT_SOURCE_DIR) + "/scenarios/resilience/llama3-405b-table5.json";
-
-std::string quoted(const std::filesystem::path& path) { return "'" + path.string() + "'"; }
 
 TEST_CASE("weft goodput studies Llama 3 405B's runs under Table 5's failures", "[cli][goodput]") {
   const TempDir dir;

@@ -8,7 +8,7 @@ namespace weft {
 namespace {
 
 // Uniform in [low, high), as torch.randint draws; `low` when the range is empty.
-std::int64_t uniform(std::mt19937_64& random, std::int64_t low, std::int64_t high) {
+std::int64_t draw_between(std::mt19937_64& random, std::int64_t low, std::int64_t high) {
   if (high <= low) return low;
   return low + static_cast<std::int64_t>(random() % static_cast<std::uint64_t>(high - low));
 }
@@ -23,28 +23,28 @@ struct Blocks {
   std::int64_t draw(std::mt19937_64& random, std::int64_t position, std::int64_t tokens) const {
     const std::int64_t left = tokens - position;
     if (left <= min) return left;
-    return uniform(random, min, std::min(max, left) + 1);
+    return draw_between(random, min, std::min(max, left) + 1);
   }
 };
 
 bool below_nine_tenths(std::int64_t position, std::int64_t tokens) { return 10 * position < 9 * tokens; }
 
 void prefix_lm(BitfieldMaskBuilder& mask, std::int64_t tokens, std::mt19937_64& random) {
-  const std::int64_t prefix = uniform(random, tokens / 10, tokens);
+  const std::int64_t prefix = draw_between(random, tokens / 10, tokens);
   mask.bidirectional(prefix);
   mask.causal(tokens - prefix);
 }
 
 void encoder_embedded(BitfieldMaskBuilder& mask, std::int64_t tokens, std::mt19937_64& random) {
   const Blocks blocks(tokens);
-  std::int64_t position = uniform(random, tokens / 10, 3 * tokens / 10);
+  std::int64_t position = draw_between(random, tokens / 10, 3 * tokens / 10);
   mask.causal(position);
   while (below_nine_tenths(position, tokens)) {
     const std::int64_t encoder = blocks.draw(random, position, tokens);
     mask.bidirectional(encoder);
     position += encoder;
     const std::int64_t most = std::min(tokens - position, blocks.max);
-    const std::int64_t text = uniform(random, std::min(blocks.min, most), most + 1);
+    const std::int64_t text = draw_between(random, std::min(blocks.min, most), most + 1);
     mask.causal(text);
     position += text;
   }
@@ -70,12 +70,12 @@ void prefix_lm_document(BitfieldMaskBuilder& mask, std::int64_t tokens, std::mt1
 void multimodal_packed(BitfieldMaskBuilder& mask, std::int64_t tokens, std::mt19937_64& random) {
   constexpr int kPacks = 4;
   std::array<std::int64_t, kPacks> drawn{};
-  for (std::int64_t& size : drawn) size = uniform(random, tokens / 10, tokens / 4);
+  for (std::int64_t& size : drawn) size = draw_between(random, tokens / 10, tokens / 4);
   const double total = static_cast<double>(drawn[0] + drawn[1] + drawn[2] + drawn[3]);
   for (int pack = 0; pack < kPacks; ++pack) {
     const auto size = static_cast<std::int64_t>(static_cast<double>(drawn[pack]) / total * static_cast<double>(tokens));
     if (pack > 0) mask.next_document();
-    switch (uniform(random, 0, 3)) {
+    switch (draw_between(random, 0, 3)) {
       case 0:
         prefix_lm_document(mask, size, random);
         break;
