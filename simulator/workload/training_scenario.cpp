@@ -383,10 +383,16 @@ void pad_vocabulary(TrainingScenario& scenario) {
 
 void validate_training_scenario(const TrainingScenario& s) {
   const ParallelPlan& p = s.parallel;
-  if (p.cp_distribution && s.training.seq_len > kMaxMaskedTokens) {
-    reject("parallel.cp_distribution", "tokens dealt over a sequence too long",
-           "tokens are dealt over sequences of at most " + str(kMaxMaskedTokens) + " tokens; training.seq_len is " +
-               str(s.training.seq_len));
+  if (s.training.attention_mask || p.cp_distribution) {
+    const std::int64_t tokens = s.training.seq_len;
+    if (tokens % kScenarioMaskTile != 0 || tokens < 2 * p.cp * kScenarioMaskTile || tokens > kMaxMaskedTokens) {
+      reject(s.training.attention_mask ? "training.attention_mask" : "parallel.cp_distribution",
+             "a masked sequence of whole tiles",
+             "a mask's tokens are dealt in tiles of " + str(kScenarioMaskTile) +
+                 ", at least 2 per CP rank: training.seq_len must be a multiple of " + str(kScenarioMaskTile) +
+                 " from " + str(2 * p.cp * kScenarioMaskTile) + " to " + str(kMaxMaskedTokens) + ", not " +
+                 str(tokens));
+    }
   }
   validate_multimodal(s);
   for (const ModuleSpec& module : s.model.modules) validate_module(s, module);

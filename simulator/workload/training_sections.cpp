@@ -84,10 +84,9 @@ TrainingSpec read_training(const JsonCursor& json) {
   }
   if (auto value = json.find("attention_mask")) {
     training.attention_mask = value->as_enum(kMaskPatternNames);
-    if (training.seq_len < kMinMaskedTokens || training.seq_len > kMaxMaskedTokens) {
-      value->fail("a mask is drawn over sequences of " + std::to_string(kMinMaskedTokens) + " to " +
-                  std::to_string(kMaxMaskedTokens) + " tokens; training.seq_len is " +
-                  std::to_string(training.seq_len));
+    if (training.seq_len < kMinMaskedTokens) {
+      value->fail("a mask is drawn over sequences of " + std::to_string(kMinMaskedTokens) +
+                  " tokens or more; training.seq_len is " + std::to_string(training.seq_len));
     }
   }
   if (auto value = json.find("micro_batch")) {

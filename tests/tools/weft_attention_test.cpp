@@ -63,7 +63,16 @@ TEST_CASE("weft attention refuses bad input with exit 2 and leaves no file", "[c
     CHECK(run.out.empty());
     CHECK_FALSE(std::filesystem::exists(dir.file("a.json")));
   };
-  rejects("'" + kScenario + "' --tokens 512", "--tokens: '512' is not a whole number of tokens from 1024");
+  rejects("'" + kScenario + "' --tokens 1024", "--tokens: '1024' is not a multiple of 128 tokens (the tile) from 2048");
+  rejects("'" + kScenario + "' --tokens 16400", "--tokens: '16400' is not a multiple of 128");
+  rejects("'" + kScenario + "' --tokens 16384,16384", "--tokens: '16384' is given twice");
+  rejects("'" + kScenario + "' --tokens ''", "--tokens: '' is not");
+  rejects("'" + kScenario + "' --distribution random,random", "--distribution: 'random' is given twice");
+  rejects("'" + kScenario + "' --tokens 1048576 --tile 16", "the study would count");
+  auto unfused = nlohmann::json::parse(read_file(kScenario));
+  unfused["stack"] = "huggingface-eager";
+  unfused["training"]["dtype"] = "tf32";
+  rejects(quoted(dir.write("unfused.json", unfused.dump())), "runs unfused attention");
   rejects("'" + kScenario + "' --tokens 16384,x", "--tokens: 'x'");
   rejects("'" + kScenario + "' --mask ep,star", "--mask: 'star' is not one of causal, ep, ee, document or mp");
   rejects("'" + kScenario + "' --distribution lpt,best",

@@ -1,3 +1,4 @@
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -22,11 +23,13 @@ namespace {
 constexpr std::int64_t kMinTokens = 1024;     // the masks' spans are 1/64 of a sequence and more
 constexpr std::int64_t kMaxTokens = 1 << 20;  // tiles per mask grow as the square
 constexpr int kMaxMasks = 10000;
+// Tiles a study may count, over all its masks: about 40 s on this project's 2-core machine.
+constexpr double kMaxTileVisits = 4e9;
 
 struct AttentionFlags {
   std::string scenario;
-  std::string tokens;
-  std::string masks_patterns;
+  std::optional<std::string> tokens;
+  std::optional<std::string> masks_patterns;
   std::string distributions = "lpt,random,ring,zigzag";
   int masks = 50;
   std::uint64_t seed = 1;
@@ -35,7 +38,18 @@ struct AttentionFlags {
   std::string json_file;
 };
 
-std::vector<std::int64_t> parse_tokens(const std::string& text, std::int64_t least) {
+// Throws InputError naming `flag` when a value repeats.
+template <class Value>
+void require_distinct(const char* flag, const std::vector<Value>& values, const std::vector<std::string>& names) {
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (values[i] == values[j]) throw InputError(std::string(flag) + ": '" + names[i] + "' is given twice");
+    }
+  }
+}
+
+// --tokens: whole tiles, at least two a rank (zigzag deals 2 cp chunks), distinct.
+std::vector<std::int64_t> parse_tokens(const std::string& text, std::int64_t least, std::int64_t tile) {
   std::vector<std::int64_t> tokens;
   std::size_t begin = 0;
   while (begin <= text.size()) {
@@ -48,14 +62,40 @@ std::vector<std::int64_t> parse_tokens(const std::string& text, std::int64_t lea
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used == 0 || used != item.size() || value < least || value > kMaxTokens) {
-      throw InputError(
-          fmt::format("--tokens: '{}' is not a whole number of tokens from {} to {}", item, least, kMaxTokens));
+    if (used == 0 || used != item.size() || value < least || value > kMaxTokens || value % tile != 0) {
+      throw InputError(fmt::format("--tokens: '{}' is not a multiple of {} tokens (the tile) from {} to {}", item, tile,
+                                   least, kMaxTokens));
     }
     tokens.push_back(value);
     begin = end + 1;
   }
+  std::vector<std::string> names;
+  for (const std::int64_t value : tokens) names.push_back(std::to_string(value));
+  require_distinct("--tokens", tokens, names);
   return tokens;
+}
+
+template <class Enum, std::size_t N>
+std::vector<Enum> parse_distinct(const char* flag, const std::string& text, const EnumNames<Enum, N>& names) {
+  const std::vector<Enum> values = parse_list_flag(flag, text, names);
+  std::vector<std::string> texts;
+  for (const Enum value : values) texts.emplace_back(names.name(value));
+  require_distinct(flag, values, texts);
+  return values;
+}
+
+// The sequence lengths to study: --tokens, else the scenario's (which must then be one --tokens takes).
+std::vector<std::int64_t> study_lengths(const AttentionFlags& flags, const TrainingScenario& scenario) {
+  const std::int64_t least = std::max(kMinTokens, 2 * flags.tile * scenario.parallel.cp);
+  if (flags.tokens) return parse_tokens(*flags.tokens, least, flags.tile);
+  const std::int64_t tokens = scenario.training.seq_len;
+  if (tokens < least || tokens > kMaxTokens || tokens % flags.tile != 0) {
+    throw InputError(
+        fmt::format("{}: training.seq_len {} is not a multiple of {} tokens (the tile) from {} to {}: "
+                    "give --tokens",
+                    flags.scenario, tokens, flags.tile, least, kMaxTokens));
+  }
+  return {tokens};
 }
 
 // The all-gather of the whole sequence's keys and values over the scenario's first CP group.
@@ -84,30 +124,36 @@ void run_attention(const AttentionFlags& flags) {
   }
   const ModelSpec& model = scenario.model.modules.back().model;  // the language model, whose sequence is masked
 
+  if (model.attention == AttentionKernel::unfused || scenario.shard_context().kernels.attention == Kernel::unfused) {
+    throw InputError(flags.scenario + ": stack '" + scenario.stack.name +
+                     "' runs unfused attention, which computes every score whatever the mask and however the tokens "
+                     "are dealt: give a stack whose attention kernel is fused");
+  }
+
   const BalanceStudy study{
       .ranks = plan.cp,
       .tile = flags.tile,
       .masks = flags.masks,
       .seed = flags.seed,
-      .distributions = parse_list_flag("--distribution", flags.distributions, kTokenDistributionNames)};
-  const std::int64_t least = std::max(kMinTokens, flags.tile * plan.cp);
-  std::vector<std::int64_t> lengths{scenario.training.seq_len};
-  if (!flags.tokens.empty()) {
-    lengths = parse_tokens(flags.tokens, least);
-  } else if (lengths.front() < least || lengths.front() > kMaxTokens) {
-    throw InputError(fmt::format("{}: training.seq_len {} is not {} to {} tokens: give --tokens", flags.scenario,
-                                 lengths.front(), least, kMaxTokens));
-  }
+      .distributions = parse_distinct("--distribution", flags.distributions, kTokenDistributionNames)};
   // The scenario's own mask, else Cornstarch's three.
-  const std::string patterns = !flags.masks_patterns.empty() ? flags.masks_patterns
+  const std::string patterns = flags.masks_patterns ? *flags.masks_patterns
                                : scenario.training.attention_mask
                                    ? std::string(kMaskPatternNames.name(*scenario.training.attention_mask))
                                    : "ep,ee,mp";
   std::vector<BalanceCase> cases;
-  for (const std::int64_t tokens : lengths) {
-    for (const MaskPattern pattern : parse_list_flag("--mask", patterns, kMaskPatternNames)) {
+  double tile_visits = 0.0;
+  for (const std::int64_t tokens : study_lengths(flags, scenario)) {
+    for (const MaskPattern pattern : parse_distinct("--mask", patterns, kMaskPatternNames)) {
       cases.push_back({pattern, tokens});
+      tile_visits += static_cast<double>(flags.masks) * std::pow(static_cast<double>(tokens / flags.tile), 2);
     }
+  }
+  if (tile_visits > kMaxTileVisits) {
+    throw InputError(
+        fmt::format("--masks, --tokens, --tile: the study would count {:.2g} tiles of the masks, more "
+                    "than {:.0e}: fewer masks or shorter sequences, or larger tiles",
+                    tile_visits, kMaxTileVisits));
   }
 
   BalanceSubject subject{

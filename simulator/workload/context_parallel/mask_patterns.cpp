@@ -56,7 +56,7 @@ void prefix_lm_document(BitfieldMaskBuilder& mask, std::int64_t tokens, std::mt1
   const std::int64_t end = mask.tokens() + tokens;
   std::vector<std::int64_t> sizes;
   std::int64_t position = 0;
-  while (below_nine_tenths(position, tokens)) {
+  while (position < 9 * tokens / 10) {
     sizes.push_back(blocks.draw(random, position, tokens));
     position += sizes.back();
   }

@@ -35,13 +35,9 @@ double slowest_rank_attention_share(const MaskedAttention& masked, std::int64_t 
   static std::mutex mutex;
   static std::map<Key, double> computed;
   const Key key{masked.pattern, masked.distribution, tokens, ranks};
-  {
-    const std::lock_guard<std::mutex> lock(mutex);
-    if (const auto known = computed.find(key); known != computed.end()) return known->second;
-  }
-  const double share = compute_share(masked, tokens, ranks);
   const std::lock_guard<std::mutex> lock(mutex);
-  return computed.emplace(key, share).first->second;
+  if (const auto known = computed.find(key); known != computed.end()) return known->second;
+  return computed.emplace(key, compute_share(masked, tokens, ranks)).first->second;
 }
 
 }  // namespace weft

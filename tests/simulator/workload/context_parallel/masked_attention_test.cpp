@@ -101,7 +101,17 @@ TEST_CASE("masks and distributions are refused where they cannot apply", "[conte
                     Catch::Contains("training.attention_mask: 'star' is not one of causal, ep, ee, document or mp"));
   CHECK_THROWS_WITH(
       test::scenario_from(base + R"(}, "training": {"global_batch": 8, "seq_len": 512, "attention_mask": "ee"}})"),
-      Catch::Contains("training.attention_mask: a mask is drawn over sequences of 1024 to 1048576 tokens"));
+      Catch::Contains("training.attention_mask: a mask is drawn over sequences of 1024 tokens or more"));
+  // Whole tiles of 128, at least two per CP rank.
+  CHECK_THROWS_WITH(test::scenario_from(R"({"model": "llama3-8b", "cluster": {"base": "dgx-h100", "gpus": 8},
+                                            "parallel": {"cp": 8, "dp": 1, "cp_distribution": "zigzag"},
+                                            "training": {"global_batch": 8, "seq_len": 1024}})"),
+                    Catch::Contains("parallel.cp_distribution: a mask's tokens are dealt in tiles of 128, at least 2 "
+                                    "per CP rank: training.seq_len must be a multiple of 128 from 2048 to 262144, not "
+                                    "1024"));
+  CHECK_THROWS_WITH(test::scenario_from(base + R"(}, "training": {"global_batch": 8, "seq_len": 4000,
+                                          "attention_mask": "ee"}})"),
+                    Catch::Contains("training.attention_mask: a mask's tokens are dealt in tiles of 128"));
   CHECK_THROWS_WITH(
       test::scenario_from(base + R"(, "cp_distribution": "best"}, "training": {"global_batch": 8, "seq_len": 4096}})"),
       Catch::Contains("parallel.cp_distribution: 'best' is not one of lpt, random, ring or zigzag"));
