@@ -6,7 +6,7 @@ namespace weft {
 namespace {
 
 // Tokens in a row of equal words in one document, within one block.
-struct Run {
+struct WordRun {
   std::int64_t first = 0;
   std::int64_t last = 0;  // inclusive
   std::uint64_t word = 0;
@@ -14,7 +14,7 @@ struct Run {
 };
 
 // Whether some query of `queries` attends some key of `keys` (BitfieldMask::attends over runs).
-bool any_attends(const Run& queries, const Run& keys) {
+bool any_attends(const WordRun& queries, const WordRun& keys) {
   if (queries.document != keys.document) return false;
   if ((queries.word & BitfieldMask::kCausalBit) != 0) {
     return (queries.word & keys.word & BitfieldMask::kAllModalities) != 0 && keys.first <= queries.last;
@@ -23,52 +23,52 @@ bool any_attends(const Run& queries, const Run& keys) {
 }
 
 // Whether every query of `queries` attends every key of `keys`.
-bool all_attend(const Run& queries, const Run& keys) {
+bool all_attend(const WordRun& queries, const WordRun& keys) {
   if (!any_attends(queries, keys)) return false;
   return (queries.word & BitfieldMask::kCausalBit) == 0 || keys.last <= queries.first;
 }
 
-std::vector<std::vector<Run>> runs_per_block(const BitfieldMask& mask, std::int64_t tile) {
+std::vector<std::vector<WordRun>> runs_per_block(const BitfieldMask& mask, std::int64_t tile) {
   const std::int64_t tokens = mask.tokens();
-  std::vector<std::vector<Run>> blocks(static_cast<std::size_t>((tokens + tile - 1) / tile));
+  std::vector<std::vector<WordRun>> blocks(static_cast<std::size_t>((tokens + tile - 1) / tile));
   for (std::int64_t i = 0; i < tokens; ++i) {
     const auto at = static_cast<std::size_t>(i);
-    std::vector<Run>& runs = blocks[static_cast<std::size_t>(i / tile)];
+    std::vector<WordRun>& runs = blocks[static_cast<std::size_t>(i / tile)];
     if (!runs.empty() && runs.back().word == mask.words[at] && runs.back().document == mask.documents[at]) {
       runs.back().last = i;
     } else {
-      runs.push_back(Run{i, i, mask.words[at], mask.documents[at]});
+      runs.push_back(WordRun{i, i, mask.words[at], mask.documents[at]});
     }
   }
   return blocks;
 }
 
-bool any_pair(const std::vector<Run>& queries, const std::vector<Run>& keys) {
-  return std::any_of(queries.begin(), queries.end(), [&](const Run& q) {
-    return std::any_of(keys.begin(), keys.end(), [&](const Run& k) { return any_attends(q, k); });
+bool any_pair(const std::vector<WordRun>& queries, const std::vector<WordRun>& keys) {
+  return std::any_of(queries.begin(), queries.end(), [&](const WordRun& q) {
+    return std::any_of(keys.begin(), keys.end(), [&](const WordRun& k) { return any_attends(q, k); });
   });
 }
 
 }  // namespace
 
 std::vector<std::int64_t> nonempty_tiles_per_row_block(const BitfieldMask& mask, std::int64_t tile) {
-  const std::vector<std::vector<Run>> blocks = runs_per_block(mask, tile);
+  const std::vector<std::vector<WordRun>> blocks = runs_per_block(mask, tile);
   std::vector<std::int64_t> tiles;
   tiles.reserve(blocks.size());
-  for (const std::vector<Run>& queries : blocks) {
+  for (const std::vector<WordRun>& queries : blocks) {
     tiles.push_back(std::count_if(blocks.begin(), blocks.end(),
-                                  [&](const std::vector<Run>& keys) { return any_pair(queries, keys); }));
+                                  [&](const std::vector<WordRun>& keys) { return any_pair(queries, keys); }));
   }
   return tiles;
 }
 
 std::int64_t partial_tiles(const BitfieldMask& mask, std::int64_t tile) {
-  const std::vector<std::vector<Run>> blocks = runs_per_block(mask, tile);
+  const std::vector<std::vector<WordRun>> blocks = runs_per_block(mask, tile);
   std::int64_t partial = 0;
-  for (const std::vector<Run>& queries : blocks) {
-    for (const std::vector<Run>& keys : blocks) {
-      const bool full = std::all_of(queries.begin(), queries.end(), [&](const Run& q) {
-        return std::all_of(keys.begin(), keys.end(), [&](const Run& k) { return all_attend(q, k); });
+  for (const std::vector<WordRun>& queries : blocks) {
+    for (const std::vector<WordRun>& keys : blocks) {
+      const bool full = std::all_of(queries.begin(), queries.end(), [&](const WordRun& q) {
+        return std::all_of(keys.begin(), keys.end(), [&](const WordRun& k) { return all_attend(q, k); });
       });
       if (!full && any_pair(queries, keys)) ++partial;
     }
