@@ -6,6 +6,7 @@
 #include "simulator/io/csv.hpp"
 #include "simulator/io/text_table.hpp"
 #include "simulator/io/training_report_format.hpp"
+#include "simulator/planner/plan_enumeration.hpp"
 
 namespace weft {
 
@@ -73,9 +74,11 @@ std::string render_sweep_report(const TrainingScenario& base, int gpus, const Sw
 std::string sweep_csv_cells(const PlanOutcome& plan) {
   const ParallelPlan& p = plan.scenario.parallel;
   std::string cells = fmt::format(
-      "{},{},{},{},{},{},{},{},{},{},{},{},", p.tp, p.pp, p.dp, p.cp, p.vpp, plan.scenario.training.micro_batch,
-      p.sequence_parallel ? 1 : 0, kRecomputePolicyNames.name(p.recompute), p.zero,
-      kPipelineScheduleNames.name(p.schedule), kPlanStatusNames.name(plan.status), csv_quoted(plan.reason));
+      "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},", p.tp, p.pp, p.dp, p.cp, p.vpp,
+      plan.scenario.training.micro_batch, p.sequence_parallel ? 1 : 0, kRecomputePolicyNames.name(p.recompute), p.zero,
+      kPipelineScheduleNames.name(p.schedule), p.modality_stages.empty() ? "shared" : "modality",
+      csv_quoted(module_stages_text(plan.scenario)), plan_partition_name(p), kPlanStatusNames.name(plan.status),
+      csv_quoted(plan.reason));
   if (plan.simulated()) {
     const TrainingReport& report = *plan.report;
     const TimeShares shares = time_shares(report);
@@ -112,6 +115,9 @@ nlohmann::json sweep_json(const TrainingScenario& base, int gpus, const SweepRes
                             {"recompute", kRecomputePolicyNames.name(p.recompute)},
                             {"zero", p.zero},
                             {"schedule", kPipelineScheduleNames.name(p.schedule)},
+                            {"layout", p.modality_stages.empty() ? "shared" : "modality"},
+                            {"module_stages", module_stages_text(plan.scenario)},
+                            {"partition", plan_partition_name(p)},
                             {"stage_layers", p.stage_layers},
                             {"status", kPlanStatusNames.name(plan.status)},
                             {"reason", plan.reason}};

@@ -164,7 +164,7 @@ const std::vector<LayerComputeTimes>& IterationBound::layer_times(const Training
 }
 
 std::optional<TimeNs> IterationBound::operator()(const TrainingScenario& plan) {
-  if (plan.data || plan.model.modules.size() != 1 || !plan.parallel.modality_stages.empty()) return std::nullopt;
+  if (plan.data) return std::nullopt;
   const std::vector<LayerComputeTimes>& layers = layer_times(plan);
   const ParallelPlan& p = plan.parallel;
   const std::vector<int> layers_per_virtual_stage = plan.layers_per_virtual_stage();
@@ -184,9 +184,19 @@ std::optional<TimeNs> IterationBound::operator()(const TrainingScenario& plan) {
       vs.total += t.forward + t.input_grad + t.weight_grad + recompute_time(t, p.recompute);
     }
   }
+  // Per virtual stage, the first microbatch's forward through the stages it reads (transitively:
+  // the longest way from the data), and the way back of its input gradient through them.
+  const StageGraph graph = plan.stage_graph();
+  std::vector<TimeNs> head(virtual_stages.size(), 0);
+  std::vector<TimeNs> drain(virtual_stages.size(), 0);
+  for (std::size_t v = 0; v < virtual_stages.size(); ++v) {
+    for (int input : graph.inputs(static_cast<int>(v))) {
+      const auto u = static_cast<std::size_t>(input);
+      head[v] = std::max(head[v], saturating_add(head[u], chain(virtual_stages[u].forward)));
+      drain[v] = std::max(drain[v], saturating_add(drain[u], chain(virtual_stages[u].backward_chain)));
+    }
+  }
   TimeNs bound = 0;
-  TimeNs head = 0;   // the first microbatch's forward through the virtual stages before stage s
-  TimeNs drain = 0;  // the last input gradient's way back through them
   for (std::size_t s = 0; s < static_cast<std::size_t>(p.pp); ++s) {
     TimeNs work = 0;
     TimeNs before_last_input_grad = 0;
@@ -197,18 +207,18 @@ std::optional<TimeNs> IterationBound::operator()(const TrainingScenario& plan) {
       trailing = std::max(trailing, virtual_stages[v].first_layer_weight_grad);
     }
     const std::int64_t m = plan.microbatches();
-    const TimeNs busy = saturating_add(head, chain(saturating_mul(m, work)));
+    // Its first op waits for the first microbatch's forward through the stages before its first
+    // chunk (virtual stage s).
+    const TimeNs busy = saturating_add(head[s], chain(saturating_mul(m, work)));
     // Every forward, input gradient and recomputation of the stage comes before its last
     // input-gradient op, whose gradient the stages before it still pass on.
     const TimeNs drained =
-        saturating_add(saturating_add(head, chain(saturating_mul(m, before_last_input_grad))), drain);
+        saturating_add(saturating_add(head[s], chain(saturating_mul(m, before_last_input_grad))), drain[s]);
     bound = std::max({bound, busy, drained});
     // Where the backward pass computes the weight gradients (every schedule but zero-bubble), the
     // stage ends with a backward pass: only its first layer's weight gradients follow the last
     // input-gradient op.
-    if (!splits_weight_gradients(p.schedule)) bound = std::max(bound, saturating_add(busy - trailing, drain));
-    head += chain(virtual_stages[s].forward);
-    drain += chain(virtual_stages[s].backward_chain);
+    if (!splits_weight_gradients(p.schedule)) bound = std::max(bound, saturating_add(busy - trailing, drain[s]));
   }
   return bound;
 }

@@ -32,9 +32,10 @@ struct LayerComputeTimes {
 // runs what its compute stream holds one op at a time, and its first op waits for the first
 // microbatch's forward through the stages before it. So an iteration takes at least, for every
 // stage s, with m microbatches, F, B, W and R a chunk's forward, input-gradient, weight-gradient
-// and recomputed ops for one microbatch, head(s) the forward of virtual stages 0 .. s-1 and
-// drain(s) the last input gradient's way back through them (their input-gradient ops and the
-// recomputation their backward passes run):
+// and recomputed ops for one microbatch, head(s) the forward of the virtual stages virtual stage s
+// reads, transitively (0 .. s-1 of a chain; under modality parallelism the longest way from the
+// data through the stage tree), and drain(s) the last input gradient's way back through them (the
+// longest: their input-gradient ops and the recomputation their backward passes run):
 //
 //   head(s) + m x sum over its chunks of (F + B + W + R)
 //   head(s) + m x sum over its chunks of (F + B + R) + drain(s)      (every op but W precedes the
@@ -54,8 +55,7 @@ class IterationBound {
   // collective algorithm), as the plans' simulations do.
   explicit IterationBound(const TrainingScenario& base);
 
-  // None for plans it does not cover: per-sample data, models of several modules, virtual stages
-  // without layers.
+  // None for plans it does not cover: per-sample data, virtual stages without layers.
   std::optional<TimeNs> operator()(const TrainingScenario& plan);
 
   // Per pipeline layer, for the plan's shard context.

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "simulator/workload/model.hpp"
+#include "simulator/workload/multimodal_model.hpp"
 
 namespace weft {
 namespace {
@@ -22,12 +23,63 @@ Footprint footprint(const std::vector<Step>& steps, RecomputePolicy recompute) {
   return out;
 }
 
+// Parameters, gradients and optimizer states of `trainable` and `frozen` parameters held on a
+// rank (frozen ones have neither gradients nor optimizer states), and the framework's overhead.
+Bytes fixed_memory(const TrainingScenario& s, std::int64_t trainable, std::int64_t frozen) {
+  const ParallelPlan& p = s.parallel;
+  const std::int64_t shards = p.zero >= 1 ? std::int64_t{p.dp} * p.cp : 1;
+  const std::int64_t gradient_shards = p.zero >= 2 ? shards : 1;
+  const Dtype dtype = s.training.dtype;
+  return s.stack.parameter_bytes(dtype) * (trainable + frozen) / (p.zero >= 3 ? shards : 1) +
+         s.stack.gradient_memory_bytes(dtype) * trainable / gradient_shards +
+         s.stack.optimizer_state_bytes(dtype) * trainable / shards + s.options.framework_overhead;
+}
+
+// A model of several modules, or samples drawn per microbatch: each virtual stage's own steps. A
+// stage's first backward pass (its last chunk's, of the first microbatch) comes after the
+// microbatch's forward through all its chunks, whose activations it still holds (every
+// microbatch's under GPipe); under full recompute only those of the blocks anchored to its layers
+// count; with drawn samples, whose shapes the estimate does not know, none.
+std::vector<Bytes> estimate_stage_memory_by_steps(const TrainingScenario& s) {
+  const ParallelPlan& p = s.parallel;
+  const MultimodalModel model(s.model, p.cp_algorithm);
+  const ShardContext context = s.shard_context();
+  const std::vector<int> layers = s.layers_per_virtual_stage();
+  std::vector<std::int64_t> trainable(static_cast<std::size_t>(p.pp), 0);
+  std::vector<std::int64_t> frozen(static_cast<std::size_t>(p.pp), 0);
+  std::vector<Bytes> saved(static_cast<std::size_t>(p.pp), 0);
+  std::vector<Step> steps;
+  std::vector<int> blocks;
+  int first = 0;
+  for (std::size_t group = 0; group < layers.size(); ++group) {
+    steps.clear();
+    blocks.clear();
+    // Tied embeddings counted as shared wherever they are: fewer parameters, still a lower bound.
+    model.append_steps(context, s.training.sample(), {first, first + layers[group], group == 0, group + 1 == layers.size()},
+                       s.model.tied_embeddings(), steps, blocks);
+    first += layers[group];
+    const std::size_t stage = group % static_cast<std::size_t>(p.pp);
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      const Step& step = steps[i];
+      (step.trainable ? trainable : frozen)[stage] += step.parameters;
+      if (s.data || (p.recompute == RecomputePolicy::full && blocks[i] >= 0)) continue;
+      saved[stage] += step.saved_bytes - (p.recompute == RecomputePolicy::selective ? step.recomputable_bytes : 0);
+    }
+  }
+  const std::int64_t in_flight = p.schedule == PipelineSchedule::gpipe ? s.microbatches() : 1;
+  std::vector<Bytes> estimates;
+  for (std::size_t stage = 0; stage < saved.size(); ++stage) {
+    estimates.push_back(fixed_memory(s, trainable[stage], frozen[stage]) + saved[stage] * in_flight);
+  }
+  return estimates;
+}
+
 }  // namespace
 
 std::vector<Bytes> estimate_stage_memory(const TrainingScenario& s) {
+  if (s.model.multimodal() || s.data) return estimate_stage_memory_by_steps(s);
   const ParallelPlan& p = s.parallel;
   const ShardContext context = s.shard_context();
-  // Sweeps take models of one module (load_sweep_scenario).
   const ModelSpec& spec = s.model.single();
   const Model model(spec, p.cp_algorithm);
   const Footprint layer = footprint(model.layer_steps(context, 0), p.recompute);
@@ -40,8 +92,6 @@ std::vector<Bytes> estimate_stage_memory(const TrainingScenario& s) {
   const std::vector<int> layers = s.layers_per_virtual_stage();
   const int groups = static_cast<int>(layers.size());
   const std::int64_t microbatches = s.microbatches();
-  const std::int64_t shards = p.zero >= 1 ? std::int64_t{p.dp} * p.cp : 1;
-  const std::int64_t gradient_shards = p.zero >= 2 ? shards : 1;
 
   std::vector<Bytes> estimates;
   for (int stage = 0; stage < p.pp; ++stage) {
@@ -78,11 +128,7 @@ std::vector<Bytes> estimate_stage_memory(const TrainingScenario& s) {
                       std::min<std::int64_t>(microbatches, p.pp - stage) * chunk_saved.back();
         break;
     }
-    const Bytes fixed = s.stack.parameter_bytes(s.training.dtype) * parameters / (p.zero >= 3 ? shards : 1) +
-                        s.stack.gradient_memory_bytes(s.training.dtype) * parameters / gradient_shards +
-                        s.stack.optimizer_state_bytes(s.training.dtype) * parameters / shards +
-                        s.options.framework_overhead;
-    estimates.push_back(fixed + activations);
+    estimates.push_back(fixed_memory(s, parameters, 0) + activations);
   }
   return estimates;
 }

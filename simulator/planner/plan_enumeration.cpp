@@ -2,7 +2,74 @@
 
 #include <fmt/format.h>
 
+#include "simulator/planner/module_stage_splits.hpp"
+#include "simulator/workload/modality_stages.hpp"
+
 namespace weft {
+namespace {
+
+// Whether the cluster's GPUs run at different paces (stragglers, node groups of other types).
+bool uneven_gpus(const ClusterSpec& cluster) { return cluster.stragglers || !cluster.node_groups.empty(); }
+
+// The partition a dense plan gets by default (default_grid), which its label leaves out.
+bool default_dense_partition(const TrainingScenario& s) {
+  return s.parallel.partition ==
+         (uneven_gpus(s.cluster) ? ParallelPlan::Partition::time : ParallelPlan::Partition::given);
+}
+
+ParallelPlan::Partition plan_partition(StagePartition partition) {
+  switch (partition) {
+    case StagePartition::even:
+      return ParallelPlan::Partition::given;
+    case StagePartition::parameters:
+      return ParallelPlan::Partition::parameters;
+    case StagePartition::time:
+      return ParallelPlan::Partition::time;
+  }
+  return ParallelPlan::Partition::given;
+}
+
+// Deals the layers of a plan whose modules share one pipeline to its stages by `partition`.
+void partition_shared_pipeline(TrainingScenario& plan, StagePartition partition, LayerTimesByContext& layer_times) {
+  ParallelPlan& p = plan.parallel;
+  const int groups = p.pp * p.vpp;
+  if (p.schedule == PipelineSchedule::encoder_first && plan.model.multimodal()) {
+    p.partition = ParallelPlan::Partition::modules;  // encoders on each stage's first chunk, the LLM on its second
+  } else if (groups > 1 && partition != StagePartition::even) {
+    p.partition = plan_partition(partition);
+  } else {
+    if (plan.model.layers() % groups != 0) p.stage_layers = balanced_stage_layers(plan.model.layers(), groups);
+    return;
+  }
+  derive_stage_layers(plan, &layer_times);
+}
+
+// The plans of one layout whose transformer modules have stages of their own: one per split of
+// the stages over the modules (the best balanced one unless every split is asked for).
+std::vector<TrainingScenario> modality_plans(const TrainingScenario& layout, StagePartition partition,
+                                             ModuleStageSplits wanted, LayerTimesByContext& layer_times) {
+  const std::vector<std::vector<int>> splits = module_stage_splits(layout.model, layout.parallel.pp);
+  if (splits.empty()) return {};
+  TrainingScenario plan = layout;
+  ParallelPlan& p = plan.parallel;
+  p.partition = plan_partition(partition);
+  std::vector<std::int64_t> weights(static_cast<std::size_t>(plan.model.layers()), 1);
+  if (partition != StagePartition::even) weights = partition_weights(plan, &layer_times);
+  std::vector<TrainingScenario> plans;
+  auto add = [&](const std::vector<int>& split) {
+    p.modality_stages = split;
+    p.stage_layers = partition_within_modules(weights, plan.model, split);
+    plans.push_back(plan);
+  };
+  if (wanted == ModuleStageSplits::balanced) {
+    add(most_balanced_split(splits, weights, plan.model));
+  } else {
+    for (const std::vector<int>& split : splits) add(split);
+  }
+  return plans;
+}
+
+}  // namespace
 
 std::vector<int> balanced_stage_layers(int layers, int groups) {
   std::vector<int> out(static_cast<std::size_t>(groups), layers / groups);
@@ -14,14 +81,41 @@ std::vector<int> balanced_stage_layers(int layers, int groups) {
   return out;
 }
 
+std::string_view plan_partition_name(const ParallelPlan& p) {
+  switch (p.partition) {
+    case ParallelPlan::Partition::given:
+      return "even";
+    case ParallelPlan::Partition::parameters:
+      return "parameters";
+    case ParallelPlan::Partition::time:
+      return "time";
+    case ParallelPlan::Partition::modules:
+      return "modules";
+  }
+  return "even";
+}
+
+std::string module_stages_text(const TrainingScenario& s) {
+  std::string text;
+  for (const auto& [name, stages] : named_modality_stages(s.model, s.parallel.modality_stages)) {
+    text += fmt::format("{}{}:{}", text.empty() ? "" : ",", name, stages);
+  }
+  return text;
+}
+
 std::string plan_label(const TrainingScenario& s) {
   const ParallelPlan& p = s.parallel;
-  return fmt::format("tp{} cp{} pp{} dp{} vpp{} mb{}{} zero{} {} recompute={}", p.tp, p.cp, p.pp, p.dp, p.vpp,
-                     s.training.micro_batch, p.sequence_parallel && p.tp > 1 ? " sp" : "", p.zero,
-                     kPipelineScheduleNames.name(p.schedule), kRecomputePolicyNames.name(p.recompute));
+  std::string label = fmt::format("tp{} cp{} pp{} dp{} vpp{} mb{}{} zero{} {} recompute={}", p.tp, p.cp, p.pp, p.dp,
+                                  p.vpp, s.training.micro_batch, p.sequence_parallel && p.tp > 1 ? " sp" : "", p.zero,
+                                  kPipelineScheduleNames.name(p.schedule), kRecomputePolicyNames.name(p.recompute));
+  if (s.model.multimodal()) label += p.modality_stages.empty() ? " shared" : " modality=" + module_stages_text(s);
+  const bool staged = p.pp * p.vpp > 1;
+  if (staged && (s.model.multimodal() || !default_dense_partition(s))) label += " partition=" + std::string(plan_partition_name(p));
+  return label;
 }
 
 PlanEnumeration enumerate_plans(const TrainingScenario& base, const SweepGrid& grid, int gpus) {
+  check_grid(grid, base);
   PlanEnumeration out;
   LayerTimesByContext layer_times;  // the plans' layers, priced once per shard context
   auto add = [&](TrainingScenario plan, std::string rule) {
@@ -32,6 +126,52 @@ PlanEnumeration enumerate_plans(const TrainingScenario& base, const SweepGrid& g
       ++out.invalid_by_reason[rule];
     }
     out.plans.push_back({std::move(plan), std::move(rule)});
+  };
+  // Validates the plan, once its layers are dealt by `deal` (which may find it invalid too), and
+  // the microbatches it draws from per-sample data.
+  auto add_checked = [&](TrainingScenario plan, auto deal) {
+    std::string rule;
+    try {
+      deal(plan);
+      validate_training_scenario(plan);
+      if (plan.data) plan.microbatch_shapes();
+    } catch (const InvalidPlan& error) {
+      rule = error.rule();
+    }
+    add(std::move(plan), std::move(rule));
+  };
+  // The plans of a layout: its modules sharing one pipeline, or on stages of their own.
+  auto add_layouts = [&](const TrainingScenario& layout) {
+    const ParallelPlan& p = layout.parallel;
+    const int groups = p.pp * p.vpp;
+    for (StageLayout where : grid.layout) {
+      // Modules on stages of their own run gpipe or 1f1b, one chunk per stage.
+      const bool chain_schedule =
+          p.schedule == PipelineSchedule::gpipe || p.schedule == PipelineSchedule::one_f_one_b;
+      if (where == StageLayout::modality && (!chain_schedule || p.vpp != 1)) continue;
+      for (StagePartition partition : grid.partition) {
+        // One stage, or the encoder-first schedule's own partition: the partitions give one plan.
+        const bool one_partition = groups == 1 || (p.schedule == PipelineSchedule::encoder_first &&
+                                                   layout.model.multimodal());
+        if (one_partition && partition != grid.partition.front()) continue;
+        if (where == StageLayout::shared) {
+          add_checked(layout, [&](TrainingScenario& plan) { partition_shared_pipeline(plan, partition, layer_times); });
+          continue;
+        }
+        std::vector<TrainingScenario> plans;
+        try {
+          plans = modality_plans(layout, partition, grid.module_stages, layer_times);
+        } catch (const InvalidPlan& error) {
+          add(layout, error.rule());
+          continue;
+        }
+        for (TrainingScenario& plan : plans) {
+          add_checked(std::move(plan), [](TrainingScenario& modality) {
+            check_modality_plan(modality.parallel, modality.model);
+          });
+        }
+      }
+    }
   };
   for (int tp : grid.tp) {
     for (bool sp : grid.sequence_parallel) {
@@ -70,27 +210,11 @@ PlanEnumeration enumerate_plans(const TrainingScenario& base, const SweepGrid& g
                     }
                     p.dp = static_cast<int>(gpus / model_parallel);
                     pad_vocabulary(plan);
-                    const int groups = pp * vpp;
-                    if (groups > base.model.layers()) {
+                    if (pp * vpp > base.model.layers()) {
                       add(std::move(plan), "more pipeline chunks than layers");
                       continue;
                     }
-                    // Stragglers and mixed GPU types: stages on slower GPUs get fewer layers
-                    // (docs/stragglers.md).
-                    const bool uneven_gpus = base.cluster.stragglers || !base.cluster.node_groups.empty();
-                    const bool balance_time = uneven_gpus && groups > 1;
-                    if (!balance_time && base.model.layers() % groups != 0) {
-                      p.stage_layers = balanced_stage_layers(base.model.layers(), groups);
-                    }
-                    if (balance_time) p.partition = ParallelPlan::Partition::time;
-                    std::string rule;
-                    try {
-                      if (balance_time) derive_stage_layers(plan, &layer_times);
-                      validate_training_scenario(plan);
-                    } catch (const InvalidPlan& error) {
-                      rule = error.rule();
-                    }
-                    add(std::move(plan), std::move(rule));
+                    add_layouts(plan);
                   }
                 }
               }

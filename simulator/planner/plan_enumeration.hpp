@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "simulator/planner/sweep_grid.hpp"
@@ -13,8 +14,19 @@ namespace weft {
 // hold the fewest, since they also carry the embedding and the output layer.
 std::vector<int> balanced_stage_layers(int layers, int groups);
 
+// How the plan's layers were dealt to its stages: "even" (as given, or an even split),
+// "parameters", "time" or "modules" (ParallelPlan::Partition).
+std::string_view plan_partition_name(const ParallelPlan& plan);
+
+// The stages of each transformer module of a plan under modality parallelism, "vit:1,llm:3";
+// empty where the modules share one pipeline.
+std::string module_stages_text(const TrainingScenario& scenario);
+
 // A short stable description of a plan, used to break ranking ties and to label it:
-// "tp8 cp1 pp16 dp128 vpp2 mb1 sp zero1 interleaved recompute=none".
+// "tp8 cp1 pp16 dp128 vpp2 mb1 sp zero1 interleaved recompute=none". A model of several modules
+// adds its layout ("shared", or "modality=vit:1,llm:3") and every plan of several stages its
+// partition ("partition=time"), except a model of one module's default (even, or time on a
+// cluster of uneven GPUs).
 std::string plan_label(const TrainingScenario& scenario);
 
 struct PlanCandidate {
@@ -34,8 +46,11 @@ struct PlanEnumeration {
 // Every plan of the grid for `gpus` GPUs, with dp = gpus / (tp x pp x cp). Pipeline depths
 // that do not divide the layers get a balanced uneven split. Combinations that are the same plan
 // are considered once: VPP > 1 only with the interleaved schedule (and interleaved only with
-// VPP > 1), sequence parallelism only with TP > 1. Invalid plans are counted by the rule they
-// break.
+// VPP > 1), sequence parallelism only with TP > 1. A model of several modules gets the grid's
+// layouts and partitions: modules on stages of their own only under gpipe and 1f1b with VPP 1, and
+// one plan per split of the stages over the modules (the balanced one, or every one: see
+// ModuleStageSplits); one partition where a plan has one stage or runs encoder-first. Invalid
+// plans are counted by the rule they break; check_grid's errors are thrown.
 PlanEnumeration enumerate_plans(const TrainingScenario& base, const SweepGrid& grid, int gpus);
 
 }  // namespace weft

@@ -115,7 +115,8 @@ struct SimulationTask {
 };
 
 // For each plan, the 1F1B plan of the same layout when it is a GPipe plan that has one (the same
-// passes in another order on each stage); otherwise the plan itself.
+// passes in another order on each stage of a chain; modules on stages of their own are built in
+// each schedule); otherwise the plan itself.
 std::vector<std::size_t> one_f_one_b_partners(const std::vector<PlanOutcome>& plans) {
   std::map<std::string, std::size_t> one_f_one_b;
   for (std::size_t i = 0; i < plans.size(); ++i) {
@@ -124,7 +125,8 @@ std::vector<std::size_t> one_f_one_b_partners(const std::vector<PlanOutcome>& pl
   std::vector<std::size_t> partner(plans.size());
   for (std::size_t i = 0; i < plans.size(); ++i) {
     partner[i] = i;
-    if (plans[i].scenario.parallel.schedule != PipelineSchedule::gpipe) continue;
+    const ParallelPlan& plan = plans[i].scenario.parallel;
+    if (plan.schedule != PipelineSchedule::gpipe || !plan.modality_stages.empty()) continue;
     TrainingScenario layout = plans[i].scenario;
     layout.parallel.schedule = PipelineSchedule::one_f_one_b;
     if (auto it = one_f_one_b.find(plan_label(layout)); it != one_f_one_b.end()) partner[i] = it->second;

@@ -1,5 +1,6 @@
 #include "simulator/planner/sweep_grid.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <string>
 
@@ -12,7 +13,8 @@
 namespace weft {
 namespace {
 
-constexpr std::string_view kAxes = "tp, pp, cp, vpp, mb, recompute, zero, schedule or sp";
+constexpr std::string_view kAxes =
+    "tp, pp, cp, vpp, mb, recompute, zero, schedule, sp, layout, partition or module_stages";
 
 [[noreturn]] void bad_value(std::string_view axis, std::string_view value, std::string_view expected) {
   throw InputError("'" + std::string(axis) + "=" + std::string(value) + "': expected " + std::string(expected));
@@ -84,7 +86,7 @@ std::vector<std::string_view> names_of(const std::vector<Enum>& values, const En
 
 std::size_t SweepGrid::combinations() const {
   return tp.size() * pp.size() * cp.size() * vpp.size() * micro_batch.size() * recompute.size() * zero.size() *
-         schedule.size() * sequence_parallel.size();
+         schedule.size() * sequence_parallel.size() * layout.size() * partition.size();
 }
 
 SweepGrid default_grid(const TrainingScenario& scenario, int gpus) {
@@ -93,8 +95,9 @@ SweepGrid default_grid(const TrainingScenario& scenario, int gpus) {
   for (int pp = 1; pp <= std::min(scenario.model.layers(), gpus); ++pp) {
     if (gpus % pp == 0) grid.pp.push_back(pp);
   }
+  const bool multimodal = scenario.model.multimodal();
   grid.cp = {1};
-  for (int cp = 2; scenario.training.seq_len / cp >= 1024 && cp <= gpus; cp *= 2) grid.cp.push_back(cp);
+  for (int cp = 2; !multimodal && scenario.training.seq_len / cp >= 1024 && cp <= gpus; cp *= 2) grid.cp.push_back(cp);
   grid.vpp = {1, 2, 4, 8};
   grid.micro_batch = {1, 2, 4, 8};
   grid.recompute = {RecomputePolicy::none, RecomputePolicy::full};
@@ -107,6 +110,21 @@ SweepGrid default_grid(const TrainingScenario& scenario, int gpus) {
   grid.schedule = {PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved,
                    PipelineSchedule::zb_h1};
   grid.sequence_parallel = {true, false};
+  if (multimodal) {
+    grid.layout = {StageLayout::shared, StageLayout::modality};
+    // Time is priced on the training section's sample, which must give every module tokens.
+    const auto& modules = scenario.model.modules;
+    const bool timed = std::all_of(modules.begin(), modules.end(), [&](const ModuleSpec& module) {
+      return module_tokens(module, scenario.training.sample()) > 0;
+    });
+    grid.partition = {StagePartition::parameters};
+    if (timed) grid.partition.push_back(StagePartition::time);
+  } else {
+    grid.layout = {StageLayout::shared};
+    // Stages on slower GPUs get fewer layers (docs/stragglers.md).
+    const bool uneven_gpus = scenario.cluster.stragglers || !scenario.cluster.node_groups.empty();
+    grid.partition = {uneven_gpus ? StagePartition::time : StagePartition::even};
+  }
   return grid;
 }
 
@@ -134,6 +152,14 @@ void apply_grid_spec(SweepGrid& grid, std::string_view spec) {
       grid.recompute = parse_names(axis, values, kRecomputePolicyNames);
     } else if (axis == "schedule") {
       grid.schedule = parse_names(axis, values, kPipelineScheduleNames);
+    } else if (axis == "layout") {
+      grid.layout = parse_names(axis, values, kStageLayoutNames);
+    } else if (axis == "partition") {
+      grid.partition = parse_names(axis, values, kStagePartitionNames);
+    } else if (axis == "module_stages") {
+      const std::vector<ModuleStageSplits> splits = parse_names(axis, values, kModuleStageSplitsNames);
+      if (splits.size() != 1) bad_value(axis, values, "one of " + std::string(kModuleStageSplitsNames.choices()));
+      grid.module_stages = splits.front();
     } else if (axis == "zero" || axis == "sp") {
       std::vector<int> flags;
       for (std::int64_t value : parse_integers(axis, values)) {
@@ -151,13 +177,25 @@ void apply_grid_spec(SweepGrid& grid, std::string_view spec) {
   }
 }
 
+void check_grid(const SweepGrid& grid, const TrainingScenario& scenario) {
+  const bool modality = std::find(grid.layout.begin(), grid.layout.end(), StageLayout::modality) != grid.layout.end();
+  if (modality && !scenario.model.multimodal()) {
+    throw InputError("'layout=modality': modality parallelism needs a model of several modules, and '" +
+                     scenario.model.name + "' has one");
+  }
+}
+
 std::string grid_spec(const SweepGrid& grid) {
   const std::vector<int> sp(grid.sequence_parallel.begin(), grid.sequence_parallel.end());
-  return fmt::format("tp={} pp={} cp={} vpp={} mb={} recompute={} zero={} schedule={} sp={}", fmt::join(grid.tp, ","),
-                     fmt::join(grid.pp, ","), fmt::join(grid.cp, ","), fmt::join(grid.vpp, ","),
-                     fmt::join(grid.micro_batch, ","), fmt::join(names_of(grid.recompute, kRecomputePolicyNames), ","),
-                     fmt::join(grid.zero, ","), fmt::join(names_of(grid.schedule, kPipelineScheduleNames), ","),
-                     fmt::join(sp, ","));
+  return fmt::format("tp={} pp={} cp={} vpp={} mb={} recompute={} zero={} schedule={} sp={} layout={} partition={} "
+                     "module_stages={}",
+                     fmt::join(grid.tp, ","), fmt::join(grid.pp, ","), fmt::join(grid.cp, ","),
+                     fmt::join(grid.vpp, ","), fmt::join(grid.micro_batch, ","),
+                     fmt::join(names_of(grid.recompute, kRecomputePolicyNames), ","), fmt::join(grid.zero, ","),
+                     fmt::join(names_of(grid.schedule, kPipelineScheduleNames), ","), fmt::join(sp, ","),
+                     fmt::join(names_of(grid.layout, kStageLayoutNames), ","),
+                     fmt::join(names_of(grid.partition, kStagePartitionNames), ","),
+                     kModuleStageSplitsNames.name(grid.module_stages));
 }
 
 }  // namespace weft

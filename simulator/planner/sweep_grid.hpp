@@ -8,6 +8,20 @@
 
 namespace weft {
 
+// Where a multimodal plan puts its modules: one pipeline through them all (shared), or stages of
+// their own per transformer module (modality parallelism, modality_stages.hpp).
+enum class StageLayout : std::uint8_t { shared, modality };
+// How a plan's layers are dealt to its pipeline stages: as even in layers as possible, balancing
+// the stages' parameters, or balancing their compute time (ParallelPlan::Partition).
+enum class StagePartition : std::uint8_t { even, parameters, time };
+// Which splits of a modality plan's stages over its modules a sweep tries: the one that balances
+// the stages best by the plan's partition, or every split.
+enum class ModuleStageSplits : std::uint8_t { balanced, every };
+
+inline constexpr EnumNames<StageLayout, 2> kStageLayoutNames({"shared", "modality"});
+inline constexpr EnumNames<StagePartition, 3> kStagePartitionNames({"even", "parameters", "time"});
+inline constexpr EnumNames<ModuleStageSplits, 2> kModuleStageSplitsNames({"balanced", "every"});
+
 // The values a sweep tries on each axis of the parallel plan; every combination is a plan.
 struct SweepGrid {
   std::vector<int> tp;
@@ -19,6 +33,9 @@ struct SweepGrid {
   std::vector<int> zero;
   std::vector<PipelineSchedule> schedule;
   std::vector<bool> sequence_parallel;  // applied where tp > 1
+  std::vector<StageLayout> layout{StageLayout::shared};  // modality only for models of several modules
+  std::vector<StagePartition> partition{StagePartition::even};
+  ModuleStageSplits module_stages = ModuleStageSplits::balanced;
 
   std::size_t combinations() const;
 };
@@ -28,16 +45,24 @@ struct SweepGrid {
 // splits are balanced automatically); CP 1 and powers of two keeping at least 1,024 tokens per
 // rank; VPP 1, 2, 4, 8; micro-batches 1, 2, 4, 8; recompute none and full (selective too for
 // unfused attention: with flash attention it recomputes nothing and would repeat plans); ZeRO off
-// and on; every schedule; sequence parallelism on and off.
+// and on; every schedule; sequence parallelism on and off. Layers dealt evenly (by compute time on
+// clusters of uneven GPUs). A model of several modules also tries modality parallelism beside the
+// shared pipeline, partitions by parameters and by time (when the training section's sample gives
+// every module tokens to time), and no CP (not modelled for it).
 SweepGrid default_grid(const TrainingScenario& scenario, int gpus);
 
 // Narrows or widens axes: space-separated `axis=values`, values comma-separated, integer ranges
-// `a..b` inclusive. Axes: tp, pp, cp, vpp, mb, recompute, zero, schedule, sp. Example:
+// `a..b` inclusive. Axes: tp, pp, cp, vpp, mb, recompute, zero, schedule, sp, layout, partition,
+// module_stages (one value). Example:
 // "tp=1,2,4,8 pp=1..16 mb=1,2". Throws InputError naming the axis or value at fault.
 void apply_grid_spec(SweepGrid& grid, std::string_view spec);
 
+// Throws InputError where the grid asks for what the model cannot have: modality parallelism of
+// a model of one module.
+void check_grid(const SweepGrid& grid, const TrainingScenario& scenario);
+
 // Every axis of `grid` as a spec that apply_grid_spec reads back to the same grid, values in
-// their order ("tp=1,2 pp=1 ... sp=1,0").
+// their order ("tp=1,2 pp=1 ... sp=1,0 layout=shared partition=even module_stages=balanced").
 std::string grid_spec(const SweepGrid& grid);
 
 }  // namespace weft

@@ -285,24 +285,24 @@ std::vector<double> virtual_stage_speeds(const TrainingScenario& scenario, const
 
 }  // namespace
 
+std::vector<std::int64_t> partition_weights(const TrainingScenario& scenario, LayerTimesByContext* priced) {
+  const MultimodalModel model(scenario.model, scenario.parallel.cp_algorithm);
+  if (scenario.parallel.partition != ParallelPlan::Partition::time) return pipeline_layer_parameters(model);
+  for (const ModuleSpec& module : scenario.model.modules) {
+    if (module_tokens(module, scenario.training.sample()) == 0) {
+      reject("parallel.stage_layers", "time partition of an empty module",
+             "\"time\" balances a sample as the training section gives it, and it gives module '" + module.name +
+                 "' no tokens: give training.images, video_seconds or audio_seconds for a typical sample");
+    }
+  }
+  return layer_times_on(scenario, model, scenario.shard_context(), scenario.cluster.gpu, priced);
+}
+
 void derive_stage_layers(TrainingScenario& scenario, LayerTimesByContext* priced) {
   ParallelPlan& plan = scenario.parallel;
   if (plan.partition == ParallelPlan::Partition::given) return;
   const MultimodalModel model(scenario.model, plan.cp_algorithm);
-  std::vector<std::int64_t> weights;
-  if (plan.partition == ParallelPlan::Partition::time) {
-    const TrainingSpec& t = scenario.training;
-    for (const ModuleSpec& module : scenario.model.modules) {
-      if (module_tokens(module, t.sample()) == 0) {
-        reject("parallel.stage_layers", "time partition of an empty module",
-               "\"time\" balances a sample as the training section gives it, and it gives module '" + module.name +
-                   "' no tokens: give training.images, video_seconds or audio_seconds for a typical sample");
-      }
-    }
-    weights = layer_times_on(scenario, model, scenario.shard_context(), scenario.cluster.gpu, priced);
-  } else {
-    weights = pipeline_layer_parameters(model);
-  }
+  const std::vector<std::int64_t> weights = partition_weights(scenario, priced);
   const std::span<const std::int64_t> layers(weights);
   if (!plan.modality_stages.empty()) {
     plan.stage_layers = partition_within_modules(layers, scenario.model, plan.modality_stages);
@@ -478,15 +478,8 @@ TrainingScenario load_training_scenario(const JsonCursor& root,
 }
 
 TrainingScenario load_sweep_scenario(const JsonCursor& root) {
-  if (auto value = root.find("data")) {
-    value->fail(
-        "per-sample data is not supported by sweep, which simulates uniform batches of training.seq_len "
-        "tokens; simulate the chosen plan with its data instead");
-  }
   TrainingScenario scenario = load_scenario_without_plan(root);
-  if (scenario.model.multimodal()) {
-    root.at("model").fail("sweep takes a model of one module; simulate each plan of a model of several modules");
-  }
+  if (auto value = root.find("data")) scenario.data = load_data_spec(*value);
   return scenario;
 }
 

@@ -143,8 +143,7 @@ TrainingScenario load_training_scenario(
     const JsonCursor& root, std::optional<std::shared_ptr<const CalibratedCostModel>> calibration = std::nullopt);
 
 // The model, cluster, training and options of a scenario, without a plan: what a sweep varies
-// the plan over. A "parallel" section, if present, is not read; a "data" section is an error
-// (a sweep simulates uniform batches).
+// the plan over, with its per-sample data if any. A "parallel" section, if present, is not read.
 TrainingScenario load_sweep_scenario(const JsonCursor& root);
 
 // A plan that cannot run: which rule it breaks (a short stable phrase, for counting plans by
@@ -169,6 +168,11 @@ void validate_training_scenario(const TrainingScenario& scenario);
 // Per-layer compute times already priced for plans of one sweep (one model, sample and cluster),
 // by shard context and GPU type (its name): what a "time" partition balances.
 using LayerTimesByContext = std::map<std::pair<ShardContext, std::string>, std::vector<std::int64_t>>;
+
+// What the plan's partition rule balances over its stages, per pipeline layer: compute times per
+// microbatch for "time" (from and into `priced` as below), parameters otherwise. Throws
+// InvalidPlan where a module the time partition prices has no tokens in a sample.
+std::vector<std::int64_t> partition_weights(const TrainingScenario& scenario, LayerTimesByContext* priced = nullptr);
 
 // Sets parallel.stage_layers by the plan's partition rule (ParallelPlan::partition): balancing
 // parameters, or compute time (where the cluster has stragglers, slower stages get fewer

@@ -136,9 +136,6 @@ TEST_CASE("per-sample data simulates every DP replica and reports the batch it d
     CHECK(refused.exit_code == 2);
     CHECK_THAT(refused.err, Contains(std::string(flag).substr(0, std::string(flag).find(' '))));
   }
-  const auto sweep = run_weft("sweep '" + scenario.string() + "'");
-  CHECK(sweep.exit_code == 2);
-  CHECK_THAT(sweep.err, Contains("data") && Contains("not supported by sweep"));
 }
 
 TEST_CASE("the unfold flag simulates every rank and gives the same answer", "[cli]") {

@@ -35,7 +35,8 @@ TEST_CASE("weft sweep ranks plans and writes CSV, JSON, HTML and the best trace"
   CHECK(json["plans"].size() == json["considered"].get<std::size_t>());
   // The CSV's header and one row per plan considered.
   const std::string csv = read_file(dir.file("p.csv"));
-  CHECK_THAT(csv, StartsWith("rank,tp,pp,dp,cp,vpp,micro_batch,sequence_parallel,recompute,zero,schedule,status,"));
+  CHECK_THAT(csv, StartsWith("rank,tp,pp,dp,cp,vpp,micro_batch,sequence_parallel,recompute,zero,schedule,layout,"
+                             "module_stages,partition,status,"));
   CHECK(static_cast<std::size_t>(std::count(csv.begin(), csv.end(), '\n')) == json["plans"].size() + 1);
   for (const char* column : {"iteration_time_s", "mfu", "tokens_per_s", "peak_memory_bytes"}) {
     CHECK_THAT(csv.substr(0, csv.find('\n')), Contains(column));

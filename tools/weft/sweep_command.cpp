@@ -158,7 +158,12 @@ void run_sweep_command(const SweepFlags& flags) {
   const int gpus = flags.gpus > 0 ? flags.gpus : base.cluster.gpus;
   if (flags.gpus < 0) throw InputError("--gpus: expected a positive GPU count");
   SweepGrid grid = default_grid(base, gpus);
-  if (!flags.grid.empty()) with_context("--grid", [&] { apply_grid_spec(grid, flags.grid); });
+  if (!flags.grid.empty()) {
+    with_context("--grid", [&] {
+      apply_grid_spec(grid, flags.grid);
+      check_grid(grid, base);
+    });
+  }
 
   SweepResult result = enumerate_sweep(base, grid, gpus, flags.max_ops);
   const int threads =
@@ -219,17 +224,19 @@ void add_sweep_command(CLI::App& app) {
   auto flags = std::make_shared<SweepFlags>();
   CLI::App* command = app.add_subcommand(
       "sweep",
-      "Search the parallel layouts (TP, PP, CP, VPP, micro-batch, recompute, ZeRO, schedule) for the GPUs of a "
+      "Search the parallel layouts (TP, PP, CP, VPP, micro-batch, recompute, ZeRO, schedule; for a model of several "
+      "modules also a shared pipeline or stages per module, and how layers are dealt to stages) for the GPUs of a "
       "cluster, drop those that cannot run or fit, simulate in parallel those that may enter the top K (every one "
       "with --all), and rank them by throughput.\n"
-      "SCENARIO is a training scenario; its model, cluster, training and options are kept and its parallel "
-      "section is not read (docs/sweep.md).");
+      "SCENARIO is a training scenario; its model, cluster, training, options and per-sample data are kept and its "
+      "parallel section is not read (docs/sweep.md).");
   command->add_option("SCENARIO", flags->scenario, "Scenario JSON file")->required();
   command->add_option("--gpus", flags->gpus, "GPUs to plan for (default: the cluster's)")->type_name("N");
   command
       ->add_option("--grid", flags->grid,
                    "Axes to narrow or widen, e.g. \"tp=1,2,4,8 pp=1..16 mb=1,2\"; axes tp, pp, cp, vpp, mb, "
-                   "recompute, zero, schedule, sp")
+                   "recompute, zero, schedule, sp, layout (shared, modality), partition (even, parameters, time), "
+                   "module_stages (balanced or every)")
       ->type_name("SPEC");
   command
       ->add_option("--top", flags->top,

@@ -31,6 +31,19 @@ inline std::string vlm_model(bool vision_frozen, bool language_frozen) {
       kVisionSpec, kImageTokens, vision_frozen, kProjectorFfn, kLanguageSpec, language_frozen);
 }
 
+// Two encoders, vision (3 layers) and audio (2 layers, 25 tokens per second), each with a
+// projector, both read by a language model of 4 layers; every module trained.
+inline const std::string kTwoEncoderModel = R"({"name": "valm", "modules": [
+    {"name": "vision", "model": {"base": "vit-5b", "layers": 3, "hidden": 256, "ffn_hidden": 1024, "heads": 4,
+                                 "patch_input": 48}, "tokens": "images", "tokens_per_image": 16},
+    {"name": "vision-projector", "projector": {"ffn_hidden": 512}},
+    {"name": "audio", "model": {"base": "whisper-large-v3-encoder", "layers": 2, "hidden": 256, "ffn_hidden": 1024,
+                                "heads": 4}, "tokens": "audio", "tokens_per_second": 25, "inputs": []},
+    {"name": "audio-projector", "projector": {"ffn_hidden": 512}},
+    {"name": "language", "model": {"base": "llama3-8b", "layers": 4, "hidden": 512, "ffn_hidden": 1024,
+                                   "heads": 8, "kv_heads": 4, "vocab": 1000},
+     "inputs": ["vision-projector", "audio-projector"]}]})";
+
 inline std::string scenario_text(const std::string& model, const std::string& parallel, const std::string& training) {
   return fmt::format(R"({{"model": {}, "cluster": {{"base": "dgx-h100", "gpus": 8}}, "parallel": {},
                          "training": {}}})",

@@ -191,6 +191,7 @@ TEST_CASE("a time partition and the sweep give slow stages fewer layers", "[stra
   grid.zero = {0};
   grid.schedule = {PipelineSchedule::one_f_one_b};
   grid.sequence_parallel = {false};
+  grid.partition = default_grid(base, 8).partition;  // by time, on a cluster of uneven GPUs
   const PlanEnumeration plans = enumerate_plans(base, grid, 8);
   REQUIRE(plans.plans.size() == 1);
   CHECK(plans.plans.front().scenario.layers_per_virtual_stage() == layers);
