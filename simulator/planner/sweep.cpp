@@ -15,6 +15,7 @@
 #include <tbb/task_arena.h>
 
 #include "simulator/core/checked_math.hpp"
+#include "simulator/core/input_error.hpp"
 #include "simulator/engine/engine.hpp"
 #include "simulator/engine/simulation_checkpoint.hpp"
 #include "simulator/planner/iteration_bound.hpp"
@@ -89,7 +90,10 @@ void simulate_plan(PlanOutcome& plan, bool reuse, PhaseTotals& totals) {
 
 // `plan`, and `reordered`, the same layout in another schedule of the same passes (GPipe for a
 // 1F1B plan): one workload, simulated once and resumed from a checkpoint in the other order.
-void simulate_plan_and_reordered(PlanOutcome& plan, PlanOutcome& reordered, PhaseTotals& totals) {
+// Returns whether it was resumed: a workload whose stages do not all run backward passes (a frozen
+// encoder ahead of every trainable module) has no GPipe order of the same passes, and `reordered`
+// is then simulated on its own.
+bool simulate_plan_and_reordered(PlanOutcome& plan, PlanOutcome& reordered, PhaseTotals& totals) {
   Clock::time_point start = Clock::now();
   TrainingWorkload workload = build_training_workload(plan.scenario, {.unfold = false, .name_ops = false});
   start = PhaseTotals::lap(totals.graph, start);
@@ -100,12 +104,20 @@ void simulate_plan_and_reordered(PlanOutcome& plan, PlanOutcome& reordered, Phas
   record_simulation(plan, workload, checkpoint.result());
   start = PhaseTotals::lap(totals.report, start);
   const ParallelPlan& layout = reordered.scenario.parallel;
-  auto resumed = checkpoint.resume(schedule_order(workload, layout.schedule, layout.vpp));
+  std::optional<StreamOrder> order;
+  try {
+    order = schedule_order(workload, layout.schedule, layout.vpp);
+  } catch (const InputError&) {
+    simulate_plan(reordered, true, totals);
+    return false;
+  }
+  auto resumed = checkpoint.resume(*order);
   workload.graph = std::move(resumed.reissued.graph);
   for (PassOp& pass : workload.passes) pass.op = resumed.reissued.op_of[pass.op.value()];
   start = PhaseTotals::lap(totals.engine, start);
   record_simulation(reordered, workload, resumed.result);
   PhaseTotals::lap(totals.report, start);
+  return true;
 }
 
 // What one task simulates: a plan, and with it the plan resumed from its checkpoint, if any.
@@ -183,7 +195,7 @@ struct SweepRun {
   PhaseTotals totals;
   std::atomic<std::size_t> done{0};
   std::size_t total = 0;  // plans to simulate, less those pruned so far
-  std::int64_t resumed = 0;
+  std::atomic<std::int64_t> resumed{0};
 
   SweepRun(SweepResult& s, const SweepOptions& o, std::size_t to_simulate) : sweep(s), options(o), total(to_simulate) {}
 
@@ -192,7 +204,6 @@ struct SweepRun {
   // Simulates `plans` (waiting ones); returns early when stopped.
   void simulate(const std::vector<std::size_t>& plans) {
     const std::vector<SimulationTask> tasks = simulation_tasks(plans, partner, options.reuse);
-    resumed += std::count_if(tasks.begin(), tasks.end(), [](const SimulationTask& t) { return t.reordered; });
     tbb::task_arena arena(std::max(1, options.threads));
     arena.execute([&] {
       tbb::parallel_for(tbb::blocked_range<std::size_t>(0, tasks.size(), 1), [&](const auto& range) {
@@ -208,7 +219,7 @@ struct SweepRun {
   void run(const SimulationTask& task) {
     PlanOutcome& plan = sweep.plans[task.plan];
     if (task.reordered) {
-      simulate_plan_and_reordered(plan, sweep.plans[*task.reordered], totals);
+      if (simulate_plan_and_reordered(plan, sweep.plans[*task.reordered], totals)) ++resumed;
     } else {
       simulate_plan(plan, options.reuse, totals);
     }
@@ -365,7 +376,7 @@ void simulate_sweep(SweepResult& sweep, const SweepOptions& options) {
   sweep.phases.graph = static_cast<double>(run.totals.graph.load()) * 1e-9;
   sweep.phases.engine = static_cast<double>(run.totals.engine.load()) * 1e-9;
   sweep.phases.report = static_cast<double>(run.totals.report.load()) * 1e-9;
-  sweep.resumed = run.resumed;
+  sweep.resumed = run.resumed.load();
   sweep.simulated -= sweep.pruned;
   sweep.unfinished = std::count_if(sweep.plans.begin(), sweep.plans.end(), waits);
   if (sweep.interrupted()) return;
