@@ -96,13 +96,19 @@ std::vector<LayerComputeTimes> price_layers(const TrainingScenario& plan, const 
     model.append_steps(context, plan.training.sample(), {layer, layer + 1, layer == 0, layer + 1 == layers}, false,
                        steps, blocks);
     LayerComputeTimes& t = times[static_cast<std::size_t>(layer)];
+    // A layer is recomputed only where it has backward work: a frozen module that passes no
+    // gradient back is not (training_passes.cpp).
+    bool has_backward = false;
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      has_backward = has_backward || (blocks[i] >= 0 && (steps[i].backward || steps[i].weight_grad));
+    }
     for (std::size_t i = 0; i < steps.size(); ++i) {
       const Step& step = steps[i];
       const TimeNs collective = price.synchronous_tp_collective(step);
       t.forward += price.least(step, step.forward, true) + collective;
       t.input_grad += price.least(step, step.backward, false);
       t.weight_grad += price.whole(step.weight_grad);
-      if (blocks[i] < 0) continue;  // an anchored block (embedding, head, loss): not recomputed
+      if (blocks[i] < 0 || !has_backward) continue;  // an anchored block (embedding, head, loss): not recomputed
       // A recomputed op runs whole, and its collectives on the compute stream
       // (training_passes.cpp, recompute_layer).
       const TimeNs recomputed = price.whole(step.forward);

@@ -40,30 +40,43 @@ Bytes fixed_memory(const TrainingScenario& s, std::int64_t trainable, std::int64
 // microbatch's forward through all its chunks, whose activations it still holds (every
 // microbatch's under GPipe); under full recompute only those of the blocks anchored to its layers
 // count; with drawn samples, whose shapes the estimate does not know, none.
-std::vector<Bytes> estimate_stage_memory_by_steps(const TrainingScenario& s) {
+std::vector<Bytes> estimate_stage_memory_by_steps(const TrainingScenario& s, const PipelineLayerSteps* known) {
   const ParallelPlan& p = s.parallel;
-  const MultimodalModel model(s.model, p.cp_algorithm);
-  const ShardContext context = s.shard_context();
   const std::vector<int> layers = s.layers_per_virtual_stage();
   std::vector<std::int64_t> trainable(static_cast<std::size_t>(p.pp), 0);
   std::vector<std::int64_t> frozen(static_cast<std::size_t>(p.pp), 0);
   std::vector<Bytes> saved(static_cast<std::size_t>(p.pp), 0);
-  std::vector<Step> steps;
-  std::vector<int> blocks;
-  int first = 0;
-  for (std::size_t group = 0; group < layers.size(); ++group) {
-    steps.clear();
-    blocks.clear();
-    // Tied embeddings counted as shared wherever they are: fewer parameters, still a lower bound.
-    model.append_steps(context, s.training.sample(), {first, first + layers[group], group == 0, group + 1 == layers.size()},
-                       s.model.tied_embeddings(), steps, blocks);
-    first += layers[group];
-    const std::size_t stage = group % static_cast<std::size_t>(p.pp);
+  auto add = [&](std::size_t stage, const std::vector<Step>& steps, const std::vector<int>& blocks) {
     for (std::size_t i = 0; i < steps.size(); ++i) {
       const Step& step = steps[i];
       (step.trainable ? trainable : frozen)[stage] += step.parameters;
       if (s.data || (p.recompute == RecomputePolicy::full && blocks[i] >= 0)) continue;
       saved[stage] += step.saved_bytes - (p.recompute == RecomputePolicy::selective ? step.recomputable_bytes : 0);
+    }
+  };
+  // Tied embeddings counted as shared wherever they are: fewer parameters, still a lower bound.
+  const bool shared_head = s.model.tied_embeddings();
+  if (known == nullptr || std::find(layers.begin(), layers.end(), 0) != layers.end()) {
+    const MultimodalModel model(s.model, p.cp_algorithm);
+    const ShardContext context = s.shard_context();
+    std::vector<Step> steps;
+    std::vector<int> blocks;
+    int first = 0;
+    for (std::size_t group = 0; group < layers.size(); ++group) {
+      steps.clear();
+      blocks.clear();
+      model.append_steps(context, s.training.sample(),
+                         {first, first + layers[group], group == 0, group + 1 == layers.size()}, shared_head, steps,
+                         blocks);
+      first += layers[group];
+      add(group % static_cast<std::size_t>(p.pp), steps, blocks);
+    }
+  } else {
+    std::size_t layer = 0;
+    for (std::size_t group = 0; group < layers.size(); ++group) {
+      for (int i = 0; i < layers[group]; ++i, ++layer) {
+        add(group % static_cast<std::size_t>(p.pp), known->steps[layer], known->blocks[layer]);
+      }
     }
   }
   const std::int64_t in_flight = p.schedule == PipelineSchedule::gpipe ? s.microbatches() : 1;
@@ -76,8 +89,8 @@ std::vector<Bytes> estimate_stage_memory_by_steps(const TrainingScenario& s) {
 
 }  // namespace
 
-std::vector<Bytes> estimate_stage_memory(const TrainingScenario& s) {
-  if (s.model.multimodal() || s.data) return estimate_stage_memory_by_steps(s);
+std::vector<Bytes> estimate_stage_memory(const TrainingScenario& s, const PipelineLayerSteps* layer_steps) {
+  if (s.model.multimodal() || s.data) return estimate_stage_memory_by_steps(s, layer_steps);
   const ParallelPlan& p = s.parallel;
   const ShardContext context = s.shard_context();
   const ModelSpec& spec = s.model.single();

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "simulator/workload/pipeline_layer_steps.hpp"
 #include "simulator/workload/training_scenario.hpp"
 
 namespace weft {
@@ -13,6 +14,9 @@ namespace weft {
 // GPU's memory cannot fit, and a sweep can drop it before simulating. A model of several modules,
 // or one of per-sample data, is estimated from each stage's own steps and at least one
 // microbatch's activations (none with per-sample data, whose shapes vary).
-std::vector<Bytes> estimate_stage_memory(const TrainingScenario& scenario);
+// `layer_steps`, if given, are the scenario's own (pipeline_layer_steps with the head sharing the
+// embedding where the model ties them), computed once for many plans.
+std::vector<Bytes> estimate_stage_memory(const TrainingScenario& scenario,
+                                         const PipelineLayerSteps* layer_steps = nullptr);
 
 }  // namespace weft

@@ -27,9 +27,31 @@
 namespace weft {
 namespace {
 
+// Per shard context, the layers' steps of the plans of a sweep of a model of several modules or
+// of per-sample data, whose estimates would otherwise build them per plan (a model of one module
+// without data is estimated from one layer).
+class LayerStepsByContext {
+ public:
+  explicit LayerStepsByContext(const TrainingScenario& base) : kept_(base.model.multimodal() || base.data) {}
+
+  // The plan's, with its head sharing the embedding or not; none where not kept.
+  const PipelineLayerSteps* operator()(const TrainingScenario& plan, bool shared_head) {
+    if (!kept_) return nullptr;
+    const auto key = std::make_pair(plan.shard_context(), shared_head);
+    auto found = steps_.find(key);
+    if (found == steps_.end()) found = steps_.emplace(key, pipeline_layer_steps(plan, shared_head)).first;
+    return &found->second;
+  }
+
+ private:
+  bool kept_;
+  std::map<std::pair<ShardContext, bool>, PipelineLayerSteps> steps_;
+};
+
 // Drops the plan if its memory lower bound cannot fit; returns whether it may.
-bool passes_memory_estimate(PlanOutcome& plan) {
-  plan.stage_memory = estimate_stage_memory(plan.scenario);
+bool passes_memory_estimate(PlanOutcome& plan, LayerStepsByContext& layer_steps) {
+  plan.stage_memory =
+      estimate_stage_memory(plan.scenario, layer_steps(plan.scenario, plan.scenario.model.tied_embeddings()));
   for (std::size_t stage = 0; stage < plan.stage_memory.size(); ++stage) {
     if (plan.stage_memory[stage] > plan.memory_capacity) {
       plan.status = PlanStatus::oom;
@@ -328,6 +350,7 @@ SweepResult enumerate_sweep(const TrainingScenario& base, const SweepGrid& grid,
   result.invalid = enumeration.invalid;
   result.invalid_by_reason = std::move(enumeration.invalid_by_reason);
   IterationBound iteration_bound(base);
+  LayerStepsByContext layer_steps(base);
   for (PlanCandidate& candidate : enumeration.plans) {
     PlanOutcome plan;
     plan.label = plan_label(candidate.scenario);
@@ -338,13 +361,14 @@ SweepResult enumerate_sweep(const TrainingScenario& base, const SweepGrid& grid,
     if (!candidate.valid()) {
       plan.status = PlanStatus::invalid;
       plan.reason = candidate.invalid_rule;
-    } else if (const GraphSize size = estimate_training_graph(plan.scenario, {}); size.held_ops > op_limit) {
+    } else if (const GraphSize size = estimate_training_graph(plan.scenario, {}, layer_steps(plan.scenario, false));
+               size.held_ops > op_limit) {
       // Refused as simulate would refuse it; the rest of the grid goes on.
       plan.status = PlanStatus::invalid;
       plan.reason = kGraphTooLarge;
       ++result.invalid;
       ++result.invalid_by_reason[plan.reason];
-    } else if (passes_memory_estimate(plan)) {
+    } else if (passes_memory_estimate(plan, layer_steps)) {
       ++result.simulated;
       plan.graph_ops = size.held_ops;
       // The bound costs ops on the cluster's own GPU: with node groups of other (perhaps faster)

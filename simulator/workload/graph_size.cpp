@@ -38,8 +38,9 @@ std::int64_t step_ops(const Step& step, bool split_weight_grads, bool full_recom
   return ops;
 }
 
-// Ops of one microbatch on each pipeline position, summed over its chunks (virtual stages).
-std::vector<std::int64_t> ops_per_position(const TrainingScenario& s) {
+// Ops of one microbatch on each pipeline position, summed over its chunks (virtual stages); the
+// layers' steps from `known` where given and every chunk has layers.
+std::vector<std::int64_t> ops_per_position(const TrainingScenario& s, const PipelineLayerSteps* known) {
   const ParallelPlan& p = s.parallel;
   const MultimodalModel model(s.model, p.cp_algorithm);
   const ShardContext context = s.shard_context();
@@ -49,11 +50,19 @@ std::vector<std::int64_t> ops_per_position(const TrainingScenario& s) {
   const std::int64_t overlap_tp = s.overlaps_tp_communication() ? p.tp : 0;
   std::vector<Step> steps;
   std::vector<int> blocks;
+  if (known != nullptr && std::find(layers.begin(), layers.end(), 0) != layers.end()) known = nullptr;
   auto count = [&](const MultimodalModel::Layers& range) {
+    std::int64_t ops = 0;
+    if (known != nullptr) {
+      for (int layer = range.first; layer < range.end; ++layer) {
+        for (const Step& step : known->steps[static_cast<std::size_t>(layer)])
+          ops += step_ops(step, split, full_recompute, overlap_tp);
+      }
+      return ops;
+    }
     steps.clear();
     blocks.clear();
     model.append_steps(context, s.training.sample(), range, false, steps, blocks);
-    std::int64_t ops = 0;
     for (const Step& step : steps) ops += step_ops(step, split, full_recompute, overlap_tp);
     return ops;
   };
@@ -97,7 +106,8 @@ std::string digits(std::int64_t value) {
 
 }  // namespace
 
-GraphSize estimate_training_graph(const TrainingScenario& s, const WorkloadOptions& options) {
+GraphSize estimate_training_graph(const TrainingScenario& s, const WorkloadOptions& options,
+                                  const PipelineLayerSteps* layer_steps) {
   const ParallelPlan& p = s.parallel;
   // With per-sample data every DP replica is simulated; unfolded, every rank.
   const std::int64_t replicas = s.data ? p.dp : 1;
@@ -108,7 +118,7 @@ GraphSize estimate_training_graph(const TrainingScenario& s, const WorkloadOptio
   size.microbatches = s.microbatches();
   const std::int64_t chunks = std::int64_t{p.pp} * p.vpp;
   std::int64_t per_rank_ops = 0;
-  for (const std::int64_t ops : ops_per_position(s)) {
+  for (const std::int64_t ops : ops_per_position(s, layer_steps)) {
     size.ops_per_microbatch = std::max(size.ops_per_microbatch, ops);
     size.ops = saturating_add(size.ops, saturating_mul(ranks_per_position, saturating_mul(size.microbatches, ops)));
     per_rank_ops += ops;

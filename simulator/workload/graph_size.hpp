@@ -8,6 +8,7 @@
 
 #include "simulator/core/units.hpp"
 #include "simulator/graph/graph_size_limit.hpp"
+#include "simulator/workload/pipeline_layer_steps.hpp"
 #include "simulator/workload/training_scenario.hpp"
 #include "simulator/workload/training_workload.hpp"
 
@@ -22,8 +23,11 @@ struct GraphSize {
   Bytes bytes = 0;                      // memory of the ops held
 };
 
-// Saturates rather than overflows: a scenario of 2^60 ops estimates INT64_MAX.
-GraphSize estimate_training_graph(const TrainingScenario& scenario, const WorkloadOptions& options);
+// Saturates rather than overflows: a scenario of 2^60 ops estimates INT64_MAX. `layer_steps`, if
+// given, are the scenario's own (pipeline_layer_steps without a shared head), computed once for
+// many plans.
+GraphSize estimate_training_graph(const TrainingScenario& scenario, const WorkloadOptions& options,
+                                  const PipelineLayerSteps* layer_steps = nullptr);
 
 // Throws InputError when the graph would hold more than options.max_ops (graph_op_limit) ops; the
 // message names the scenario's field behind the size, the estimate and the limit.

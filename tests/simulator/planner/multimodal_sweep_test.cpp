@@ -108,14 +108,18 @@ TEST_CASE("an even partition of modules on stages of their own takes the best ba
   CHECK(plans.plans.front().valid());
 }
 
-// Simulates every valid plan of `grid` and checks that no stage peaks below its estimate.
+// Simulates every valid plan of `grid` and checks that no stage peaks below its estimate, which
+// shared layer steps do not change.
 int check_memory_lower_bound(const TrainingScenario& base, const SweepGrid& grid) {
   int checked = 0;
   for (const PlanCandidate& candidate : enumerate_plans(base, grid, 8).plans) {
     if (!candidate.valid()) continue;
     const std::vector<Bytes> estimate = estimate_stage_memory(candidate.scenario);
+    const PipelineLayerSteps layers =
+        pipeline_layer_steps(candidate.scenario, candidate.scenario.model.tied_embeddings());
     const auto run = test::run_training(candidate.scenario);
     INFO(plan_label(candidate.scenario));
+    CHECK(estimate_stage_memory(candidate.scenario, &layers) == estimate);  // the sweep's shared steps
     REQUIRE(estimate.size() == run.report.stages.size());
     for (std::size_t s = 0; s < estimate.size(); ++s) CHECK(estimate[s] <= run.report.stages[s].peak_memory);
     ++checked;
@@ -123,7 +127,8 @@ int check_memory_lower_bound(const TrainingScenario& base, const SweepGrid& grid
   return checked;
 }
 
-TEST_CASE("the memory estimate of multimodal plans is a lower bound of the simulated peak", "[sweep][modality][memory]") {
+TEST_CASE("the memory estimate of multimodal plans is a lower bound of the simulated peak",
+          "[sweep][modality][memory]") {
   SweepGrid grid = default_grid(vlm_base(), 8);
   apply_grid_spec(grid,
                   "tp=1,2 pp=1,2,4 mb=1,2 recompute=none,full,selective zero=0,1,3 "
@@ -159,6 +164,18 @@ TEST_CASE("no multimodal plan is simulated faster than its bound, shared or on s
       "schedule=gpipe,1f1b,interleaved,zb-h1,encoder-first module_stages=every";
   CHECK(check_iteration_bound(vlm_base(), grid) > 300);
   CHECK(check_iteration_bound(vlm_base(true), grid) > 300);  // a frozen encoder sends no gradient back
+  // Only the projector trains: the vision layers have no backward pass, and are not recomputed
+  // (a wide vision encoder makes its stages the slowest).
+  const TrainingScenario projector_only = test::sweep_scenario_from(fmt::format(
+      R"({{"model": {{"name": "vlm", "modules": [
+            {{"name": "vision", "model": {{"base": "vit-5b", "layers": 4, "hidden": 2048, "ffn_hidden": 8192,
+              "heads": 16, "patch_input": 48}}, "tokens": "images", "tokens_per_image": 256, "frozen": true}},
+            {{"name": "projector", "projector": {{"ffn_hidden": 512}}}},
+            {{"name": "language", "model": {}, "frozen": true}}]}},
+          "cluster": {{"base": "dgx-h100", "gpus": 8}},
+          "training": {{"global_batch": 8, "seq_len": 1024, "images": 2}}}})",
+      test::kLanguageSpec));
+  CHECK(check_iteration_bound(projector_only, grid + " recompute=full") > 100);
   // Two encoders side by side: the stages form a tree.
   const TrainingScenario valm = test::sweep_scenario_from(fmt::format(
       R"({{"model": {}, "cluster": {{"base": "dgx-h100", "gpus": 8}},
@@ -172,7 +189,8 @@ TEST_CASE("no multimodal plan is simulated faster than its bound, shared or on s
 // without a backward pass, and some GPipe plans are then simulated on their own.
 void check_reuse(const TrainingScenario& base, bool some_not_resumed) {
   SweepGrid grid = default_grid(base, 8);
-  apply_grid_spec(grid, "tp=1,2 pp=1,2,4 mb=1 zero=0,1 recompute=none schedule=gpipe,1f1b,encoder-first partition=even");
+  apply_grid_spec(grid,
+                  "tp=1,2 pp=1,2,4 mb=1 zero=0,1 recompute=none schedule=gpipe,1f1b,encoder-first partition=even");
   SweepOptions reused;
   reused.threads = 2;
   SweepOptions built = reused;
