@@ -73,12 +73,12 @@ std::string render_sweep_report(const TrainingScenario& base, int gpus, const Sw
 
 std::string sweep_csv_cells(const PlanOutcome& plan) {
   const ParallelPlan& p = plan.scenario.parallel;
-  std::string cells = fmt::format(
-      "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},", p.tp, p.pp, p.dp, p.cp, p.vpp,
-      plan.scenario.training.micro_batch, p.sequence_parallel ? 1 : 0, kRecomputePolicyNames.name(p.recompute), p.zero,
-      kPipelineScheduleNames.name(p.schedule), p.modality_stages.empty() ? "shared" : "modality",
-      csv_quoted(module_stages_text(plan.scenario)), plan_partition_name(p), kPlanStatusNames.name(plan.status),
-      csv_quoted(plan.reason));
+  std::string cells =
+      fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},", p.tp, p.pp, p.dp, p.cp, p.vpp,
+                  plan.scenario.training.micro_batch, p.sequence_parallel ? 1 : 0,
+                  kRecomputePolicyNames.name(p.recompute), p.zero, kPipelineScheduleNames.name(p.schedule),
+                  p.modality_stages.empty() ? "shared" : "modality", csv_quoted(module_stages_text(plan.scenario)),
+                  plan_partition_name(p), kPlanStatusNames.name(plan.status), csv_quoted(plan.reason));
   if (plan.simulated()) {
     const TrainingReport& report = *plan.report;
     const TimeShares shares = time_shares(report);

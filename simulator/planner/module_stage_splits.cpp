@@ -47,9 +47,9 @@ std::int64_t busiest_stage_weight(std::span<const std::int64_t> layer_weights, c
   std::size_t first = 0;
   for (int layers : stage_layers) {
     const auto end = first + static_cast<std::size_t>(layers);
-    busiest = std::max(busiest, std::accumulate(layer_weights.begin() + static_cast<std::ptrdiff_t>(first),
-                                                layer_weights.begin() + static_cast<std::ptrdiff_t>(end),
-                                                std::int64_t{0}));
+    busiest =
+        std::max(busiest, std::accumulate(layer_weights.begin() + static_cast<std::ptrdiff_t>(first),
+                                          layer_weights.begin() + static_cast<std::ptrdiff_t>(end), std::int64_t{0}));
     first = end;
   }
   return busiest;

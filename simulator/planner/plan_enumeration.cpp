@@ -110,7 +110,8 @@ std::string plan_label(const TrainingScenario& s) {
                                   kPipelineScheduleNames.name(p.schedule), kRecomputePolicyNames.name(p.recompute));
   if (s.model.multimodal()) label += p.modality_stages.empty() ? " shared" : " modality=" + module_stages_text(s);
   const bool staged = p.pp * p.vpp > 1;
-  if (staged && (s.model.multimodal() || !default_dense_partition(s))) label += " partition=" + std::string(plan_partition_name(p));
+  if (staged && (s.model.multimodal() || !default_dense_partition(s)))
+    label += " partition=" + std::string(plan_partition_name(p));
   return label;
 }
 
@@ -146,13 +147,12 @@ PlanEnumeration enumerate_plans(const TrainingScenario& base, const SweepGrid& g
     const int groups = p.pp * p.vpp;
     for (StageLayout where : grid.layout) {
       // Modules on stages of their own run gpipe or 1f1b, one chunk per stage.
-      const bool chain_schedule =
-          p.schedule == PipelineSchedule::gpipe || p.schedule == PipelineSchedule::one_f_one_b;
+      const bool chain_schedule = p.schedule == PipelineSchedule::gpipe || p.schedule == PipelineSchedule::one_f_one_b;
       if (where == StageLayout::modality && (!chain_schedule || p.vpp != 1)) continue;
       for (StagePartition partition : grid.partition) {
         // One stage, or the encoder-first schedule's own partition: the partitions give one plan.
-        const bool one_partition = groups == 1 || (p.schedule == PipelineSchedule::encoder_first &&
-                                                   layout.model.multimodal());
+        const bool one_partition =
+            groups == 1 || (p.schedule == PipelineSchedule::encoder_first && layout.model.multimodal());
         if (one_partition && partition != grid.partition.front()) continue;
         if (where == StageLayout::shared) {
           add_checked(layout, [&](TrainingScenario& plan) { partition_shared_pipeline(plan, partition, layer_times); });
@@ -166,9 +166,8 @@ PlanEnumeration enumerate_plans(const TrainingScenario& base, const SweepGrid& g
           continue;
         }
         for (TrainingScenario& plan : plans) {
-          add_checked(std::move(plan), [](TrainingScenario& modality) {
-            check_modality_plan(modality.parallel, modality.model);
-          });
+          add_checked(std::move(plan),
+                      [](TrainingScenario& modality) { check_modality_plan(modality.parallel, modality.model); });
         }
       }
     }

@@ -187,15 +187,14 @@ void check_grid(const SweepGrid& grid, const TrainingScenario& scenario) {
 
 std::string grid_spec(const SweepGrid& grid) {
   const std::vector<int> sp(grid.sequence_parallel.begin(), grid.sequence_parallel.end());
-  return fmt::format("tp={} pp={} cp={} vpp={} mb={} recompute={} zero={} schedule={} sp={} layout={} partition={} "
-                     "module_stages={}",
-                     fmt::join(grid.tp, ","), fmt::join(grid.pp, ","), fmt::join(grid.cp, ","),
-                     fmt::join(grid.vpp, ","), fmt::join(grid.micro_batch, ","),
-                     fmt::join(names_of(grid.recompute, kRecomputePolicyNames), ","), fmt::join(grid.zero, ","),
-                     fmt::join(names_of(grid.schedule, kPipelineScheduleNames), ","), fmt::join(sp, ","),
-                     fmt::join(names_of(grid.layout, kStageLayoutNames), ","),
-                     fmt::join(names_of(grid.partition, kStagePartitionNames), ","),
-                     kModuleStageSplitsNames.name(grid.module_stages));
+  return fmt::format(
+      "tp={} pp={} cp={} vpp={} mb={} recompute={} zero={} schedule={} sp={} layout={} partition={} "
+      "module_stages={}",
+      fmt::join(grid.tp, ","), fmt::join(grid.pp, ","), fmt::join(grid.cp, ","), fmt::join(grid.vpp, ","),
+      fmt::join(grid.micro_batch, ","), fmt::join(names_of(grid.recompute, kRecomputePolicyNames), ","),
+      fmt::join(grid.zero, ","), fmt::join(names_of(grid.schedule, kPipelineScheduleNames), ","), fmt::join(sp, ","),
+      fmt::join(names_of(grid.layout, kStageLayoutNames), ","),
+      fmt::join(names_of(grid.partition, kStagePartitionNames), ","), kModuleStageSplitsNames.name(grid.module_stages));
 }
 
 }  // namespace weft

@@ -32,7 +32,7 @@ struct SweepGrid {
   std::vector<RecomputePolicy> recompute;
   std::vector<int> zero;
   std::vector<PipelineSchedule> schedule;
-  std::vector<bool> sequence_parallel;  // applied where tp > 1
+  std::vector<bool> sequence_parallel;                   // applied where tp > 1
   std::vector<StageLayout> layout{StageLayout::shared};  // modality only for models of several modules
   std::vector<StagePartition> partition{StagePartition::even};
   ModuleStageSplits module_stages = ModuleStageSplits::balanced;

@@ -69,8 +69,8 @@ nlohmann::json sweep_and_check_best(const TempDir& dir, const std::string& scena
 
 TEST_CASE("weft sweep searches a VLM's shared pipeline and stages per module", "[cli][sweep][modality]") {
   const TempDir dir;
-  const nlohmann::json plans = sweep_and_check_best(
-      dir, test::experiment("vlm-s-16xh800"), "tp=4 pp=2,4 mb=1 zero=1 recompute=none schedule=1f1b sp=0");
+  const nlohmann::json plans = sweep_and_check_best(dir, test::experiment("vlm-s-16xh800"),
+                                                    "tp=4 pp=2,4 mb=1 zero=1 recompute=none schedule=1f1b sp=0");
   // pp 2 and 4: shared by parameters and by time, modality by parameters and by time.
   CHECK(plans["considered"] == 8);
   int modality = 0;
@@ -100,7 +100,8 @@ TEST_CASE("weft sweep takes per-sample data, for a dense model and a VLM", "[cli
 TEST_CASE("bad multimodal grids exit 2 and name the axis", "[cli][sweep][modality][errors]") {
   const TempDir dir;
   auto rejected = [&](const std::string& scenario, const std::string& grid, const std::string& message) {
-    const auto run = run_weft("sweep '" + scenario + "' --grid '" + grid + "' --csv '" + dir.file("x.csv").string() + "'");
+    const auto run =
+        run_weft("sweep '" + scenario + "' --grid '" + grid + "' --csv '" + dir.file("x.csv").string() + "'");
     CHECK(run.exit_code == 2);
     CHECK_THAT(run.err, StartsWith("weft: error: --grid: ") && Contains(message));
     CHECK_FALSE(std::filesystem::exists(dir.file("x.csv")));
