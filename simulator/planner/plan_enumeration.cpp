@@ -8,9 +8,6 @@
 namespace weft {
 namespace {
 
-// Whether the cluster's GPUs run at different paces (stragglers, node groups of other types).
-bool uneven_gpus(const ClusterSpec& cluster) { return cluster.stragglers || !cluster.node_groups.empty(); }
-
 // The partition a dense plan gets by default (default_grid), which its label leaves out.
 bool default_dense_partition(const TrainingScenario& s) {
   return s.parallel.partition ==

@@ -122,8 +122,7 @@ SweepGrid default_grid(const TrainingScenario& scenario, int gpus) {
   } else {
     grid.layout = {StageLayout::shared};
     // Stages on slower GPUs get fewer layers (docs/stragglers.md).
-    const bool uneven_gpus = scenario.cluster.stragglers || !scenario.cluster.node_groups.empty();
-    grid.partition = {uneven_gpus ? StagePartition::time : StagePartition::even};
+    grid.partition = {uneven_gpus(scenario.cluster) ? StagePartition::time : StagePartition::even};
   }
   return grid;
 }

@@ -40,6 +40,10 @@ struct SweepGrid {
   std::size_t combinations() const;
 };
 
+// Whether the cluster's GPUs run at different paces (stragglers, node groups of other types), so
+// that a pipeline's stages are balanced by compute time by default.
+inline bool uneven_gpus(const ClusterSpec& cluster) { return cluster.stragglers || !cluster.node_groups.empty(); }
+
 // Every distinct plan for `gpus` GPUs of the scenario's cluster (docs/sweep.md): TP in powers of
 // two up to the node size; PP every value up to the layers that divides the GPU count (uneven
 // splits are balanced automatically); CP 1 and powers of two keeping at least 1,024 tokens per

@@ -8,15 +8,13 @@
 #include "simulator/planner/memory_estimate.hpp"
 #include "simulator/planner/plan_enumeration.hpp"
 #include "simulator/planner/sweep.hpp"
+#include "tests/simulator/planner/dip/dip_test_support.hpp"
 #include "tests/simulator/workload/multimodal_test_support.hpp"
 
 namespace weft {
 namespace {
 
 using Catch::Matchers::Contains;
-
-// Image-text samples packed into sequences.
-const std::string kImageTextData = R"({"dataset": "image-text-mix", "seed": 3, "pack": true})";
 
 // The small VLM of multimodal_test_support.hpp (vision 4 layers, projector, language 4 layers)
 // for a sweep over 8 GPUs; samples of 256 tokens holding 2 images, or `data` packed into 2,048.
@@ -40,7 +38,7 @@ TEST_CASE("a multimodal grid tries both layouts, both partitions and no context 
   CHECK(grid.layout == std::vector<StageLayout>{StageLayout::shared, StageLayout::modality});
   CHECK(grid.partition == std::vector<StagePartition>{StagePartition::parameters, StagePartition::time});
   // Drawn samples give the training section's sample no images: nothing to time the vision with.
-  const SweepGrid drawn = default_grid(vlm_base(false, kImageTextData), 8);
+  const SweepGrid drawn = default_grid(vlm_base(false, test::kImageTextData), 8);
   CHECK(drawn.partition == std::vector<StagePartition>{StagePartition::parameters});
   const TrainingScenario dense = test::sweep_scenario_from(
       R"({"model": {"base": "llama3-8b", "layers": 4}, "cluster": {"base": "dgx-h100", "gpus": 8},
@@ -136,7 +134,7 @@ TEST_CASE("the memory estimate of multimodal plans is a lower bound of the simul
   CHECK(check_memory_lower_bound(vlm_base(), grid) > 200);
   CHECK(check_memory_lower_bound(vlm_base(true), grid) > 200);
   apply_grid_spec(grid, "mb=1 zero=0,1");
-  CHECK(check_memory_lower_bound(vlm_base(false, kImageTextData), grid) > 30);
+  CHECK(check_memory_lower_bound(vlm_base(false, test::kImageTextData), grid) > 30);
 }
 
 // Sweeps every plan of `grid` and checks that each simulated plan has a bound and takes at least
@@ -220,7 +218,7 @@ void check_reuse(const TrainingScenario& base, bool some_not_resumed) {
 TEST_CASE("a multimodal sweep gives the same answers with and without reuse, on any thread count",
           "[sweep][modality]") {
   for (const bool frozen_vision : {false, true}) {
-    for (const std::string& data : {std::string(), kImageTextData}) {
+    for (const std::string& data : {std::string(), test::kImageTextData}) {
       if (frozen_vision && !data.empty()) continue;
       check_reuse(vlm_base(frozen_vision, data), frozen_vision);
     }
