@@ -16,18 +16,6 @@
 namespace weft::dip {
 namespace {
 
-LayerPolicy policy_of(RecomputePolicy recompute) {
-  switch (recompute) {
-    case RecomputePolicy::none:
-      return LayerPolicy::keep;
-    case RecomputePolicy::selective:
-      return LayerPolicy::selective;
-    case RecomputePolicy::full:
-      break;
-  }
-  return LayerPolicy::full;
-}
-
 void check_plannable(const TrainingScenario& scenario) {
   const ParallelPlan& p = scenario.parallel;
   if (p.cp != 1) throw InputError("parallel.cp: the planner splits sequences whole; expected 1");
@@ -236,7 +224,7 @@ DipPlan plan_replica(const TrainingScenario& scenario, const DipOptions& options
   const ParallelPlan& p = scenario.parallel;
   DipPlan plan;
   plan.shapes = std::move(shapes);
-  const std::vector<LayerPolicy> initial(static_cast<std::size_t>(costs.model().layer_count()), policy_of(p.recompute));
+  const std::vector<LayerPolicy> initial(static_cast<std::size_t>(costs.model().layer_count()), layer_policy(p.recompute));
 
   time_baseline(scenario, costs, initial, plan);
   plan.modules = plan_module_segments(costs, plan.shapes, {p.pp, options.sub_microbatch});
@@ -282,7 +270,7 @@ DipPlan plan_replica(const TrainingScenario& scenario, const DipOptions& options
   plan.policy.resize(plan.flows.stages.size());
   for (std::size_t i = 0; i < plan.flows.stages.size(); ++i) {
     const StageWork& work = plan.flows.work[i];
-    plan.policy[i].assign(static_cast<std::size_t>(work.end_layer - work.first_layer), policy_of(p.recompute));
+    plan.policy[i].assign(static_cast<std::size_t>(work.end_layer - work.first_layer), layer_policy(p.recompute));
   }
   apply_tuning(plan, pairs, std::move(tuned));
   plan.steps.push_back(outcome("+ model layer tuning", plan.flows, plan.schedule));
@@ -290,6 +278,18 @@ DipPlan plan_replica(const TrainingScenario& scenario, const DipOptions& options
 }
 
 }  // namespace
+
+LayerPolicy layer_policy(RecomputePolicy recompute) {
+  switch (recompute) {
+    case RecomputePolicy::none:
+      return LayerPolicy::keep;
+    case RecomputePolicy::selective:
+      return LayerPolicy::selective;
+    case RecomputePolicy::full:
+      break;
+  }
+  return LayerPolicy::full;
+}
 
 DipPlan plan_dip(const TrainingScenario& scenario, const DipOptions& options) {
   check_plannable(scenario);

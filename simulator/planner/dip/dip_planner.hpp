@@ -39,6 +39,9 @@ struct ScheduleOutcome {
   Bytes peak_activations = 0;  // the most any rank holds at once
 };
 
+// The layer policy a scenario's recompute setting gives every layer.
+LayerPolicy layer_policy(RecomputePolicy recompute);
+
 struct SimulatedDipPlan;
 
 // One DP replica's batch under the scenario's schedule and as planned, on the stage model.

@@ -133,6 +133,31 @@ std::vector<SampleShape> MicrobatchShapes::distinct() const {
   return sorted;
 }
 
+std::vector<SampleShape> draw_sample_shapes(const DataSpec& data, std::uint64_t first, std::uint64_t count,
+                                            std::int64_t context, std::int64_t tokens_per_image) {
+  std::vector<SampleShape> out;
+  out.reserve(count);
+  for (std::uint64_t i = first; i < first + count; ++i)
+    out.push_back(truncated(sample_contents(data, i), context, tokens_per_image));
+  return out;
+}
+
+std::vector<SampleShape> profiling_sample_shapes(const DataSpec& data, std::uint64_t batch, std::uint64_t count,
+                                                 std::int64_t context, std::int64_t tokens_per_image) {
+  if (data.samples.empty()) {
+    constexpr std::uint64_t kProfilingStream = std::uint64_t{1} << 40;
+    return draw_sample_shapes(data, kProfilingStream + (batch << 32), count, context, tokens_per_image);
+  }
+  std::vector<SampleShape> out;
+  out.reserve(count);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    SampleRandom random(batch, i);
+    const auto index = static_cast<std::size_t>(random.uniform() * static_cast<double>(data.samples.size()));
+    out.push_back(truncated(data.samples[std::min(index, data.samples.size() - 1)], context, tokens_per_image));
+  }
+  return out;
+}
+
 MicrobatchShapes draw_microbatch_shapes(const DataSpec& data, int replicas, int microbatches, std::int64_t micro_batch,
                                         std::int64_t context, std::int64_t tokens_per_image) {
   MicrobatchShapes out;

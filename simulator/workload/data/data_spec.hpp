@@ -72,4 +72,17 @@ struct MicrobatchShapes {
 MicrobatchShapes draw_microbatch_shapes(const DataSpec& data, int replicas, int microbatches, std::int64_t micro_batch,
                                         std::int64_t context, std::int64_t tokens_per_image);
 
+// Samples [first, first + count) of an iteration, each as its sequence holds it within `context`
+// (whole images first, then text; not padded): the samples draw_microbatch_shapes takes, in order,
+// without packing. InputError when a samples file is too short.
+std::vector<SampleShape> draw_sample_shapes(const DataSpec& data, std::uint64_t first, std::uint64_t count,
+                                            std::int64_t context, std::int64_t tokens_per_image);
+
+// `count` samples drawn at random from the data, as a profiler draws batches from a dataset:
+// from a dataset's mixture (its stream from sample 2^40 + 2^32 x `batch`, past any iteration's),
+// or uniformly, with replacement, from a samples file (seeded by `batch`). Shaped as
+// draw_sample_shapes does.
+std::vector<SampleShape> profiling_sample_shapes(const DataSpec& data, std::uint64_t batch, std::uint64_t count,
+                                                 std::int64_t context, std::int64_t tokens_per_image);
+
 }  // namespace weft
