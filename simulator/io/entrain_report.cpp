@@ -52,8 +52,10 @@ std::string render_entrain_report(const std::string& subject, const EntrainRepor
   std::string out = fmt::format(
       "Entrain on {}: {} GPUs, TP {}, {} replicas, global batch {} samples, micro-batch {}\n"
       "Cost model: each layer fitted as a x^2 + b x + c over 64 to 16,384 tokens; worst error at the profiled "
-      "sizes {:.1f}%\n\n",
-      subject, report.gpus, report.tp, report.dp, report.global_batch, report.micro_batch, report.fit_error * 100.0);
+      "sizes {:.1f}%; each sample of the b_min batch against weft's costs of it alone: mean error {:.1f}%, worst "
+      "{:.1f}%\n\n",
+      subject, report.gpus, report.tp, report.dp, report.global_batch, report.micro_batch, report.fit_error * 100.0,
+      report.estimate_error * 100.0, report.worst_estimate_error * 100.0);
 
   out += fmt::format("Minimum stable profiling batch (Algorithm 2: {} validation batches per size)\n",
                      report.profiling.trials);
@@ -80,8 +82,8 @@ std::string render_entrain_report(const std::string& subject, const EntrainRepor
 
   out += "Layouts (Algorithm 3 from b_min's profile; Eq. 4.1 per component, Eq. 4.2 for the iteration)\n";
   TextTable layouts;
-  for (const char* header : {"dp", "K", "encoder stages' layers", "LLM stages' layers", "Eq. 4.2", "samples/s",
-                             "fullest GPU"})
+  for (const char* header :
+       {"dp", "K", "encoder stages' layers", "LLM stages' layers", "Eq. 4.2", "samples/s", "fullest GPU"})
     layouts.add_column(header, TextTable::Align::right);
   for (const ComponentConfig& config : report.candidates) {
     layouts.add_row({std::to_string(config.dp), std::to_string(config.microbatches), layers_text(config.encoder.layers),
@@ -98,8 +100,8 @@ std::string render_entrain_report(const std::string& subject, const EntrainRepor
   out += fmt::format("One global batch, {} replicas, on the stage model (the slowest replica's pipeline)\n", report.dp);
   TextTable runs;
   runs.add_column("run", TextTable::Align::left);
-  for (const char* header : {"iteration", "samples/s", "speed-up", "encoder fwd std", "LLM fwd std",
-                             "peak activations", "fullest GPU", "microbatches", "deferred"})
+  for (const char* header : {"iteration", "samples/s", "speed-up", "encoder fwd std", "LLM fwd std", "peak activations",
+                             "fullest GPU", "microbatches", "deferred"})
     runs.add_column(header, TextTable::Align::right);
   const double base = report.runs.empty() ? 0.0 : report.runs.front().samples_per_s;
   for (const EntrainRun& run : report.runs) {
@@ -110,6 +112,7 @@ std::string render_entrain_report(const std::string& subject, const EntrainRepor
                   std::to_string(run.deferred)});
   }
   out += runs.render("  ");
+  if (!report.dip_refused.empty()) out += "  weft plan could not plan this batch: " + report.dip_refused + "\n";
   return out;
 }
 
@@ -145,14 +148,18 @@ nlohmann::json entrain_json(const std::string& scenario, const EntrainReport& re
           {"global_batch", report.global_batch},
           {"micro_batch", report.micro_batch},
           {"cost_model_worst_error", report.fit_error},
+          {"sample_estimate_mean_error", report.estimate_error},
+          {"sample_estimate_worst_error", report.worst_estimate_error},
           {"allocation_units", "stage groups of tp GPUs, encoder first"},
-          {"profiling", {{"b_min", report.profiling.batch}, {"validation_batches", report.profiling.trials}, {"rounds", rounds}}},
+          {"profiling",
+           {{"b_min", report.profiling.batch}, {"validation_batches", report.profiling.trials}, {"rounds", rounds}}},
           {"trials", trials},
           {"proportions", report.proportions},
           {"layouts", candidates},
           {"entrain_layout", config_json(report.entrain)},
           {"one_microbatch_layout", config_json(report.one_microbatch)},
-          {"runs", runs}};
+          {"runs", runs},
+          {"dip_refused", report.dip_refused}};
 }
 
 }  // namespace weft

@@ -33,7 +33,8 @@ void run_entrain(const EntrainFlags& flags) {
   options.n0 = flags.first_batch;
   const entrain::EntrainReport report =
       with_context(flags.scenario, [&] { return entrain::plan_entrain(scenario, options); });
-  const std::string subject = fmt::format("{} ({} on {})", flags.scenario, scenario.model.name, scenario.cluster.gpu.name);
+  const std::string subject =
+      fmt::format("{} ({} on {})", flags.scenario, scenario.model.name, scenario.cluster.gpu.name);
   fmt::print("{}", render_entrain_report(subject, report));
   if (!flags.json_file.empty()) {
     write_output("--json", flags.json_file,
@@ -53,9 +54,10 @@ void add_entrain_command(CLI::App& app) {
       "and the hierarchical microbatch assignment with pairwise deferral, split backward and eager forward (Algorithm "
       "4). One global batch is then timed on the stage model under the concatenated baseline (samples in order) and "
       "under each of Entrain's steps (docs/entrain.md).");
-  command->add_option("SCENARIO", flags->scenario,
-                      "Training scenario JSON file: an encoder and a language model, per-sample data, parallel.tp and "
-                      "parallel.dp (the runs' replicas)")
+  command
+      ->add_option("SCENARIO", flags->scenario,
+                   "Training scenario JSON file: an encoder and a language model, per-sample data, parallel.tp and "
+                   "parallel.dp (the runs' replicas)")
       ->required();
   command->add_option("--confidence", flags->confidence, "Confidence of the Bernoulli test (1 - alpha)")
       ->check(CLI::Range(0.5, 0.9999))

@@ -224,7 +224,8 @@ DipPlan plan_replica(const TrainingScenario& scenario, const DipOptions& options
   const ParallelPlan& p = scenario.parallel;
   DipPlan plan;
   plan.shapes = std::move(shapes);
-  const std::vector<LayerPolicy> initial(static_cast<std::size_t>(costs.model().layer_count()), layer_policy(p.recompute));
+  const std::vector<LayerPolicy> initial(static_cast<std::size_t>(costs.model().layer_count()),
+                                         layer_policy(p.recompute));
 
   time_baseline(scenario, costs, initial, plan);
   plan.modules = plan_module_segments(costs, plan.shapes, {p.pp, options.sub_microbatch});

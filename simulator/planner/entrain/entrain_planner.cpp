@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <tuple>
 
 #include "simulator/core/checked_math.hpp"
 #include "simulator/core/format_units.hpp"
@@ -18,15 +19,18 @@ namespace {
 void check_scenario(const TrainingScenario& scenario) {
   const MultimodalSpec& spec = scenario.model;
   if (!spec.multimodal() || spec.modules.back().projector || spec.modules.back().tokens != TokenSource::text)
-    throw InputError("model: Entrain plans an encoder component and a language model; expected a model of several "
-                     "modules whose last reads text");
+    throw InputError(
+        "model: Entrain plans an encoder component and a language model; expected a model of several "
+        "modules whose last reads text");
   if (scenario.parallel.cp != 1) throw InputError("parallel.cp: Entrain's runs here split no sequence; expected 1");
   if (!scenario.data)
-    throw InputError("data: Entrain balances per-sample work; the scenario needs a \"data\" section (a dataset or "
-                     "a samples file)");
+    throw InputError(
+        "data: Entrain balances per-sample work; the scenario needs a \"data\" section (a dataset or "
+        "a samples file)");
   if (!scenario.data->pack || scenario.data->max_samples < 1)
-    throw InputError("data.pack: an Entrain microbatch is several samples packed into one sequence: set \"pack\": "
-                     "true and \"max_samples\" to the samples of a microbatch");
+    throw InputError(
+        "data.pack: an Entrain microbatch is several samples packed into one sequence: set \"pack\": "
+        "true and \"max_samples\" to the samples of a microbatch");
 }
 
 // What the planner needs of a scenario, priced once.
@@ -65,6 +69,25 @@ struct Context {
   std::vector<SampleShape> profiling_batch(std::uint64_t batch, std::int64_t n) const {
     return profiling_sample_shapes(*scenario.data, batch, static_cast<std::uint64_t>(n), scenario.training.seq_len,
                                    tokens_per_image);
+  }
+
+  // Each sample's work as the cost model estimates it against weft's per-layer costs of the sample
+  // alone: the mean and largest relative error over `samples`, both components together.
+  std::pair<double, double> estimate_error(std::span<const SampleShape> samples) {
+    double sum = 0.0;
+    double worst = 0.0;
+    for (const SampleShape& sample : samples) {
+      const SampleWork estimate = cost_model.work(sample);
+      double priced = 0.0;
+      for (int layer = 0; layer < cost_model.layers(); ++layer) {
+        if (cost_model.layer_time(layer, sample) > 0.0)
+          priced += static_cast<double>(costs.in_stage(layer, sample).latency(policy)) / kNsPerSecond;
+      }
+      const double error = std::abs(estimate.encoder + estimate.llm - priced) / priced;
+      sum += error;
+      worst = std::max(worst, error);
+    }
+    return {sum / static_cast<double>(samples.size()), worst};
   }
 
   std::vector<double> proportions(std::span<const SampleShape> samples) const {
@@ -110,9 +133,11 @@ ComponentConfig evaluate(Context& context, int dp, std::span<const double> propo
   const int layers = context.cost_model.layers();
   const int encoder_layers = context.encoder_layers;
   if (config.allocation[0] > encoder_layers || config.allocation[1] > layers - encoder_layers) return config;
-  config.encoder = min_max_partition(layer_cost.subspan(0, static_cast<std::size_t>(encoder_layers)), config.allocation[0]);
+  config.encoder =
+      min_max_partition(layer_cost.subspan(0, static_cast<std::size_t>(encoder_layers)), config.allocation[0]);
   config.llm = min_max_partition(layer_cost.subspan(static_cast<std::size_t>(encoder_layers)), config.allocation[1]);
-  config.iteration_s = analytical_iteration(std::vector<LayerPartition>{config.encoder, config.llm}, config.microbatches);
+  config.iteration_s =
+      analytical_iteration(std::vector<LayerPartition>{config.encoder, config.llm}, config.microbatches);
   config.samples_per_s = static_cast<double>(context.global_batch) / config.iteration_s;
   TrainingScenario with_dp = s;
   with_dp.parallel.dp = dp;
@@ -146,7 +171,8 @@ std::vector<ComponentConfig> search(Context& context, std::span<const SampleShap
   for (double& cost : layer_cost) cost *= per_microbatch;
   const std::int64_t pad = s.data->pad_to;
   const SampleShape mean_microbatch{
-      std::max<std::int64_t>(pad, (std::llround(static_cast<double>(total.seq_len) * per_microbatch) + pad - 1) / pad * pad),
+      std::max<std::int64_t>(pad,
+                             (std::llround(static_cast<double>(total.seq_len) * per_microbatch) + pad - 1) / pad * pad),
       std::llround(static_cast<double>(total.images) * per_microbatch), 0.0, 0.0};
   const std::vector<double> proportions = context.proportions(profiled);
   const std::int64_t groups = s.parallel.world_size() / s.parallel.tp;
@@ -230,8 +256,8 @@ EntrainRun run_batches(Context& context, std::string name, std::span<const Sampl
   double encoder_std = 0.0;
   double llm_std = 0.0;
   for (std::size_t r = 0; r < batches.encoder.size(); ++r) {
-    const ReplicaTimeline timeline = time_replica(context.costs, context.policy, samples, pipeline,
-                                                  batches.encoder[r], batches.llm[r], s.data->pad_to, run);
+    const ReplicaTimeline timeline = time_replica(context.costs, context.policy, samples, pipeline, batches.encoder[r],
+                                                  batches.llm[r], s.data->pad_to, run);
     out.iteration = std::max(out.iteration, timeline.schedule.makespan);
     for (std::size_t k = 0; k < run.activation_limit.size(); ++k) {
       const Bytes held = s.cluster.gpu.memory_capacity - run.activation_limit[k] + timeline.schedule.peak_memory[k];
@@ -311,8 +337,10 @@ EntrainReport plan_entrain(const TrainingScenario& scenario, const EntrainOption
   // Algorithm 3 from a b_min batch; the baselines' configuration from the iteration's first microbatch.
   const std::vector<SampleShape> profiled = context.profiling_batch(drawn++, report.profiling.batch);
   report.proportions = context.proportions(profiled);
+  std::tie(report.estimate_error, report.worst_estimate_error) = context.estimate_error(profiled);
   report.candidates = search(context, profiled);
-  report.entrain = layout_at(report.candidates, p.dp, "a profile of " + std::to_string(report.profiling.batch) + " samples");
+  report.entrain =
+      layout_at(report.candidates, p.dp, "a profile of " + std::to_string(report.profiling.batch) + " samples");
   if (!report.entrain.fits)
     throw InputError("parallel.dp: Entrain's layout of " + std::to_string(p.dp) + " replicas needs " +
                      format_bytes(report.entrain.largest_memory) + " on its fullest GPU, more than the GPU holds");
@@ -329,20 +357,25 @@ EntrainReport plan_entrain(const TrainingScenario& scenario, const EntrainOption
   const ReplicaBatches ordered = in_order(context.global_batch, p.dp, context.micro_batch);
   // A layout that does not fit has no run: the baselines' profile can starve a component of GPUs.
   if (report.one_microbatch.fits) {
-    report.runs.push_back(run_batches(context, "1F1B, samples in order, layout from one microbatch's profile",
-                                      samples, report.one_microbatch, ordered, false, false));
+    report.runs.push_back(run_batches(context, "1F1B, samples in order, layout from one microbatch's profile", samples,
+                                      report.one_microbatch, ordered, false, false));
   }
-  for (EntrainRun& run : plan_dip_baseline(scenario, context.global_batch, options.dip_iterations))
-    report.runs.push_back(std::move(run));
+  // weft plan refusing the batch (its memory guard) leaves Entrain's runs standing.
+  try {
+    for (EntrainRun& run : plan_dip_baseline(scenario, context.global_batch, options.dip_iterations))
+      report.runs.push_back(std::move(run));
+  } catch (const InputError& error) {
+    report.dip_refused = error.what();
+  }
   report.runs.push_back(run_batches(context, "1F1B, samples in order, layout from b_min's profile", samples,
                                     report.entrain, ordered, false, false));
-  report.runs.push_back(run_batches(context, "+ replica and stratified microbatch assignment", samples,
-                                    report.entrain, hierarchical(work, p.dp, k, false), false, false));
+  report.runs.push_back(run_batches(context, "+ replica and stratified microbatch assignment", samples, report.entrain,
+                                    hierarchical(work, p.dp, k, false), false, false));
   const ReplicaBatches deferred = hierarchical(work, p.dp, k, true);
   report.runs.push_back(run_batches(context, "+ pairwise deferral", samples, report.entrain, deferred, false, false));
+  report.runs.push_back(run_batches(context, "+ split backward", samples, report.entrain, deferred, true, false));
   report.runs.push_back(
-      run_batches(context, "+ split backward", samples, report.entrain, deferred, true, false));
-  report.runs.push_back(run_batches(context, "+ eager forward (Entrain)", samples, report.entrain, deferred, true, true));
+      run_batches(context, "+ eager forward (Entrain)", samples, report.entrain, deferred, true, true));
   return report;
 }
 

@@ -25,14 +25,14 @@ struct EntrainOptions {
 // parallelism: DP replicas, each with the encoder's and the LLM's stages.
 struct ComponentConfig {
   int dp = 0;
-  int microbatches = 0;  // K = B / (DP x micro-batch)
+  int microbatches = 0;         // K = B / (DP x micro-batch)
   std::vector<int> allocation;  // stage groups of TP GPUs per component: encoder, LLM
   LayerPartition encoder;       // Eq. 4.1 over the mean microbatch's layer costs
   LayerPartition llm;
-  double iteration_s = 0.0;     // Eq. 4.2 (no resharding: the components share TP)
+  double iteration_s = 0.0;  // Eq. 4.2 (no resharding: the components share TP)
   double samples_per_s = 0.0;
-  Bytes largest_memory = 0;     // the fullest rank under 1F1B: static memory and warm-up activations
-  bool fits = false;            // within the GPU's memory
+  Bytes largest_memory = 0;  // the fullest rank under 1F1B: static memory and warm-up activations
+  bool fits = false;         // within the GPU's memory
 };
 
 // One way of running the iteration's batch, timed on the stage model.
@@ -59,13 +59,17 @@ struct EntrainReport {
   std::int64_t global_batch = 0;
   std::int64_t micro_batch = 0;
   double fit_error = 0.0;  // the cost model's worst relative error at its profiled sizes
+  // Its estimate of each sample of the b_min batch against weft's costs of the sample alone.
+  double estimate_error = 0.0;  // mean relative error
+  double worst_estimate_error = 0.0;
   ProfilingBatchSize profiling;
   std::vector<std::pair<std::int64_t, std::vector<std::vector<int>>>> trials;  // Table 4.2
-  std::vector<double> proportions;  // encoder, LLM work of a b_min batch
-  std::vector<ComponentConfig> candidates;  // Algorithm 3 over every DP
-  ComponentConfig entrain;                 // Algorithm 3's layout at the scenario's DP, from a b_min profile
-  ComponentConfig one_microbatch;          // the same from one microbatch's profile (run only if it fits)
+  std::vector<double> proportions;                                             // encoder, LLM work of a b_min batch
+  std::vector<ComponentConfig> candidates;                                     // Algorithm 3 over every DP
+  ComponentConfig entrain;         // Algorithm 3's layout at the scenario's DP, from a b_min profile
+  ComponentConfig one_microbatch;  // the same from one microbatch's profile (run only if it fits)
   std::vector<EntrainRun> runs;
+  std::string dip_refused;  // why weft plan could not plan the batch (no DIP rows then)
 };
 
 // Entrain (papers/002 ch. 4) on the scenario's model, cluster and per-sample data: its cost model

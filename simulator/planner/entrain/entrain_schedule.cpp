@@ -175,7 +175,8 @@ ReplicaTimeline time_replica(dip::LayerCosts& costs, dip::LayerPolicy policy, st
   out.llm_forward.assign(positions, 0.0);
   const auto ranks = static_cast<std::size_t>(pipeline.ranks());
   // Per rank: its forward and backward slots, by position.
-  std::vector<std::vector<std::vector<std::size_t>>> forward_slots(ranks, std::vector<std::vector<std::size_t>>(positions));
+  std::vector<std::vector<std::vector<std::size_t>>> forward_slots(ranks,
+                                                                   std::vector<std::vector<std::size_t>>(positions));
   std::vector<std::vector<std::vector<std::size_t>>> backward_slots = forward_slots;
   std::vector<std::vector<Bytes>> slot_memory(ranks, std::vector<Bytes>(positions, 0));
 
@@ -198,7 +199,8 @@ ReplicaTimeline time_replica(dip::LayerCosts& costs, dip::LayerPolicy policy, st
     }
   }
   std::vector<std::vector<std::size_t>> llm_forward(positions);
-  std::vector<std::vector<std::size_t>> llm_backward(positions, std::vector<std::size_t>(static_cast<std::size_t>(llm_ranks)));
+  std::vector<std::vector<std::size_t>> llm_backward(positions,
+                                                     std::vector<std::size_t>(static_cast<std::size_t>(llm_ranks)));
   for (std::size_t m = 0; m < positions; ++m) {
     const SampleShape shape = packed_shape(samples, llm[m], pad_to);
     std::vector<StageCost> costs_of;
@@ -239,11 +241,11 @@ ReplicaTimeline time_replica(dip::LayerCosts& costs, dip::LayerPolicy policy, st
     std::size_t after = kNone;
     for (int e = encoder_ranks - 1; e >= 0; --e) {
       const StageCost cost = build.cost(e, parts[p].shape);
-      const std::size_t stage =
-          build.add(e, true, cost.backward, 0, part_forward[p][static_cast<std::size_t>(e)]);
+      const std::size_t stage = build.add(e, true, cost.backward, 0, part_forward[p][static_cast<std::size_t>(e)]);
       if (e == encoder_ranks - 1) {
         for (const int d : parts[p].destinations)
-          build.depend(stage, llm_backward[static_cast<std::size_t>(d)][0], build.transfer(e + 1, e, e + 1, parts[p].shape));
+          build.depend(stage, llm_backward[static_cast<std::size_t>(d)][0],
+                       build.transfer(e + 1, e, e + 1, parts[p].shape));
       } else {
         build.depend(stage, after, build.transfer(e + 1, e, e + 1, parts[p].shape));
       }

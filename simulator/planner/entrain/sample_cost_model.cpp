@@ -86,7 +86,8 @@ double SampleCostModel::layer_time(int layer, const SampleShape& sample) const {
 
 SampleWork SampleCostModel::work(const SampleShape& sample) const {
   SampleWork out;
-  for (int layer = 0; layer < layers(); ++layer) (layer < encoder_layers_ ? out.encoder : out.llm) += layer_time(layer, sample);
+  for (int layer = 0; layer < layers(); ++layer)
+    (layer < encoder_layers_ ? out.encoder : out.llm) += layer_time(layer, sample);
   return out;
 }
 

@@ -16,9 +16,9 @@ namespace {
 // The small VLM with its modules on stages of their own, 2 replicas, 2 samples packed a microbatch
 // (a context long enough to hold any two) from the tiled image dataset.
 std::string small_entrain_scenario() {
-  std::string text = test::with_two_replicas(test::small_vlm_scenario(
-      R"({"dataset": "tiled-image-qa", "seed": 3, "pack": true, "max_samples": 2})",
-      R"(, "modality_stages": {"vision": 1, "language": 1})", false, 8));
+  std::string text = test::with_two_replicas(
+      test::small_vlm_scenario(R"({"dataset": "tiled-image-qa", "seed": 3, "pack": true, "max_samples": 2})",
+                               R"(, "modality_stages": {"vision": 1, "language": 1})", false, 8));
   const std::string context = R"("seq_len": 2048)";
   return text.replace(text.find(context), context.size(), R"("seq_len": 16384)");
 }

@@ -74,8 +74,9 @@ TEST_CASE("two ranks, two microbatches in order: 1F1B as worked out by hand", "[
   const TimeNs rank0_b1_end = std::max(rank0_b0_end, rank1_b1_end + down1) + eb1;
   CHECK(timeline.schedule.makespan == std::max(rank0_b1_end, rank1_b1_end));
   CHECK(timeline.schedule.order[0].size() == 4);
-  CHECK(timeline.encoder_forward == std::vector<double>{ef0 / kNsPerSecond, ef1 / kNsPerSecond});
-  CHECK(timeline.llm_forward == std::vector<double>{lf0 / kNsPerSecond, lf1 / kNsPerSecond});
+  auto seconds = [](TimeNs ns) { return static_cast<double>(ns) / kNsPerSecond; };
+  CHECK(timeline.encoder_forward == std::vector<double>{seconds(ef0), seconds(ef1)});
+  CHECK(timeline.llm_forward == std::vector<double>{seconds(lf0), seconds(lf1)});
 }
 
 TEST_CASE("a deferred sample's LLM work runs with the next microbatch, and split backward frees the rest at once",
@@ -90,9 +91,10 @@ TEST_CASE("a deferred sample's LLM work runs with the next microbatch, and split
     run.split_backward = split;
     const ReplicaTimeline timeline =
         time_replica(f.costs, dip::LayerPolicy::keep, f.samples, pipeline, encoder, llm, 128, run);
-    // The LLM's first stage of microbatch 1 reads sample 3 from the encoder's microbatch 0.
+    // The LLM's first stage of microbatch 1 reads sample 3 from the encoder's microbatch 0 as well as
+    // its own microbatch's samples: two encoder stages (parts) it waits for, split or not.
     const dip::PipelineStage& llm_first = find(timeline, 2, false, f.time_of(4, 6, llm[1]).first);
-    CHECK(llm_first.predecessors.size() == (split ? 2u : 2u));
+    CHECK(llm_first.predecessors.size() == 2u);
     // The encoder's last stage runs backward parts: with split, sample 0's after the LLM's microbatch 0
     // and sample 3's after its microbatch 1; without, the whole microbatch after the LLM's microbatch 1.
     std::vector<TimeNs> backward_durations;
@@ -110,7 +112,7 @@ TEST_CASE("a deferred sample's LLM work runs with the next microbatch, and split
       const dip::PipelineStage& whole = find(timeline, 1, true, f.time_of(2, 4, encoder[0]).second);
       CHECK(whole.predecessors.size() == 2);  // the LLM's backward of microbatches 0 and 1
     }
-    CHECK(timeline.llm_forward[0] == f.time_of(4, 8, llm[0]).first / kNsPerSecond);
+    CHECK(timeline.llm_forward[0] == static_cast<double>(f.time_of(4, 8, llm[0]).first) / kNsPerSecond);
   }
 }
 
