@@ -35,6 +35,7 @@ std::string milliseconds(double seconds) { return seconds < 0.0 ? "n/a" : fmt::f
 
 nlohmann::json config_json(const ComponentConfig& config) {
   return {{"dp", config.dp},
+          {"allocation", config.allocation},
           {"microbatches", config.microbatches},
           {"encoder_stage_layers", config.encoder.layers},
           {"llm_stage_layers", config.llm.layers},
@@ -113,6 +114,28 @@ std::string render_entrain_report(const std::string& subject, const EntrainRepor
   }
   out += runs.render("  ");
   if (!report.dip_refused.empty()) out += "  weft plan could not plan this batch: " + report.dip_refused + "\n";
+
+  out += fmt::format("\nEntrain under each split of a replica's GPUs (Fig. 4.15; * Algorithm 3's)\n");
+  TextTable splits;
+  for (const char* header : {"encoder:LLM GPUs", "encoder stages' layers", "LLM stages' layers", "Eq. 4.2",
+                             "stage model", "samples/s", "speed vs *", "fullest GPU"})
+    splits.add_column(header, TextTable::Align::right);
+  const entrain::AllocationRun* chosen = nullptr;
+  for (const entrain::AllocationRun& run : report.sensitivity) {
+    if (run.layout.allocation == report.entrain.allocation) chosen = &run;
+  }
+  for (const entrain::AllocationRun& run : report.sensitivity) {
+    const double samples_per_s =
+        static_cast<double>(report.global_batch) / (static_cast<double>(run.iteration) / kNsPerSecond);
+    splits.add_row(
+        {allocation_text(run.layout.allocation, report.tp) + (&run == chosen ? " *" : ""),
+         layers_text(run.layout.encoder.layers), layers_text(run.layout.llm.layers),
+         format_seconds(run.layout.iteration_s), format_duration(run.iteration), fmt::format("{:.1f}", samples_per_s),
+         chosen ? fmt::format("{:.2f}x", static_cast<double>(chosen->iteration) / static_cast<double>(run.iteration))
+                : "",
+         format_bytes(run.largest_memory) + (run.fits ? "" : " (over)")});
+  }
+  out += splits.render("  ");
   return out;
 }
 
@@ -128,6 +151,14 @@ nlohmann::json entrain_json(const std::string& scenario, const EntrainReport& re
   for (const auto& [size, seen] : report.trials) trials.push_back({{"batch", size}, {"allocations", seen}});
   nlohmann::json candidates = nlohmann::json::array();
   for (const ComponentConfig& config : report.candidates) candidates.push_back(config_json(config));
+  nlohmann::json sensitivity = nlohmann::json::array();
+  for (const entrain::AllocationRun& run : report.sensitivity) {
+    nlohmann::json row = config_json(run.layout);
+    row["stage_model_iteration_s"] = static_cast<double>(run.iteration) / kNsPerSecond;
+    row["run_largest_memory_bytes"] = run.largest_memory;
+    row["run_fits"] = run.fits;
+    sensitivity.push_back(std::move(row));
+  }
   nlohmann::json runs = nlohmann::json::array();
   for (const EntrainRun& run : report.runs) {
     runs.push_back({{"name", run.name},
@@ -159,7 +190,8 @@ nlohmann::json entrain_json(const std::string& scenario, const EntrainReport& re
           {"entrain_layout", config_json(report.entrain)},
           {"one_microbatch_layout", config_json(report.one_microbatch)},
           {"runs", runs},
-          {"dip_refused", report.dip_refused}};
+          {"dip_refused", report.dip_refused},
+          {"allocations", sensitivity}};
 }
 
 }  // namespace weft

@@ -121,18 +121,47 @@ std::vector<int> stage_boundaries(const ComponentConfig& config) {
   return out;
 }
 
-// Algorithm 3's evaluation of one DP degree from the mean microbatch's layer costs.
-ComponentConfig evaluate(Context& context, int dp, std::span<const double> proportions,
-                         std::span<const double> layer_cost, const SampleShape& mean_microbatch) {
+// What Algorithm 3 reads of a profiling batch: each layer's cost and the components' work per
+// microbatch of the batch's mean, and that mean microbatch's shape (for its activations).
+struct ProfiledCosts {
+  std::vector<double> layer_cost;
+  std::vector<double> proportions;
+  SampleShape mean_microbatch;
+};
+
+ProfiledCosts profile_costs(const Context& context, std::span<const SampleShape> profiled) {
+  ProfiledCosts out;
+  out.layer_cost.assign(static_cast<std::size_t>(context.cost_model.layers()), 0.0);
+  SampleShape total;
+  for (const SampleShape& sample : profiled) {
+    for (int layer = 0; layer < context.cost_model.layers(); ++layer)
+      out.layer_cost[static_cast<std::size_t>(layer)] += context.cost_model.layer_time(layer, sample);
+    total.seq_len += sample.seq_len;
+    total.images += sample.images;
+  }
+  const double per_microbatch = static_cast<double>(context.micro_batch) / static_cast<double>(profiled.size());
+  for (double& cost : out.layer_cost) cost *= per_microbatch;
+  const std::int64_t pad = context.scenario.data->pad_to;
+  const std::int64_t tokens = std::llround(static_cast<double>(total.seq_len) * per_microbatch);
+  out.mean_microbatch = {std::max<std::int64_t>(pad, (tokens + pad - 1) / pad * pad),
+                         std::llround(static_cast<double>(total.images) * per_microbatch), 0.0, 0.0};
+  out.proportions = context.proportions(profiled);
+  return out;
+}
+
+// The layout of `allocation` (stage groups per component) at `dp`: Eq. 4.1 per component, Eq. 4.2,
+// and the fullest GPU under 1F1B. Empty stages when a component gets more stages than layers.
+ComponentConfig evaluate(Context& context, int dp, std::vector<int> allocation, const ProfiledCosts& profile) {
   const TrainingScenario& s = context.scenario;
-  const int units = checked_int(s.parallel.world_size() / (std::int64_t{dp} * s.parallel.tp), "stage groups");
+  const int units = std::accumulate(allocation.begin(), allocation.end(), 0);
   ComponentConfig config;
   config.dp = dp;
   config.microbatches = checked_int(context.global_batch / (dp * context.micro_batch), "microbatches");
-  config.allocation = proportional_allocation(units, proportions);
+  config.allocation = std::move(allocation);
   const int layers = context.cost_model.layers();
   const int encoder_layers = context.encoder_layers;
   if (config.allocation[0] > encoder_layers || config.allocation[1] > layers - encoder_layers) return config;
+  const std::span<const double> layer_cost = profile.layer_cost;
   config.encoder =
       min_max_partition(layer_cost.subspan(0, static_cast<std::size_t>(encoder_layers)), config.allocation[0]);
   config.llm = min_max_partition(layer_cost.subspan(static_cast<std::size_t>(encoder_layers)), config.allocation[1]);
@@ -146,7 +175,7 @@ ComponentConfig evaluate(Context& context, int dp, std::span<const double> propo
   for (int k = 0; k < units; ++k) {
     Bytes activations = 0;
     for (int layer = bounds[static_cast<std::size_t>(k)]; layer < bounds[static_cast<std::size_t>(k) + 1]; ++layer)
-      activations += context.costs.in_stage(layer, mean_microbatch).memory(context.policy);
+      activations += context.costs.in_stage(layer, profile.mean_microbatch).memory(context.policy);
     const Bytes held = stage_static_memory(context, with_dp, bounds[static_cast<std::size_t>(k)],
                                            bounds[static_cast<std::size_t>(k) + 1]) +
                        std::min(config.microbatches, units - k) * activations;
@@ -156,31 +185,21 @@ ComponentConfig evaluate(Context& context, int dp, std::span<const double> propo
   return config;
 }
 
+// A replica's stage groups of TP GPUs at `dp`.
+int stage_groups(const TrainingScenario& s, int dp) {
+  return checked_int(s.parallel.world_size() / (std::int64_t{dp} * s.parallel.tp), "stage groups");
+}
+
 // Algorithm 3 over every DP degree the batch and cluster allow, from a profiling batch.
-std::vector<ComponentConfig> search(Context& context, std::span<const SampleShape> profiled) {
+std::vector<ComponentConfig> search(Context& context, const ProfiledCosts& profile) {
   const TrainingScenario& s = context.scenario;
-  std::vector<double> layer_cost(static_cast<std::size_t>(context.cost_model.layers()), 0.0);
-  SampleShape total;
-  for (const SampleShape& sample : profiled) {
-    for (int layer = 0; layer < context.cost_model.layers(); ++layer)
-      layer_cost[static_cast<std::size_t>(layer)] += context.cost_model.layer_time(layer, sample);
-    total.seq_len += sample.seq_len;
-    total.images += sample.images;
-  }
-  const double per_microbatch = static_cast<double>(context.micro_batch) / static_cast<double>(profiled.size());
-  for (double& cost : layer_cost) cost *= per_microbatch;
-  const std::int64_t pad = s.data->pad_to;
-  const SampleShape mean_microbatch{
-      std::max<std::int64_t>(pad,
-                             (std::llround(static_cast<double>(total.seq_len) * per_microbatch) + pad - 1) / pad * pad),
-      std::llround(static_cast<double>(total.images) * per_microbatch), 0.0, 0.0};
-  const std::vector<double> proportions = context.proportions(profiled);
   const std::int64_t groups = s.parallel.world_size() / s.parallel.tp;
   std::vector<ComponentConfig> out;
   for (int dp = 1; dp <= groups; ++dp) {
     if (groups % dp != 0 || groups / dp < 2 || context.global_batch % (std::int64_t{dp} * context.micro_batch) != 0)
       continue;
-    ComponentConfig config = evaluate(context, dp, proportions, layer_cost, mean_microbatch);
+    ComponentConfig config =
+        evaluate(context, dp, proportional_allocation(stage_groups(s, dp), profile.proportions), profile);
     if (!config.encoder.layers.empty()) out.push_back(std::move(config));
   }
   return out;
@@ -324,7 +343,7 @@ EntrainReport plan_entrain(const TrainingScenario& scenario, const EntrainOption
   report.global_batch = context.global_batch;
   report.micro_batch = context.micro_batch;
   report.fit_error = context.cost_model.worst_fit_error();
-  const int units = checked_int(p.world_size() / (std::int64_t{p.dp} * p.tp), "stage groups per replica");
+  const int units = stage_groups(scenario, p.dp);
 
   // Algorithm 2, and the trials of Table 4.2, each batch drawn afresh.
   std::uint64_t drawn = 0;
@@ -336,9 +355,10 @@ EntrainReport plan_entrain(const TrainingScenario& scenario, const EntrainOption
 
   // Algorithm 3 from a b_min batch; the baselines' configuration from the iteration's first microbatch.
   const std::vector<SampleShape> profiled = context.profiling_batch(drawn++, report.profiling.batch);
-  report.proportions = context.proportions(profiled);
+  const ProfiledCosts profile = profile_costs(context, profiled);
+  report.proportions = profile.proportions;
   std::tie(report.estimate_error, report.worst_estimate_error) = context.estimate_error(profiled);
-  report.candidates = search(context, profiled);
+  report.candidates = search(context, profile);
   report.entrain =
       layout_at(report.candidates, p.dp, "a profile of " + std::to_string(report.profiling.batch) + " samples");
   if (!report.entrain.fits)
@@ -348,7 +368,8 @@ EntrainReport plan_entrain(const TrainingScenario& scenario, const EntrainOption
       draw_sample_shapes(*scenario.data, 0, static_cast<std::uint64_t>(context.global_batch), scenario.training.seq_len,
                          context.tokens_per_image);
   const std::span<const SampleShape> first_microbatch(samples.data(), static_cast<std::size_t>(context.micro_batch));
-  report.one_microbatch = layout_at(search(context, first_microbatch), p.dp, "one microbatch's profile");
+  report.one_microbatch =
+      layout_at(search(context, profile_costs(context, first_microbatch)), p.dp, "one microbatch's profile");
 
   // The iteration's batch, run each way.
   std::vector<SampleWork> work;
@@ -376,6 +397,14 @@ EntrainReport plan_entrain(const TrainingScenario& scenario, const EntrainOption
   report.runs.push_back(run_batches(context, "+ split backward", samples, report.entrain, deferred, true, false));
   report.runs.push_back(
       run_batches(context, "+ eager forward (Entrain)", samples, report.entrain, deferred, true, true));
+
+  // Fig. 4.15: Entrain under every other split of a replica's stage groups between the components.
+  for (int encoder = 1; encoder < units; ++encoder) {
+    ComponentConfig config = evaluate(context, p.dp, {encoder, units - encoder}, profile);
+    if (config.encoder.layers.empty()) continue;
+    const EntrainRun run = run_batches(context, "", samples, config, deferred, true, true);
+    report.sensitivity.push_back({std::move(config), run.iteration, run.largest_memory, run.fits});
+  }
   return report;
 }
 

@@ -52,6 +52,14 @@ struct EntrainRun {
   std::size_t deferred = 0;    // samples whose LLM work ran one microbatch later
 };
 
+// Entrain's run under one split of a replica's stage groups (papers/002 Fig. 4.15).
+struct AllocationRun {
+  ComponentConfig layout;
+  TimeNs iteration = 0;
+  Bytes largest_memory = 0;  // the run's fullest rank (EntrainRun's)
+  bool fits = false;
+};
+
 struct EntrainReport {
   int gpus = 0;
   int tp = 0;
@@ -69,7 +77,8 @@ struct EntrainReport {
   ComponentConfig entrain;         // Algorithm 3's layout at the scenario's DP, from a b_min profile
   ComponentConfig one_microbatch;  // the same from one microbatch's profile (run only if it fits)
   std::vector<EntrainRun> runs;
-  std::string dip_refused;  // why weft plan could not plan the batch (no DIP rows then)
+  std::string dip_refused;                 // why weft plan could not plan the batch (no DIP rows then)
+  std::vector<AllocationRun> sensitivity;  // at the scenario's DP, each split Eq. 4.1 can lay out
 };
 
 // Entrain (papers/002 ch. 4) on the scenario's model, cluster and per-sample data: its cost model

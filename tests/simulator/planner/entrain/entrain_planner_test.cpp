@@ -78,6 +78,10 @@ TEST_CASE("Entrain's plan of the small VLM: b_min, the allocation and the runs",
     CHECK(run.samples_per_s == Approx(16.0 / (static_cast<double>(run.iteration) / kNsPerSecond)));
   }
   CHECK(report.runs.back().name == "+ eager forward (Entrain)");
+  // Fig. 4.15 at 2 stage groups: the one split, which is Algorithm 3's, run as Entrain's last row.
+  REQUIRE(report.sensitivity.size() == 1);
+  CHECK(report.sensitivity[0].layout.allocation == std::vector<int>{1, 1});
+  CHECK(report.sensitivity[0].iteration == report.runs.back().iteration);
 }
 
 TEST_CASE("Entrain refuses what it does not plan", "[entrain][planner]") {
