@@ -70,8 +70,15 @@ std::string render_entrain_report(const std::string& subject, const EntrainRepor
                     allocations_text(round.allocations, report.tp), round.stable ? "yes" : "no"});
   }
   out += rounds.render("  ");
-  out += fmt::format("  b_min = {} samples; encoder:LLM work {:.2f}:1 on a batch of b_min\n\n", report.profiling.batch,
+  out += fmt::format("  b_min = {} samples; encoder:LLM work {:.2f}:1 on a batch of b_min\n", report.profiling.batch,
                      report.proportions[0] / report.proportions[1]);
+  if (report.below_b_min) {
+    out += fmt::format(
+        "  The iteration's {} samples are fewer than b_min: its allocation may differ from batch to batch "
+        "(papers/002 §4.3 asks for a global batch of b_min or more)\n",
+        report.global_batch);
+  }
+  out += "\n";
 
   out += fmt::format("Allocations over {} batches per size (the analysis of Table 4.2)\n", report.profiling.trials);
   TextTable trials;
@@ -94,11 +101,21 @@ std::string render_entrain_report(const std::string& subject, const EntrainRepor
   }
   out += layouts.render("  ");
   const ComponentConfig& baseline = report.one_microbatch;
+  if (report.best.dp > 0) {
+    out +=
+        fmt::format("  Algorithm 3's choice, the fastest that fits: dp {}; the runs below keep the scenario's dp {}\n",
+                    report.best.dp, report.dp);
+  } else {
+    out += "  No layout fits in the GPU's memory\n";
+  }
   out += fmt::format("  From one microbatch's profile at dp {}: encoder stages {}, LLM stages {}, fullest GPU {}{}\n\n",
                      report.dp, layers_text(baseline.encoder.layers), layers_text(baseline.llm.layers),
                      format_bytes(baseline.largest_memory), baseline.fits ? "" : " (does not fit: no run)");
 
-  out += fmt::format("One global batch, {} replicas, on the stage model (the slowest replica's pipeline)\n", report.dp);
+  out += fmt::format(
+      "One global batch, {} replicas, on the stage model (the slowest replica's pipeline; speed-up against the first "
+      "row)\n",
+      report.dp);
   TextTable runs;
   runs.add_column("run", TextTable::Align::left);
   for (const char* header : {"iteration", "samples/s", "speed-up", "encoder fwd std", "LLM fwd std", "peak activations",
@@ -187,6 +204,8 @@ nlohmann::json entrain_json(const std::string& scenario, const EntrainReport& re
           {"trials", trials},
           {"proportions", report.proportions},
           {"layouts", candidates},
+          {"best_layout", config_json(report.best)},
+          {"below_b_min", report.below_b_min},
           {"entrain_layout", config_json(report.entrain)},
           {"one_microbatch_layout", config_json(report.one_microbatch)},
           {"runs", runs},

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <string>
 
@@ -45,6 +46,13 @@ TEST_CASE("weft entrain profiles, lays out and runs a batch as Entrain does", "[
     for (const auto& l : layout["encoder_stage_layers"]) layers += l.get<int>();
     CHECK(layers == 63);  // ViT 5B
   }
+  // With two components the largest-remainder rule is rounding to the nearest: the encoder's share
+  // of a replica's 8 stage groups, rounded.
+  const double encoder = json["proportions"][0].get<double>();
+  const double llm = json["proportions"][1].get<double>();
+  CHECK(json["entrain_layout"]["allocation"][0].get<int>() ==
+        static_cast<int>(std::lround(8 * encoder / (encoder + llm))));
+  CHECK(json["best_layout"]["fits"] == true);
   // Runs: samples per second is the batch over the iteration.
   for (const auto& r : json["runs"])
     CHECK(r["samples_per_s"].get<double>() == Approx(512.0 / r["iteration_s"].get<double>()));

@@ -73,7 +73,12 @@ struct EntrainReport {
   ProfilingBatchSize profiling;
   std::vector<std::pair<std::int64_t, std::vector<std::vector<int>>>> trials;  // Table 4.2
   std::vector<double> proportions;                                             // encoder, LLM work of a b_min batch
-  std::vector<ComponentConfig> candidates;                                     // Algorithm 3 over every DP
+  // The iteration's batch is smaller than b_min: Entrain does not promise its allocation then (§4.3).
+  bool below_b_min = false;
+  std::vector<ComponentConfig> candidates;  // Algorithm 3 over every DP
+  // Algorithm 3's choice: the fastest layout that fits, over every DP (dp 0: none fits).
+  ComponentConfig best;
+  // The runs below keep the scenario's DP, as the paper's evaluation keeps DP 4 (Table 4.1).
   ComponentConfig entrain;         // Algorithm 3's layout at the scenario's DP, from a b_min profile
   ComponentConfig one_microbatch;  // the same from one microbatch's profile (run only if it fits)
   std::vector<EntrainRun> runs;

@@ -59,9 +59,17 @@ std::vector<SampleSet> stratified_assignment(std::span<const SampleWork> work, c
   std::vector<SampleSet> out(static_cast<std::size_t>(microbatches));
   std::vector<double> load(out.size(), 0.0);
   auto encoder = [&](std::size_t s) { return work[s].encoder; };
+  // The least encoder work; among equal loads (samples without encoder work leave loads equal),
+  // the fewest samples, then the lower index.
+  auto lighter = [&](std::size_t a, std::size_t b) {
+    return load[a] != load[b] ? load[a] < load[b] : out[a].size() < out[b].size();
+  };
   for (const SampleSet& stratum : {coarse, fine}) {
     for (const std::size_t sample : sorted_descending(stratum, encoder)) {
-      const auto lightest = static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+      std::size_t lightest = 0;
+      for (std::size_t m = 1; m < out.size(); ++m) {
+        if (lighter(m, lightest)) lightest = m;
+      }
       out[lightest].push_back(sample);
       load[lightest] += work[sample].encoder;
     }

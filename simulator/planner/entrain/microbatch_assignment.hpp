@@ -28,8 +28,9 @@ int effective_microbatches(std::span<const SampleWork> work, const SampleSet& sa
 // Stratified sample assignment (§4.5.1, lines 4-6): `samples` split by LLM work into a coarse half
 // S_c (the heavier ceil(n/2); the paper leaves the split open, the median is weft's) and a fine
 // half S_f; S_c then S_f, each by encoder work descending, go one by one to the microbatch with the
-// least encoder work so far (ties to the lower index): one LPT list schedule, within (2 - 1/K) of
-// the best encoder balance (Graham). Within a microbatch, samples in the order they arrived.
+// least encoder work so far (ties, which samples without encoder work leave, to the one with the
+// fewest samples, then the lower index): one LPT list schedule, within (2 - 1/K) of the best
+// encoder balance (Graham). Within a microbatch, samples in the order they arrived.
 std::vector<SampleSet> stratified_assignment(std::span<const SampleWork> work, const SampleSet& samples,
                                              int microbatches);
 

@@ -116,5 +116,52 @@ TEST_CASE("a deferred sample's LLM work runs with the next microbatch, and split
   }
 }
 
+TEST_CASE("eager forward warms each rank up as its memory allows, never more than the rank before it",
+          "[entrain][schedule]") {
+  Fixture f;
+  const ComponentPipeline pipeline{{2, 2}, {2, 2}};
+  // Four microbatches of one sample; the second LLM one is empty (its sample deferred to the third).
+  const std::vector<SampleSet> encoder{{0}, {1}, {2}, {3}};
+  const std::vector<SampleSet> llm{{0}, {}, {1, 2}, {3}};
+  PipelineRun run;
+  run.split_backward = true;
+  run.eager_forward = true;
+  // Ranks 0, 1 and 3 hold any number of microbatches, rank 2 none beyond 1F1B's warm-up (2).
+  constexpr Bytes kPlenty = Bytes{1} << 50;
+  run.activation_limit = {kPlenty, kPlenty, 1, kPlenty};
+  const ReplicaTimeline timeline =
+      time_replica(f.costs, dip::LayerPolicy::keep, f.samples, pipeline, encoder, llm, 128, run);
+  // How many forward stages each rank runs before its first backward one.
+  auto warmup = [&](int rank) {
+    int forwards = 0;
+    for (const std::size_t stage : timeline.schedule.order[static_cast<std::size_t>(rank)]) {
+      if (timeline.stages[stage].backward) break;
+      ++forwards;
+    }
+    return forwards;
+  };
+  // Ranks 0 and 1 run all four microbatches first (rank 0's encoder parts: one per LLM microbatch
+  // its samples go to, so 4 forward stages); rank 2 keeps 1F1B's 2; rank 3 could hold all four but
+  // runs fewer than rank 2 (else its first backward would wait for a forward that waits for it): 1.
+  CHECK(warmup(0) == 4);
+  CHECK(warmup(1) == 4);
+  CHECK(warmup(2) == 2);
+  CHECK(warmup(3) == 1);
+  // The empty LLM microbatch costs nothing; every stage ran.
+  CHECK(timeline.llm_forward[1] == 0.0);
+  for (std::size_t i = 0; i < timeline.stages.size(); ++i)
+    CHECK(timeline.schedule.end[i] >= timeline.schedule.start[i]);
+  // Without eager forward every rank keeps 1F1B's warm-up: 4, 3, 2, 1 stages.
+  run.eager_forward = false;
+  const ReplicaTimeline plain =
+      time_replica(f.costs, dip::LayerPolicy::keep, f.samples, pipeline, encoder, llm, 128, run);
+  int forwards = 0;
+  for (const std::size_t stage : plain.schedule.order[1]) {
+    if (plain.stages[stage].backward) break;
+    ++forwards;
+  }
+  CHECK(forwards == 3);
+}
+
 }  // namespace
 }  // namespace weft::entrain

@@ -39,12 +39,14 @@ TEST_CASE("Entrain's cost model follows weft's per-layer costs at the profiled s
   const SampleCostModel cost_model(costs, dip::LayerPolicy::keep, 4);
   REQUIRE(cost_model.layers() == 8);
   CHECK(cost_model.worst_fit_error() < 0.5);
-  // Each layer at 1024 tokens (6 images of 169 for the vision layers: 1014 tokens), as LayerCosts
-  // prices it, within the fit's worst error.
+  // Between the profiled sizes (2,560 text tokens; 12 images of 169, 2,028 tokens) each layer's fit
+  // stays within 10% of what LayerCosts prices there: the quadratic interpolates, it is not only
+  // right where it was fitted.
   for (int layer = 0; layer < 8; ++layer) {
-    const SampleShape shape = layer < 4 ? SampleShape{1014, 6, 0, 0} : SampleShape{1024, 0, 0, 0};
+    const SampleShape shape = layer < 4 ? SampleShape{2028, 12, 0, 0} : SampleShape{2560, 0, 0, 0};
     const double priced = static_cast<double>(costs.in_stage(layer, shape).latency(dip::LayerPolicy::keep)) / 1e9;
-    CHECK(std::abs(cost_model.layer_time(layer, shape) - priced) <= cost_model.worst_fit_error() * priced + 1e-12);
+    INFO("layer " << layer << ": fit " << cost_model.layer_time(layer, shape) << " s, priced " << priced << " s");
+    CHECK(std::abs(cost_model.layer_time(layer, shape) - priced) <= 0.10 * priced);
   }
   // A sample without images gives the encoder no work; its work is its layers' times summed.
   const SampleShape text_only{900, 0, 0, 0};
