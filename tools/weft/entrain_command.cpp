@@ -52,8 +52,9 @@ void add_entrain_command(CLI::App& app) {
       "a per-layer quadratic cost model, the smallest profiling batch whose GPU allocation between the encoder and the "
       "LLM is stable (Algorithm 2, Bernoulli trials), the layout of each component's pipeline stages (Algorithm 3), "
       "and the hierarchical microbatch assignment with pairwise deferral, split backward and eager forward (Algorithm "
-      "4). One global batch is then timed on the stage model under the concatenated baseline (samples in order) and "
-      "under each of Entrain's steps (docs/entrain.md).");
+      "4). One global batch is then timed on the stage model with the samples in order (the concatenated baseline), "
+      "as weft plan's DIP plans it (20 search expansions), after each of Entrain's steps, and under every split of a "
+      "replica's GPUs between the components (Fig. 4.15) (docs/entrain.md).");
   command
       ->add_option("SCENARIO", flags->scenario,
                    "Training scenario JSON file: an encoder and a language model, per-sample data, parallel.tp and "
@@ -69,7 +70,7 @@ void add_entrain_command(CLI::App& app) {
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 16))
       ->capture_default_str();
   add_calibration_flag(*command, flags->calibration);
-  command->add_option("--json", flags->json_file, "Write the report as JSON to this file");
+  command->add_option("--json", flags->json_file, "Write the report as JSON to this file")->type_name("FILE");
   command->callback([flags] { run_entrain(*flags); });
 }
 
