@@ -185,9 +185,9 @@ ComponentConfig evaluate(Context& context, int dp, std::vector<int> allocation, 
     Bytes activations = 0;
     for (int layer = bounds[static_cast<std::size_t>(k)]; layer < bounds[static_cast<std::size_t>(k) + 1]; ++layer)
       activations += context.costs.in_stage(layer, profile.mean_microbatch).memory(context.policy);
-    const Bytes held = stage_static_memory(context, with_dp, bounds[static_cast<std::size_t>(k)],
-                                           bounds[static_cast<std::size_t>(k) + 1]) +
-                       std::min(config.microbatches, units - k) * activations;
+    config.stage_static_memory.push_back(stage_static_memory(context, with_dp, bounds[static_cast<std::size_t>(k)],
+                                                             bounds[static_cast<std::size_t>(k) + 1]));
+    const Bytes held = config.stage_static_memory.back() + std::min(config.microbatches, units - k) * activations;
     config.largest_memory = std::max(config.largest_memory, held);
   }
   config.fits = config.largest_memory <= s.cluster.gpu.memory_capacity;
@@ -270,14 +270,9 @@ EntrainRun run_batches(Context& context, std::string name, std::span<const Sampl
   PipelineRun run;
   run.split_backward = split;
   run.eager_forward = eager;
-  TrainingScenario with_dp = s;
-  with_dp.parallel.dp = config.dp;
-  const std::vector<int> bounds = stage_boundaries(config);
-  for (int k = 0; k < pipeline.ranks(); ++k) {
-    run.activation_limit.push_back(s.cluster.gpu.memory_capacity -
-                                   stage_static_memory(context, with_dp, bounds[static_cast<std::size_t>(k)],
-                                                       bounds[static_cast<std::size_t>(k) + 1]));
-  }
+  // What each rank may hold of activations beside its static memory.
+  for (const Bytes held : config.stage_static_memory)
+    run.activation_limit.push_back(s.cluster.gpu.memory_capacity - held);
   EntrainRun out;
   out.name = std::move(name);
   out.deferred = batches.deferred;
@@ -287,10 +282,9 @@ EntrainRun run_batches(Context& context, std::string name, std::span<const Sampl
     const ReplicaTimeline timeline = time_replica(context.costs, context.policy, samples, pipeline, batches.encoder[r],
                                                   batches.llm[r], s.data->pad_to, run);
     out.iteration = std::max(out.iteration, timeline.schedule.makespan);
-    for (std::size_t k = 0; k < run.activation_limit.size(); ++k) {
-      const Bytes held = s.cluster.gpu.memory_capacity - run.activation_limit[k] + timeline.schedule.peak_memory[k];
-      out.largest_memory = std::max(out.largest_memory, held);
-    }
+    for (std::size_t k = 0; k < config.stage_static_memory.size(); ++k)
+      out.largest_memory =
+          std::max(out.largest_memory, config.stage_static_memory[k] + timeline.schedule.peak_memory[k]);
     out.peak_activations = std::max(out.peak_activations, *std::max_element(timeline.schedule.peak_memory.begin(),
                                                                             timeline.schedule.peak_memory.end()));
     out.microbatches = std::max(out.microbatches, static_cast<int>(batches.encoder[r].size()));

@@ -31,8 +31,9 @@ struct ComponentConfig {
   LayerPartition llm;
   double iteration_s = 0.0;  // Eq. 4.2 (no resharding: the components share TP)
   double samples_per_s = 0.0;
-  Bytes largest_memory = 0;  // the fullest rank under 1F1B: static memory and warm-up activations
-  bool fits = false;         // within the GPU's memory
+  std::vector<Bytes> stage_static_memory;  // per stage: parameters, gradients, optimizer states, overhead
+  Bytes largest_memory = 0;                // the fullest rank under 1F1B: static memory and warm-up activations
+  bool fits = false;                       // within the GPU's memory
 };
 
 // One way of running the iteration's batch, timed on the stage model.

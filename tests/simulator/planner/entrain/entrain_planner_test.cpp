@@ -63,8 +63,8 @@ TEST_CASE("Entrain's plan of the small VLM: b_min, the allocation and the runs",
   CHECK(report.profiling.rounds.back().stable);
   CHECK(report.profiling.rounds.back().trials == 59);
   for (std::size_t i = 0; i + 1 < report.profiling.rounds.size(); ++i) CHECK_FALSE(report.profiling.rounds[i].stable);
-  // The layout's GPUs are the proportional allocation of the profiled work over a replica's 2 stage groups.
-  CHECK(report.entrain.allocation == proportional_allocation(2, report.proportions));
+  // A replica's 2 stage groups: one for each component, whatever their work.
+  CHECK(report.entrain.allocation == std::vector<int>{1, 1});
   CHECK(report.entrain.encoder.layers == std::vector<int>{4});
   CHECK(report.entrain.llm.layers == std::vector<int>{4});
   // Eq. 4.2 from the layout's own stage costs.
