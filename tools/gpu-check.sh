@@ -11,8 +11,8 @@
 #   --weft PATH        the weft binary (default build/tools/weft; a bundle's bin/weft on a GPU machine)
 #   --backend NAME     cuda (default) or cpu
 #   --scenario NAME    a scenario of scenarios/experiments or a file; repeat for several (default
-#                      gpt-4l-512-1xh100, gpt3-1.3b-1xh100 and llama3-8b-4l-1xh100 on cuda,
-#                      cpu-gpt-dp2 on cpu)
+#                      on cuda gpt-4l-512-1xGPU, gpt3-1.3b-1xGPU and llama3-8b-4l-1xGPU, GPU h200 where
+#                      weft info finds an NVIDIA H200, else h100; cpu-gpt-dp2 on cpu)
 #   --launcher CMD     prefix of the commands that run on every rank, e.g. "mpirun -np 8"
 #                      (default: none, one rank)
 #   --quick            the bench's quick suite and 1 + 2 live iterations (a few seconds per step)
@@ -55,9 +55,7 @@ case "$warmup" in '' | *[!0-9]*) echo "tools/gpu-check.sh: --warmup must be a wh
 parts=gemm,attention,memory
 [ ${#launcher[@]} -eq 0 ] || parts+=,collectives,p2p
 [ -x "$weft" ] || { echo "tools/gpu-check.sh: no weft binary at $weft (--weft PATH)" >&2; exit 2; }
-if [ ${#scenarios[@]} -eq 0 ]; then
-  if [ "$backend" = cuda ]; then scenarios=(gpt-4l-512-1xh100 gpt3-1.3b-1xh100 llama3-8b-4l-1xh100); else scenarios=(cpu-gpt-dp2); fi
-fi
+[ ${#scenarios[@]} -gt 0 ] || [ "$backend" = cuda ] || scenarios=(cpu-gpt-dp2)
 
 mkdir -p "$out"
 step() {  # NAME COMMAND...: runs a step, its output kept in OUT_DIR/NAME.log
@@ -73,6 +71,12 @@ step() {  # NAME COMMAND...: runs a step, its output kept in OUT_DIR/NAME.log
 }
 
 step info "$weft" info
+if [ ${#scenarios[@]} -eq 0 ]; then
+  # The one-GPU plans of the GPU weft info found: a profile measured on one GPU prices only its spec.
+  gpu=h100
+  grep -q "device: NVIDIA H200" "$out/info.log" && gpu=h200
+  scenarios=("gpt-4l-512-1x$gpu" "gpt3-1.3b-1x$gpu" "llama3-8b-4l-1x$gpu")
+fi
 step bench "${launcher[@]}" "$weft" bench --backend "$backend" "${quick[@]}" --parts "$parts" --dtypes bf16 \
   -o "$out/measurements.json"
 # Each scenario's own shapes too: the profile then prices the ops it runs by their own measurements.
