@@ -30,7 +30,6 @@ FA2_SOURCE = ("Dao-AILab/flash-attention README figures flash2_a100_fwd_bwd_benc
               "flash2_h100_fwd_bwd_benchmark.png (commit 4f285b354796fb17df8636485b9a04df3ebbb7dc), values read off "
               "the bars: A100 / H100 forward+backward TFLOP/s, median over head size 64 and 128, causal or not, "
               "512-16K tokens: FlashAttention-2 0.60 (0.59-0.61 per panel)")
-H100_COPY_GBPS = 2996.6  # shared/reference/measured/h100-sxm-2026-11-26.json info.copy_GBps_rw
 
 # Per GPU: (description, GEMM time ratio, memory-bound time ratio, attention time ratio per kernel, notes).
 A100_ATTENTION = {"flash2": 1 / 0.60, "efficient": 1 / 0.60, "cudnn": 794.5 / 271.2}
@@ -94,12 +93,6 @@ DERIVED = {
         gemm=1.0, memory=1.0, attention={},
         notes=["the H800 SXM is the H100 SXM's GPU and HBM3 with NVLink limited to 400 GB/s "
                "(shared/reference/README.md): its kernels take the H100's times"]),
-    "h200": dict(
-        gemm=1.0, memory=H100_COPY_GBPS / 4300.0, attention={},
-        notes=["shared/reference/README.md: the H200's bf16 GEMM 8192^3 769-798 TFLOP/s against the H100's 798, and "
-               "ml-engineering's MAMF table (H200 the same as the H100): GEMMs and attention take the H100's times",
-               "memory-bound kernels: device-to-device copy about 4.3 TB/s on the H200 against 2,996.6 GB/s on the H100 "
-               "(shared/reference/README.md and shared/reference/measured/h100-sxm-2026-11-26.json)"]),
 }
 
 MEMORY_OPS = {"elementwise", "norm", "optimizer"}

@@ -15,6 +15,9 @@ GPU machine, and what ran beside it there:
   clocks.csv, phases.json          nvidia-smi's SM clock, power and utilisation every 200 ms, and
                                    the time windows of the steps that loaded the GPU
   sustained.json, sustained.csv    tools/gpu-sustained.py: kernel classes run back to back for 4 s
+  <scenario>.repeat-<n>.measured.json  more weft live runs of a scenario's plan (optional)
+  flex-tiles.json, flex-profiler.json  tools/flex-tiles.py: FlexAttention's full and partial tiles, and the
+                                   work of Cornstarch's profiler per call (optional)
 
 It prints three checks: weft live's span of each op shape against the bench's time for the same
 shape (median over the ops of that shape); weft bench's GEMM and cuDNN attention times against
@@ -52,10 +55,12 @@ def shape_key(event):
     return (event["cat"], json.dumps(args.get("shape")), args.get("dtype"), args.get("memory_bytes"), pass_name)
 
 
-def live_against_bench(record, scenario):
-    """Rows (label, ops, live_us, bench_us) for every op shape the bench labelled."""
+def live_against_bench(record, run):
+    """Rows (label, ops, live_us, bench_us) for every op shape the bench labelled; `run` is a scenario's name, or
+    `<scenario>.repeat-<n>` for a repeat of its live run."""
+    scenario = re.sub(r"\.repeat-\d+$", "", run)
     bench = {m["label"]: m for m in load(f"{record}/{scenario}.bench.json")["measurements"] if "label" in m}
-    events = [e for e in load(f"{record}/{scenario}.measured.json")["traceEvents"] if e.get("ph") == "X"]
+    events = [e for e in load(f"{record}/{run}.measured.json")["traceEvents"] if e.get("ph") == "X"]
     by_shape = {}
     for e in events:
         by_shape.setdefault(shape_key(e), []).append(e)
@@ -158,10 +163,10 @@ def main():
     record = sys.argv[1].rstrip("/")
     print("weft live's span per op shape against weft bench's time for the same shape")
     for path in sorted(glob.glob(f"{record}/*.measured.json")):
-        scenario = os.path.basename(path).removesuffix(".measured.json")
-        rows, events = live_against_bench(record, scenario)
+        run = os.path.basename(path).removesuffix(".measured.json")
+        rows, events = live_against_bench(record, run)
         errors = [live / bench - 1 for _, _, live, bench in rows]
-        print(f"  {scenario}: {len(rows)} shapes ({sum(r[1] for r in rows)} of {events} ops), "
+        print(f"  {run}: {len(rows)} shapes ({sum(r[1] for r in rows)} of {events} ops), "
               f"live/bench - 1 {spread(errors)}")
     runs = [("bench", "weft bench"), ("bench-sustained", "weft bench --sample-ms 50")]
     for files, command in runs if os.path.exists(f"{record}/pytorch-kernels.json") else []:
@@ -183,6 +188,32 @@ def main():
             rate = "{:.2f} TB/s" if name.startswith(("add", "layernorm")) else "{:.0f} TFLOP/s"
             print(f"  {name}: {rate.format(first / 1e12)} -> {rate.format(last / 1e12)} ({percent(last / first - 1)}), "
                   f"{clock:.0f} MHz, {watts:.0f} W{', at the power limit' if throttled else ''}")
+    if os.path.exists(f"{record}/flex-tiles.json"):
+        print()
+        print("\n".join(flex_attention(record)))
+
+
+def flex_attention(record):
+    """Lines on FlexAttention's tiles (flex-tiles.json) and the profiler's per-call work (flex-profiler.json, else
+    flex-tiles.json's own), both written by tools/flex-tiles.py."""
+    tiles = load(f"{record}/flex-tiles.json")
+    t = tiles["tiles"]
+    ms = t["ms"]
+    lines = [f"FlexAttention's forward on {tiles['device']}, 8 query heads on 1 key-value head, head size 128, "
+             f"{t['tokens']} tokens, the same {t['selected_tiles']} tiles of {t['tile']} x {t['tile']} under each mask "
+             "(tools/flex-tiles.py)"]
+    for name in ("full", "partial", "full_lookup", "partial_lookup", "causal"):
+        lines.append(f"  {name}: {ms[name]:.3f} ms, {1e3 * ms[name] / t['selected_tiles']:.3f} us per tile, "
+                     f"x{ms[name] / ms['full']:.2f} the full tiles'")
+    profiler = load(f"{record}/flex-profiler.json") if os.path.exists(f"{record}/flex-profiler.json") else tiles
+    lines.append("Cornstarch's profiler, per call besides the kernel: a rank of 8's block mask from a dense mask "
+                 "(create_block_mask), and the sequence's keys and values drawn (torch.randn)")
+    for row in profiler["profiler"]:
+        compiled = row.get("create_block_mask_compiled_ms")
+        lines.append(f"  {row['tokens'] // 1024}K tokens: create_block_mask {row['create_block_mask_ms']:.2f} ms eager"
+                     + (f", {compiled:.2f} ms compiled" if compiled is not None else "")
+                     + f"; randn {row['randn_kv_ms']:.2f} ms")
+    return lines
 
 
 if __name__ == "__main__":

@@ -3,8 +3,9 @@
 
 Usage: tools/reference-measurements.py REFERENCE.json DEVICE OUT.json [BENCH.json ...]
 
-REFERENCE.json is a file of ../shared/reference/measured/ (made by ../shared/gpu/kernels_ref.py on one
-GPU); DEVICE is the weft device spec it was measured on (h100-sxm); BENCH.json are `weft bench` files of
+REFERENCE.json is a file of ../shared/reference/measured/ or a GPU record's pytorch-kernels.json
+(scenarios/measurements/live/; made by ../shared/gpu/kernels_ref.py on one GPU); DEVICE is the weft device
+spec it was measured on (h100-sxm, h200); BENCH.json are `weft bench` files of
 the same GPU, whose kernel gaps (the device's time between kernels queued back to back, which PyTorch's
 timings cannot show) are pooled into the output's. Each measurement keeps its source
 and a label; `weft calibrate OUT.json` then fits a profile (docs/calibration.md, bundled profiles).
@@ -48,11 +49,11 @@ ROW_KERNELS = {"layernorm_fwd": ("norm", "layernorm_fwd"), "rmsnorm_fwd": ("norm
 
 def gemms(ref):
     out = []
-    for r in ref["gemm_layers"]["rows"]:
+    for r in section_rows(ref, "gemm_layers"):
         label = f"{r['model']} tp{r['tp']} {r['tokens']} tokens {r['layer']} {r['pass']}"
         out.append(measurement("gemm", "bf16", {"m": r["m"], "n": r["n"], "k": r["k"]}, r["median_s"], label,
                                "reference", GEMM_LAYOUT[r["pass"]], grid=False))
-    for r in ref["gemm_grid_nn"]["rows"]:
+    for r in section_rows(ref, "gemm_grid_nn"):
         out.append(measurement("gemm", "bf16", {"m": r["m"], "n": r["n"], "k": r["k"]}, r["median_s"],
                                "grid A.B", "reference", "nn"))
     return out
@@ -60,7 +61,7 @@ def gemms(ref):
 
 def attention(ref):
     out = []
-    for r in ref["attention"]["rows"]:
+    for r in section_rows(ref, "attention"):
         if "error" in r or r["backend"] not in ATTENTION_KERNEL:
             continue
         shape = {"batch": 1, "heads": r["heads"], "queries": r["seq"], "keys": r["seq"], "head_dim": r["head_dim"],
@@ -85,8 +86,8 @@ def implausible(rows):
 
 def memory(ref, notes):
     rows = []
-    fwd = {(r["op"], r["hidden"], r["tokens"]): r["median_s"] for r in ref["memory"]["rows"] if "hidden" in r}
-    for r in ref["memory"]["rows"]:
+    fwd = {(r["op"], r["hidden"], r["tokens"]): r["median_s"] for r in section_rows(ref, "memory") if "hidden" in r}
+    for r in section_rows(ref, "memory"):
         if r["op"] in ROW_KERNELS:
             rows.append({"op": r["op"], "tokens": r["tokens"], "width": r["hidden"], "seconds": r["median_s"],
                          "bytes": r["bytes_in"]})
@@ -114,7 +115,7 @@ def memory(ref, notes):
         label = f"{r['op']} {r['tokens']} x {r['width']}"
         out.append(measurement(op, "bf16", {"rows": r["tokens"], "width": r["width"]}, r["seconds"], label,
                                "reference", kernel))
-    for r in ref["memory"]["rows"]:
+    for r in section_rows(ref, "memory"):
         if r["op"] == "adamw_fused_fp32":
             out.append(measurement("optimizer", "fp32", {"parameters": r["params"]}, r["median_s"],
                                    f"torch.optim.AdamW(fused=True) over {r['params']} fp32 parameters", "reference",
@@ -135,7 +136,7 @@ def copies(ref):
 
 def host_issue(ref):
     """The per-call times of the grid's GEMMs that the host's dispatch bounds, as the host's issue time."""
-    rows = ref["gemm_grid_nn"]["rows"]
+    rows = section_rows(ref, "gemm_grid_nn")
     flops = {id(r): 2 * r["m"] * r["n"] * r["k"] for r in rows}
     best = max(flops[id(r)] / r["median_s"] for r in rows)
     fastest = min(r["median_s"] for r in rows)
@@ -162,6 +163,24 @@ def kernel_gap(bench_paths):
                      f"({len(samples)} samples) in {', '.join(folders)}"}
 
 
+# GPUs without unfused attention figures of their own in the FlashAttention README, and the GPU whose they take.
+UNFUSED_FIGURES_OF = {"h200": "h100-sxm"}
+
+
+def section_rows(ref, section):
+    """A section's rows: the shared reference files keep them under "rows" beside an "about"; kernels_ref.py's own
+    output is the list itself."""
+    return ref[section]["rows"] if isinstance(ref[section], dict) else ref[section]
+
+
+def reference_source(path):
+    """The reference file as the repository names it: its path in the repository where it is kept there (a GPU
+    record, scenarios/measurements/live/), else the shared reference folder's."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    relative = os.path.relpath(os.path.abspath(path), root)
+    return relative if not relative.startswith("..") else f"shared/reference/measured/{os.path.basename(path)}"
+
+
 def main():
     if len(sys.argv) < 4 or sys.argv[1] in ("-h", "--help"):
         print(__doc__.strip())
@@ -171,8 +190,14 @@ def main():
     with open(reference_path) as f:
         ref = json.load(f)
     notes = [ref["what"], "measured " + ref["measured"], "method: " + ref["method"]]
-    measurements = (gemms(ref) + attention(ref) + standard_attention(FIGURES, device, "figures") + memory(ref, notes) +
+    figures_gpu = UNFUSED_FIGURES_OF.get(device, device)
+    measurements = (gemms(ref) + attention(ref) + standard_attention(FIGURES, figures_gpu, "figures") + memory(ref, notes) +
                     copies(ref))
+    left_out = len(notes) - 3
+    if figures_gpu != device:
+        notes.append(f"unfused attention: the FlashAttention README has no {device} figures; they are the "
+                     f"{figures_gpu}'s, the same GPU die at the same clocks (its softmax, memory-bound, would run "
+                     "faster in the larger GPU's memory)")
     info = ref["info"]
     out = {
         "format": "weft-measurements", "version": 2, "backend": "cuda", "device": device,
@@ -180,8 +205,7 @@ def main():
         "libraries": {"device": info["device"], "pytorch": info["torch"], "cuda": info["cuda"],
                       "cudnn": str(info["cudnn"])},
         "timestamp": ref["measured"][:10], "ranks": 1,
-        "sources": {"reference": f"shared/reference/measured/{reference_path.split('/')[-1]} "
-                                 "(made by shared/gpu/kernels_ref.py)",
+        "sources": {"reference": f"{reference_source(reference_path)} (made by shared/gpu/kernels_ref.py)",
                     "figures": FIGURES_SOURCE},
         "notes": notes,
         "measurements": measurements,
@@ -191,7 +215,7 @@ def main():
         out["sources"]["weft-bench"] = "weft bench --backend cuda on the same GPU model (the files named in the label)"
         out["kernel_gap"] = kernel_gap(bench_paths)
     write_measurement_file(out_path, out)
-    print(f"{out_path}: {len(measurements)} measurements ({len(notes) - 3} rows left out)")
+    print(f"{out_path}: {len(measurements)} measurements ({left_out} rows left out)")
 
 
 if __name__ == "__main__":
