@@ -1,6 +1,7 @@
 #include "simulator/workload/context_parallel/attention_balance_study.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <random>
 
 #include "simulator/workload/context_parallel/mask_tiles.hpp"
@@ -9,11 +10,11 @@ namespace weft {
 namespace {
 
 // The slowest rank's times and tile imbalance under one distribution of one mask.
-DistributionOutcome outcome_of(TokenDistribution distribution, const std::vector<std::int64_t>& block_tiles,
-                               const BalanceStudy& study, std::int64_t tokens, const AttentionLayerCost& cost,
-                               std::mt19937_64& random) {
-  const std::vector<int> rank_of = assign_blocks(distribution, block_tiles, study.ranks, random);
-  const std::vector<RankShare> shares = rank_shares(rank_of, block_tiles, tokens, study.tile, study.ranks);
+DistributionOutcome outcome_of(TokenDistribution distribution, const RowBlockTiles& tiles, const BalanceStudy& study,
+                               std::int64_t tokens, const AttentionLayerCost& cost, std::mt19937_64& random) {
+  const std::vector<int> rank_of = assign_blocks(distribution, tiles.nonempty, study.ranks, random);
+  const std::vector<RankShare> shares =
+      rank_shares(rank_of, tiles.nonempty, tiles.partial, tokens, study.tile, study.ranks);
   DistributionOutcome outcome{.distribution = distribution};
   std::int64_t most_tiles = 0;
   std::int64_t all_tiles = 0;
@@ -50,16 +51,15 @@ std::vector<BalanceRow> run_balance_study(const BalanceStudy& study, const std::
     for (int mask = 0; mask < study.masks; ++mask) {
       std::mt19937_64 random = mask_random(study.seed, balance_case.pattern, balance_case.tokens, mask);
       const BitfieldMask drawn = random_mask(balance_case.pattern, balance_case.tokens, random);
-      const std::vector<std::int64_t> block_tiles = nonempty_tiles_per_row_block(drawn, study.tile);
-      std::int64_t nonempty = 0;
-      for (const std::int64_t tiles : block_tiles) nonempty += tiles;
-      const auto blocks = static_cast<double>(block_tiles.size());
+      const RowBlockTiles tiles = tiles_per_row_block(drawn, study.tile);
+      const std::int64_t nonempty = std::accumulate(tiles.nonempty.begin(), tiles.nonempty.end(), std::int64_t{0});
+      const std::int64_t partial = std::accumulate(tiles.partial.begin(), tiles.partial.end(), std::int64_t{0});
+      const auto blocks = static_cast<double>(tiles.nonempty.size());
       row.density += static_cast<double>(nonempty) / (blocks * blocks) / study.masks;
-      row.partial +=
-          static_cast<double>(partial_tiles(drawn, study.tile)) / static_cast<double>(nonempty) / study.masks;
+      row.partial += static_cast<double>(partial) / static_cast<double>(nonempty) / study.masks;
       for (DistributionOutcome& outcome : row.outcomes) {
         const DistributionOutcome one =
-            outcome_of(outcome.distribution, block_tiles, study, balance_case.tokens, cost, random);
+            outcome_of(outcome.distribution, tiles, study, balance_case.tokens, cost, random);
         outcome.forward_s += one.forward_s / study.masks;
         outcome.backward_s += one.backward_s / study.masks;
         outcome.tile_imbalance += one.tile_imbalance / study.masks;

@@ -25,7 +25,7 @@ LayerTime AttentionLayerCost::rank_time(const RankShare& share) const {
   // and values besides their own (and write their gradients).
   ShardContext context = context_;
   context.seq_len = share.tokens;
-  context.attention_share = static_cast<double>(share.tiles) * static_cast<double>(tile_ * tile_) /
+  context.attention_share = share.tile_work() * static_cast<double>(tile_ * tile_) /
                             (static_cast<double>(share.tokens) * static_cast<double>(share.tokens));
   const Bytes other_kv = (sequence_tokens_ - share.tokens) * 2 * (model_.kv_heads / context_.tp) * model_.head_dim() *
                          context_.element_bytes();

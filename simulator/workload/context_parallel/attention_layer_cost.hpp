@@ -20,9 +20,9 @@ struct LayerTime {
 // whole sequence's keys and values (Llama 3's and Cornstarch's all-gather attention, papers/004
 // §5.3): the QKV projection, rotary embedding and output projection of the rank's own tokens as
 // weft's layer emits them, and attention of its queries over the tiles of the mask they touch, as a
-// block-sparse kernel computes it (whole tiles). For fused attention kernels only: an unfused one
-// computes every score of the rank's queries against the whole sequence, which this layer does not
-// emit. The gather itself and the TP collectives are not in it.
+// block-sparse kernel computes it (whole tiles, a partial one at kPartialTileCost). For fused attention kernels only:
+// an unfused one computes every score of the rank's queries against the whole sequence, which this layer does not emit.
+// The gather itself and the TP collectives are not in it.
 class AttentionLayerCost {
  public:
   // `context` gives TP, the dtype and the kernels; `sequence_tokens` the whole sequence, whose keys

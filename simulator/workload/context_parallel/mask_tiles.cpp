@@ -51,29 +51,21 @@ bool any_pair(const std::vector<WordRun>& queries, const std::vector<WordRun>& k
 
 }  // namespace
 
-std::vector<std::int64_t> nonempty_tiles_per_row_block(const BitfieldMask& mask, std::int64_t tile) {
+RowBlockTiles tiles_per_row_block(const BitfieldMask& mask, std::int64_t tile) {
   const std::vector<std::vector<WordRun>> blocks = runs_per_block(mask, tile);
-  std::vector<std::int64_t> tiles;
-  tiles.reserve(blocks.size());
-  for (const std::vector<WordRun>& queries : blocks) {
-    tiles.push_back(std::count_if(blocks.begin(), blocks.end(),
-                                  [&](const std::vector<WordRun>& keys) { return any_pair(queries, keys); }));
-  }
-  return tiles;
-}
-
-std::int64_t partial_tiles(const BitfieldMask& mask, std::int64_t tile) {
-  const std::vector<std::vector<WordRun>> blocks = runs_per_block(mask, tile);
-  std::int64_t partial = 0;
-  for (const std::vector<WordRun>& queries : blocks) {
+  RowBlockTiles tiles{std::vector<std::int64_t>(blocks.size(), 0), std::vector<std::int64_t>(blocks.size(), 0)};
+  for (std::size_t row = 0; row < blocks.size(); ++row) {
+    const std::vector<WordRun>& queries = blocks[row];
     for (const std::vector<WordRun>& keys : blocks) {
+      if (!any_pair(queries, keys)) continue;
+      ++tiles.nonempty[row];
       const bool full = std::all_of(queries.begin(), queries.end(), [&](const WordRun& q) {
         return std::all_of(keys.begin(), keys.end(), [&](const WordRun& k) { return all_attend(q, k); });
       });
-      if (!full && any_pair(queries, keys)) ++partial;
+      if (!full) ++tiles.partial[row];
     }
   }
-  return partial;
+  return tiles;
 }
 
 }  // namespace weft

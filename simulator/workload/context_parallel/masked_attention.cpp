@@ -16,13 +16,14 @@ double compute_share(const MaskedAttention& masked, std::int64_t tokens, int ran
   for (int index = 0; index < kScenarioMasks; ++index) {
     std::mt19937_64 random = mask_random(kScenarioMaskSeed, masked.pattern, tokens, index);
     const BitfieldMask mask = random_mask(masked.pattern, tokens, random);
-    const std::vector<std::int64_t> tiles = nonempty_tiles_per_row_block(mask, kScenarioMaskTile);
-    const std::vector<int> rank_of = assign_blocks(masked.distribution, tiles, ranks, random);
-    std::int64_t most = 0;
-    for (const RankShare& share : rank_shares(rank_of, tiles, tokens, kScenarioMaskTile, ranks)) {
-      most = std::max(most, share.tiles);
+    const RowBlockTiles tiles = tiles_per_row_block(mask, kScenarioMaskTile);
+    const std::vector<int> rank_of = assign_blocks(masked.distribution, tiles.nonempty, ranks, random);
+    double most = 0.0;
+    for (const RankShare& share :
+         rank_shares(rank_of, tiles.nonempty, tiles.partial, tokens, kScenarioMaskTile, ranks)) {
+      most = std::max(most, share.tile_work());
     }
-    slowest += static_cast<double>(most) / kScenarioMasks;
+    slowest += most / kScenarioMasks;
   }
   const double pairs = slowest * static_cast<double>(kScenarioMaskTile * kScenarioMaskTile);
   return pairs * ranks / (static_cast<double>(tokens) * static_cast<double>(tokens));

@@ -81,13 +81,15 @@ std::vector<int> assign_blocks(TokenDistribution distribution, std::span<const s
 }
 
 std::vector<RankShare> rank_shares(std::span<const int> rank_of_block, std::span<const std::int64_t> block_tiles,
-                                   std::int64_t tokens, std::int64_t tile, int ranks) {
+                                   std::span<const std::int64_t> block_partial, std::int64_t tokens, std::int64_t tile,
+                                   int ranks) {
   std::vector<RankShare> shares(static_cast<std::size_t>(ranks));
   for (std::size_t block = 0; block < rank_of_block.size(); ++block) {
     RankShare& share = shares[static_cast<std::size_t>(rank_of_block[block])];
     const std::int64_t first = static_cast<std::int64_t>(block) * tile;
     share.tokens += std::min(tile, tokens - first);
     share.tiles += block_tiles[block];
+    share.partial_tiles += block_partial[block];
   }
   return shares;
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "simulator/core/enum_names.hpp"
+#include "simulator/workload/context_parallel/mask_tiles.hpp"
 
 namespace weft {
 
@@ -29,16 +30,23 @@ inline constexpr EnumNames<TokenDistribution, 4> kTokenDistributionNames({"lpt",
 std::vector<int> assign_blocks(TokenDistribution distribution, std::span<const std::int64_t> block_work, int ranks,
                                std::mt19937_64& random);
 
-// What one rank of a context-parallel group holds of a sequence: its query tokens, and the tiles
-// of the mask its queries touch.
+// What one rank of a context-parallel group holds of a sequence: its query tokens, the tiles of the
+// mask its queries touch, and how many of those are partial.
 struct RankShare {
   std::int64_t tokens = 0;
   std::int64_t tiles = 0;
+  std::int64_t partial_tiles = 0;
+
+  // The kernel's work, in full tiles: a partial tile costs kPartialTileCost.
+  double tile_work() const {
+    return static_cast<double>(tiles) + (kPartialTileCost - 1.0) * static_cast<double>(partial_tiles);
+  }
 };
 
-// Each rank's share when block i of `tile` tokens (the last one may be partial) goes to rank
-// `rank_of_block[i]`.
+// Each rank's share when block i of `tile` tokens (the last one may be partial), whose queries touch
+// `block_tiles[i]` tiles of which `block_partial[i]` are partial, goes to rank `rank_of_block[i]`.
 std::vector<RankShare> rank_shares(std::span<const int> rank_of_block, std::span<const std::int64_t> block_tiles,
-                                   std::int64_t tokens, std::int64_t tile, int ranks);
+                                   std::span<const std::int64_t> block_partial, std::int64_t tokens, std::int64_t tile,
+                                   int ranks);
 
 }  // namespace weft

@@ -10,16 +10,17 @@ namespace weft {
 namespace {
 
 // Every query against every key of each tile, the definitions, O(tokens^2): the non-empty tiles of
-// each row block, and how many of all tiles are neither empty nor full.
+// each row block, and how many of them are neither empty nor full.
 struct PairCount {
   std::vector<std::int64_t> nonempty;
-  std::int64_t partial = 0;
+  std::vector<std::int64_t> partial;
 };
 
 PairCount count_every_pair(const BitfieldMask& mask, std::int64_t tile) {
   const std::int64_t n = mask.tokens();
   const std::int64_t blocks = (n + tile - 1) / tile;
-  PairCount count{std::vector<std::int64_t>(static_cast<std::size_t>(blocks), 0), 0};
+  PairCount count{std::vector<std::int64_t>(static_cast<std::size_t>(blocks), 0),
+                  std::vector<std::int64_t>(static_cast<std::size_t>(blocks), 0)};
   for (std::int64_t row = 0; row < blocks; ++row) {
     for (std::int64_t column = 0; column < blocks; ++column) {
       bool any = false;
@@ -32,7 +33,7 @@ PairCount count_every_pair(const BitfieldMask& mask, std::int64_t tile) {
         }
       }
       if (any) ++count.nonempty[static_cast<std::size_t>(row)];
-      if (any && !all) ++count.partial;
+      if (any && !all) ++count.partial[static_cast<std::size_t>(row)];
     }
   }
   return count;
@@ -42,8 +43,9 @@ TEST_CASE("a causal mask's row block r touches r + 1 tiles, the diagonal's parti
   BitfieldMaskBuilder builder;
   builder.causal(4 * 128);
   const BitfieldMask mask = builder.take();
-  CHECK(nonempty_tiles_per_row_block(mask, 128) == std::vector<std::int64_t>{1, 2, 3, 4});
-  CHECK(partial_tiles(mask, 128) == 4);
+  const RowBlockTiles tiles = tiles_per_row_block(mask, 128);
+  CHECK(tiles.nonempty == std::vector<std::int64_t>{1, 2, 3, 4});
+  CHECK(tiles.partial == std::vector<std::int64_t>{1, 1, 1, 1});
 }
 
 TEST_CASE("an encoder span inside one tile touches only its own tiles", "[context_parallel]") {
@@ -52,7 +54,7 @@ TEST_CASE("an encoder span inside one tile touches only its own tiles", "[contex
   builder.bidirectional(20);  // tokens 100-119, in tile 0
   builder.causal(136);        // to 256: tile 1
   // Row block 0: its text and the span attend tile 0 only. Row block 1: text attending tiles 0 and 1.
-  CHECK(nonempty_tiles_per_row_block(builder.take(), 128) == std::vector<std::int64_t>{1, 2});
+  CHECK(tiles_per_row_block(builder.take(), 128).nonempty == std::vector<std::int64_t>{1, 2});
 }
 
 TEST_CASE("tile counts over runs equal the counts over every pair", "[context_parallel]") {
@@ -63,8 +65,9 @@ TEST_CASE("tile counts over runs equal the counts over every pair", "[context_pa
   for (int draw = 0; draw < 3; ++draw) {
     const BitfieldMask mask = random_mask(pattern, 1100 + 300 * draw, random);  // partial last tiles
     const PairCount every_pair = count_every_pair(mask, tile);
-    CHECK(nonempty_tiles_per_row_block(mask, tile) == every_pair.nonempty);
-    CHECK(partial_tiles(mask, tile) == every_pair.partial);
+    const RowBlockTiles tiles = tiles_per_row_block(mask, tile);
+    CHECK(tiles.nonempty == every_pair.nonempty);
+    CHECK(tiles.partial == every_pair.partial);
   }
 }
 

@@ -93,14 +93,20 @@ TEST_CASE("lpt: Graham's example, and within 4/3 - 1/(3G) of the best assignment
 TEST_CASE("a rank's share: its blocks' tokens and tiles, the last block partial", "[context_parallel]") {
   const std::vector<int> rank_of{0, 1, 1, 0, 2};
   const std::vector<std::int64_t> tiles{1, 2, 3, 4, 5};
-  const std::vector<RankShare> shares = rank_shares(rank_of, tiles, 4 * 128 + 50, 128, 3);
+  const std::vector<std::int64_t> partial{1, 0, 2, 1, 3};
+  const std::vector<RankShare> shares = rank_shares(rank_of, tiles, partial, 4 * 128 + 50, 128, 3);
   REQUIRE(shares.size() == 3);
   CHECK(shares[0].tokens == 256);
   CHECK(shares[0].tiles == 5);
+  CHECK(shares[0].partial_tiles == 2);
   CHECK(shares[1].tokens == 256);
   CHECK(shares[1].tiles == 5);
+  CHECK(shares[1].partial_tiles == 2);
   CHECK(shares[2].tokens == 50);
   CHECK(shares[2].tiles == 5);
+  CHECK(shares[2].partial_tiles == 3);
+  // Work in full tiles: 2 full and 3 partial at 1.37 each (FlexAttention on an H200).
+  CHECK(shares[2].tile_work() == Approx(2 + 3 * 1.37));
 }
 
 }  // namespace
