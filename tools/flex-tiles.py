@@ -11,6 +11,8 @@ head size 128, bf16), over T = 16,384 tokens, with four masks that select the sa
   full_lookup    `full`, read element by element from a dense T x T boolean tensor, as the profiler
                  reads its masks
   partial_lookup `partial`, likewise
+  partial_scattered  `partial_lookup` through a map that places the tiles' blocks in a random order, as the
+                 profiler reads its mask under its random and LPT token distributions
 and, for comparison, the causal mask (the same tiles, only the diagonal ones partial). Each is
 compiled once (torch.compile of flex_attention), warmed up, and timed over 20 calls with CUDA events.
 Then, per T of 16K, 32K and 64K, the profiler's work per timed call besides the kernel: building the
@@ -67,8 +69,18 @@ def tile_masks(tokens):
     def causal(b, h, q, k):
         return q >= k
 
+    # `partial_lookup` through a position map that deals the tiles' blocks in a random order, as the
+    # profiler reads its mask under the random and LPT distributions: the same tiles, read scattered.
+    order = torch.randperm(tokens // TILE, device="cuda", generator=torch.Generator("cuda").manual_seed(0))
+    position = order[tile] * TILE + index % TILE
+    scattered_dense = torch.zeros_like(partial_dense)
+    scattered_dense[position[:, None], position[None, :]] = partial_dense
+
+    def partial_scattered(b, h, q, k):
+        return scattered_dense[position[q], position[k]]
+
     return {"full": full, "partial": partial, "full_lookup": full_lookup, "partial_lookup": partial_lookup,
-            "causal": causal}
+            "partial_scattered": partial_scattered, "causal": causal}
 
 
 def tile_times(out):

@@ -16,8 +16,8 @@ GPU machine, and what ran beside it there:
                                    the time windows of the steps that loaded the GPU
   sustained.json, sustained.csv    tools/gpu-sustained.py: kernel classes run back to back for 4 s
   <scenario>.repeat-<n>.measured.json  more weft live runs of a scenario's plan (optional)
-  flex-tiles.json, flex-profiler.json  tools/flex-tiles.py: FlexAttention's full and partial tiles, and the
-                                   work of Cornstarch's profiler per call (optional)
+  flex-tiles*.json, flex-profiler.json  tools/flex-tiles.py: FlexAttention's full and partial tiles (a
+                                   file per run), and the work of Cornstarch's profiler per call (optional)
 
 It prints three checks: weft live's span of each op shape against the bench's time for the same
 shape (median over the ops of that shape); weft bench's GEMM and cuDNN attention times against
@@ -175,6 +175,8 @@ def main():
         print()
         print(f"{command} against PyTorch on the same GPU (shapes of {KERNEL_BOUND_S * 1e6:.0f} us or more)")
         for name, pairs in bench_against_pytorch(record, files).items():
+            if not pairs:
+                continue  # a bench of the suite alone has no scenario layers
             errors = [bench / pytorch - 1 for _, bench, pytorch in pairs]
             print(f"  {name}: {len(pairs)} shapes, bench/PyTorch - 1 {spread(errors)}")
     print()
@@ -194,17 +196,20 @@ def main():
 
 
 def flex_attention(record):
-    """Lines on FlexAttention's tiles (flex-tiles.json) and the profiler's per-call work (flex-profiler.json, else
-    flex-tiles.json's own), both written by tools/flex-tiles.py."""
+    """Lines on FlexAttention's tiles (flex-tiles*.json, one run each) and the profiler's per-call work
+    (flex-profiler.json, else flex-tiles.json's own), all written by tools/flex-tiles.py."""
+    lines = []
+    for path in sorted(glob.glob(f"{record}/flex-tiles*.json")):
+        run = load(path)
+        t = run["tiles"]
+        ms = t["ms"]
+        lines.append(f"FlexAttention's forward on {run['device']} ({os.path.basename(path)}), 8 query heads on 1 "
+                     f"key-value head, head size 128, {t['tokens']} tokens, the same {t['selected_tiles']} tiles of "
+                     f"{t['tile']} x {t['tile']} under each mask (tools/flex-tiles.py)")
+        for name in ms:
+            lines.append(f"  {name}: {ms[name]:.3f} ms, {1e3 * ms[name] / t['selected_tiles']:.3f} us per tile, "
+                         f"x{ms[name] / ms['full']:.2f} the full tiles'")
     tiles = load(f"{record}/flex-tiles.json")
-    t = tiles["tiles"]
-    ms = t["ms"]
-    lines = [f"FlexAttention's forward on {tiles['device']}, 8 query heads on 1 key-value head, head size 128, "
-             f"{t['tokens']} tokens, the same {t['selected_tiles']} tiles of {t['tile']} x {t['tile']} under each mask "
-             "(tools/flex-tiles.py)"]
-    for name in ("full", "partial", "full_lookup", "partial_lookup", "causal"):
-        lines.append(f"  {name}: {ms[name]:.3f} ms, {1e3 * ms[name] / t['selected_tiles']:.3f} us per tile, "
-                     f"x{ms[name] / ms['full']:.2f} the full tiles'")
     profiler = load(f"{record}/flex-profiler.json") if os.path.exists(f"{record}/flex-profiler.json") else tiles
     lines.append("Cornstarch's profiler, per call besides the kernel: a rank of 8's block mask from a dense mask "
                  "(create_block_mask), and the sequence's keys and values drawn (torch.randn)")
