@@ -4,8 +4,8 @@
 Usage (on a GPU machine with PyTorch; docs/context-parallel.md): python3 tools/flex-tiles.py OUT.json [tiles,profiler]
 
 One attention layer's forward as papers/004's Table 4 profiles it (8 query heads on 1 key-value head,
-head size 128, bf16), over T = 16,384 tokens, with four masks that select the same 128 x 128 tiles
-(those on or below the diagonal of tiles), so that every difference is what a tile costs, not how many:
+head size 128, bf16), over T = 16,384 tokens, with masks that select the same 128 x 128 tiles (those
+on or below the diagonal of tiles), so that every difference is what a tile costs, not how many:
   full           every selected tile entirely unmasked (the mask is a function of the tile indices)
   partial        every selected tile half masked: within a tile, query row >= key column
   full_lookup    `full`, read element by element from a dense T x T boolean tensor, as the profiler

@@ -26,10 +26,10 @@ inline constexpr std::int64_t kMaxMaskedTokens = std::int64_t{1} << 18;
 
 // What the slowest of `ranks` CP ranks computes of a block-sparse attention over a sequence of
 // `tokens`: its non-empty tiles (a partial one at kPartialTileCost) over its 1/ranks of the queries
-// times every key, the mean over
-// kScenarioMasks random masks of the pattern. For one rank, the mask's tile density. `tokens` is a
-// multiple of kScenarioMaskTile, at least 2 x ranks of them. Computed once per argument set in a
-// process (a sweep asks for it per plan; its threads wait for the one computing).
+// times every key, the mean over kScenarioMasks random masks of the pattern. For one rank, the
+// mask's tile density. `tokens` is a multiple of kScenarioMaskTile, at least 2 x ranks of them.
+// Computed once per argument set in a process (a sweep asks for it per plan; its threads wait for
+// the one computing).
 double slowest_rank_attention_share(const MaskedAttention& masked, std::int64_t tokens, int ranks);
 
 }  // namespace weft
