@@ -17,6 +17,7 @@ void add_validate_command(CLI::App& app);
 void add_suite_command(CLI::App& app);
 void add_goodput_command(CLI::App& app);
 void add_attention_command(CLI::App& app);
+void add_dflop_command(CLI::App& app);
 void add_entrain_command(CLI::App& app);
 
 }  // namespace weft::cli

@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   weft::cli::add_goodput_command(app);
   weft::cli::add_attention_command(app);
   weft::cli::add_entrain_command(app);
+  weft::cli::add_dflop_command(app);
 
   if (argc <= 1) {
     fmt::print(stderr, "{}", app.help());

@@ -101,6 +101,7 @@ LayerCost LayerCosts::compute(int layer, const SampleShape& shape) const {
     out.saved += step.saved_bytes;
     out.selective_saved += step.saved_bytes - step.recomputable_bytes;
     out.training_flops += step.model_flops * step.training_flops_factor;
+    if (step.attention_core) out.attention_flops += step.model_flops * step.training_flops_factor;
     out.parameters += step.parameters;
     out.trained += step.trainable ? step.parameters : 0;
   }
@@ -119,6 +120,7 @@ LayerCost LayerCosts::compute(int layer, const SampleShape& shape) const {
     }
     const TimeNs weight = time(step.weight_grad, step.comm) + time(step.regather, step.comm);
     out.backward += backward + weight;
+    if (step.attention_core) out.attention_backward += backward + weight;
     overlappable = weight;
   }
   const std::size_t module = module_of(layer);

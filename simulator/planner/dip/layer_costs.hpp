@@ -19,15 +19,17 @@ inline constexpr EnumNames<LayerPolicy, 3> kLayerPolicyNames({"keep", "selective
 // (sub-)microbatch on one rank under the frozen rule: SEMU's per-layer estimates that PipeWeaver's
 // partitioner and searcher work from (papers/001 §5, §6.3).
 struct LayerCost {
-  TimeNs forward = 0;            // forward ops, tensor-parallel collectives included
-  TimeNs backward = 0;           // input and weight gradients, with their collectives
-  TimeNs attention_forward = 0;  // the attention core's forward, which selective recompute reruns
-  Bytes saved = 0;               // kept from the forward to the backward pass
-  Bytes selective_saved = 0;     // kept under selective recompute
-  Bytes input = 0;               // kept under full recompute: the layer's input
-  double training_flops = 0.0;   // model FLOPs of its forward and backward (Megatron convention)
-  std::int64_t parameters = 0;   // held on the rank
-  std::int64_t trained = 0;      // of them, trainable
+  TimeNs forward = 0;             // forward ops, tensor-parallel collectives included
+  TimeNs backward = 0;            // input and weight gradients, with their collectives
+  TimeNs attention_forward = 0;   // the attention core's forward, which selective recompute reruns
+  TimeNs attention_backward = 0;  // the attention core's backward
+  Bytes saved = 0;                // kept from the forward to the backward pass
+  Bytes selective_saved = 0;      // kept under selective recompute
+  Bytes input = 0;                // kept under full recompute: the layer's input
+  double training_flops = 0.0;    // model FLOPs of its forward and backward (Megatron convention)
+  double attention_flops = 0.0;   // of them, the attention core's
+  std::int64_t parameters = 0;    // held on the rank
+  std::int64_t trained = 0;       // of them, trainable
 
   // Time of the forward and backward passes, and bytes held between them, under `policy`.
   TimeNs latency(LayerPolicy policy) const;

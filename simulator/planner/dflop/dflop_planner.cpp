@@ -1,0 +1,183 @@
+#include "simulator/planner/dflop/dflop_planner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <utility>
+
+#include "simulator/core/checked_math.hpp"
+#include "simulator/core/input_error.hpp"
+#include "simulator/planner/dflop/dflop_timeline.hpp"
+#include "simulator/workload/data/data_spec.hpp"
+
+namespace weft::dflop {
+namespace {
+
+// Every sample of every iteration is drawn, weighed and timed.
+constexpr std::int64_t kMaxSamples = std::int64_t{1} << 20;
+// The profiler's grid ends here: larger microbatches take the last point's rates.
+constexpr std::int64_t kMaxProfiledImages = std::int64_t{1} << 14;
+constexpr std::int64_t kMaxProfiledTokens = std::int64_t{1} << 22;
+
+void check_scenario(const TrainingScenario& scenario) {
+  const MultimodalSpec& spec = scenario.model;
+  if (!spec.multimodal() || spec.modules.back().projector || spec.modules.back().tokens != TokenSource::text)
+    throw InputError(
+        "model: DFLOP plans a modality encoder and an LLM apart; expected a model of several modules whose last "
+        "reads text");
+  if (scenario.parallel.cp != 1) throw InputError("parallel.cp: DFLOP's layouts split no sequence; expected 1");
+  if (!scenario.data)
+    throw InputError(
+        "data: DFLOP plans for the dataset's shapes and balances each batch; the scenario needs a \"data\" section "
+        "(a dataset or a samples file)");
+}
+
+double elapsed_ms(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
+}
+
+double batch_flops(const SampleFlops& flops, std::span<const SampleShape> samples) {
+  double total = 0.0;
+  for (const SampleShape& sample : samples)
+    total += flops.encoder(sample.images) + flops.llm_linear(sample.seq_len) + flops.llm_attention(sample.seq_len);
+  return total;
+}
+
+// The scenario's own layout as a uniform DFLOP plan: its TP and DP for both components, its
+// pipeline stages split between them (modality_stages, or the stages of its layer split that hold
+// only encoder layers), its microbatch count. None when it does not split that way (virtual
+// stages, context parallelism, a stage of both components).
+std::optional<DflopPlan> scenario_plan(const ModelCosts& costs, const DflopReport& report, const SearchSpace& space) {
+  const TrainingScenario& s = costs.scenario();
+  const ParallelPlan& p = s.parallel;
+  if (p.vpp != 1 || p.cp != 1 || p.world_size() != report.gpus) return std::nullopt;
+  int encoder_stages = 0;
+  if (!p.modality_stages.empty()) {
+    for (std::size_t m = 0; m + 1 < p.modality_stages.size(); ++m) encoder_stages += p.modality_stages[m];
+  } else {
+    int layers = 0;
+    for (const int stage : s.layers_per_virtual_stage()) {
+      if (layers + stage > costs.encoder_layers()) break;
+      layers += stage;
+      ++encoder_stages;
+    }
+    if (layers != costs.encoder_layers()) return std::nullopt;
+  }
+  if (encoder_stages < 1 || encoder_stages >= p.pp) return std::nullopt;
+  SearchSpace uniform = space;
+  uniform.uniform = true;
+  return evaluate_plan(report.profile, report.data, uniform, {p.tp, encoder_stages, p.dp},
+                       {p.tp, p.pp - encoder_stages, p.dp}, checked_int(s.microbatches(), "microbatches"));
+}
+
+}  // namespace
+
+DflopReport plan_dflop(const TrainingScenario& scenario, const DflopOptions& options) {
+  check_scenario(scenario);
+  const DataSpec& data = *scenario.data;
+  DflopReport report;
+  report.gpus = scenario.cluster.gpus;
+  report.gpus_per_node = scenario.cluster.gpus_per_node;
+  report.memory_capacity = scenario.cluster.gpu.memory_capacity;
+  report.pad_to = data.pad_to;
+  report.global_batch =
+      data.pack ? saturating_mul(scenario.training.global_batch, data.max_samples) : scenario.training.global_batch;
+  if (saturating_mul(report.global_batch, options.iterations) > kMaxSamples)
+    throw InputError("training.global_batch: " + std::to_string(report.global_batch) + " samples an iteration over " +
+                     std::to_string(options.iterations) + " iterations is more than the " +
+                     std::to_string(kMaxSamples) + " samples weft dflop runs");
+  const std::int64_t tokens_per_image = scenario.model.sequence_tokens_per_image();
+  const std::int64_t context = scenario.training.seq_len;
+
+  // Profiling engine: the dataset's shapes, then the model's tables over the sizes the search can ask for.
+  auto started = std::chrono::steady_clock::now();
+  report.data = profile_dataset(
+      profiling_sample_shapes(data, 0, static_cast<std::uint64_t>(options.profile_samples), context, tokens_per_image));
+  ModelCosts costs(scenario);
+  const double most_images = report.data.mean_images * static_cast<double>(report.global_batch);
+  const double most_tokens = report.data.mean_tokens * static_cast<double>(report.global_batch);
+  ProfileGrid grid;
+  grid.max_images = std::clamp<std::int64_t>(std::llround(std::ceil(most_images)), 1, kMaxProfiledImages);
+  grid.min_tokens = data.pad_to;
+  grid.max_tokens = std::clamp<std::int64_t>(
+      std::llround(std::ceil(std::max(most_tokens, static_cast<double>(context)))), data.pad_to, kMaxProfiledTokens);
+  report.profile = profile_model(costs, grid);
+  report.profile_ms = elapsed_ms(started);
+
+  // Data-aware 3D parallelism optimizer, and the same search over the baselines' uniform layouts.
+  SearchSpace space{report.gpus, report.global_batch, report.memory_capacity, false};
+  started = std::chrono::steady_clock::now();
+  report.dflop = find_parallelism(report.profile, report.data, space);
+  report.dflop_search_ms = elapsed_ms(started);
+  space.uniform = true;
+  started = std::chrono::steady_clock::now();
+  report.uniform = find_parallelism(report.profile, report.data, space);
+  report.uniform_search_ms = elapsed_ms(started);
+  if (!report.dflop.best)
+    throw InputError("cluster: no layout of the encoder and the LLM over " + std::to_string(report.gpus) +
+                     " GPUs fits in each GPU's memory at any number of microbatches");
+
+  const DflopPlan& best = *report.dflop.best;
+  struct Setup {
+    DflopRun run;
+    StageLayers stages;
+  };
+  std::vector<Setup> setups;
+  auto add = [&](std::string name, const DflopPlan& plan, BucketMethod split) {
+    Setup setup;
+    setup.run.name = std::move(name);
+    setup.run.plan = plan;
+    setup.run.split = split;
+    setup.stages = plan_stage_layers(costs, plan, data.pad_to);
+    setups.push_back(std::move(setup));
+  };
+  if (const std::optional<DflopPlan> given = scenario_plan(costs, report, space))
+    add("the scenario's layout, random split", *given, BucketMethod::random);
+  if (report.uniform.best)
+    add("best uniform layout, random split (Megatron-LM, PyTorch)", *report.uniform.best, BucketMethod::random);
+  add("DFLOP's layout, random split (its optimizer alone)", best, BucketMethod::random);
+  add("DFLOP's layout and online scheduler (DFLOP)", best, BucketMethod::ilp);
+  double flops = 0.0;
+  for (int it = 0; it < options.iterations; ++it) {
+    const std::vector<SampleShape> batch =
+        draw_sample_shapes(data, static_cast<std::uint64_t>(it) * static_cast<std::uint64_t>(report.global_batch),
+                           static_cast<std::uint64_t>(report.global_batch), context, tokens_per_image);
+    flops += batch_flops(report.profile.flops, batch);
+    const std::uint64_t seed = options.seed + static_cast<std::uint64_t>(it);
+    for (Setup& setup : setups) {
+      const DflopPlan& plan = setup.run.plan;
+      const int buckets = checked_int(std::int64_t{plan.microbatches} * plan.llm.dp, "buckets");
+      const ItemDurations durations = item_durations(report.profile, plan, batch);
+      BucketAssignment split = random_buckets(durations.encoder, durations.llm, buckets, seed);
+      if (setup.run.split == BucketMethod::ilp) {
+        SchedulerStep step;
+        step.random_c_max = split.c_max;
+        started = std::chrono::steady_clock::now();
+        split = schedule_buckets(durations.encoder, durations.llm, buckets, options.ilp_time_limit_s);
+        step.solve_ms = elapsed_ms(started);
+        step.schedule = split;
+        report.scheduler.push_back(std::move(step));
+        // The scheduler balances buckets; it does not order them. They go to slots in a seeded
+        // random order, as the random split's do, so that only the balance differs.
+        std::mt19937_64 random(seed);
+        std::shuffle(split.buckets.begin(), split.buckets.end(), random);
+      }
+      setup.run.iteration_s.push_back(
+          static_cast<double>(time_iteration(costs, plan, setup.stages, batch, split.buckets, data.pad_to)) /
+          kNsPerSecond);
+    }
+  }
+  for (Setup& setup : setups) {
+    DflopRun& run = setup.run;
+    run.mean_iteration_s = std::accumulate(run.iteration_s.begin(), run.iteration_s.end(), 0.0) /
+                           static_cast<double>(run.iteration_s.size());
+    run.samples_per_s = static_cast<double>(report.global_batch) / run.mean_iteration_s;
+    run.tflops_per_gpu = flops / static_cast<double>(options.iterations) / run.mean_iteration_s / report.gpus / 1e12;
+    report.runs.push_back(std::move(run));
+  }
+  return report;
+}
+
+}  // namespace weft::dflop

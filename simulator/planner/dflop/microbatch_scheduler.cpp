@@ -1,0 +1,176 @@
+#include "simulator/planner/dflop/microbatch_scheduler.hpp"
+
+#include <algorithm>
+#include <mutex>
+#include <numeric>
+#include <random>
+
+#include <CbcModel.hpp>
+#include <CoinPackedMatrix.hpp>
+#include <OsiClpSolverInterface.hpp>
+
+namespace weft::dflop {
+namespace {
+
+double lower_bound(std::span<const double> encoder, std::span<const double> llm, int buckets) {
+  const double m = buckets;
+  double bound = std::max(std::accumulate(encoder.begin(), encoder.end(), 0.0) / m,
+                          std::accumulate(llm.begin(), llm.end(), 0.0) / m);
+  for (const double e : encoder) bound = std::max(bound, e);
+  for (const double l : llm) bound = std::max(bound, l);
+  return bound;
+}
+
+BucketAssignment finish(std::span<const double> encoder, std::span<const double> llm,
+                        std::vector<std::vector<std::size_t>> buckets, BucketMethod method) {
+  BucketAssignment out;
+  for (auto& bucket : buckets) std::sort(bucket.begin(), bucket.end());
+  out.c_max = bucket_c_max(encoder, llm, buckets);
+  out.lower_bound = lower_bound(encoder, llm, static_cast<int>(buckets.size()));
+  out.buckets = std::move(buckets);
+  out.method = method;
+  return out;
+}
+
+}  // namespace
+
+double bucket_c_max(std::span<const double> encoder, std::span<const double> llm,
+                    const std::vector<std::vector<std::size_t>>& buckets) {
+  double worst = 0.0;
+  for (const auto& bucket : buckets) {
+    double e = 0.0;
+    double l = 0.0;
+    for (const std::size_t i : bucket) {
+      e += encoder[i];
+      l += llm[i];
+    }
+    worst = std::max({worst, e, l});
+  }
+  return worst;
+}
+
+BucketAssignment lpt_buckets(std::span<const double> encoder, std::span<const double> llm, int buckets) {
+  std::vector<std::size_t> order(encoder.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  auto duration = [&](std::size_t i) { return std::max(encoder[i], llm[i]); };
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return duration(a) > duration(b); });
+  std::vector<std::vector<std::size_t>> out(static_cast<std::size_t>(buckets));
+  std::vector<double> e(out.size(), 0.0);
+  std::vector<double> l(out.size(), 0.0);
+  for (const std::size_t i : order) {
+    std::size_t lightest = 0;
+    for (std::size_t j = 1; j < out.size(); ++j) {
+      if (std::max(e[j], l[j]) < std::max(e[lightest], l[lightest])) lightest = j;
+    }
+    out[lightest].push_back(i);
+    e[lightest] += encoder[i];
+    l[lightest] += llm[i];
+  }
+  return finish(encoder, llm, std::move(out), BucketMethod::lpt);
+}
+
+BucketAssignment random_buckets(std::span<const double> encoder, std::span<const double> llm, int buckets,
+                                std::uint64_t seed) {
+  std::vector<std::size_t> order(encoder.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::mt19937_64 random(seed);
+  std::shuffle(order.begin(), order.end(), random);
+  std::vector<std::vector<std::size_t>> out(static_cast<std::size_t>(buckets));
+  for (std::size_t k = 0; k < order.size(); ++k) out[k % out.size()].push_back(order[k]);
+  return finish(encoder, llm, std::move(out), BucketMethod::random);
+}
+
+BucketAssignment schedule_buckets(std::span<const double> encoder, std::span<const double> llm, int buckets,
+                                  double time_limit_s) {
+  const BucketAssignment greedy = lpt_buckets(encoder, llm, buckets);
+  const int n = static_cast<int>(encoder.size());
+  const int m = buckets;
+  if (m == 1 || greedy.c_max <= greedy.lower_bound) {
+    // Nothing to search: one bucket, or LPT already meets the bound the ILP cannot beat.
+    BucketAssignment out = greedy;
+    out.optimal = true;
+    return out;
+  }
+  // Durations scaled to a mean of about 1, so that CBC's tolerances are relative.
+  const double scale = std::max(greedy.lower_bound, 1e-30);
+  const int columns = n * m + 1;  // x_ij at i * m + j, then C_max
+  const int c_max = n * m;
+  std::vector<int> row_of, column_of;
+  std::vector<double> value_of, row_lower, row_upper;
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < m; ++j) {
+      row_of.push_back(i);
+      column_of.push_back(i * m + j);
+      value_of.push_back(1.0);
+    }
+    row_lower.push_back(1.0);
+    row_upper.push_back(1.0);
+  }
+  for (const std::span<const double> load : {encoder, llm}) {
+    for (int j = 0; j < m; ++j) {
+      const int row = static_cast<int>(row_lower.size());
+      for (int i = 0; i < n; ++i) {
+        if (load[static_cast<std::size_t>(i)] <= 0.0) continue;
+        row_of.push_back(row);
+        column_of.push_back(i * m + j);
+        value_of.push_back(load[static_cast<std::size_t>(i)] / scale);
+      }
+      row_of.push_back(row);
+      column_of.push_back(c_max);
+      value_of.push_back(-1.0);
+      row_lower.push_back(-COIN_DBL_MAX);
+      row_upper.push_back(0.0);
+    }
+  }
+  const CoinPackedMatrix matrix(false, row_of.data(), column_of.data(), value_of.data(),
+                                static_cast<CoinBigIndex>(value_of.size()));
+  std::vector<double> column_lower(static_cast<std::size_t>(columns), 0.0);
+  std::vector<double> column_upper(static_cast<std::size_t>(columns), 1.0);
+  column_upper[static_cast<std::size_t>(c_max)] = COIN_DBL_MAX;
+  column_lower[0] = 1.0;  // sample 0 in bucket 0
+  std::vector<double> objective(static_cast<std::size_t>(columns), 0.0);
+  objective[static_cast<std::size_t>(c_max)] = 1.0;
+  // CBC and CLP keep some state of their own beyond the model; one solve at a time.
+  static std::mutex solver_mutex;
+  const std::lock_guard<std::mutex> lock(solver_mutex);
+  OsiClpSolverInterface solver;
+  solver.messageHandler()->setLogLevel(0);
+  solver.loadProblem(matrix, column_lower.data(), column_upper.data(), objective.data(), row_lower.data(),
+                     row_upper.data());
+  for (int c = 0; c < c_max; ++c) solver.setInteger(c);
+  CbcModel model(solver);
+  model.setLogLevel(0);
+  model.messageHandler()->setLogLevel(0);
+  model.setMaximumSeconds(time_limit_s);
+  // LPT's split as the first incumbent, relabelled so that sample 0 is in bucket 0.
+  std::vector<double> warm(static_cast<std::size_t>(columns), 0.0);
+  std::vector<int> relabel(static_cast<std::size_t>(m));
+  std::iota(relabel.begin(), relabel.end(), 0);
+  for (int j = 0; j < m; ++j) {
+    const auto& bucket = greedy.buckets[static_cast<std::size_t>(j)];
+    if (std::find(bucket.begin(), bucket.end(), std::size_t{0}) != bucket.end()) std::swap(relabel[0], relabel[j]);
+  }
+  for (int j = 0; j < m; ++j) {
+    for (const std::size_t i : greedy.buckets[static_cast<std::size_t>(relabel[j])])
+      warm[i * static_cast<std::size_t>(m) + static_cast<std::size_t>(j)] = 1.0;
+  }
+  warm[static_cast<std::size_t>(c_max)] = greedy.c_max / scale;
+  model.setBestSolution(warm.data(), columns, greedy.c_max / scale);
+  model.branchAndBound();
+  const double* best = model.bestSolution();
+  if (!model.isProvenOptimal() || best == nullptr) return greedy;
+  std::vector<std::vector<std::size_t>> out(static_cast<std::size_t>(m));
+  for (int i = 0; i < n; ++i) {
+    int chosen = 0;
+    for (int j = 0; j < m; ++j) {
+      if (best[i * m + j] > 0.5) chosen = j;
+    }
+    out[static_cast<std::size_t>(chosen)].push_back(static_cast<std::size_t>(i));
+  }
+  BucketAssignment solved = finish(encoder, llm, std::move(out), BucketMethod::ilp);
+  solved.optimal = true;
+  // The solver's split is kept only if it checks out exactly.
+  return solved.c_max <= greedy.c_max ? solved : greedy;
+}
+
+}  // namespace weft::dflop

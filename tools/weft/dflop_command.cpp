@@ -1,0 +1,80 @@
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "simulator/core/json_cursor.hpp"
+#include "simulator/io/dflop_report.hpp"
+#include "simulator/planner/dflop/dflop_planner.hpp"
+#include "tools/weft/command_support.hpp"
+#include "tools/weft/commands.hpp"
+
+namespace weft::cli {
+namespace {
+
+struct DflopFlags {
+  std::string scenario;
+  int iterations = 4;
+  double ilp_seconds = 1.0;
+  std::int64_t profile_samples = 2048;
+  std::uint64_t seed = 1;
+  std::string calibration;
+  std::string json_file;
+};
+
+void run_dflop(const DflopFlags& flags) {
+  check_output_paths({{"--json", &flags.json_file}});
+  const JsonDocument document = JsonDocument::parse_file(flags.scenario);
+  const TrainingScenario scenario = with_context(
+      flags.scenario, [&] { return load_training_scenario(document.root(), read_calibration(flags.calibration)); });
+  check_calibration_device(flags.calibration, scenario.cluster);
+  dflop::DflopOptions options;
+  options.iterations = flags.iterations;
+  options.ilp_time_limit_s = flags.ilp_seconds;
+  options.profile_samples = flags.profile_samples;
+  options.seed = flags.seed;
+  const dflop::DflopReport report = with_context(flags.scenario, [&] { return dflop::plan_dflop(scenario, options); });
+  const std::string subject =
+      fmt::format("{} ({} on {})", flags.scenario, scenario.model.name, scenario.cluster.gpu.name);
+  fmt::print("{}", render_dflop_report(subject, report));
+  if (!flags.json_file.empty()) {
+    write_output("--json", flags.json_file,
+                 [&](std::ostream& out) { out << dflop_json(flags.scenario, report).dump(2) << '\n'; });
+  }
+}
+
+}  // namespace
+
+void add_dflop_command(CLI::App& app) {
+  auto flags = std::make_shared<DflopFlags>();
+  CLI::App* command = app.add_subcommand(
+      "dflop",
+      "Plan a vision-language model's training as DFLOP does (papers/003 §3) on the scenario's cluster and per-sample "
+      "data: the Model Profiler (each component's throughput and memory at every TP degree, on weft's kernels), the "
+      "Data Profiler, the data-aware 3D parallelism optimizer (Algorithm 1: a TP, PP and DP for the encoder and "
+      "another for the LLM, and the microbatch count, for the least expected makespan within memory), and the online "
+      "microbatch scheduler (an ILP solved by CBC within a time limit, else LPT) on each batch. Each batch is then "
+      "timed on the stage model under the best uniform layout with a random split (Megatron-LM's and PyTorch's), "
+      "under DFLOP's layout with a random split, and with its scheduler (docs/dflop.md).");
+  command
+      ->add_option("SCENARIO", flags->scenario,
+                   "Training scenario JSON file: an encoder and a language model and per-sample data (parallel is "
+                   "ignored: DFLOP chooses it)")
+      ->required();
+  command->add_option("--iterations", flags->iterations, "Global batches to schedule and time, drawn in turn")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  command->add_option("--ilp-seconds", flags->ilp_seconds, "The scheduler's time limit for CBC, per batch")
+      ->check(CLI::Range(0.001, 600.0))
+      ->capture_default_str();
+  command->add_option("--profile-samples", flags->profile_samples, "Samples the Data Profiler draws from the data")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20))
+      ->capture_default_str();
+  command->add_option("--seed", flags->seed, "Seed of the baselines' random split of each batch")
+      ->capture_default_str();
+  add_calibration_flag(*command, flags->calibration);
+  command->add_option("--json", flags->json_file, "Write the report as JSON to this file")->type_name("FILE");
+  command->callback([flags] { run_dflop(*flags); });
+}
+
+}  // namespace weft::cli
