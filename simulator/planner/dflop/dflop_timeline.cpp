@@ -62,8 +62,6 @@ std::vector<double> layer_costs(ModelCosts& costs, Component component, int tp, 
   return out;
 }
 
-Bytes element_bytes(const ModelCosts& costs) { return bytes_per_element(costs.scenario().training.dtype); }
-
 }  // namespace
 
 StageLayers plan_stage_layers(ModelCosts& costs, const DflopPlan& plan, std::int64_t pad_to) {
@@ -84,109 +82,112 @@ TimeNs time_iteration(ModelCosts& costs, const DflopPlan& plan, const StageLayer
                       std::span<const SampleShape> samples, const std::vector<std::vector<std::size_t>>& buckets,
                       std::int64_t pad_to) {
   const int slots = plan.microbatches;
-  const int replicas = plan.llm.dp;
-  const int encoder_ranks = plan.encoder.pp;
-  const int ranks = encoder_ranks + plan.llm.pp;
+  const ModuleLayout& e = plan.encoder;
+  const ModuleLayout& l = plan.llm;
+  const int depth = e.pp + l.pp;
+  // With matching data groups encoder replica g feeds LLM replica g; otherwise DFLOP's
+  // communicator gathers a slot's activations from every encoder replica and scatters them.
+  const bool direct = e.dp == l.dp;
   const MultimodalSpec& spec = costs.model().spec();
-  const ModuleSpec& llm_module = spec.modules.back();
-  const std::int64_t tokens_per_image = spec.sequence_tokens_per_image();
-  const Bytes element = element_bytes(costs);
-  // Per rank and slot: each pass's time, and the bytes its forward hands to the next rank.
-  std::vector<std::vector<PassTimes>> pass(static_cast<std::size_t>(ranks), std::vector<PassTimes>(slots));
-  std::vector<std::vector<TimeNs>> send(static_cast<std::size_t>(ranks), std::vector<TimeNs>(slots, 0));
+  const std::int64_t llm_hidden = spec.modules.back().model.hidden;
+  const Bytes element = bytes_per_element(costs.scenario().training.dtype);
+  const Bytes projected = spec.sequence_tokens_per_image() * llm_hidden * element;
   const int encoder_first = costs.layer_range(Component::encoder).first;
   const int llm_first = costs.layer_range(Component::llm).first;
-  for (int k = 0; k < slots; ++k) {
-    std::int64_t slot_images = 0;
-    std::int64_t largest_tokens = 0;
-    for (int g = 0; g < replicas; ++g) {
-      std::int64_t tokens = 0;
-      for (const std::size_t i : buckets[static_cast<std::size_t>(k * replicas + g)]) {
-        slot_images += samples[i].images;
-        tokens += samples[i].seq_len;
-      }
-      largest_tokens = std::max(largest_tokens, padded(tokens, pad_to));
-    }
-    const std::int64_t replica_images = (slot_images + plan.encoder.dp - 1) / plan.encoder.dp;
-    int first = encoder_first;
-    for (int r = 0; r < encoder_ranks; ++r) {
-      const int count = stages.encoder[static_cast<std::size_t>(r)];
-      pass[static_cast<std::size_t>(r)][static_cast<std::size_t>(k)] =
-          encoder_stage(costs, plan.encoder.tp, first, count, replica_images, pad_to);
-      first += count;
-      const std::size_t module = costs.at_tp(plan.encoder.tp).module_of(first - 1);
-      const Bytes bytes = module_tokens(spec.modules[module], {pad_to, replica_images, 0.0, 0.0}) *
-                          spec.modules[module].output_width() * element / plan.encoder.tp;
-      if (r + 1 < encoder_ranks) {
-        send[static_cast<std::size_t>(r)][static_cast<std::size_t>(k)] =
-            costs.transfer_time(plan.encoder.tp, plan.encoder.dp, r, r + 1, bytes);
-        continue;
-      }
-      // To the LLM: the projected image tokens, straight to each LLM replica when the data groups
-      // match, else gathered on one rank and scattered again.
-      const Bytes projected = tokens_per_image * llm_module.model.hidden * element;
-      const TimeNs one =
-          costs.transfer_time(plan.encoder.tp, plan.encoder.dp, r, r + 1, replica_images * projected / plan.encoder.tp);
-      send[static_cast<std::size_t>(r)][static_cast<std::size_t>(k)] =
-          plan.encoder.dp == plan.llm.dp
-              ? one
-              : 2 * costs.transfer_time(plan.encoder.tp, plan.encoder.dp, r, r + 1, slot_images * projected);
-    }
-    first = llm_first;
-    for (int r = 0; r < plan.llm.pp; ++r) {
-      const int count = stages.llm[static_cast<std::size_t>(r)];
-      PassTimes& slowest = pass[static_cast<std::size_t>(encoder_ranks + r)][static_cast<std::size_t>(k)];
-      for (int g = 0; g < replicas; ++g) {
-        const PassTimes times = llm_stage(costs, plan.llm.tp, first, count, samples,
-                                          buckets[static_cast<std::size_t>(k * replicas + g)], pad_to);
-        slowest.forward = std::max(slowest.forward, times.forward);
-        slowest.backward = std::max(slowest.backward, times.backward);
-      }
-      first += count;
-      if (r + 1 < plan.llm.pp) {
-        send[static_cast<std::size_t>(encoder_ranks + r)][static_cast<std::size_t>(k)] = costs.transfer_time(
-            plan.llm.tp, plan.llm.dp, r, r + 1, largest_tokens * llm_module.model.hidden * element / plan.llm.tp);
-      }
-    }
-  }
-  // Forward pass of (rank r, slot k) at 2 (r x slots + k), its backward pass after it.
-  auto index = [&](int r, int k, bool backward) {
-    return static_cast<std::size_t>(2 * (r * slots + k) + (backward ? 1 : 0));
+  auto bucket = [&](int k, int g) -> const std::vector<std::size_t>& {
+    return buckets[static_cast<std::size_t>(k * l.dp + g)];
+  };
+
+  // Ranks: encoder replica g's stage r at g x E_pp + r, then LLM replica g's stage r after all of
+  // them. Pass (rank, slot): forward at 2 (rank x slots + slot), its backward after it.
+  const int encoder_ranks = e.dp * e.pp;
+  const int ranks = encoder_ranks + l.dp * l.pp;
+  auto rank_of = [&](bool llm, int g, int r) { return llm ? encoder_ranks + g * l.pp + r : g * e.pp + r; };
+  auto index = [&](int rank, int k, bool backward) {
+    return static_cast<std::size_t>(2 * (rank * slots + k) + (backward ? 1 : 0));
   };
   std::vector<dip::PipelineStage> graph(static_cast<std::size_t>(2 * ranks * slots));
-  for (int r = 0; r < ranks; ++r) {
-    for (int k = 0; k < slots; ++k) {
-      const PassTimes& times = pass[static_cast<std::size_t>(r)][static_cast<std::size_t>(k)];
-      dip::PipelineStage& forward = graph[index(r, k, false)];
-      forward.rank = r;
-      forward.duration = times.forward;
-      if (r > 0) {
-        forward.predecessors = {index(r - 1, k, false)};
-        forward.arrival = {send[static_cast<std::size_t>(r - 1)][static_cast<std::size_t>(k)]};
-      }
-      dip::PipelineStage& backward = graph[index(r, k, true)];
-      backward.rank = r;
-      backward.backward = true;
-      backward.duration = times.backward;
-      backward.frees = index(r, k, false);
-      if (r + 1 < ranks) {
-        backward.predecessors = {index(r + 1, k, true), index(r, k, false)};
-        backward.arrival = {send[static_cast<std::size_t>(r)][static_cast<std::size_t>(k)], 0};
+  // Rank `to`'s pass of slot k follows rank `from`'s, `sent` ns after it in each direction.
+  auto link = [&](int from, int to, int k, TimeNs sent) {
+    dip::PipelineStage& forward = graph[index(to, k, false)];
+    forward.predecessors.push_back(index(from, k, false));
+    forward.arrival.push_back(sent);
+    dip::PipelineStage& backward = graph[index(from, k, true)];
+    backward.predecessors.push_back(index(to, k, true));
+    backward.arrival.push_back(sent);
+  };
+  auto set_pass = [&](int rank, int k, const PassTimes& times) {
+    dip::PipelineStage& forward = graph[index(rank, k, false)];
+    forward.rank = rank;
+    forward.duration = times.forward;
+    dip::PipelineStage& backward = graph[index(rank, k, true)];
+    backward.rank = rank;
+    backward.backward = true;
+    backward.duration = times.backward;
+    backward.frees = index(rank, k, false);
+    backward.predecessors.push_back(index(rank, k, false));
+    backward.arrival.push_back(0);
+  };
+  for (int k = 0; k < slots; ++k) {
+    std::int64_t slot_images = 0;
+    for (int g = 0; g < l.dp; ++g) {
+      for (const std::size_t i : bucket(k, g)) slot_images += samples[i].images;
+    }
+    for (int g = 0; g < e.dp; ++g) {
+      std::int64_t images = 0;
+      if (direct) {
+        for (const std::size_t i : bucket(k, g)) images += samples[i].images;
       } else {
-        backward.predecessors = {index(r, k, false)};
+        // Whole images, as evenly as they go: the first replicas take one more.
+        images = slot_images / e.dp + (g < slot_images % e.dp ? 1 : 0);
+      }
+      int first = encoder_first;
+      for (int r = 0; r < e.pp; ++r) {
+        const int count = stages.encoder[static_cast<std::size_t>(r)];
+        set_pass(rank_of(false, g, r), k, encoder_stage(costs, e.tp, first, count, images, pad_to));
+        first += count;
+        if (r + 1 == e.pp) break;
+        const ModuleSpec& module = spec.modules[costs.at_tp(e.tp).module_of(first - 1)];
+        const Bytes bytes = module_tokens(module, {pad_to, images, 0.0, 0.0}) * module.output_width() * element / e.tp;
+        link(rank_of(false, g, r), rank_of(false, g, r + 1), k, costs.transfer_time(e.tp, e.dp, r, r + 1, bytes));
+      }
+      if (direct) {
+        link(rank_of(false, g, e.pp - 1), rank_of(true, g, 0), k,
+             costs.transfer_time(e.tp, e.dp, e.pp - 1, e.pp, images * projected / e.tp));
+      }
+    }
+    if (!direct) {
+      // Gathered to one rank and scattered again: the slot's whole activations through it twice.
+      const TimeNs relay = 2 * costs.transfer_time(e.tp, e.dp, e.pp - 1, e.pp, slot_images * projected);
+      for (int from = 0; from < e.dp; ++from) {
+        for (int to = 0; to < l.dp; ++to) link(rank_of(false, from, e.pp - 1), rank_of(true, to, 0), k, relay);
+      }
+    }
+    for (int g = 0; g < l.dp; ++g) {
+      std::int64_t tokens = 0;
+      for (const std::size_t i : bucket(k, g)) tokens += samples[i].seq_len;
+      int first = llm_first;
+      for (int r = 0; r < l.pp; ++r) {
+        const int count = stages.llm[static_cast<std::size_t>(r)];
+        set_pass(rank_of(true, g, r), k, llm_stage(costs, l.tp, first, count, samples, bucket(k, g), pad_to));
+        first += count;
+        if (r + 1 == l.pp) break;
+        link(rank_of(true, g, r), rank_of(true, g, r + 1), k,
+             costs.transfer_time(l.tp, l.dp, r, r + 1, padded(tokens, pad_to) * llm_hidden * element / l.tp));
       }
     }
   }
-  // 1F1B: a rank's warm-up forwards (stages after it, at most the slots), then one backward and
-  // one forward in turn, then the rest of the backwards.
+  // 1F1B on every rank: the warm-up forwards (the stages after it in the whole pipeline, at most
+  // the slots), then one backward and one forward in turn, then the rest of the backwards.
   std::vector<std::vector<std::size_t>> order(static_cast<std::size_t>(ranks));
-  for (int r = 0; r < ranks; ++r) {
-    const int warmup = std::min(ranks - r, slots);
-    auto& rank_order = order[static_cast<std::size_t>(r)];
-    for (int k = 0; k < warmup; ++k) rank_order.push_back(index(r, k, false));
+  for (int rank = 0; rank < ranks; ++rank) {
+    const int position = rank < encoder_ranks ? rank % e.pp : e.pp + (rank - encoder_ranks) % l.pp;
+    const int warmup = std::min(depth - position, slots);
+    auto& rank_order = order[static_cast<std::size_t>(rank)];
+    for (int k = 0; k < warmup; ++k) rank_order.push_back(index(rank, k, false));
     for (int k = 0; k < slots; ++k) {
-      rank_order.push_back(index(r, k, true));
-      if (warmup + k < slots) rank_order.push_back(index(r, warmup + k, false));
+      rank_order.push_back(index(rank, k, true));
+      if (warmup + k < slots) rank_order.push_back(index(rank, warmup + k, false));
     }
   }
   return dip::time_stage_orders(graph, order).makespan;

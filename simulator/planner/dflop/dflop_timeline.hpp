@@ -21,14 +21,17 @@ struct StageLayers {
 StageLayers plan_stage_layers(ModelCosts& costs, const DflopPlan& plan, std::int64_t pad_to);
 
 // One iteration of `plan` on the stage model, priced with weft's per-layer costs. Bucket j is LLM
-// replica j % L_dp's microbatch j / L_dp. A slot's images (its L_dp buckets') are spread over the
-// E_dp encoder replicas, whole images, as evenly as they go; each LLM replica packs its bucket into
-// one sequence padded to `pad_to`, its linear layers priced over the packed sequence and its
-// attention over each sample's own. A stage's slot takes its slowest replica's time. The E_pp +
-// L_pp stages run 1F1B over the N_mb slots, activations sent between consecutive stages (from the
-// encoder to the LLM through DFLOP's inter-model communicator, §4: gathered to one rank and
-// scattered again, when E_dp differs from L_dp), gradients back. Data-parallel gradient reduction
-// is not counted. Returns the makespan.
+// replica j % L_dp's microbatch (slot) j / L_dp. Every replica of each component is a pipeline of
+// its own ranks. With E_dp = L_dp, encoder replica g runs the images of LLM replica g's buckets
+// and hands them to it; otherwise a slot's images (its L_dp buckets') are spread over the E_dp
+// encoder replicas, whole images as evenly as they go, and DFLOP's inter-model communicator (§4)
+// gathers their activations on one rank and scatters them to every LLM replica (each LLM replica's
+// slot waits for every encoder replica's; gradients go back the same way). An LLM replica packs
+// its bucket into one sequence padded to `pad_to`: its linear layers priced over the packed
+// sequence, its attention over each sample's own. Activations go between consecutive stages of
+// a replica, gradients back. Every rank runs 1F1B over the N_mb slots (its warm-up from its place
+// in the E_pp + L_pp stages). Data-parallel gradient reduction is not counted. Returns the
+// makespan.
 TimeNs time_iteration(ModelCosts& costs, const DflopPlan& plan, const StageLayers& stages,
                       std::span<const SampleShape> samples, const std::vector<std::vector<std::size_t>>& buckets,
                       std::int64_t pad_to);

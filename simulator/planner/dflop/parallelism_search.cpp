@@ -28,6 +28,9 @@ double expected_attention_s(const ModelProfile& profile, const ComponentProfile&
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
+// The costliest stage's share of a component's work: ceil(layers / PP) of its layers, not 1 / PP.
+double stage_share(int layers, int pp) { return static_cast<double>(ceil_div(layers, pp)) / layers; }
+
 // Algorithm 1's loop body for one candidate and N_mb.
 DflopPlan cost_plan(const ModelProfile& profile, const DatasetProfile& data, const SearchSpace& space,
                     const ComponentProfile& encoder, const ComponentProfile& llm, double attention_s, ModuleLayout e,
@@ -43,11 +46,10 @@ DflopPlan cost_plan(const ModelProfile& profile, const DatasetProfile& data, con
   const double encoder_samples = llm_samples * l.dp / e.dp;
   plan.images_per_microbatch = data.mean_images * encoder_samples;
   plan.tokens_per_microbatch = data.mean_tokens * llm_samples;
-  // The costliest stage holds ceil(layers / PP) of a component's layers, not layers / PP.
   const int encoder_layers = ceil_div(encoder.layers, e.pp);
   const int llm_layers = ceil_div(llm.layers, l.pp);
-  const double encoder_share = static_cast<double>(encoder_layers) / encoder.layers;
-  const double llm_share = static_cast<double>(llm_layers) / llm.layers;
+  const double encoder_share = stage_share(encoder.layers, e.pp);
+  const double llm_share = stage_share(llm.layers, l.pp);
   if (plan.images_per_microbatch > 0.0) {
     plan.encoder_stage_s = profile.flops.encoder_per_image * plan.images_per_microbatch * encoder_share /
                            (encoder.throughput.at(plan.images_per_microbatch) * e.tp);
@@ -151,19 +153,21 @@ ItemDurations item_durations(const ModelProfile& profile, const DflopPlan& plan,
   const ComponentProfile* llm = find_tp(profile.llm, plan.llm.tp);
   ItemDurations out;
   if (encoder == nullptr || llm == nullptr) return out;
+  // Per second of a stage: the component's FLOP/s over its costliest stage's share of the layers.
   const double encoder_rate = plan.images_per_microbatch > 0.0
-                                  ? encoder->throughput.at(plan.images_per_microbatch) * plan.encoder.tp *
-                                        plan.encoder.pp * plan.encoder.dp / plan.llm.dp
+                                  ? encoder->throughput.at(plan.images_per_microbatch) * plan.encoder.tp /
+                                        stage_share(encoder->layers, plan.encoder.pp) * plan.encoder.dp / plan.llm.dp
                                   : 0.0;
-  const double linear_rate = llm->throughput.at(plan.tokens_per_microbatch) * plan.llm.tp * plan.llm.pp;
+  const double llm_share = stage_share(llm->layers, plan.llm.pp);
+  const double linear_rate = llm->throughput.at(plan.tokens_per_microbatch) * plan.llm.tp / llm_share;
   for (const SampleShape& sample : samples) {
     const double encoder_flops = profile.flops.encoder(sample.images);
     out.encoder.push_back(encoder_flops > 0.0 ? encoder_flops / encoder_rate : 0.0);
     const double attention = profile.flops.llm_attention(sample.seq_len);
-    const double attention_s = attention > 0.0
-                                   ? attention / (llm->attention_throughput.at(static_cast<double>(sample.seq_len)) *
-                                                  plan.llm.tp * plan.llm.pp)
-                                   : 0.0;
+    const double attention_s =
+        attention > 0.0
+            ? attention * llm_share / (llm->attention_throughput.at(static_cast<double>(sample.seq_len)) * plan.llm.tp)
+            : 0.0;
     out.llm.push_back(profile.flops.llm_linear(sample.seq_len) / linear_rate + attention_s);
   }
   return out;

@@ -1,0 +1,16 @@
+#pragma once
+
+#include <string>
+
+#include "tests/simulator/planner/dip/dip_test_support.hpp"
+
+namespace weft::test {
+
+// The planner tests' small VLM (dip_test_support.hpp) on 8 GPUs as TP2, each module a stage of its
+// own, two replicas, 16 samples an iteration drawn from the tiled image dataset.
+inline std::string small_dflop_scenario() {
+  return with_two_replicas(small_vlm_scenario(R"({"dataset": "tiled-image-qa", "seed": 3, "pad_to": 128})",
+                                              R"(, "modality_stages": {"vision": 1, "language": 1})"));
+}
+
+}  // namespace weft::test

@@ -1,0 +1,100 @@
+#include "simulator/planner/dflop/dflop_timeline.hpp"
+
+#include <algorithm>
+
+#include <catch2/catch.hpp>
+
+#include "tests/simulator/planner/dflop/dflop_test_support.hpp"
+
+namespace weft::dflop {
+namespace {
+
+struct Pass {
+  TimeNs forward = 0;
+  TimeNs backward = 0;
+};
+
+// The layers [first, end) at `shape`, priced here from weft's per-layer costs.
+Pass layers_pass(dip::LayerCosts& costs, int first, int end, const SampleShape& shape) {
+  Pass out;
+  for (int layer = first; layer < end; ++layer) {
+    const dip::LayerCost& cost = costs.in_stage(layer, shape);
+    out.forward += cost.forward;
+    out.backward += cost.latency(dip::LayerPolicy::keep) - cost.forward;
+  }
+  return out;
+}
+
+TrainingScenario ideal_scenario() {
+  TrainingScenario scenario = test::load_scenario_text(test::small_dflop_scenario());
+  scenario.options.ideal_network = true;  // transfers take no time: the schedule by hand below
+  return scenario;
+}
+
+DflopPlan plan_of(ModuleLayout encoder, ModuleLayout llm, int microbatches) {
+  DflopPlan plan;
+  plan.encoder = encoder;
+  plan.llm = llm;
+  plan.microbatches = microbatches;
+  return plan;
+}
+
+TEST_CASE("two slots through an encoder stage and an LLM stage run 1F1B", "[dflop]") {
+  const TrainingScenario scenario = ideal_scenario();
+  ModelCosts costs(scenario);
+  const std::vector<SampleShape> samples{{512, 2, 0.0, 0.0}, {1024, 1, 0.0, 0.0}};
+  const DflopPlan plan = plan_of({2, 1, 1}, {2, 1, 1}, 2);
+  const TimeNs makespan = time_iteration(costs, plan, {{4}, {4}}, samples, {{0}, {1}}, 128);
+  dip::LayerCosts& tp2 = costs.at_tp(2);
+  const Pass e0 = layers_pass(tp2, 0, 4, {128, 2, 0.0, 0.0});
+  const Pass e1 = layers_pass(tp2, 0, 4, {128, 1, 0.0, 0.0});
+  const Pass l0 = layers_pass(tp2, 4, 8, {512, 0, 0.0, 0.0});
+  const Pass l1 = layers_pass(tp2, 4, 8, {1024, 0, 0.0, 0.0});
+  // The encoder (2 stages deep: two warm-up forwards) F0 F1 B0 B1; the LLM F0 B0 F1 B1.
+  const TimeNs e_f1_end = e0.forward + e1.forward;
+  const TimeNs l_b0_end = e0.forward + l0.forward + l0.backward;
+  const TimeNs l_b1_end = std::max(l_b0_end, e_f1_end) + l1.forward + l1.backward;
+  const TimeNs e_b0_end = std::max(e_f1_end, l_b0_end) + e0.backward;
+  CHECK(makespan == std::max(e_b0_end, l_b1_end) + e1.backward);
+}
+
+TEST_CASE("with fewer LLM than encoder replicas a slot's images are spread and gathered", "[dflop]") {
+  const TrainingScenario scenario = ideal_scenario();
+  ModelCosts costs(scenario);
+  const std::vector<SampleShape> samples{{512, 2, 0.0, 0.0}, {1024, 1, 0.0, 0.0}};
+  const DflopPlan plan = plan_of({2, 1, 2}, {2, 1, 1}, 1);
+  const TimeNs makespan = time_iteration(costs, plan, {{4}, {4}}, samples, {{0, 1}}, 128);
+  dip::LayerCosts& tp2 = costs.at_tp(2);
+  // 3 images over 2 encoder replicas: 2 and 1; the LLM waits for both.
+  const Pass two = layers_pass(tp2, 0, 4, {128, 2, 0.0, 0.0});
+  const Pass one = layers_pass(tp2, 0, 4, {128, 1, 0.0, 0.0});
+  // The LLM's bucket packed into 1,536 tokens, each sample's attention apart.
+  Pass llm = layers_pass(tp2, 4, 8, {1536, 0, 0.0, 0.0});
+  for (int layer = 4; layer < 8; ++layer) {
+    const dip::LayerCost& packed = tp2.in_stage(layer, {1536, 0, 0.0, 0.0});
+    llm.forward -= packed.attention_forward;
+    llm.backward -= packed.attention_backward;
+    for (const std::int64_t tokens : {512, 1024}) {
+      const dip::LayerCost& own = tp2.in_stage(layer, {tokens, 0, 0.0, 0.0});
+      llm.forward += own.attention_forward;
+      llm.backward += own.attention_backward;
+    }
+  }
+  const TimeNs llm_done = std::max(two.forward, one.forward) + llm.forward + llm.backward;
+  CHECK(makespan == llm_done + std::max(two.backward, one.backward));
+}
+
+TEST_CASE("with as many replicas of each component every pair runs apart", "[dflop]") {
+  const TrainingScenario scenario = ideal_scenario();
+  ModelCosts costs(scenario);
+  const std::vector<SampleShape> samples{{512, 2, 0.0, 0.0}, {1024, 1, 0.0, 0.0}};
+  const DflopPlan both = plan_of({2, 1, 2}, {2, 1, 2}, 1);
+  const TimeNs together = time_iteration(costs, both, {{4}, {4}}, samples, {{0}, {1}}, 128);
+  const DflopPlan single = plan_of({2, 1, 1}, {2, 1, 1}, 1);
+  const TimeNs first = time_iteration(costs, single, {{4}, {4}}, samples, {{0}}, 128);
+  const TimeNs second = time_iteration(costs, single, {{4}, {4}}, samples, {{1}}, 128);
+  CHECK(together == std::max(first, second));
+}
+
+}  // namespace
+}  // namespace weft::dflop

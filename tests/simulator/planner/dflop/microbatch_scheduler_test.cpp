@@ -1,0 +1,111 @@
+#include "simulator/planner/dflop/microbatch_scheduler.hpp"
+
+#include <algorithm>
+#include <random>
+
+#include <catch2/catch.hpp>
+
+namespace weft::dflop {
+namespace {
+
+using Buckets = std::vector<std::vector<std::size_t>>;
+
+// The least C_max over every assignment of the samples to `m` buckets, by enumeration.
+double brute_force_c_max(const std::vector<double>& encoder, const std::vector<double>& llm, int m) {
+  const std::size_t n = encoder.size();
+  std::vector<int> choice(n, 0);
+  double best = 1e300;
+  while (true) {
+    std::vector<double> e(static_cast<std::size_t>(m), 0.0);
+    std::vector<double> l(static_cast<std::size_t>(m), 0.0);
+    for (std::size_t i = 0; i < n; ++i) {
+      e[static_cast<std::size_t>(choice[i])] += encoder[i];
+      l[static_cast<std::size_t>(choice[i])] += llm[i];
+    }
+    best = std::min(best, std::max(*std::max_element(e.begin(), e.end()), *std::max_element(l.begin(), l.end())));
+    std::size_t k = 0;
+    while (k < n && ++choice[k] == m) choice[k++] = 0;
+    if (k == n) break;
+  }
+  return best;
+}
+
+void check_partition(const Buckets& buckets, std::size_t samples) {
+  std::vector<std::size_t> all;
+  for (const auto& bucket : buckets) all.insert(all.end(), bucket.begin(), bucket.end());
+  std::sort(all.begin(), all.end());
+  REQUIRE(all.size() == samples);
+  for (std::size_t i = 0; i < samples; ++i) CHECK(all[i] == i);
+}
+
+TEST_CASE("LPT takes samples longest first, each to the bucket of least load", "[dflop]") {
+  // Durations max(E, L): 9, 7, 6, 5, 4, 3 for samples 0..5.
+  const std::vector<double> encoder{9, 1, 6, 5, 0, 3};
+  const std::vector<double> llm{2, 7, 1, 1, 4, 0};
+  const BucketAssignment split = lpt_buckets(encoder, llm, 2);
+  // 9 -> b0 (E9 L2); 7 -> b1 (E1 L7); 6 -> b1 (max 7 < 9): E7 L8; 5 -> b1 (8 < 9): E12 L9;
+  // 4 -> b0 (9 < 12): E9 L6; 3 -> b0 (9 < 12): E12 L6.
+  CHECK(split.buckets == Buckets{{0, 4, 5}, {1, 2, 3}});
+  CHECK(split.c_max == 12.0);
+  // max(sum E / 2 = 12, sum L / 2 = 7.5, 9, 7)
+  CHECK(split.lower_bound == 12.0);
+  CHECK(split.method == BucketMethod::lpt);
+}
+
+TEST_CASE("the scheduler's ILP finds the least C_max that enumeration finds", "[dflop]") {
+  std::mt19937 random(7);
+  std::uniform_real_distribution<double> duration(0.1, 1.0);
+  for (int trial = 0; trial < 6; ++trial) {
+    std::vector<double> encoder(7), llm(7);
+    for (std::size_t i = 0; i < 7; ++i) {
+      encoder[i] = duration(random);
+      llm[i] = duration(random);
+    }
+    const BucketAssignment split = schedule_buckets(encoder, llm, 3, 30.0);
+    INFO("trial " << trial);
+    check_partition(split.buckets, 7);
+    CHECK(split.optimal);
+    CHECK(split.c_max == Approx(brute_force_c_max(encoder, llm, 3)).epsilon(1e-6));
+    CHECK(split.c_max == Approx(bucket_c_max(encoder, llm, split.buckets)));
+    CHECK(split.c_max <= lpt_buckets(encoder, llm, 3).c_max + 1e-12);
+    CHECK(split.lower_bound <= split.c_max + 1e-12);
+  }
+}
+
+TEST_CASE("out of time, the scheduler falls back to LPT's split", "[dflop]") {
+  std::mt19937 random(11);
+  std::uniform_real_distribution<double> duration(0.1, 1.0);
+  std::vector<double> encoder(400), llm(400);
+  for (std::size_t i = 0; i < encoder.size(); ++i) {
+    encoder[i] = duration(random);
+    llm[i] = duration(random);
+  }
+  const BucketAssignment split = schedule_buckets(encoder, llm, 40, 0.001);
+  const BucketAssignment lpt = lpt_buckets(encoder, llm, 40);
+  CHECK(split.method == BucketMethod::lpt);
+  CHECK_FALSE(split.optimal);
+  CHECK(split.buckets == lpt.buckets);
+}
+
+TEST_CASE("when LPT meets the lower bound no search is needed", "[dflop]") {
+  // One long sample sets the bound: LPT gives it a bucket of its own.
+  const std::vector<double> encoder{10, 1, 1, 1};
+  const std::vector<double> llm{0, 1, 1, 1};
+  const BucketAssignment split = schedule_buckets(encoder, llm, 2, 1.0);
+  CHECK(split.optimal);
+  CHECK(split.c_max == 10.0);
+  CHECK(split.buckets == Buckets{{0}, {1, 2, 3}});
+}
+
+TEST_CASE("a random split deals equal counts and depends only on its seed", "[dflop]") {
+  const std::vector<double> encoder(10, 1.0), llm(10, 2.0);
+  const BucketAssignment split = random_buckets(encoder, llm, 4, 5);
+  check_partition(split.buckets, 10);
+  for (std::size_t j = 0; j < 4; ++j) CHECK(split.buckets[j].size() == (j < 2 ? 3u : 2u));
+  CHECK(split.c_max == 6.0);  // three samples of LLM duration 2
+  CHECK(random_buckets(encoder, llm, 4, 5).buckets == split.buckets);
+  CHECK(random_buckets(encoder, llm, 4, 6).buckets != split.buckets);
+}
+
+}  // namespace
+}  // namespace weft::dflop

@@ -1,0 +1,94 @@
+// `weft dflop` on the bundled DFLOP scenario, through the real binary.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <string>
+
+#include "tests/support/cli_expectations.hpp"
+#include "tests/support/run_command.hpp"
+
+namespace weft {
+namespace {
+
+using Catch::Matchers::Contains;
+using test::quoted;
+using test::read_file;
+using test::run_weft;
+using test::TempDir;
+
+const std::string kDflop = test::experiment("dflop-llava-ov-llama3-8b-32xa100");
+
+// The report without what differs run to run: the wall-clock times.
+nlohmann::json without_timings(nlohmann::json report) {
+  report.erase("timings_ms");
+  for (auto& step : report["scheduler"]) step.erase("solve_ms");
+  return report;
+}
+
+TEST_CASE("weft dflop profiles, plans, schedules and runs the bundled LLaVA-OV scenario", "[cli][dflop]") {
+  const TempDir dir;
+  const auto run = run_weft("dflop '" + kDflop + "' --iterations 2 --json " + quoted(dir.file("d.json")));
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.out, Contains("32 GPUs (8 per node, 80.00 GiB each), 256 samples an iteration") &&
+                          Contains("Data Profiler: 2048 samples drawn") && Contains("Model Profiler:") &&
+                          Contains("Algorithm 1") && Contains("Online microbatch scheduler") &&
+                          Contains("DFLOP's layout and online scheduler (DFLOP)"));
+  const auto json = nlohmann::json::parse(read_file(dir.file("d.json")));
+  const auto& best = json["dflop"]["best"];
+  auto gpus = [](const nlohmann::json& layout) {
+    return layout["tp"].get<int>() * layout["pp"].get<int>() * layout["dp"].get<int>();
+  };
+  CHECK(gpus(best["encoder"]) + gpus(best["llm"]) == 32);
+  CHECK(best["encoder_memory_bytes"].get<double>() <= json["memory_bytes"].get<double>());
+  CHECK(best["llm_memory_bytes"].get<double>() <= json["memory_bytes"].get<double>());
+  CHECK(best["expected_iteration_s"].get<double>() <= json["uniform"]["best"]["expected_iteration_s"].get<double>());
+  // Every run covers both batches; the scheduler splits each batch into N_mb x L_dp buckets of all
+  // 256 samples.
+  REQUIRE(json["runs"].size() == 4);
+  for (const auto& r : json["runs"]) {
+    REQUIRE(r["iteration_s"].size() == 2);
+    CHECK(r["samples_per_s"].get<double>() == Approx(256.0 / r["mean_iteration_s"].get<double>()));
+  }
+  for (const auto& step : json["scheduler"]) {
+    CHECK(step["buckets"].size() ==
+          static_cast<std::size_t>(best["microbatches"].get<int>() * best["llm"]["dp"].get<int>()));
+    std::size_t samples = 0;
+    for (const auto& bucket : step["buckets"]) samples += bucket.size();
+    CHECK(samples == 256);
+    CHECK(step["c_max_s"].get<double>() <= step["random_c_max_s"].get<double>());
+  }
+  SECTION("the same scenario gives the same report") {
+    const auto again = run_weft("dflop '" + kDflop + "' --iterations 2 --json " + quoted(dir.file("e.json")));
+    REQUIRE(again.exit_code == 0);
+    CHECK(without_timings(nlohmann::json::parse(read_file(dir.file("e.json")))) == without_timings(json));
+  }
+}
+
+TEST_CASE("weft dflop refuses bad input with exit 2 and leaves no file", "[cli][dflop]") {
+  const TempDir dir;
+  const auto rejects = [&](const std::string& arguments, const std::string& message) {
+    const auto run = run_weft("dflop " + arguments + " --json " + quoted(dir.file("d.json")));
+    CHECK(run.exit_code == 2);
+    CHECK_THAT(run.err, Contains(message));
+    CHECK(run.out.empty());
+    CHECK_FALSE(std::filesystem::exists(dir.file("d.json")));
+  };
+  auto scenario = nlohmann::json::parse(read_file(kDflop));
+  auto no_data = scenario;
+  no_data.erase("data");
+  no_data["training"]["images"] = 4;
+  rejects(quoted(dir.write("no-data.json", no_data.dump())), "needs a \"data\" section");
+  rejects("'" + test::experiment("llama3-8b-4l-1xh100") + "'", "model: DFLOP plans a modality encoder and an LLM");
+  rejects("'" + kDflop + "' --iterations 0", "--iterations");
+  rejects("'" + kDflop + "' --ilp-seconds 0", "--ilp-seconds");
+  rejects("'" + kDflop + "' --profile-samples 0", "--profile-samples");
+  rejects("'" + kDflop + "' --calibration nowhere.json", "nowhere.json");
+  rejects(quoted(dir.file("missing.json")), "missing.json");
+  const auto missing = run_weft("dflop");
+  CHECK(missing.exit_code == 2);
+}
+
+}  // namespace
+}  // namespace weft
