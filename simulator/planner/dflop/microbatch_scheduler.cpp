@@ -138,6 +138,8 @@ BucketAssignment schedule_buckets(std::span<const double> encoder, std::span<con
   solver.loadProblem(matrix, column_lower.data(), column_upper.data(), objective.data(), row_lower.data(),
                      row_upper.data());
   for (int c = 0; c < c_max; ++c) solver.setInteger(c);
+  // The root relaxation counts against the limit too (CBC checks its own only between nodes).
+  solver.getModelPtr()->setMaximumSeconds(time_limit_s);
   CbcModel model(solver);
   model.setLogLevel(0);
   model.messageHandler()->setLogLevel(0);

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "simulator/planner/entrain/entrain_schedule.hpp"
 #include "tests/simulator/planner/dflop/dflop_test_support.hpp"
 
 namespace weft::dflop {
@@ -94,6 +95,27 @@ TEST_CASE("with as many replicas of each component every pair runs apart", "[dfl
   const TimeNs first = time_iteration(costs, single, {{4}, {4}}, samples, {{0}}, 128);
   const TimeNs second = time_iteration(costs, single, {{4}, {4}}, samples, {{1}}, 128);
   CHECK(together == std::max(first, second));
+}
+
+TEST_CASE("a uniform layout's replica takes the time Entrain's stage model gives it", "[dflop]") {
+  // Entrain's stage model (entrain_schedule.hpp) is a second implementation of the same pipeline:
+  // with one sample a microbatch, packing and per-sample attention agree. What crosses between
+  // stages is read differently (Entrain sends the next layer's whole input, DFLOP's runs the image
+  // tokens to the LLM and 1/TP of the activations), so transfers are left out.
+  const TrainingScenario scenario = ideal_scenario();
+  ModelCosts costs(scenario);
+  const std::vector<SampleShape> samples =
+      draw_sample_shapes(*scenario.data, 0, 4, 2048, scenario.model.sequence_tokens_per_image());
+  const DflopPlan plan = plan_of({2, 1, 1}, {2, 1, 1}, 4);
+  const TimeNs dflop = time_iteration(costs, plan, {{4}, {4}}, samples, {{0}, {1}, {2}, {3}}, 128);
+  const MultimodalModel model(scenario.model);
+  ShardContext base = scenario.shard_context();
+  base.micro_batch = 1;
+  dip::LayerCosts layers(model, base, scenario.cluster, true, 1);
+  const std::vector<entrain::SampleSet> slots{{0}, {1}, {2}, {3}};
+  const entrain::ReplicaTimeline entrain = entrain::time_replica(layers, dip::LayerPolicy::keep, samples, {{4}, {4}},
+                                                                 slots, slots, 128, entrain::PipelineRun{});
+  CHECK(dflop == entrain.schedule.makespan);
 }
 
 }  // namespace
