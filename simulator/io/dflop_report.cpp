@@ -124,6 +124,26 @@ std::string render_dflop_report(const std::string& subject, const DflopReport& r
   }
   out += steps.render("  ");
 
+  out += fmt::format(
+      "\nAdaptive correction (§3.4.3: a shape's penalty once its observed duration is {:.0f}% off the estimate; "
+      "tracking costs {:.0f}% of a batch and stops when its mean benefit over {} batches does not exceed that):\n",
+      report.correction_options.deviation * 100.0, report.correction_options.cost * 100.0,
+      report.correction_options.window);
+  TextTable tracking;
+  for (const char* name : {"batch", "tracking", "shapes with penalties", "samples corrected", "benefit B"})
+    tracking.add_column(name, TextTable::Align::right);
+  for (std::size_t k = 0; k < report.correction.size(); ++k) {
+    const dflop::CorrectionStep& step = report.correction[k];
+    tracking.add_row({std::to_string(k + 1), step.tracking ? "yes" : "no", std::to_string(step.penalties),
+                      std::to_string(step.corrected),
+                      step.benefit ? fmt::format("{:+.1f}%", *step.benefit * 100.0) : "n/a"});
+  }
+  out += tracking.render("  ");
+  if (report.anomalies.rate > 0.0) {
+    out += fmt::format("  Anomalies: {:.1f}% of the shapes delayed by {:.0f}% of the largest expected stage duration\n",
+                       report.anomalies.rate * 100.0, report.anomalies.latency * 100.0);
+  }
+
   out += fmt::format("\nRuns on the stage model ({} batches, 1F1B; data-parallel gradient reduction not counted):\n",
                      report.scheduler.size());
   TextTable runs;
@@ -180,6 +200,15 @@ nlohmann::json dflop_json(const std::string& scenario, const DflopReport& report
                      {"solve_ms", step.solve_ms}});
   }
   out["scheduler"] = std::move(steps);
+  nlohmann::json correction = nlohmann::json::array();
+  for (const dflop::CorrectionStep& step : report.correction) {
+    correction.push_back({{"tracking", step.tracking},
+                          {"penalties", step.penalties},
+                          {"corrected", step.corrected},
+                          {"benefit", step.benefit ? nlohmann::json(*step.benefit) : nlohmann::json()}});
+  }
+  out["correction"] = std::move(correction);
+  out["anomalies"] = {{"rate", report.anomalies.rate}, {"latency", report.anomalies.latency}};
   nlohmann::json runs = nlohmann::json::array();
   for (const DflopRun& run : report.runs) {
     runs.push_back({{"name", run.name},

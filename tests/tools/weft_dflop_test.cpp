@@ -32,6 +32,7 @@ TEST_CASE("weft dflop profiles, plans, schedules and runs the bundled LLaVA-OV s
   INFO(run.err);
   REQUIRE(run.exit_code == 0);
   CHECK_THAT(run.out, Contains("32 GPUs (8 per node, 80.00 GiB each), 256 samples an iteration") &&
+                          Contains("Adaptive correction") && Contains("Planning overhead (Table 4)") &&
                           Contains("Data Profiler: 2048 samples drawn") && Contains("Model Profiler:") &&
                           Contains("Algorithm 1") && Contains("Online microbatch scheduler") &&
                           Contains("DFLOP's layout and online scheduler (DFLOP)"));
@@ -46,7 +47,7 @@ TEST_CASE("weft dflop profiles, plans, schedules and runs the bundled LLaVA-OV s
   CHECK(best["expected_iteration_s"].get<double>() <= json["uniform"]["best"]["expected_iteration_s"].get<double>());
   // Every run covers both batches; the scheduler splits each batch into N_mb x L_dp buckets of all
   // 256 samples.
-  REQUIRE(json["runs"].size() == 4);
+  REQUIRE(json["runs"].size() == 5);
   for (const auto& r : json["runs"]) {
     REQUIRE(r["iteration_s"].size() == 2);
     CHECK(r["samples_per_s"].get<double>() == Approx(256.0 / r["mean_iteration_s"].get<double>()));
@@ -58,6 +59,18 @@ TEST_CASE("weft dflop profiles, plans, schedules and runs the bundled LLaVA-OV s
     for (const auto& bucket : step["buckets"]) samples += bucket.size();
     CHECK(samples == 256);
     CHECK(step["c_max_s"].get<double>() <= step["random_c_max_s"].get<double>());
+  }
+  SECTION("anomalies are reported and slow the runs") {
+    const auto slowed =
+        run_weft("dflop '" + kDflop + "' --iterations 2 --anomalies 0.05,1 --json " + quoted(dir.file("a.json")));
+    REQUIRE(slowed.exit_code == 0);
+    CHECK_THAT(slowed.out, Contains("Anomalies: 5.0% of the shapes delayed by 100% of the largest expected stage"));
+    const auto anomalous = nlohmann::json::parse(read_file(dir.file("a.json")));
+    CHECK(anomalous["anomalies"]["rate"] == 0.05);
+    for (std::size_t k = 0; k < 5; ++k) {
+      CHECK(anomalous["runs"][k]["mean_iteration_s"].get<double>() >=
+            json["runs"][k]["mean_iteration_s"].get<double>());
+    }
   }
   SECTION("the same scenario gives the same report") {
     const auto again = run_weft("dflop '" + kDflop + "' --iterations 2 --json " + quoted(dir.file("e.json")));
@@ -85,6 +98,11 @@ TEST_CASE("weft dflop refuses bad input with exit 2 and leaves no file", "[cli][
   rejects("'" + kDflop + "' --ilp-seconds 0", "--ilp-seconds");
   rejects("'" + kDflop + "' --profile-samples 0", "--profile-samples");
   rejects("'" + kDflop + "' --calibration nowhere.json", "nowhere.json");
+  rejects("'" + kDflop + "' --anomalies 0.5", "--anomalies");
+  rejects("'" + kDflop + "' --anomalies 2,1", "--anomalies: expected a share of the shapes from 0 to 1, got 2");
+  rejects("'" + kDflop + "' --anomalies 0.1,-1", "--anomalies");
+  rejects("'" + kDflop + "' --correction-cost 2", "--correction-cost");
+  rejects("'" + kDflop + "' --correction-window 0", "--correction-window");
   rejects(quoted(dir.file("missing.json")), "missing.json");
   const auto missing = run_weft("dflop");
   CHECK(missing.exit_code == 2);

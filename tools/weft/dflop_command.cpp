@@ -1,8 +1,10 @@
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include "simulator/core/input_error.hpp"
 #include "simulator/core/json_cursor.hpp"
 #include "simulator/io/dflop_report.hpp"
 #include "simulator/planner/dflop/dflop_planner.hpp"
@@ -18,6 +20,9 @@ struct DflopFlags {
   double ilp_seconds = 1.0;
   std::int64_t profile_samples = 2048;
   std::uint64_t seed = 1;
+  std::vector<double> anomalies;
+  double correction_cost = 0.04;
+  int correction_window = 2;
   std::string calibration;
   std::string json_file;
 };
@@ -33,6 +38,15 @@ void run_dflop(const DflopFlags& flags) {
   options.ilp_time_limit_s = flags.ilp_seconds;
   options.profile_samples = flags.profile_samples;
   options.seed = flags.seed;
+  if (!flags.anomalies.empty()) {
+    if (flags.anomalies[0] > 1.0)
+      throw InputError(
+          fmt::format("--anomalies: expected a share of the shapes from 0 to 1, got {}", flags.anomalies[0]));
+    options.anomalies.rate = flags.anomalies[0];
+    options.anomalies.latency = flags.anomalies[1];
+  }
+  options.correction.cost = flags.correction_cost;
+  options.correction.window = flags.correction_window;
   const dflop::DflopReport report = with_context(flags.scenario, [&] { return dflop::plan_dflop(scenario, options); });
   const std::string subject =
       fmt::format("{} ({} on {})", flags.scenario, scenario.model.name, scenario.cluster.gpu.name);
@@ -53,9 +67,10 @@ void add_dflop_command(CLI::App& app) {
       "data: the Model Profiler (each component's throughput and memory at every TP degree, on weft's kernels), the "
       "Data Profiler, the data-aware 3D parallelism optimizer (Algorithm 1: a TP, PP and DP for the encoder and "
       "another for the LLM, and the microbatch count, for the least expected makespan within memory), and the online "
-      "microbatch scheduler (an ILP solved by CBC within a time limit, else LPT) on each batch. Each batch is then "
-      "timed on the stage model under the best uniform layout with a random split (Megatron-LM's and PyTorch's), "
-      "under DFLOP's layout with a random split, and with its scheduler (docs/dflop.md).");
+      "microbatch scheduler (an ILP solved by CBC within a time limit, else LPT) on each batch, with its adaptive "
+      "correction. Each batch is then timed on the stage model under the scenario's layout and the best uniform "
+      "layout with a random split (Megatron-LM's and PyTorch's), under DFLOP's layout with a random split, with its "
+      "scheduler, and with adaptive correction (docs/dflop.md).");
   command
       ->add_option("SCENARIO", flags->scenario,
                    "Training scenario JSON file: an encoder and a language model and per-sample data (parallel is "
@@ -71,6 +86,24 @@ void add_dflop_command(CLI::App& app) {
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20))
       ->capture_default_str();
   command->add_option("--seed", flags->seed, "Seed of the baselines' random split of each batch")
+      ->capture_default_str();
+  command
+      ->add_option("--anomalies", flags->anomalies,
+                   "RATE,LATENCY: a share of the input shapes (0 to 1) runs slower than profiled, by LATENCY times "
+                   "the plan's largest expected stage duration, in every run (DFLOP's evaluation of adaptive "
+                   "correction, §5.3.7)")
+      ->delimiter(',')
+      ->expected(2)
+      ->check(CLI::Range(0.0, 100.0));
+  command
+      ->add_option("--correction-cost", flags->correction_cost,
+                   "Adaptive correction's tracking overhead, a share of each batch it runs in")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  command
+      ->add_option("--correction-window", flags->correction_window,
+                   "Batches of benefit adaptive correction averages before deciding to go on")
+      ->check(CLI::Range(1, 64))
       ->capture_default_str();
   add_calibration_flag(*command, flags->calibration);
   command->add_option("--json", flags->json_file, "Write the report as JSON to this file")->type_name("FILE");

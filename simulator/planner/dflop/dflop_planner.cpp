@@ -72,6 +72,14 @@ std::optional<DflopPlan> scenario_plan(const ModelCosts& costs, const DflopRepor
                        {p.tp, p.pp - encoder_stages, p.dp}, checked_int(s.microbatches(), "microbatches"));
 }
 
+// The scheduler balances buckets; it does not order them. They go to slots in a seeded random
+// order, as the random split's do, so that only the balance differs.
+std::vector<std::vector<std::size_t>> in_slot_order(std::vector<std::vector<std::size_t>> buckets, std::uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::shuffle(buckets.begin(), buckets.end(), random);
+  return buckets;
+}
+
 }  // namespace
 
 DflopReport plan_dflop(const TrainingScenario& scenario, const DflopOptions& options) {
@@ -82,6 +90,8 @@ DflopReport plan_dflop(const TrainingScenario& scenario, const DflopOptions& opt
   report.gpus_per_node = scenario.cluster.gpus_per_node;
   report.memory_capacity = scenario.cluster.gpu.memory_capacity;
   report.pad_to = data.pad_to;
+  report.anomalies = options.anomalies;
+  report.correction_options = options.correction;
   report.global_batch =
       data.pack ? saturating_mul(scenario.training.global_batch, data.max_samples) : scenario.training.global_batch;
   if (saturating_mul(report.global_batch, options.iterations) > kMaxSamples)
@@ -139,6 +149,11 @@ DflopReport plan_dflop(const TrainingScenario& scenario, const DflopOptions& opt
     add("best uniform layout, random split (Megatron-LM, PyTorch)", *report.uniform.best, BucketMethod::random);
   add("DFLOP's layout, random split (its optimizer alone)", best, BucketMethod::random);
   add("DFLOP's layout and online scheduler (DFLOP)", best, BucketMethod::ilp);
+  add("DFLOP with adaptive correction", best, BucketMethod::ilp);
+  Setup& scheduled = setups[setups.size() - 2];
+  Setup& corrected = setups.back();
+  AdaptiveCorrection correction(options.correction);
+  const int buckets = checked_int(std::int64_t{best.microbatches} * best.llm.dp, "buckets");
   double flops = 0.0;
   for (int it = 0; it < options.iterations; ++it) {
     const std::vector<SampleShape> batch =
@@ -146,28 +161,51 @@ DflopReport plan_dflop(const TrainingScenario& scenario, const DflopOptions& opt
                            static_cast<std::uint64_t>(report.global_batch), context, tokens_per_image);
     flops += batch_flops(report.profile.flops, batch);
     const std::uint64_t seed = options.seed + static_cast<std::uint64_t>(it);
-    for (Setup& setup : setups) {
-      const DflopPlan& plan = setup.run.plan;
-      const int buckets = checked_int(std::int64_t{plan.microbatches} * plan.llm.dp, "buckets");
-      const ItemDurations durations = item_durations(report.profile, plan, batch);
-      BucketAssignment split = random_buckets(durations.encoder, durations.llm, buckets, seed);
-      if (setup.run.split == BucketMethod::ilp) {
-        SchedulerStep step;
-        step.random_c_max = split.c_max;
-        started = std::chrono::steady_clock::now();
-        split = schedule_buckets(durations.encoder, durations.llm, buckets, options.ilp_time_limit_s);
-        step.solve_ms = elapsed_ms(started);
-        step.schedule = split;
-        report.scheduler.push_back(std::move(step));
-        // The scheduler balances buckets; it does not order them. They go to slots in a seeded
-        // random order, as the random split's do, so that only the balance differs.
-        std::mt19937_64 random(seed);
-        std::shuffle(split.buckets.begin(), split.buckets.end(), random);
-      }
+    auto run_batch = [&](Setup& setup, const std::vector<std::vector<std::size_t>>& split) {
+      const std::vector<double> delays = options.anomalies.delays(batch, setup.run.plan, data.pad_to);
       setup.run.iteration_s.push_back(
-          static_cast<double>(time_iteration(costs, plan, setup.stages, batch, split.buckets, data.pad_to)) /
+          static_cast<double>(time_iteration(costs, setup.run.plan, setup.stages, batch, split, data.pad_to, delays)) /
           kNsPerSecond);
+    };
+    for (Setup& setup : setups) {
+      if (setup.run.split == BucketMethod::random) {
+        const DflopPlan& plan = setup.run.plan;
+        const ItemDurations durations = item_durations(report.profile, plan, batch);
+        const int count = checked_int(std::int64_t{plan.microbatches} * plan.llm.dp, "buckets");
+        run_batch(setup, random_buckets(durations.encoder, durations.llm, count, seed).buckets);
+      }
     }
+    // DFLOP's scheduler on the profile's estimates.
+    const ItemDurations estimate = item_durations(report.profile, best, batch);
+    SchedulerStep step;
+    step.random_c_max = random_buckets(estimate.encoder, estimate.llm, buckets, seed).c_max;
+    started = std::chrono::steady_clock::now();
+    step.schedule = schedule_buckets(estimate.encoder, estimate.llm, buckets, options.ilp_time_limit_s);
+    step.solve_ms = elapsed_ms(started);
+    run_batch(scheduled, in_slot_order(step.schedule.buckets, seed));
+    // The same with the penalties adaptive correction has learned; tracking costs its share of the
+    // batches it runs in.
+    CorrectionStep tracked;
+    tracked.tracking = correction.tracking();
+    tracked.penalties = correction.penalties();
+    tracked.corrected = correction.penalised(batch, data.pad_to);
+    const ItemDurations adjusted = correction.corrected(batch, estimate, data.pad_to);
+    const BucketAssignment split =
+        tracked.corrected == 0 ? step.schedule
+                               : schedule_buckets(adjusted.encoder, adjusted.llm, buckets, options.ilp_time_limit_s);
+    run_batch(corrected, in_slot_order(split.buckets, seed));
+    if (tracked.tracking) {
+      corrected.run.iteration_s.back() *= 1.0 + options.correction.cost;
+      const ItemDurations observed = observed_durations(costs, best, corrected.stages, batch, data.pad_to,
+                                                        options.anomalies.delays(batch, best, data.pad_to));
+      if (tracked.corrected > 0) {
+        const double before = bucket_c_max(observed.encoder, observed.llm, step.schedule.buckets);
+        tracked.benefit = (before - bucket_c_max(observed.encoder, observed.llm, split.buckets)) / before;
+      }
+      correction.observe(batch, estimate, observed, data.pad_to, tracked.benefit);
+    }
+    report.scheduler.push_back(std::move(step));
+    report.correction.push_back(tracked);
   }
   for (Setup& setup : setups) {
     DflopRun& run = setup.run;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "simulator/planner/dflop/adaptive_correction.hpp"
 #include "simulator/planner/dflop/microbatch_scheduler.hpp"
 #include "simulator/planner/dflop/model_profiler.hpp"
 #include "simulator/planner/dflop/parallelism_search.hpp"
@@ -17,6 +18,8 @@ struct DflopOptions {
   double ilp_time_limit_s = 1.0;        // the scheduler's CBC time limit, per batch
   std::int64_t profile_samples = 2048;  // the Data Profiler's sample of the dataset
   std::uint64_t seed = 1;               // the baselines' random split of each batch
+  Anomalies anomalies;                  // shapes slower than profiled, in every run's timeline
+  CorrectionOptions correction;
 };
 
 // One way of running the iterations, timed on the stage model (dflop_timeline.hpp).
@@ -37,12 +40,22 @@ struct SchedulerStep {
   double solve_ms = 0.0;
 };
 
+// Adaptive correction on one batch.
+struct CorrectionStep {
+  bool tracking = false;          // tracking ran in this batch (and cost its share)
+  std::size_t penalties = 0;      // shapes with a penalty when the batch was scheduled
+  std::size_t corrected = 0;      // samples of the batch whose estimates they changed
+  std::optional<double> benefit;  // B of the batch, where its split used penalties
+};
+
 struct DflopReport {
   int gpus = 0;
   int gpus_per_node = 0;
   Bytes memory_capacity = 0;
   std::int64_t global_batch = 0;  // samples per iteration
   std::int64_t pad_to = 0;
+  Anomalies anomalies;
+  CorrectionOptions correction_options;
   DatasetProfile data;  // the Data Profiler's sample
   ModelProfile profile;
   double profile_ms = 0.0;
@@ -50,8 +63,11 @@ struct DflopReport {
   double dflop_search_ms = 0.0;
   SearchResult uniform;  // the baselines' space, searched the same way
   double uniform_search_ms = 0.0;
-  std::vector<SchedulerStep> scheduler;  // per iteration
-  std::vector<DflopRun> runs;            // the baseline, the optimizer alone, DFLOP
+  std::vector<SchedulerStep> scheduler;    // per iteration
+  std::vector<CorrectionStep> correction;  // per iteration
+  // The scenario's layout and the best uniform one with random splits, DFLOP's layout with a
+  // random split, with its scheduler, and with adaptive correction.
+  std::vector<DflopRun> runs;
 };
 
 // DFLOP (papers/003 §3) on the scenario's model, cluster and per-sample data: the Model Profiler
@@ -59,7 +75,8 @@ struct DflopReport {
 // of the dataset, Algorithm 1 over heterogeneous layouts (and, as the baselines' tuned layout,
 // over uniform ones), and the Online Microbatch Scheduler on each iteration's batch. Each run is
 // timed on the stage model: uniform 3D parallelism with samples split at random (Megatron-LM and
-// PyTorch), DFLOP's layout with a random split (its optimizer alone), and with its scheduler. The
+// PyTorch), DFLOP's layout with a random split (its optimizer alone), with its scheduler, and with
+// its scheduler and adaptive correction (§3.4.3), `anomalies` slowing every run alike. The
 // model must be an encoder component and an LLM reading text, with per-sample data; InputError
 // otherwise, or when no layout fits.
 DflopReport plan_dflop(const TrainingScenario& scenario, const DflopOptions& options);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
+#include <utility>
 
 #include "simulator/planner/dip/stage_interleaving.hpp"
 #include "simulator/planner/entrain/pipeline_balancing.hpp"
@@ -80,7 +82,7 @@ StageLayers plan_stage_layers(ModelCosts& costs, const DflopPlan& plan, std::int
 
 TimeNs time_iteration(ModelCosts& costs, const DflopPlan& plan, const StageLayers& stages,
                       std::span<const SampleShape> samples, const std::vector<std::vector<std::size_t>>& buckets,
-                      std::int64_t pad_to) {
+                      std::int64_t pad_to, std::span<const double> delays) {
   const int slots = plan.microbatches;
   const ModuleLayout& e = plan.encoder;
   const ModuleLayout& l = plan.llm;
@@ -169,7 +171,11 @@ TimeNs time_iteration(ModelCosts& costs, const DflopPlan& plan, const StageLayer
       int first = llm_first;
       for (int r = 0; r < l.pp; ++r) {
         const int count = stages.llm[static_cast<std::size_t>(r)];
-        set_pass(rank_of(true, g, r), k, llm_stage(costs, l.tp, first, count, samples, bucket(k, g), pad_to));
+        PassTimes times = llm_stage(costs, l.tp, first, count, samples, bucket(k, g), pad_to);
+        if (r == 0 && !delays.empty()) {
+          for (const std::size_t i : bucket(k, g)) times.forward += std::llround(delays[i] * kNsPerSecond);
+        }
+        set_pass(rank_of(true, g, r), k, times);
         first += count;
         if (r + 1 == l.pp) break;
         link(rank_of(true, g, r), rank_of(true, g, r + 1), k,
@@ -191,6 +197,44 @@ TimeNs time_iteration(ModelCosts& costs, const DflopPlan& plan, const StageLayer
     }
   }
   return dip::time_stage_orders(graph, order).makespan;
+}
+
+ItemDurations observed_durations(ModelCosts& costs, const DflopPlan& plan, const StageLayers& stages,
+                                 std::span<const SampleShape> samples, std::int64_t pad_to,
+                                 std::span<const double> delays) {
+  // The costliest stage of each component: the first of its most layers.
+  auto costliest = [](const std::vector<int>& layers, int first) {
+    const auto most = std::max_element(layers.begin(), layers.end());
+    const int start = first + std::accumulate(layers.begin(), most, 0);
+    return std::pair{start, start + *most};
+  };
+  const auto [e_first, e_end] = costliest(stages.encoder, costs.layer_range(Component::encoder).first);
+  const auto [l_first, l_end] = costliest(stages.llm, costs.layer_range(Component::llm).first);
+  const std::int64_t images = std::max<std::int64_t>(1, std::llround(plan.images_per_microbatch));
+  const std::int64_t tokens = padded(std::max<std::int64_t>(1, std::llround(plan.tokens_per_microbatch)), pad_to);
+  const PassTimes encoder = encoder_stage(costs, plan.encoder.tp, e_first, e_end - e_first, images, pad_to);
+  dip::LayerCosts& llm = costs.at_tp(plan.llm.tp);
+  TimeNs linear = 0;
+  for (int layer = l_first; layer < l_end; ++layer) {
+    const LayerSplit split = split_layer(llm.in_stage(layer, {tokens, 0, 0.0, 0.0}), costs.policy());
+    linear += split.forward + split.backward;
+  }
+  const double per_image = static_cast<double>(encoder.forward + encoder.backward) / kNsPerSecond /
+                           static_cast<double>(images) * plan.llm.dp / plan.encoder.dp;
+  const double per_token = static_cast<double>(linear) / kNsPerSecond / static_cast<double>(tokens);
+  ItemDurations out;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    out.encoder.push_back(per_image * static_cast<double>(samples[i].images));
+    double seconds = per_token * static_cast<double>(samples[i].seq_len);
+    if (samples[i].seq_len > 0) {
+      const LayerSplit split =
+          split_layer(llm.in_stage(l_first, {padded(samples[i].seq_len, pad_to), 0, 0.0, 0.0}), costs.policy());
+      seconds +=
+          static_cast<double>((l_end - l_first) * (split.attention_forward + split.attention_backward)) / kNsPerSecond;
+    }
+    out.llm.push_back(seconds + (delays.empty() ? 0.0 : delays[i]));
+  }
+  return out;
 }
 
 }  // namespace weft::dflop

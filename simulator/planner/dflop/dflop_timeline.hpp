@@ -30,10 +30,19 @@ StageLayers plan_stage_layers(ModelCosts& costs, const DflopPlan& plan, std::int
 // its bucket into one sequence padded to `pad_to`: its linear layers priced over the packed
 // sequence, its attention over each sample's own. Activations go between consecutive stages of
 // a replica, gradients back. Every rank runs 1F1B over the N_mb slots (its warm-up from its place
-// in the E_pp + L_pp stages). Data-parallel gradient reduction is not counted. Returns the
-// makespan.
+// in the E_pp + L_pp stages). Data-parallel gradient reduction is not counted. `delays` (seconds
+// per sample, or empty) lengthen the forward pass of the LLM's first stage for the bucket holding
+// the sample (Anomalies). Returns the makespan.
 TimeNs time_iteration(ModelCosts& costs, const DflopPlan& plan, const StageLayers& stages,
                       std::span<const SampleShape> samples, const std::vector<std::vector<std::size_t>>& buckets,
-                      std::int64_t pad_to);
+                      std::int64_t pad_to, std::span<const double> delays = {});
+
+// Each sample's durations as a run observes them, in the scheduler's terms (item_durations): its
+// share of the costliest stage of each component (the one of most layers) at the plan's t_bsz
+// images and t_seq packed tokens, scaled by L_dp / E_dp for the encoder, its attention at its own
+// length, from weft's per-layer costs, with its delay (seconds, or none) on the LLM.
+ItemDurations observed_durations(ModelCosts& costs, const DflopPlan& plan, const StageLayers& stages,
+                                 std::span<const SampleShape> samples, std::int64_t pad_to,
+                                 std::span<const double> delays = {});
 
 }  // namespace weft::dflop

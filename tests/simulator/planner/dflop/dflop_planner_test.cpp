@@ -32,13 +32,23 @@ TEST_CASE("DFLOP plans the small VLM and runs its batches against the uniform la
   CHECK(best.encoder_memory <= report.memory_capacity);
   CHECK(best.llm_memory <= report.memory_capacity);
   // The scenario's layout (TP 2, a stage each, 2 replicas, 8 microbatches), the best uniform one,
-  // DFLOP's with a random split and with its scheduler.
-  REQUIRE(report.runs.size() == 4);
+  // DFLOP's with a random split, with its scheduler, and with adaptive correction.
+  REQUIRE(report.runs.size() == 5);
   CHECK(report.runs[0].plan.encoder == ModuleLayout{2, 1, 2});
   CHECK(report.runs[0].plan.llm == ModuleLayout{2, 1, 2});
   CHECK(report.runs[0].plan.microbatches == 8);
   CHECK(report.runs[2].plan.encoder == best.encoder);
   CHECK(report.runs[3].split == BucketMethod::ilp);
+  // Without anomalies adaptive correction learns nothing in two batches: its run is the scheduler's
+  // with tracking's cost on each batch.
+  REQUIRE(report.correction.size() == 2);
+  CHECK(report.correction[0].tracking);
+  CHECK(report.correction[0].penalties == 0);
+  for (std::size_t k = 0; k < 2; ++k) {
+    INFO("batch " << k);
+    if (report.correction[k].corrected == 0)
+      CHECK(report.runs[4].iteration_s[k] == Approx(report.runs[3].iteration_s[k] * 1.04));
+  }
   for (const DflopRun& run : report.runs) {
     REQUIRE(run.iteration_s.size() == 2);
     CHECK(run.mean_iteration_s == Approx((run.iteration_s[0] + run.iteration_s[1]) / 2));
@@ -56,6 +66,22 @@ TEST_CASE("DFLOP plans the small VLM and runs its batches against the uniform la
     const DflopReport again = plan_dflop(scenario, quick_options());
     for (std::size_t k = 0; k < report.runs.size(); ++k) CHECK(again.runs[k].iteration_s == report.runs[k].iteration_s);
   }
+}
+
+TEST_CASE("anomalies slow every run, and adaptive correction learns them", "[dflop][planner]") {
+  const TrainingScenario scenario = test::load_scenario_text(test::small_dflop_scenario());
+  DflopOptions options = quick_options();
+  options.iterations = 3;
+  const DflopReport plain = plan_dflop(scenario, options);
+  options.anomalies = {1.0, 0.5, 1};  // every shape, half the largest stage duration
+  const DflopReport slowed = plan_dflop(scenario, options);
+  for (std::size_t k = 0; k < plain.runs.size(); ++k)
+    CHECK(slowed.runs[k].mean_iteration_s > plain.runs[k].mean_iteration_s);
+  // Every shape is off its estimate: after the first batch every shape seen has a penalty.
+  REQUIRE(slowed.correction.size() == 3);
+  CHECK(slowed.correction[0].penalties == 0);
+  CHECK(slowed.correction[1].penalties > 0);
+  CHECK(slowed.correction[1].benefit.has_value() == (slowed.correction[1].corrected > 0));
 }
 
 TEST_CASE("DFLOP refuses what it cannot plan", "[dflop][planner]") {

@@ -118,5 +118,29 @@ TEST_CASE("a uniform layout's replica takes the time Entrain's stage model gives
   CHECK(dflop == entrain.schedule.makespan);
 }
 
+TEST_CASE("a sample's observed durations are its share of the costliest stages' times", "[dflop]") {
+  const TrainingScenario scenario = ideal_scenario();
+  ModelCosts costs(scenario);
+  DflopPlan plan = plan_of({2, 1, 2}, {2, 1, 1}, 4);
+  plan.images_per_microbatch = 3.0;
+  plan.tokens_per_microbatch = 1000.0;  // padded to 1,024
+  const std::vector<SampleShape> samples{{512, 2, 0.0, 0.0}};
+  const ItemDurations seen = observed_durations(costs, plan, {{4}, {4}}, samples, 128, std::vector<double>{0.25});
+  dip::LayerCosts& tp2 = costs.at_tp(2);
+  const Pass encoder = layers_pass(tp2, 0, 4, {128, 3, 0.0, 0.0});
+  // 2 of 3 images, and L_dp / E_dp = 1/2 of a slot's work per bucket.
+  CHECK(seen.encoder[0] == Approx(static_cast<double>(encoder.forward + encoder.backward) / 1e9 * 2.0 / 3.0 / 2.0));
+  double linear = 0.0;
+  double attention = 0.0;
+  for (int layer = 4; layer < 8; ++layer) {
+    const dip::LayerCost& packed = tp2.in_stage(layer, {1024, 0, 0.0, 0.0});
+    linear += static_cast<double>(packed.latency(dip::LayerPolicy::keep) - packed.attention_forward -
+                                  packed.attention_backward);
+    const dip::LayerCost& own = tp2.in_stage(layer, {512, 0, 0.0, 0.0});
+    attention += static_cast<double>(own.attention_forward + own.attention_backward);
+  }
+  CHECK(seen.llm[0] == Approx((linear / 1024.0 * 512.0 + attention) / 1e9 + 0.25));
+}
+
 }  // namespace
 }  // namespace weft::dflop
