@@ -93,7 +93,8 @@ TEST_CASE("weft dflop refuses bad input with exit 2 and leaves no file", "[cli][
   no_data.erase("data");
   no_data["training"]["images"] = 4;
   rejects(quoted(dir.write("no-data.json", no_data.dump())), "needs a \"data\" section");
-  rejects("'" + test::experiment("llama3-8b-4l-1xh100") + "'", "model: DFLOP plans a modality encoder and an LLM");
+  rejects("'" + test::experiment("llama3-8b-4l-1xh100") + "'",
+          "model: DFLOP plans an encoder component and a language model");
   rejects("'" + kDflop + "' --iterations 0", "--iterations");
   rejects("'" + kDflop + "' --ilp-seconds 0", "--ilp-seconds");
   rejects("'" + kDflop + "' --profile-samples 0", "--profile-samples");

@@ -10,6 +10,7 @@
 #include "simulator/core/checked_math.hpp"
 #include "simulator/core/input_error.hpp"
 #include "simulator/planner/dflop/dflop_timeline.hpp"
+#include "simulator/planner/encoder_llm_scenario.hpp"
 #include "simulator/workload/data/data_spec.hpp"
 
 namespace weft::dflop {
@@ -20,19 +21,6 @@ constexpr std::int64_t kMaxSamples = std::int64_t{1} << 20;
 // The profiler's grid ends here: larger microbatches take the last point's rates.
 constexpr std::int64_t kMaxProfiledImages = std::int64_t{1} << 14;
 constexpr std::int64_t kMaxProfiledTokens = std::int64_t{1} << 22;
-
-void check_scenario(const TrainingScenario& scenario) {
-  const MultimodalSpec& spec = scenario.model;
-  if (!spec.multimodal() || spec.modules.back().projector || spec.modules.back().tokens != TokenSource::text)
-    throw InputError(
-        "model: DFLOP plans a modality encoder and an LLM apart; expected a model of several modules whose last "
-        "reads text");
-  if (scenario.parallel.cp != 1) throw InputError("parallel.cp: DFLOP's layouts split no sequence; expected 1");
-  if (!scenario.data)
-    throw InputError(
-        "data: DFLOP plans for the dataset's shapes and balances each batch; the scenario needs a \"data\" section "
-        "(a dataset or a samples file)");
-}
 
 double elapsed_ms(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
@@ -83,7 +71,7 @@ std::vector<std::vector<std::size_t>> in_slot_order(std::vector<std::vector<std:
 }  // namespace
 
 DflopReport plan_dflop(const TrainingScenario& scenario, const DflopOptions& options) {
-  check_scenario(scenario);
+  check_encoder_llm_scenario(scenario, "DFLOP");
   const DataSpec& data = *scenario.data;
   DflopReport report;
   report.gpus = scenario.cluster.gpus;

@@ -1,13 +1,10 @@
 #include "simulator/planner/dflop/microbatch_scheduler.hpp"
 
 #include <algorithm>
-#include <mutex>
 #include <numeric>
 #include <random>
 
-#include <CbcModel.hpp>
-#include <CoinPackedMatrix.hpp>
-#include <OsiClpSolverInterface.hpp>
+#include "simulator/planner/integer_program.hpp"
 
 namespace weft::dflop {
 namespace {
@@ -93,59 +90,29 @@ BucketAssignment schedule_buckets(std::span<const double> encoder, std::span<con
   }
   // Durations scaled to a mean of about 1, so that CBC's tolerances are relative.
   const double scale = std::max(greedy.lower_bound, 1e-30);
-  const int columns = n * m + 1;  // x_ij at i * m + j, then C_max
-  const int c_max = n * m;
-  std::vector<int> row_of, column_of;
-  std::vector<double> value_of, row_lower, row_upper;
+  // Columns: x_ij at i * m + j, then C_max.
+  IntegerProgram program;
   for (int i = 0; i < n; ++i) {
-    for (int j = 0; j < m; ++j) {
-      row_of.push_back(i);
-      column_of.push_back(i * m + j);
-      value_of.push_back(1.0);
-    }
-    row_lower.push_back(1.0);
-    row_upper.push_back(1.0);
+    for (int j = 0; j < m; ++j) program.add_column(0.0, i == 0 && j == 0 ? 1.0 : 0.0);  // sample 0 in bucket 0
+  }
+  program.integers = n * m;
+  const int c_max = program.add_column(1.0, 0.0, IntegerProgram::kInfinity);
+  for (int i = 0; i < n; ++i) {
+    const int row = program.add_row(1.0, 1.0);
+    for (int j = 0; j < m; ++j) program.set(row, i * m + j, 1.0);
   }
   for (const std::span<const double> load : {encoder, llm}) {
     for (int j = 0; j < m; ++j) {
-      const int row = static_cast<int>(row_lower.size());
+      const int row = program.add_row(-IntegerProgram::kInfinity, 0.0);
       for (int i = 0; i < n; ++i) {
-        if (load[static_cast<std::size_t>(i)] <= 0.0) continue;
-        row_of.push_back(row);
-        column_of.push_back(i * m + j);
-        value_of.push_back(load[static_cast<std::size_t>(i)] / scale);
+        if (load[static_cast<std::size_t>(i)] > 0.0)
+          program.set(row, i * m + j, load[static_cast<std::size_t>(i)] / scale);
       }
-      row_of.push_back(row);
-      column_of.push_back(c_max);
-      value_of.push_back(-1.0);
-      row_lower.push_back(-COIN_DBL_MAX);
-      row_upper.push_back(0.0);
+      program.set(row, c_max, -1.0);
     }
   }
-  const CoinPackedMatrix matrix(false, row_of.data(), column_of.data(), value_of.data(),
-                                static_cast<CoinBigIndex>(value_of.size()));
-  std::vector<double> column_lower(static_cast<std::size_t>(columns), 0.0);
-  std::vector<double> column_upper(static_cast<std::size_t>(columns), 1.0);
-  column_upper[static_cast<std::size_t>(c_max)] = COIN_DBL_MAX;
-  column_lower[0] = 1.0;  // sample 0 in bucket 0
-  std::vector<double> objective(static_cast<std::size_t>(columns), 0.0);
-  objective[static_cast<std::size_t>(c_max)] = 1.0;
-  // CBC and CLP keep some state of their own beyond the model; one solve at a time.
-  static std::mutex solver_mutex;
-  const std::lock_guard<std::mutex> lock(solver_mutex);
-  OsiClpSolverInterface solver;
-  solver.messageHandler()->setLogLevel(0);
-  solver.loadProblem(matrix, column_lower.data(), column_upper.data(), objective.data(), row_lower.data(),
-                     row_upper.data());
-  for (int c = 0; c < c_max; ++c) solver.setInteger(c);
-  // The root relaxation counts against the limit too (CBC checks its own only between nodes).
-  solver.getModelPtr()->setMaximumSeconds(time_limit_s);
-  CbcModel model(solver);
-  model.setLogLevel(0);
-  model.messageHandler()->setLogLevel(0);
-  model.setMaximumSeconds(time_limit_s);
   // LPT's split as the first incumbent, relabelled so that sample 0 is in bucket 0.
-  std::vector<double> warm(static_cast<std::size_t>(columns), 0.0);
+  std::vector<double> warm(program.objective.size(), 0.0);
   std::vector<int> relabel(static_cast<std::size_t>(m));
   std::iota(relabel.begin(), relabel.end(), 0);
   for (int j = 0; j < m; ++j) {
@@ -157,22 +124,21 @@ BucketAssignment schedule_buckets(std::span<const double> encoder, std::span<con
       warm[i * static_cast<std::size_t>(m) + static_cast<std::size_t>(j)] = 1.0;
   }
   warm[static_cast<std::size_t>(c_max)] = greedy.c_max / scale;
-  model.setBestSolution(warm.data(), columns, greedy.c_max / scale);
-  model.branchAndBound();
-  const double* best = model.bestSolution();
-  if (!model.isProvenOptimal() || best == nullptr) return greedy;
+  const IntegerSolution solved = solve_integer_program(program, warm, greedy.c_max / scale, time_limit_s);
+  if (!solved.proven_optimal || solved.values.empty()) return greedy;
+  const std::vector<double>& best = solved.values;
   std::vector<std::vector<std::size_t>> out(static_cast<std::size_t>(m));
   for (int i = 0; i < n; ++i) {
     int chosen = 0;
     for (int j = 0; j < m; ++j) {
-      if (best[i * m + j] > 0.5) chosen = j;
+      if (best[static_cast<std::size_t>(i * m + j)] > 0.5) chosen = j;
     }
     out[static_cast<std::size_t>(chosen)].push_back(static_cast<std::size_t>(i));
   }
-  BucketAssignment solved = finish(encoder, llm, std::move(out), BucketMethod::ilp);
-  solved.optimal = true;
+  BucketAssignment split = finish(encoder, llm, std::move(out), BucketMethod::ilp);
+  split.optimal = true;
   // The solver's split is kept only if it checks out exactly.
-  return solved.c_max <= greedy.c_max ? solved : greedy;
+  return split.c_max <= greedy.c_max ? split : greedy;
 }
 
 }  // namespace weft::dflop

@@ -4,15 +4,11 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <mutex>
 #include <string>
 #include <tuple>
 
-#include <CbcModel.hpp>
-#include <CoinPackedMatrix.hpp>
-#include <OsiClpSolverInterface.hpp>
-
 #include "simulator/core/input_error.hpp"
+#include "simulator/planner/integer_program.hpp"
 
 namespace weft::dip {
 namespace {
@@ -181,72 +177,40 @@ TuningChoice solve_tuning(const std::vector<StagePair>& pairs, Bytes memory_limi
   }
   if (greedy.latency == fastest) return greedy;  // every pair at its fastest fits: nothing to solve
   // Columns: o_ij, pair by pair. Rows: one choice per pair, then memory at each pair's start.
+  IntegerProgram program;
   std::vector<int> first_column;
-  std::vector<double> objective;
   for (const StagePair& pair : pairs) {
-    first_column.push_back(static_cast<int>(objective.size()));
-    for (const TuningCandidate& candidate : pair.candidates)
-      objective.push_back(static_cast<double>(candidate.latency));
+    first_column.push_back(static_cast<int>(program.objective.size()));
+    for (const TuningCandidate& candidate : pair.candidates) program.add_column(static_cast<double>(candidate.latency));
   }
-  const int columns = static_cast<int>(objective.size());
-  // The matrix as (row, column, value) triplets, built at once: appending rows one by one copies
-  // the matrix each time.
-  std::vector<int> row_of, column_of;
-  std::vector<double> value_of;
-  std::vector<double> row_lower, row_upper;
-  auto add_row = [&](double lower, double upper) {
-    row_lower.push_back(lower);
-    row_upper.push_back(upper);
-    return static_cast<int>(row_lower.size()) - 1;
-  };
+  const int columns = static_cast<int>(program.objective.size());
+  program.integers = columns;
   for (std::size_t i = 0; i < pairs.size(); ++i) {
-    const int row = add_row(1.0, 1.0);
-    for (std::size_t j = 0; j < pairs[i].candidates.size(); ++j) {
-      row_of.push_back(row);
-      column_of.push_back(first_column[i] + static_cast<int>(j));
-      value_of.push_back(1.0);
-    }
+    const int row = program.add_row(1.0, 1.0);
+    for (std::size_t j = 0; j < pairs[i].candidates.size(); ++j)
+      program.set(row, first_column[i] + static_cast<int>(j), 1.0);
   }
   for (const StagePair& at : pairs) {
-    const int row = add_row(-COIN_DBL_MAX, static_cast<double>(memory_limit));
+    const int row = program.add_row(-IntegerProgram::kInfinity, static_cast<double>(memory_limit));
     for (std::size_t i = 0; i < pairs.size(); ++i) {
       const StagePair& pair = pairs[i];
       if (!live_at(pair, at)) continue;
       for (std::size_t j = 0; j < pair.candidates.size(); ++j) {
         if (pair.candidates[j].memory == 0) continue;
-        row_of.push_back(row);
-        column_of.push_back(first_column[i] + static_cast<int>(j));
-        value_of.push_back(static_cast<double>(pair.candidates[j].memory));
+        program.set(row, first_column[i] + static_cast<int>(j), static_cast<double>(pair.candidates[j].memory));
       }
     }
   }
-  const CoinPackedMatrix matrix(false, row_of.data(), column_of.data(), value_of.data(),
-                                static_cast<CoinBigIndex>(value_of.size()));
-  const std::vector<double> column_lower(static_cast<std::size_t>(columns), 0.0);
-  const std::vector<double> column_upper(static_cast<std::size_t>(columns), 1.0);
-  // CBC and CLP keep some state of their own beyond the model; one solve at a time.
-  static std::mutex solver_mutex;
-  const std::lock_guard<std::mutex> lock(solver_mutex);
-  OsiClpSolverInterface solver;
-  solver.messageHandler()->setLogLevel(0);
-  solver.loadProblem(matrix, column_lower.data(), column_upper.data(), objective.data(), row_lower.data(),
-                     row_upper.data());
-  for (int c = 0; c < columns; ++c) solver.setInteger(c);
-  CbcModel model(solver);
-  model.setLogLevel(0);
-  model.messageHandler()->setLogLevel(0);
-  model.setAllowableFractionGap(gap);
   std::vector<double> warm(static_cast<std::size_t>(columns), 0.0);
   for (std::size_t i = 0; i < pairs.size(); ++i)
     warm[static_cast<std::size_t>(first_column[i] + greedy.candidate[i])] = 1.0;
-  model.setBestSolution(warm.data(), columns, static_cast<double>(greedy.latency));
-  model.branchAndBound();
-  const double* best = model.bestSolution();
-  if (best == nullptr) return greedy;
+  const IntegerSolution solved = solve_integer_program(program, warm, static_cast<double>(greedy.latency), 0.0, gap);
+  if (solved.values.empty()) return greedy;
+  const std::vector<double>& best = solved.values;
   std::vector<int> choice(pairs.size(), 0);
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     for (std::size_t j = 0; j < pairs[i].candidates.size(); ++j) {
-      if (best[first_column[i] + static_cast<int>(j)] > 0.5) choice[i] = static_cast<int>(j);
+      if (best[static_cast<std::size_t>(first_column[i]) + j] > 0.5) choice[i] = static_cast<int>(j);
     }
   }
   // The solver's answer is kept only if it checks out exactly in integers.

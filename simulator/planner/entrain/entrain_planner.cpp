@@ -9,6 +9,7 @@
 #include "simulator/core/format_units.hpp"
 #include "simulator/core/input_error.hpp"
 #include "simulator/planner/dip/dip_planner.hpp"
+#include "simulator/planner/encoder_llm_scenario.hpp"
 #include "simulator/planner/entrain/entrain_schedule.hpp"
 #include "simulator/planner/entrain/sample_cost_model.hpp"
 #include "simulator/workload/training_workload.hpp"
@@ -21,16 +22,7 @@ namespace {
 constexpr std::int64_t kMaxEntrainSamples = std::int64_t{1} << 24;
 
 void check_scenario(const TrainingScenario& scenario) {
-  const MultimodalSpec& spec = scenario.model;
-  if (!spec.multimodal() || spec.modules.back().projector || spec.modules.back().tokens != TokenSource::text)
-    throw InputError(
-        "model: Entrain plans an encoder component and a language model; expected a model of several "
-        "modules whose last reads text");
-  if (scenario.parallel.cp != 1) throw InputError("parallel.cp: Entrain's runs here split no sequence; expected 1");
-  if (!scenario.data)
-    throw InputError(
-        "data: Entrain balances per-sample work; the scenario needs a \"data\" section (a dataset or "
-        "a samples file)");
+  check_encoder_llm_scenario(scenario, "Entrain");
   if (!scenario.data->pack || scenario.data->max_samples < 1)
     throw InputError(
         "data.pack: an Entrain microbatch is several samples packed into one sequence: set \"pack\": "
