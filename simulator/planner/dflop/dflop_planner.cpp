@@ -131,8 +131,11 @@ DflopReport plan_dflop(const TrainingScenario& scenario, const DflopOptions& opt
     setup.stages = plan_stage_layers(costs, plan, data.pad_to);
     setups.push_back(std::move(setup));
   };
-  if (const std::optional<DflopPlan> given = scenario_plan(costs, report, space))
-    add("the scenario's layout, random split", *given, BucketMethod::random);
+  if (const std::optional<DflopPlan> given = scenario_plan(costs, report, space)) {
+    const bool fits = given->encoder_memory <= report.memory_capacity && given->llm_memory <= report.memory_capacity;
+    add(fits ? "the scenario's layout, random split" : "the scenario's layout, random split (over memory by Eqs. 4-5)",
+        *given, BucketMethod::random);
+  }
   if (report.uniform.best)
     add("best uniform layout, random split (Megatron-LM, PyTorch)", *report.uniform.best, BucketMethod::random);
   add("DFLOP's layout, random split (its optimizer alone)", best, BucketMethod::random);
