@@ -73,8 +73,8 @@ void add_dflop_command(CLI::App& app) {
       "scheduler, and with adaptive correction (docs/dflop.md).");
   command
       ->add_option("SCENARIO", flags->scenario,
-                   "Training scenario JSON file: an encoder and a language model and per-sample data (parallel is "
-                   "ignored: DFLOP chooses it)")
+                   "Training scenario JSON file: an encoder and a language model and per-sample data; its parallel "
+                   "section is run as the hand-made uniform baseline (DFLOP chooses its own layouts)")
       ->required();
   command->add_option("--iterations", flags->iterations, "Global batches to schedule and time, drawn in turn")
       ->check(CLI::Range(1, 64))
