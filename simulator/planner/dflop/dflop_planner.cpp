@@ -161,15 +161,14 @@ DflopReport plan_dflop(const TrainingScenario& scenario, const DflopOptions& opt
     for (Setup& setup : setups) {
       if (setup.run.split == BucketMethod::random) {
         const DflopPlan& plan = setup.run.plan;
-        const ItemDurations durations = item_durations(report.profile, plan, batch);
         const int count = checked_int(std::int64_t{plan.microbatches} * plan.llm.dp, "buckets");
-        run_batch(setup, random_buckets(durations.encoder, durations.llm, count, seed).buckets);
+        run_batch(setup, random_buckets(batch.size(), count, seed));
       }
     }
     // DFLOP's scheduler on the profile's estimates.
     const ItemDurations estimate = item_durations(report.profile, best, batch);
     SchedulerStep step;
-    step.random_c_max = random_buckets(estimate.encoder, estimate.llm, buckets, seed).c_max;
+    step.random_c_max = bucket_c_max(estimate.encoder, estimate.llm, random_buckets(batch.size(), buckets, seed));
     started = std::chrono::steady_clock::now();
     step.schedule = schedule_buckets(estimate.encoder, estimate.llm, buckets, options.ilp_time_limit_s);
     step.solve_ms = elapsed_ms(started);

@@ -35,7 +35,7 @@ struct DflopRun {
 
 // The online scheduler on one batch, against the random split of the same batch under the same plan.
 struct SchedulerStep {
-  BucketAssignment schedule;  // its buckets left out of the report
+  BucketAssignment schedule;  // its buckets are in the JSON report, not the text
   double random_c_max = 0.0;
   double solve_ms = 0.0;
 };

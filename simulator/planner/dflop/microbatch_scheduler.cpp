@@ -66,15 +66,15 @@ BucketAssignment lpt_buckets(std::span<const double> encoder, std::span<const do
   return finish(encoder, llm, std::move(out), BucketMethod::lpt);
 }
 
-BucketAssignment random_buckets(std::span<const double> encoder, std::span<const double> llm, int buckets,
-                                std::uint64_t seed) {
-  std::vector<std::size_t> order(encoder.size());
+std::vector<std::vector<std::size_t>> random_buckets(std::size_t samples, int buckets, std::uint64_t seed) {
+  std::vector<std::size_t> order(samples);
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::mt19937_64 random(seed);
   std::shuffle(order.begin(), order.end(), random);
   std::vector<std::vector<std::size_t>> out(static_cast<std::size_t>(buckets));
   for (std::size_t k = 0; k < order.size(); ++k) out[k % out.size()].push_back(order[k]);
-  return finish(encoder, llm, std::move(out), BucketMethod::random);
+  for (auto& bucket : out) std::sort(bucket.begin(), bucket.end());
+  return out;
 }
 
 BucketAssignment schedule_buckets(std::span<const double> encoder, std::span<const double> llm, int buckets,

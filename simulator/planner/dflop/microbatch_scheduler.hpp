@@ -28,9 +28,9 @@ double bucket_c_max(std::span<const double> encoder, std::span<const double> llm
 // lower bucket).
 BucketAssignment lpt_buckets(std::span<const double> encoder, std::span<const double> llm, int buckets);
 
-// Samples dealt to buckets as the baselines do: a seeded shuffle, then equal counts in turn.
-BucketAssignment random_buckets(std::span<const double> encoder, std::span<const double> llm, int buckets,
-                                std::uint64_t seed);
+// `samples` dealt to buckets as the baselines do: a seeded shuffle, then equal counts in turn
+// (each bucket's sample indices increasing). Durations play no part.
+std::vector<std::vector<std::size_t>> random_buckets(std::size_t samples, int buckets, std::uint64_t seed);
 
 // The Online Microbatch Scheduler (§3.4.1-3.4.2): the ILP of Eq. 6 (binary x_ij, each sample in
 // one bucket, every bucket's encoder and LLM sums at most C_max, minimise C_max) solved by CBC within

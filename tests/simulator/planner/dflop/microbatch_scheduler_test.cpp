@@ -98,13 +98,16 @@ TEST_CASE("when LPT meets the lower bound no search is needed", "[dflop]") {
 }
 
 TEST_CASE("a random split deals equal counts and depends only on its seed", "[dflop]") {
+  const Buckets split = random_buckets(10, 4, 5);
+  check_partition(split, 10);
+  for (std::size_t j = 0; j < 4; ++j) {
+    CHECK(split[j].size() == (j < 2 ? 3u : 2u));
+    CHECK(std::is_sorted(split[j].begin(), split[j].end()));
+  }
   const std::vector<double> encoder(10, 1.0), llm(10, 2.0);
-  const BucketAssignment split = random_buckets(encoder, llm, 4, 5);
-  check_partition(split.buckets, 10);
-  for (std::size_t j = 0; j < 4; ++j) CHECK(split.buckets[j].size() == (j < 2 ? 3u : 2u));
-  CHECK(split.c_max == 6.0);  // three samples of LLM duration 2
-  CHECK(random_buckets(encoder, llm, 4, 5).buckets == split.buckets);
-  CHECK(random_buckets(encoder, llm, 4, 6).buckets != split.buckets);
+  CHECK(bucket_c_max(encoder, llm, split) == 6.0);  // three samples of LLM duration 2
+  CHECK(random_buckets(10, 4, 5) == split);
+  CHECK(random_buckets(10, 4, 6) != split);
 }
 
 }  // namespace
