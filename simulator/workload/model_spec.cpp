@@ -9,7 +9,7 @@ ModelSpec parse_model_spec(const JsonCursor& json) {
   json.expect_only({"name",       "description",   "source",          "kind",     "layers",      "hidden",
                     "ffn_hidden", "heads",         "kv_heads",        "vocab",    "activation",  "norm",
                     "position",   "max_positions", "tied_embeddings", "qkv_bias", "linear_bias", "dropout",
-                    "attention",  "patch_input",   "output_width"});
+                    "attention",  "patch_input",   "output_width",    "head_dim"});
   ModelSpec spec;
   spec.name = json.find("name") ? json.at("name").as_string() : "inline";
   spec.kind = json.find("kind") ? json.at("kind").as_enum(kModelKindNames) : ModelKind::decoder;
@@ -24,8 +24,11 @@ ModelSpec parse_model_spec(const JsonCursor& json) {
   spec.ffn_hidden = bounded("ffn_hidden", 1 << 26);
   spec.heads = static_cast<int>(bounded("heads", 1 << 16));
   spec.kv_heads = json.find("kv_heads") ? static_cast<int>(bounded("kv_heads", 1 << 16)) : spec.heads;
-  if (spec.hidden % spec.heads != 0) {
-    json.at("heads").fail(std::to_string(spec.heads) + " heads do not divide hidden " + std::to_string(spec.hidden));
+  if (json.find("head_dim")) {
+    spec.head_width = bounded("head_dim", 1 << 16);
+  } else if (spec.hidden % spec.heads != 0) {
+    json.at("heads").fail(std::to_string(spec.heads) + " heads do not divide hidden " + std::to_string(spec.hidden) +
+                          " (give 'head_dim' for heads of another width)");
   }
   if (spec.heads % spec.kv_heads != 0) {
     json.at("kv_heads")

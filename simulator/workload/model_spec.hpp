@@ -53,7 +53,14 @@ struct ModelSpec {
   std::int64_t patch_input = 0;   // encoder/dit: values per patch (channels x patch area)
   std::int64_t output_width = 0;  // encoder/dit: width of the output projection (0: none)
 
-  std::int64_t head_dim() const { return hidden / heads; }
+  // A head's width when heads x head width is not the hidden size (Gemma; InternViT-6B's 25 heads
+  // padded to 32 so that TP 8 divides them); 0: hidden / heads.
+  std::int64_t head_width = 0;
+
+  std::int64_t head_dim() const { return head_width > 0 ? head_width : hidden / heads; }
+  // The width of all query heads together: what the query projection writes and the output
+  // projection reads.
+  std::int64_t attention_width() const { return head_dim() * heads; }
   // The vocabulary the embedding and the logits hold: padded to vocab_multiple.
   std::int64_t padded_vocab() const { return (vocab + vocab_multiple - 1) / vocab_multiple * vocab_multiple; }
   std::int64_t kv_width() const { return head_dim() * kv_heads; }

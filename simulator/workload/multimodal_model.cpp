@@ -4,6 +4,7 @@
 
 #include "simulator/workload/modules/linear.hpp"
 #include "simulator/workload/modules/mlp.hpp"
+#include "simulator/workload/modules/norm.hpp"
 
 namespace weft {
 namespace {
@@ -46,15 +47,16 @@ MultimodalModel::MultimodalModel(MultimodalSpec spec, ContextParallelAlgorithm c
     part.training = {module.frozen, spec_.trainable_upstream(m)};
     if (module.projector) {
       const ProjectorSpec& p = *module.projector;
-      // A single linear layer, or LLaVA's two with GeLU between.
+      // An optional norm, then a single linear layer or LLaVA's two with GeLU between. Merging
+      // tokens moves no data: the merged token is a view of its group's rows.
+      auto projector = std::make_unique<Sequential>(module.name);
+      if (p.norm) projector->add<Norm>("norm", p.input_width, *p.norm);
       if (p.ffn_hidden == 0) {
-        auto linear = std::make_unique<Sequential>(module.name);
-        linear->add<Linear>("linear", p.input_width, p.output_width, true, TpSplit::none, Rows::sharded_tokens);
-        part.projector = std::move(linear);
+        projector->add<Linear>("linear", p.input_width, p.output_width, true, TpSplit::none, Rows::sharded_tokens);
       } else {
-        part.projector =
-            std::make_unique<Mlp>(module.name, p.input_width, p.ffn_hidden, p.output_width, Activation::gelu, true);
+        projector->add<Mlp>("", p.input_width, p.ffn_hidden, p.output_width, Activation::gelu, true);
       }
+      part.projector = std::move(projector);
       part.anchor = last_transformer_layer;
     } else {
       const ModelHead head = m + 1 == spec_.modules.size() ? ModelHead::loss : ModelHead::features;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <string>
 
 #include "simulator/core/spec_resolver.hpp"
 
@@ -16,6 +17,30 @@ std::size_t module_index(const std::vector<ModuleSpec>& earlier, const JsonCurso
     if (earlier[i].name == name) return i;
   }
   name_json.fail("'" + name + "' is not a module listed before this one");
+}
+
+// A projector's spec and tokens: those of the module it reads, `source`, merged token_merge to one.
+void read_projector(const JsonCursor& json, const ModuleSpec& source, ModuleSpec& module) {
+  json.expect_only({"ffn_hidden", "token_merge", "norm"});
+  ProjectorSpec spec;
+  if (auto value = json.find("ffn_hidden")) spec.ffn_hidden = value->as_nonnegative_int();
+  if (auto value = json.find("norm")) spec.norm = value->as_enum(kNormKindNames);
+  module.tokens = source.tokens;
+  module.tokens_per_image = source.tokens_per_image;
+  module.tokens_per_second = source.tokens_per_second;
+  if (auto value = json.find("token_merge")) {
+    spec.token_merge = value->as_positive_int();
+    if (source.tokens == TokenSource::text && spec.token_merge > 1)
+      value->fail("only image, video or audio tokens can be merged; '" + source.name + "' has text tokens");
+    std::int64_t& per_unit = source.tokens == TokenSource::images ? module.tokens_per_image : module.tokens_per_second;
+    const char* unit = source.tokens == TokenSource::images ? "tokens_per_image" : "tokens_per_second";
+    if (per_unit % spec.token_merge != 0)
+      value->fail("expected a divisor of '" + source.name + "' " + unit + " " + std::to_string(per_unit) +
+                  ", got " + std::to_string(spec.token_merge));
+    per_unit /= spec.token_merge;
+  }
+  spec.input_width = source.output_width() * spec.token_merge;
+  module.projector = spec;  // its output width is set once the module reading it is known
 }
 
 ModuleSpec read_module(const JsonCursor& json, const std::vector<ModuleSpec>& earlier) {
@@ -42,19 +67,11 @@ ModuleSpec read_module(const JsonCursor& json, const std::vector<ModuleSpec>& ea
   if (projector.has_value() == json.find("model").has_value())
     json.fail("expected exactly one of 'model' (a transformer) and 'projector'");
   if (projector) {
-    projector->expect_only({"ffn_hidden"});
     if (module.inputs.size() != 1) json.fail("a projector reads exactly one module (give 'inputs')");
     for (const char* key : {"tokens", "tokens_per_image", "tokens_per_second"}) {
       if (json.find(key)) json.at(key).fail("a projector has the tokens of the module it reads");
     }
-    const ModuleSpec& source = earlier[module.inputs.front()];
-    ProjectorSpec spec;
-    spec.input_width = source.output_width();
-    if (auto value = projector->find("ffn_hidden")) spec.ffn_hidden = value->as_nonnegative_int();
-    module.projector = spec;  // its output width is set once the module reading it is known
-    module.tokens = source.tokens;
-    module.tokens_per_image = source.tokens_per_image;
-    module.tokens_per_second = source.tokens_per_second;
+    read_projector(*projector, earlier[module.inputs.front()], module);
     return module;
   }
   module.model = load_model_spec(json.at("model"));

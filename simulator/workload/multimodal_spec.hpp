@@ -19,10 +19,16 @@ inline constexpr EnumNames<TokenSource, 4> kTokenSourceNames({"text", "images", 
 
 // An adapter between two modules: fc1, GeLU, fc2 from the width of what it reads to the next
 // module's hidden size (LLaVA's MLP projector); a single linear layer when ffn_hidden is 0.
+// With token_merge > 1 it first concatenates each group of that many neighbouring tokens into one
+// (InternVL's pixel shuffle at downsample ratio 0.5 merges 2 x 2 patches: 4), so it hands the next
+// module 1/token_merge of the tokens, each token_merge times as wide; with a norm, a norm over
+// that width comes before fc1 (InternVL's mlp1).
 struct ProjectorSpec {
-  std::int64_t input_width = 0;
+  std::int64_t input_width = 0;  // after merging
   std::int64_t ffn_hidden = 0;
   std::int64_t output_width = 0;
+  std::int64_t token_merge = 1;
+  std::optional<NormKind> norm;
 };
 
 // One modality module: a transformer (encoder, LLM backbone, DiT) or a projector.

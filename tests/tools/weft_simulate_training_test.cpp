@@ -260,6 +260,18 @@ TEST_CASE("bad training scenarios exit 2 with the JSON path and the reason", "[c
   test::expect_simulate_rejects(R"({"model": {"base": "vit-5b", "vocab": 1000})" + rest,
                                 "model.vocab: only token models (decoder, masked-lm) have a vocabulary");
   test::expect_simulate_rejects(R"({"model": {"base": "bert-large", "kind": "bert"})" + rest, "model.kind:");
+  // Heads that do not divide the hidden size need their width; a projector merges only what divides.
+  test::expect_simulate_rejects(R"({"model": {"base": "llama3-8b", "heads": 30, "kv_heads": 10})" + rest,
+                                "model.heads: 30 heads do not divide hidden 4096 (give 'head_dim'");
+  test::expect_simulate_rejects(R"({"model": {"base": "llama3-8b", "head_dim": 0})" + rest,
+                                "model.head_dim: expected an integer > 0, got 0");
+  test::expect_simulate_rejects(
+      R"({"model": {"name": "vlm", "modules": [
+            {"name": "vision", "model": "internvit-6b-32heads", "tokens": "images", "tokens_per_image": 1025},
+            {"name": "projector", "projector": {"token_merge": 4}},
+            {"name": "language", "model": "qwen2-72b"}]})" +
+          rest,
+      "model.modules[1].projector.token_merge: expected a divisor of 'vision' tokens_per_image 1025, got 4");
 }
 
 TEST_CASE("a scenario's attention mask and token distribution set its context-parallel attention",

@@ -55,6 +55,31 @@ TEST_CASE("ViT 5B and DiT parameter counts follow their layer shapes", "[model]"
         Approx(28 * dit_layer + (64 * dh + dh) + 2 * dh + (2 * dh * dh + 2 * dh) + (dh * 64 + 64)).epsilon(1e-9));
 }
 
+TEST_CASE("InternViT-6B holds its published 5.54 B parameters, and padded heads add their projections",
+          "[model]") {
+  // OpenGVLab's model card: "Params (M): 5540 (the last 3 blocks are discarded)".
+  const Model internvit = named_model("internvit-6b");
+  CHECK(static_cast<double>(internvit.parameter_count()) == Approx(5540e6).epsilon(0.005));
+  // Megatron-LM pads its 25 heads of 128 to 32: per layer the query, key and value projections
+  // gain 3 x 7 x 128 outputs (weights and biases) and the output projection 7 x 128 inputs.
+  const Model padded = named_model("internvit-6b-32heads");
+  CHECK(padded.spec().attention_width() == 4096);
+  const std::int64_t h = 3200, extra = 7 * 128;
+  CHECK(padded.parameter_count() - internvit.parameter_count() == 45 * (3 * extra * h + 3 * extra + extra * h));
+  // Its attention core runs 32 heads of 128 (8 a rank at TP 4), on 1,024 patch tokens.
+  ShardContext context;
+  context.tp = 4;
+  context.micro_batch = 1;
+  context.seq_len = 1024;
+  int cores = 0;
+  for (const Step& step : padded.layer_steps(context, 0)) {
+    if (!step.attention_core) continue;
+    ++cores;
+    CHECK(step.forward->shape == std::vector<std::int64_t>{1, 8, 1024, 1024, 128, 0});
+  }
+  CHECK(cores == 1);
+}
+
 // Megatron-LM's num_floating_point_operations for dense decoders (no recompute): 12 B s L h^2 x
 // ((1 + groups/heads + s/h) + (f/h)(3/2 if gated) + V/(2 L h)), which for GPT-3 is the closed form
 // 72 B s L h^2 (1 + s/(6h) + V/(12 L h)).

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "cost_models/calibrated_cost_model.hpp"
+#include "simulator/workload/multimodal_model.hpp"
 #include "simulator/workload/training_workload.hpp"
 #include "tests/simulator/workload/multimodal_test_support.hpp"
 #include "tests/support/run_command.hpp"
@@ -113,6 +114,41 @@ TEST_CASE("the activation handed between modules is the projector's output", "[w
     }
     CHECK(sends == 8);  // one per microbatch
   }
+}
+
+TEST_CASE("a merging projector normalises the merged tokens and sends a quarter of them", "[workload][multimodal]") {
+  std::string model = vlm_model(false, false);
+  const std::string plain = fmt::format(R"({{"ffn_hidden": {}}})", kProjectorFfn);
+  const std::string merging = fmt::format(R"({{"ffn_hidden": {}, "token_merge": 4, "norm": "layernorm"}})", kProjectorFfn);
+  model.replace(model.find(plain), plain.size(), merging);
+  const auto run = run_training(scenario_from(scenario_text(model, kFourStages, kTraining)), {.composites = false});
+  const Graph& graph = run.workload.graph;
+  // Each microbatch's 2 images of 16 patch tokens become 2 x 4 tokens at the language width.
+  int sends = 0;
+  for (std::uint32_t i = 0; i < graph.op_count(); ++i) {
+    const std::string_view name = graph.op_name(OpId(i));
+    if (name.find("send activation") == std::string_view::npos || name.find("stage 1 -> 2") == std::string_view::npos)
+      continue;
+    ++sends;
+    CHECK(graph.work(graph.op_work_id(OpId(i))).network_bytes == 2 * (kImageTokens / 4) * kLanguageHidden * 2);
+  }
+  CHECK(sends == 8);
+  // The norm reads and writes 8 merged tokens of 4 x 256 values (TP 2 does not split it).
+  std::size_t norms = 0;
+  for (std::uint32_t i = 0; i < graph.op_count(); ++i) {
+    const std::string_view name = graph.op_name(OpId(i));
+    if (name.find("projector.norm") == std::string_view::npos || name.find("fwd") == std::string_view::npos) continue;
+    ++norms;
+    CHECK(graph.work(graph.op_work_id(OpId(i))).memory_bytes == 2 * 8 * (4 * kVisionHidden) * 2);
+  }
+  CHECK(norms == 8);
+  // Parameters: the LayerNorm's weight and bias over 1,024, and fc1 reading 1,024 instead of 256.
+  const auto parameters = [](const std::string& text) {
+    const JsonDocument document = JsonDocument::parse_text(text, "model.json");
+    return MultimodalModel(load_multimodal_spec(document.root())).parameter_count();
+  };
+  CHECK(parameters(model) - parameters(vlm_model(false, false)) ==
+        2 * 4 * kVisionHidden + (4 * kVisionHidden - kVisionHidden) * kProjectorFfn);
 }
 
 TEST_CASE("passes as composites give every op's answer with frozen modules", "[workload][multimodal]") {

@@ -105,6 +105,30 @@ TEST_CASE("packed clips attend within themselves (variable-length attention)", "
   CHECK(attention_forward(audio, {256, 0, 0.0, 30.0, 0.0, 100.0 + 400.0}).flops == Approx(audio_apart).epsilon(1e-3));
 }
 
+TEST_CASE("InternVL's pixel shuffle hands the LLM a quarter of the patch tokens, four times as wide",
+          "[workload][multimodal]") {
+  const MultimodalSpec internvl = parse(R"("internvl2.5-qwen2.5-72b")");
+  REQUIRE(internvl.modules.size() == 3);
+  CHECK(internvl.modules[0].tokens_per_image == 1024);  // (448 / 14)^2 patches a tile
+  const ModuleSpec& projector = internvl.modules[1];
+  REQUIRE(projector.projector);
+  CHECK(projector.projector->token_merge == 4);
+  CHECK(projector.projector->input_width == 4 * 3200);
+  CHECK(projector.projector->output_width == 8192);
+  CHECK(projector.projector->norm == NormKind::layernorm);
+  CHECK(projector.tokens == TokenSource::images);
+  CHECK(projector.tokens_per_image == 256);
+  CHECK(internvl.sequence_tokens_per_image() == 256);  // InternVL's num_image_token
+  // Merged video tokens: a second of 64 tokens becomes 16.
+  const MultimodalSpec video = parse(with_modules(
+      R"({"name": "video", "model": "vit-5b", "tokens": "video", "tokens_per_second": 64},
+         {"name": "p", "projector": {"token_merge": 4}}, )" +
+      kLanguage));
+  CHECK(video.modules[1].tokens_per_second == 16);
+  CHECK(video.modules[1].projector->input_width == 4 * 1792);
+  CHECK_FALSE(video.modules[1].projector->norm);
+}
+
 TEST_CASE("bad module graphs are refused with the JSON path", "[workload][multimodal]") {
   auto refused = [](const std::string& text, const std::string& message) {
     INFO(text);
@@ -130,6 +154,17 @@ TEST_CASE("bad module graphs are refused with the JSON path", "[workload][multim
   refused(with_modules(kVision + R"(, {"name": "language", "model": "llama3-8b", "tokens_per_second": 5})"),
           "model.modules[1].tokens_per_second: only video and audio tokens have it");
   refused(with_modules(kLanguage), "expected at least two modules");
+  refused(with_modules(kVision + R"(, {"name": "p", "projector": {"token_merge": 4}}, )" + kLanguage),
+          "model.modules[1].projector.token_merge: expected a divisor of 'vision' tokens_per_image 169, got 4");
+  refused(with_modules(kLanguage + R"(, {"name": "p", "projector": {"token_merge": 2}}, )" +
+                       R"({"name": "l2", "model": "llama3-8b"})"),
+          "model.modules[1].projector.token_merge: only image, video or audio tokens can be merged");
+  refused(with_modules(kVision + R"(, {"name": "p", "projector": {"token_merge": 0}}, )" + kLanguage),
+          "model.modules[1].projector.token_merge");
+  refused(with_modules(kVision + R"(, {"name": "p", "projector": {"norm": "batchnorm"}}, )" + kLanguage),
+          "model.modules[1].projector.norm");
+  refused(with_modules(kVision + R"(, {"name": "p", "projector": {"merge": 4}}, )" + kLanguage),
+          "model.modules[1].projector.merge: unknown field (expected one of: ffn_hidden, token_merge, norm)");
 }
 
 }  // namespace
