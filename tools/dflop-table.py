@@ -3,7 +3,7 @@
 
 Usage: tools/dflop-table.py    (weft on the PATH; tools/docs.py runs it so)
 
-Runs `weft dflop` on each bundled LLaVA-OneVision scenario (4 batches of the mixed dataset) with the
+Runs `weft dflop` on each bundled LLaVA-OneVision and InternVL-2.5 scenario (4 batches of the mixed dataset) with the
 scheduler's ILP given 1 ms, so that every batch takes LPT's split (or the ILP's where LPT already meets
 the lower bound) and the table does not depend on the machine's speed; and prints per model the stage
 model's iteration time of the scenario's hand-made uniform layout, and the speed-up over it of the best
@@ -25,6 +25,7 @@ CASES = [
     ("LLaVA-OV (Qwen-2.5 32B)", "dflop-llava-ov-qwen2.5-32b-64xa100"),
     ("LLaVA-OV (Llama-3 70B)", "dflop-llava-ov-llama3-70b-64xa100"),
     ("LLaVA-OV (Qwen-2.5 72B)", "dflop-llava-ov-qwen2.5-72b-64xa100"),
+    ("InternVL-2.5 (Qwen-2.5 72B)", "dflop-internvl2.5-qwen2.5-72b-64xa100"),
 ]
 
 

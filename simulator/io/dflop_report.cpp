@@ -144,7 +144,7 @@ std::string render_dflop_report(const std::string& subject, const DflopReport& r
                        report.anomalies.rate * 100.0, report.anomalies.latency * 100.0);
   }
 
-  out += fmt::format("\nRuns on the stage model ({} batches, 1F1B; data-parallel gradient reduction not counted):\n",
+  out += fmt::format("\nRuns on the stage model ({} batches, 1F1B, then each stage's gradient all-reduce):\n",
                      report.scheduler.size());
   TextTable runs;
   runs.add_column("run", TextTable::Align::left);

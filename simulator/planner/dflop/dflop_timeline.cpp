@@ -196,7 +196,33 @@ TimeNs time_iteration(ModelCosts& costs, const DflopPlan& plan, const StageLayer
       if (warmup + k < slots) rank_order.push_back(index(rank, warmup + k, false));
     }
   }
-  return dip::time_stage_orders(graph, order).makespan;
+  const dip::StageSchedule schedule = dip::time_stage_orders(graph, order);
+  TimeNs makespan = schedule.makespan;
+  // Each stage's gradients are all-reduced over its component's replicas once their last backward
+  // passes are done, or (overlap_grad_reduce) bucket by bucket while the last of them runs: then
+  // the reduction ends no sooner than an all-reduce started with that last pass.
+  const Bytes gradient_bytes = costs.scenario().stack.gradient_bytes(costs.scenario().training.dtype);
+  auto reduce = [&](bool llm, const ModuleLayout& layout, const std::vector<int>& layers, int first) {
+    if (layout.dp == 1) return;
+    for (int r = 0; r < layout.pp; ++r) {
+      std::int64_t trained = 0;
+      for (int layer = first; layer < first + layers[static_cast<std::size_t>(r)]; ++layer)
+        trained += costs.at_tp(layout.tp).in_stage(layer, {pad_to, 1, 0.0, 0.0}).trained;
+      first += layers[static_cast<std::size_t>(r)];
+      TimeNs last_start = 0, last_end = 0;
+      for (int g = 0; g < layout.dp; ++g) {
+        const std::size_t last = order[static_cast<std::size_t>(rank_of(llm, g, r))].back();
+        last_start = std::max(last_start, schedule.start[last]);
+        last_end = std::max(last_end, schedule.end[last]);
+      }
+      const TimeNs reduction = costs.gradient_reduce_time(layout.tp, layout.dp, r, trained * gradient_bytes);
+      const TimeNs from = costs.scenario().options.overlap_grad_reduce ? last_start : last_end;
+      makespan = std::max({makespan, last_end, from + reduction});
+    }
+  };
+  reduce(false, e, stages.encoder, encoder_first);
+  reduce(true, l, stages.llm, llm_first);
+  return makespan;
 }
 
 ItemDurations observed_durations(ModelCosts& costs, const DflopPlan& plan, const StageLayers& stages,

@@ -30,7 +30,9 @@ StageLayers plan_stage_layers(ModelCosts& costs, const DflopPlan& plan, std::int
 // its bucket into one sequence padded to `pad_to`: its linear layers priced over the packed
 // sequence, its attention over each sample's own. Activations go between consecutive stages of
 // a replica, gradients back. Every rank runs 1F1B over the N_mb slots (its warm-up from its place
-// in the E_pp + L_pp stages). Data-parallel gradient reduction is not counted. `delays` (seconds
+// in the E_pp + L_pp stages). Each stage's gradients are then all-reduced over its component's
+// replicas, overlapped with the last backward pass when the scenario overlaps gradient reduction
+// (its stack's overlap_grad_reduce); the optimizer step is not counted. `delays` (seconds
 // per sample, or empty) lengthen the forward pass of the LLM's first stage for the bucket holding
 // the sample (Anomalies). Returns the makespan.
 TimeNs time_iteration(ModelCosts& costs, const DflopPlan& plan, const StageLayers& stages,

@@ -64,7 +64,7 @@ dip::LayerCosts& ModelCosts::at_tp(int tp) {
   return *costs;
 }
 
-TimeNs ModelCosts::transfer_time(int tp, int dp, int from, int to, Bytes bytes) {
+dip::LayerCosts& ModelCosts::mesh(int tp, int dp) {
   auto& costs = transfers_[{tp, dp}];
   if (!costs) {
     ShardContext base = scenario_.shard_context();
@@ -72,7 +72,15 @@ TimeNs ModelCosts::transfer_time(int tp, int dp, int from, int to, Bytes bytes) 
     base.cp = 1;
     costs = std::make_unique<dip::LayerCosts>(model_, base, scenario_.cluster, scenario_.options.ideal_network, dp);
   }
-  return costs->transfer_time(from, to, bytes);
+  return *costs;
+}
+
+TimeNs ModelCosts::transfer_time(int tp, int dp, int from, int to, Bytes bytes) {
+  return mesh(tp, dp).transfer_time(from, to, bytes);
+}
+
+TimeNs ModelCosts::gradient_reduce_time(int tp, int dp, int stage, Bytes bytes) {
+  return mesh(tp, dp).data_parallel_allreduce_time(stage, bytes);
 }
 
 LayerSplit split_layer(const dip::LayerCost& cost, dip::LayerPolicy policy) {

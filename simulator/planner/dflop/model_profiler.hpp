@@ -39,8 +39,13 @@ class ModelCosts {
   // How long `bytes` take between pipeline ranks `from` and `to` of a mesh of `tp` x `dp` GPUs per
   // stage (ranks placed as Megatron places them).
   TimeNs transfer_time(int tp, int dp, int from, int to, Bytes bytes);
+  // How long the all-reduce of `bytes` of gradients takes over the `dp` replicas of pipeline rank
+  // `stage` of such a mesh (placed as transfer_time places its ranks).
+  TimeNs gradient_reduce_time(int tp, int dp, int stage, Bytes bytes);
 
  private:
+  dip::LayerCosts& mesh(int tp, int dp);
+
   const TrainingScenario& scenario_;
   MultimodalModel model_;
   dip::LayerPolicy policy_;

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "simulator/planner/dip/module_segments.hpp"
+#include "simulator/workload/modules/op_factory.hpp"
 
 namespace weft::dip {
 
@@ -52,6 +53,19 @@ TimeNs LayerCosts::transfer_time(int from, int to, Bytes bytes) {
   send.shape = {bytes};
   send.comm_group = it->second;
   return cost_.duration(send, cost_.cluster().gpu);
+}
+
+TimeNs LayerCosts::data_parallel_allreduce_time(int stage, Bytes bytes) {
+  const std::int64_t stride = std::int64_t{base_.tp} * base_.cp;
+  auto [it, added] = data_parallel_groups_.try_emplace(stage, 0);
+  if (added) {
+    std::vector<std::int64_t> ranks;
+    for (std::int64_t rank = 0; rank < ranks_per_stage_; rank += stride) ranks.push_back(stage * ranks_per_stage_ + rank);
+    it->second = cost_.add_group(make_comm_group(CommGroupKind::dp, ranks, cost_.cluster()));
+  }
+  OpWork reduce = communication_work(OpClass::allreduce, bytes);
+  reduce.comm_group = it->second;
+  return cost_.duration(reduce, cost_.cluster().gpu);
 }
 
 std::size_t LayerCosts::module_of(int layer) const {

@@ -62,6 +62,9 @@ class LayerCosts {
   // How long `bytes` take from pipeline rank `from` to pipeline rank `to` (a send between the
   // first ranks of the two stages, as the simulator's builder prices it).
   TimeNs transfer_time(int from, int to, Bytes bytes);
+  // How long an all-reduce of `bytes` takes over the data-parallel group of pipeline rank `stage`
+  // (its ranks stage x tp x cp x dp + j x tp x cp, j < dp: Megatron's order).
+  TimeNs data_parallel_allreduce_time(int stage, Bytes bytes);
 
  private:
   LayerCost compute(int layer, const SampleShape& shape) const;
@@ -72,6 +75,7 @@ class LayerCosts {
   std::uint32_t tp_group_ = 0;
   std::int64_t ranks_per_stage_ = 1;
   std::map<std::pair<int, int>, std::uint32_t> pair_groups_;
+  std::map<int, std::uint32_t> data_parallel_groups_;
   std::map<std::pair<int, SampleShape>, LayerCost> cache_;
 };
 

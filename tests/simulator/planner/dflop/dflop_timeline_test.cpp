@@ -97,6 +97,48 @@ TEST_CASE("with as many replicas of each component every pair runs apart", "[dfl
   CHECK(together == std::max(first, second));
 }
 
+TEST_CASE("each stage's gradients are all-reduced over its replicas after their last backward pass", "[dflop]") {
+  // Two replicas of each component, one slot each, on the scenario's network: replica g runs its
+  // encoder forward, sends the projected image tokens, runs its LLM forward and backward, sends the
+  // gradients back, and runs its encoder backward. Then each component's all-reduce.
+  TrainingScenario scenario = test::load_scenario_text(test::small_dflop_scenario());
+  const std::vector<SampleShape> samples{{512, 2, 0.0, 0.0}, {1024, 1, 0.0, 0.0}};
+  const DflopPlan plan = plan_of({2, 1, 2}, {2, 1, 2}, 1);
+  for (const bool overlap : {true, false}) {
+    INFO("overlap_grad_reduce " << overlap);
+    scenario.options.overlap_grad_reduce = overlap;
+    ModelCosts costs(scenario);
+    const TimeNs makespan = time_iteration(costs, plan, {{4}, {4}}, samples, {{0}, {1}}, 128);
+    dip::LayerCosts& tp2 = costs.at_tp(2);
+    const Bytes projected = scenario.model.sequence_tokens_per_image() * scenario.model.modules.back().model.hidden * 2;
+    TimeNs encoder_start = 0, encoder_end = 0, llm_start = 0, llm_end = 0;
+    for (std::size_t g = 0; g < 2; ++g) {
+      const Pass encoder = layers_pass(tp2, 0, 4, {128, samples[g].images, 0.0, 0.0});
+      const Pass llm = layers_pass(tp2, 4, 8, {samples[g].seq_len, 0, 0.0, 0.0});
+      const TimeNs sent = costs.transfer_time(2, 2, 0, 1, samples[g].images * projected / 2);
+      const TimeNs llm_backward = encoder.forward + sent + llm.forward;
+      llm_start = std::max(llm_start, llm_backward);
+      llm_end = std::max(llm_end, llm_backward + llm.backward);
+      const TimeNs encoder_backward = llm_backward + llm.backward + sent;
+      encoder_start = std::max(encoder_start, encoder_backward);
+      encoder_end = std::max(encoder_end, encoder_backward + encoder.backward);
+    }
+    // Gradients in fp32 (the stack's), of the parameters each rank trains.
+    auto reduction = [&](int first, int end) {
+      std::int64_t trained = 0;
+      for (int layer = first; layer < end; ++layer) trained += tp2.in_stage(layer, {128, 1, 0.0, 0.0}).trained;
+      return costs.gradient_reduce_time(2, 2, 0, trained * 4);
+    };
+    const TimeNs encoder_reduce = reduction(0, 4), llm_reduce = reduction(4, 8);
+    CHECK(encoder_reduce > 0);
+    CHECK(llm_reduce > 0);
+    const TimeNs encoder_done = std::max(encoder_end, (overlap ? encoder_start : encoder_end) + encoder_reduce);
+    const TimeNs llm_done = std::max(llm_end, (overlap ? llm_start : llm_end) + llm_reduce);
+    CHECK(makespan == std::max(encoder_done, llm_done));
+    if (!overlap) CHECK(makespan > encoder_end);  // the reduction shows
+  }
+}
+
 TEST_CASE("a uniform layout's replica takes the time Entrain's stage model gives it", "[dflop]") {
   // Entrain's stage model (entrain_schedule.hpp) is a second implementation of the same pipeline:
   // with one sample a microbatch, packing and per-sample attention agree. What crosses between
