@@ -79,10 +79,13 @@ for i in $(seq 1 "$iterations"); do
 EOF
   "$weft" plan "$scenario" --iterations 40 --window 4 --json "$out/plan-$i.json" > "$out/plan-$i.txt"
   images=$(sed -n 's/^Batch .* \([0-9]*\) images.*/\1/p' "$out/plan-$i.txt")
-  # Top-level keys of the indented JSON; a schedule's "iteration_ms" is indented deeper.
-  dip=$(sed -n 's/^  "iteration_ms": \([0-9.e+-]*\),*$/\1/p' "$out/plan-$i.json")
-  simulated=$(sed -n 's/^  "simulated_baseline_ms": \([0-9.e+-]*\),*$/\1/p' "$out/plan-$i.json")
-  megatron=$(sed -n 's/^      "iteration_ms": \([0-9.e+-]*\),*$/\1/p' "$out/plan-$i.json" | head -1)
+  # DIP's own schedule (the ablation's last step, even where weft plan returns a faster
+  # baseline), the scenario's Megatron schedule (its first), and the latter under the full simulator.
+  read -r dip megatron simulated < <(python3 -c '
+import json, sys
+plan = json.load(open(sys.argv[1]))
+print(plan["schedules"][-1]["iteration_ms"], plan["schedules"][0]["iteration_ms"], plan["simulated_baseline_ms"])
+' "$out/plan-$i.json")
   nnscaler=$(simulate_variant "$scenario" "nnscaler-$i" \
     "\"tp\": 4, \"pp\": 4, \"dp\": 1, \"schedule\": \"1f1b\", \"stage_layers\": [$static_layers]")
   optimus=$(simulate_variant "$scenario" "optimus-$i" \

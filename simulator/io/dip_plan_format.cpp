@@ -105,6 +105,15 @@ std::string replica_table(const DipPlan& plan) {
   return "Each DP replica's batch on the stage model\n" + table.render("  ");
 }
 
+nlohmann::json schedule_json(const dip::ScheduleOutcome& step) {
+  return {{"schedule", step.name},
+          {"most_memory_bytes", step.most_memory},
+          {"iteration_ms", static_cast<double>(step.iteration) / 1e6},
+          {"busy_share", step.busy_share},
+          {"busiest_rank_ms", static_cast<double>(step.busiest_rank) / 1e6},
+          {"peak_activation_bytes", step.peak_activations}};
+}
+
 }  // namespace
 
 std::string render_dip_report(const TrainingScenario& scenario, const DipPlan& plan, const dip::DipOptions& options) {
@@ -147,13 +156,29 @@ std::string render_dip_report(const TrainingScenario& scenario, const DipPlan& p
   for (const char* header : {"schedule", "iteration", "busy", "busiest rank", "speed-up", "peak activations"})
     steps.add_column(header, std::string_view(header) == "schedule" ? TextTable::Align::left : TextTable::Align::right);
   const double base = static_cast<double>(plan.steps.front().iteration);
-  for (const dip::ScheduleOutcome& step : plan.steps) {
-    steps.add_row({step.name, format_duration(step.iteration), format_percent(step.busy_share),
+  auto add_step = [&](const dip::ScheduleOutcome& step, const std::string& name) {
+    steps.add_row({name, format_duration(step.iteration), format_percent(step.busy_share),
                    format_duration(step.busiest_rank),
                    fmt::format("{:+.1f}%", (base / static_cast<double>(step.iteration) - 1.0) * 100.0),
                    format_bytes(step.peak_activations)});
+  };
+  for (const dip::ScheduleOutcome& step : plan.steps) add_step(step, step.name);
+  const Bytes capacity = plan.static_memory + plan.activation_limit;
+  for (const dip::ScheduleOutcome& step : plan.other_baselines) {
+    add_step(step, "baseline: " + step.name +
+                       (step.most_memory > capacity ? " (over the memory limit: " + format_bytes(step.most_memory) + ")"
+                                                    : ""));
   }
   out += "Pipeline schedules on the stage model (papers/001 Table 5)\n" + steps.render("  ") + "\n";
+  if (plan.returned_baseline.empty()) {
+    out += options.slowest ? "Returned DIP's schedule (ranked for the slowest, so no baseline replaces it)\n"
+                           : "Returned DIP's schedule, the fastest of these\n";
+  } else {
+    out += fmt::format(
+        "Returned the baseline {}, faster than DIP's schedule: the full simulator's time below, --emit-plan, "
+        "--trace and --json's ranks are of it\n",
+        plan.returned_baseline);
+  }
   if (plan.replicas.size() > 1) out += "\n" + replica_table(plan);
   out += fmt::format(
       "\nThe scenario's plan under the full simulator: {} (the stage model leaves out gradient reduction and the "
@@ -181,13 +206,9 @@ nlohmann::json dip_plan_json(const TrainingScenario& scenario, const DipPlan& pl
   for (const dip::SearchImprovement& found : plan.search.improvements)
     improvements.push_back({{"seconds", found.seconds}, {"evaluations", found.evaluations}, {"score", found.score}});
   nlohmann::json steps = nlohmann::json::array();
-  for (const dip::ScheduleOutcome& step : plan.steps) {
-    steps.push_back({{"schedule", step.name},
-                     {"iteration_ms", static_cast<double>(step.iteration) / 1e6},
-                     {"busy_share", step.busy_share},
-                     {"busiest_rank_ms", static_cast<double>(step.busiest_rank) / 1e6},
-                     {"peak_activation_bytes", step.peak_activations}});
-  }
+  for (const dip::ScheduleOutcome& step : plan.steps) steps.push_back(schedule_json(step));
+  nlohmann::json other_baselines = nlohmann::json::array();
+  for (const dip::ScheduleOutcome& step : plan.other_baselines) other_baselines.push_back(schedule_json(step));
   nlohmann::json replicas = nlohmann::json::array();
   for (const dip::ReplicaOutcome& replica : plan.replicas) {
     replicas.push_back({{"replica", replica.replica},
@@ -212,6 +233,8 @@ nlohmann::json dip_plan_json(const TrainingScenario& scenario, const DipPlan& pl
             {"beat_microbatch_order", plan.searched_ranking},
             {"improvements", improvements}}},
           {"schedules", steps},
+          {"other_baselines", other_baselines},
+          {"returned_baseline", plan.returned_baseline.empty() ? nlohmann::json() : nlohmann::json(plan.returned_baseline)},
           {"simulated_baseline_ms", static_cast<double>(plan.megatron_simulated) / 1e6},
           {"simulated_plan_ms", static_cast<double>(simulated_time(plan)) / 1e6},
           {"iteration_ms", static_cast<double>(plan.schedule.makespan) / 1e6},

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "simulator/core/checked_math.hpp"
@@ -206,16 +207,57 @@ void apply_tuning(DipPlan& plan, std::span<const PairCandidates> pairs, TunedSch
   plan.schedule = std::move(tuned.schedule);
 }
 
-// The baseline: the scenario's own partition and schedule on the stage model.
-void time_baseline(const TrainingScenario& scenario, LayerCosts& costs, std::span<const LayerPolicy> policy,
-                   DipPlan& plan) {
+// A Megatron schedule of the batch on the stage model: a baseline the plan must beat.
+struct Baseline {
+  StageFlows flows;
+  StageSchedule schedule;
+  ScheduleOutcome outcome;
+};
+
+// `scenario`'s partition and schedule for `shapes` on the stage model.
+Baseline time_megatron(const TrainingScenario& scenario, std::string name, LayerCosts& costs,
+                       std::span<const LayerPolicy> policy, std::span<const SampleShape> shapes) {
+  const int pp = scenario.parallel.pp;
+  Baseline out;
+  out.flows = build_megatron_flows(scenario.layers_per_virtual_stage(), scenario.stage_graph(), shapes, pp, costs,
+                                   policy);
+  out.schedule = time_stage_orders(out.flows.stages, megatron_orders(scenario, static_cast<int>(shapes.size())));
+  out.outcome = outcome(std::move(name), out.flows, out.schedule);
+  // Each rank holds the layers of its virtual stages (every microbatch's forward stages name them).
+  std::vector<std::int64_t> parameters(static_cast<std::size_t>(pp), 0), trained(static_cast<std::size_t>(pp), 0);
+  for (std::size_t i = 0; i < out.flows.stages.size(); ++i) {
+    const StageWork& work = out.flows.work[i];
+    if (out.flows.stages[i].backward || work.microbatch != 0) continue;
+    const auto rank = static_cast<std::size_t>(out.flows.stages[i].rank);
+    for (int layer = work.first_layer; layer < work.end_layer; ++layer) {
+      parameters[rank] += costs.at(layer, kOneOfEach).parameters;
+      trained[rank] += costs.at(layer, kOneOfEach).trained;
+    }
+  }
+  for (std::size_t rank = 0; rank < parameters.size(); ++rank) {
+    out.outcome.most_memory =
+        std::max(out.outcome.most_memory, rank_static_memory(scenario, parameters[rank], trained[rank]).total() +
+                                              out.schedule.peak_memory[rank]);
+  }
+  return out;
+}
+
+// The scenario under Megatron's interleaved 1F1B, two chunks a rank balanced by parameters, when
+// it runs one chunk a rank of a pipeline the modules share and the batch and layers allow two.
+std::optional<TrainingScenario> interleaved_variant(const TrainingScenario& scenario) {
   const ParallelPlan& p = scenario.parallel;
-  const StageFlows megatron = build_megatron_flows(scenario.layers_per_virtual_stage(), scenario.stage_graph(),
-                                                   plan.shapes, p.pp, costs, policy);
-  const StageSchedule baseline =
-      time_stage_orders(megatron.stages, megatron_orders(scenario, static_cast<int>(plan.shapes.size())));
-  plan.steps.push_back(
-      outcome(std::string(kPipelineScheduleNames.name(p.schedule)) + " (the scenario's plan)", megatron, baseline));
+  if (p.pp < 2 || p.vpp != 1 || !p.modality_stages.empty()) return std::nullopt;
+  TrainingScenario variant = scenario;
+  variant.parallel.vpp = 2;
+  variant.parallel.schedule = PipelineSchedule::interleaved;
+  variant.parallel.partition = ParallelPlan::Partition::parameters;
+  try {
+    derive_stage_layers(variant);
+    validate_training_scenario(variant);
+  } catch (const InputError&) {
+    return std::nullopt;  // too few layers or microbatches for two chunks a rank
+  }
+  return variant;
 }
 
 // Plans one DP replica's batch of `shapes`.
@@ -227,7 +269,16 @@ DipPlan plan_replica(const TrainingScenario& scenario, const DipOptions& options
   const std::vector<LayerPolicy> initial(static_cast<std::size_t>(costs.model().layer_count()),
                                          layer_policy(p.recompute));
 
-  time_baseline(scenario, costs, initial, plan);
+  const auto own_name = std::string(kPipelineScheduleNames.name(p.schedule)) + " (the scenario's plan)";
+  std::vector<Baseline> baselines;
+  baselines.push_back(time_megatron(scenario, own_name, costs, initial, plan.shapes));
+  plan.steps.push_back(baselines.front().outcome);
+  if (const std::optional<TrainingScenario> interleaved = interleaved_variant(scenario)) {
+    baselines.push_back(
+        time_megatron(*interleaved, "interleaved 1F1B, 2 chunks a rank balanced by parameters", costs, initial,
+                      plan.shapes));
+    plan.other_baselines.push_back(baselines.back().outcome);
+  }
   plan.modules = plan_module_segments(costs, plan.shapes, {p.pp, options.sub_microbatch});
   plan.flows = build_dip_flows(plan.modules, plan.shapes, p.pp, costs, initial);
   plan.static_memory = largest_static_memory(scenario, plan.modules, costs);
@@ -275,6 +326,24 @@ DipPlan plan_replica(const TrainingScenario& scenario, const DipOptions& options
   }
   apply_tuning(plan, pairs, std::move(tuned));
   plan.steps.push_back(outcome("+ model layer tuning", plan.flows, plan.schedule));
+  // The plan returned is never slower than a baseline that fits the memory limit, on the stage
+  // model: the fastest such baseline's schedule replaces DIP's when it is (not with --slowest,
+  // which looks for the worst ranking).
+  Baseline* fastest = nullptr;
+  for (Baseline& baseline : baselines) {
+    if (baseline.outcome.most_memory > capacity) continue;
+    if (!fastest || baseline.schedule.makespan < fastest->schedule.makespan) fastest = &baseline;
+  }
+  if (!options.slowest && fastest && fastest->schedule.makespan < plan.schedule.makespan) {
+    plan.returned_baseline = fastest->outcome.name;
+    plan.flows = std::move(fastest->flows);
+    plan.schedule = std::move(fastest->schedule);
+    plan.policy.assign(plan.flows.stages.size(), {});
+    for (std::size_t i = 0; i < plan.flows.stages.size(); ++i) {
+      const StageWork& work = plan.flows.work[i];
+      plan.policy[i].assign(static_cast<std::size_t>(work.end_layer - work.first_layer), layer_policy(p.recompute));
+    }
+  }
   return plan;
 }
 

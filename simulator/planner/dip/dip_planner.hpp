@@ -37,6 +37,8 @@ struct ScheduleOutcome {
   double busy_share = 0.0;
   TimeNs busiest_rank = 0;     // the most stage time on one rank: no order of its stages is faster
   Bytes peak_activations = 0;  // the most any rank holds at once
+  // Baselines: the most a rank holds, what it keeps for the iteration and its peak activations.
+  Bytes most_memory = 0;
 };
 
 // The layer policy a scenario's recompute setting gives every layer.
@@ -63,6 +65,12 @@ struct DipPlan {
   std::vector<std::vector<LayerPolicy>> policy;  // per stage, per layer of it
   // Megatron (the scenario's schedule), + partitioner and interleaving, + ranking, + layer tuning.
   std::vector<ScheduleOutcome> steps;
+  // The other baselines timed on the same stage model: Megatron's interleaved 1F1B (2 chunks a
+  // rank, balanced by parameters) where the scenario runs one chunk a rank of a shared pipeline.
+  std::vector<ScheduleOutcome> other_baselines;
+  // Set when a baseline beat DIP's schedule: its name. The plan (flows, schedule, policy) is then
+  // that baseline's, so that the plan returned is never slower than a baseline.
+  std::string returned_baseline;
   PrioritySearchResult search;
   double search_s = 0.0;
   Bytes static_memory = 0;        // the most any rank holds for the whole iteration
@@ -78,7 +86,9 @@ struct DipPlan {
 // (each rollout interleaved and tuned, then scored by how little of the ranks' time is bubble),
 // interleaves, and tunes each stage pair's layers (keep / selective / full recompute) under the
 // memory limit with CBC. The scenario's own
-// schedule, timed on the same stage model, is the baseline. InputError for what it cannot plan:
+// schedule, timed on the same stage model, is the baseline, with Megatron's interleaved 1F1B
+// where the scenario allows it; when one of them is faster than DIP's schedule, the plan is that
+// baseline's (returned_baseline). InputError for what it cannot plan:
 // context parallelism, zero-bubble baselines, a memory limit the parameters already fill or that
 // the activations cannot fit.
 //

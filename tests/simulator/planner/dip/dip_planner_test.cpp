@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "simulator/core/input_error.hpp"
+#include "simulator/planner/dip/dip_plan_simulation.hpp"
 #include "tests/simulator/planner/dip/dip_test_support.hpp"
 
 namespace weft::dip {
@@ -90,6 +91,56 @@ TEST_CASE("every schedule the planner makes respects the dependencies and the me
   }
   // The ablation's last row is the plan's schedule.
   CHECK(tight.steps.back().iteration == schedule.makespan);
+}
+
+TEST_CASE("the plan is never slower than a baseline that fits: interleaved 1F1B is one", "[dip][planner]") {
+  // The small VLM's 1F1B plan: DIP beats it, but Megatron's interleaved 1F1B (2 chunks a rank,
+  // balanced by parameters) beats DIP, and the plan returned is that baseline's.
+  const TrainingScenario one_chunk = test::load_scenario_text(test::small_vlm_scenario(test::kImageTextData));
+  const DipPlan plan = plan_dip(one_chunk, quick());
+  REQUIRE(plan.other_baselines.size() == 1);
+  const ScheduleOutcome& interleaved = plan.other_baselines.front();
+  // The same baseline as a scenario that asks for it, derived by the scenario loader.
+  const TrainingScenario two_chunks = test::load_scenario_text(
+      test::small_vlm_scenario(test::kImageTextData, R"(, "schedule": "interleaved", "vpp": 2)"));
+  const DipPlan asked = plan_dip(two_chunks, quick());
+  CHECK(interleaved.iteration == asked.steps.front().iteration);
+  CHECK(asked.other_baselines.empty());  // it is the scenario's own plan there
+  // DIP's own schedule (the ablation's last row) loses to it; the plan is the baseline's.
+  REQUIRE(plan.steps.back().iteration > interleaved.iteration);
+  CHECK(plan.returned_baseline == interleaved.name);
+  CHECK(plan.schedule.makespan == interleaved.iteration);
+  CHECK(asked.returned_baseline == asked.steps.front().name);
+  CHECK(asked.schedule.makespan == asked.steps.front().iteration);
+  // Its flows are Megatron's: whole microbatches through 4 virtual stages, forward and backward.
+  CHECK(plan.flows.stages.size() == plan.shapes.size() * 2 * 4);
+  for (std::size_t i = 0; i < plan.flows.stages.size(); ++i)
+    CHECK(plan.policy[i].size() == static_cast<std::size_t>(plan.flows.work[i].end_layer - plan.flows.work[i].first_layer));
+  CHECK(interleaved.most_memory <= plan.static_memory + plan.activation_limit);
+  // The full simulator runs it as weft live would, as close to the stage model as DIP's plans.
+  REQUIRE(plan.simulation);
+  CHECK(static_cast<double>(plan.simulation->result.makespan) ==
+        Approx(static_cast<double>(plan.schedule.makespan)).epsilon(0.03));
+
+  // Under a memory limit the baseline does not fit, DIP's schedule stays.
+  DipOptions tight = quick();
+  tight.memory_limit = interleaved.most_memory - 1;
+  const DipPlan limited = plan_dip(one_chunk, tight);
+  REQUIRE(limited.other_baselines.front().most_memory == interleaved.most_memory);
+  CHECK(limited.returned_baseline.empty());
+  CHECK(limited.schedule.makespan == limited.steps.back().iteration);
+  // With --slowest no baseline replaces the ranking it looks for.
+  DipOptions slowest = quick();
+  slowest.slowest = true;
+  CHECK(plan_dip(one_chunk, slowest).returned_baseline.empty());
+  // Under modality parallelism there is no interleaved variant, and DIP beats the scenario's 1F1B.
+  const DipPlan modality = plan_dip(test::load_scenario_text(test::small_vlm_scenario(
+                                        test::kImageTextData, R"(, "modality_stages": {"vision": 1, "language": 1})")),
+                                    quick());
+  CHECK(modality.other_baselines.empty());
+  CHECK(modality.returned_baseline.empty());
+  CHECK(modality.schedule.makespan == modality.steps.back().iteration);
+  CHECK(modality.schedule.makespan < modality.steps.front().iteration);
 }
 
 TEST_CASE("a plan is the same for a seed with 1 and 2 threads", "[dip][planner]") {
