@@ -33,6 +33,12 @@ TEST_CASE("weft plan searches a schedule for the bundled VLM-S batch and writes 
   CHECK(plan["schedules"].size() == 4);
   CHECK(plan["modules"][0]["name"] == "vision");
   CHECK(plan["modules"][1]["name"] == "language");
+  // DIP's schedule loses to the scenario's interleaved 1F1B here, so the plan returned is that.
+  CHECK(plan["other_baselines"].empty());
+  CHECK(plan["returned_baseline"] == "interleaved (the scenario's plan)");
+  CHECK(plan["iteration_ms"].get<double>() == plan["schedules"][0]["iteration_ms"].get<double>());
+  CHECK(plan["schedules"][3]["iteration_ms"].get<double>() > plan["iteration_ms"].get<double>());
+  CHECK_THAT(run.out, Contains("Returned the baseline interleaved (the scenario's plan), faster than DIP's schedule"));
   const auto trace = nlohmann::json::parse(read_file(dir.file("trace.json")));
   CHECK(trace["traceEvents"].size() > plan["ranks"][0]["actions"].size());
   // Every rank's first action is a forward stage (nothing to wait for yet on rank 0) or a receive.
