@@ -209,6 +209,9 @@ nlohmann::json dip_plan_json(const TrainingScenario& scenario, const DipPlan& pl
   for (const dip::ScheduleOutcome& step : plan.steps) steps.push_back(schedule_json(step));
   nlohmann::json other_baselines = nlohmann::json::array();
   for (const dip::ScheduleOutcome& step : plan.other_baselines) other_baselines.push_back(schedule_json(step));
+  // The baseline whose schedule the plan is, or null for DIP's own.
+  const nlohmann::json returned_baseline =
+      plan.returned_baseline.empty() ? nlohmann::json() : nlohmann::json(plan.returned_baseline);
   nlohmann::json replicas = nlohmann::json::array();
   for (const dip::ReplicaOutcome& replica : plan.replicas) {
     replicas.push_back({{"replica", replica.replica},
@@ -234,7 +237,7 @@ nlohmann::json dip_plan_json(const TrainingScenario& scenario, const DipPlan& pl
             {"improvements", improvements}}},
           {"schedules", steps},
           {"other_baselines", other_baselines},
-          {"returned_baseline", plan.returned_baseline.empty() ? nlohmann::json() : nlohmann::json(plan.returned_baseline)},
+          {"returned_baseline", returned_baseline},
           {"simulated_baseline_ms", static_cast<double>(plan.megatron_simulated) / 1e6},
           {"simulated_plan_ms", static_cast<double>(simulated_time(plan)) / 1e6},
           {"iteration_ms", static_cast<double>(plan.schedule.makespan) / 1e6},

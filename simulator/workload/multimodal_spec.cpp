@@ -35,8 +35,8 @@ void read_projector(const JsonCursor& json, const ModuleSpec& source, ModuleSpec
     std::int64_t& per_unit = source.tokens == TokenSource::images ? module.tokens_per_image : module.tokens_per_second;
     const char* unit = source.tokens == TokenSource::images ? "tokens_per_image" : "tokens_per_second";
     if (per_unit % spec.token_merge != 0)
-      value->fail("expected a divisor of '" + source.name + "' " + unit + " " + std::to_string(per_unit) +
-                  ", got " + std::to_string(spec.token_merge));
+      value->fail("expected a divisor of '" + source.name + "' " + unit + " " + std::to_string(per_unit) + ", got " +
+                  std::to_string(spec.token_merge));
     per_unit /= spec.token_merge;
   }
   spec.input_width = source.output_width() * spec.token_merge;

@@ -219,8 +219,8 @@ Baseline time_megatron(const TrainingScenario& scenario, std::string name, Layer
                        std::span<const LayerPolicy> policy, std::span<const SampleShape> shapes) {
   const int pp = scenario.parallel.pp;
   Baseline out;
-  out.flows = build_megatron_flows(scenario.layers_per_virtual_stage(), scenario.stage_graph(), shapes, pp, costs,
-                                   policy);
+  out.flows =
+      build_megatron_flows(scenario.layers_per_virtual_stage(), scenario.stage_graph(), shapes, pp, costs, policy);
   out.schedule = time_stage_orders(out.flows.stages, megatron_orders(scenario, static_cast<int>(shapes.size())));
   out.outcome = outcome(std::move(name), out.flows, out.schedule);
   // Each rank holds the layers of its virtual stages (every microbatch's forward stages name them).
@@ -274,9 +274,8 @@ DipPlan plan_replica(const TrainingScenario& scenario, const DipOptions& options
   baselines.push_back(time_megatron(scenario, own_name, costs, initial, plan.shapes));
   plan.steps.push_back(baselines.front().outcome);
   if (const std::optional<TrainingScenario> interleaved = interleaved_variant(scenario)) {
-    baselines.push_back(
-        time_megatron(*interleaved, "interleaved 1F1B, 2 chunks a rank balanced by parameters", costs, initial,
-                      plan.shapes));
+    baselines.push_back(time_megatron(*interleaved, "interleaved 1F1B, 2 chunks a rank balanced by parameters", costs,
+                                      initial, plan.shapes));
     plan.other_baselines.push_back(baselines.back().outcome);
   }
   plan.modules = plan_module_segments(costs, plan.shapes, {p.pp, options.sub_microbatch});

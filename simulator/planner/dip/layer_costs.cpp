@@ -60,7 +60,8 @@ TimeNs LayerCosts::data_parallel_allreduce_time(int stage, Bytes bytes) {
   auto [it, added] = data_parallel_groups_.try_emplace(stage, 0);
   if (added) {
     std::vector<std::int64_t> ranks;
-    for (std::int64_t rank = 0; rank < ranks_per_stage_; rank += stride) ranks.push_back(stage * ranks_per_stage_ + rank);
+    for (std::int64_t rank = 0; rank < ranks_per_stage_; rank += stride)
+      ranks.push_back(stage * ranks_per_stage_ + rank);
     it->second = cost_.add_group(make_comm_group(CommGroupKind::dp, ranks, cost_.cluster()));
   }
   OpWork reduce = communication_work(OpClass::allreduce, bytes);

@@ -55,8 +55,7 @@ TEST_CASE("ViT 5B and DiT parameter counts follow their layer shapes", "[model]"
         Approx(28 * dit_layer + (64 * dh + dh) + 2 * dh + (2 * dh * dh + 2 * dh) + (dh * 64 + 64)).epsilon(1e-9));
 }
 
-TEST_CASE("InternViT-6B holds its published 5.54 B parameters, and padded heads add their projections",
-          "[model]") {
+TEST_CASE("InternViT-6B holds its published 5.54 B parameters, and padded heads add their projections", "[model]") {
   // OpenGVLab's model card: "Params (M): 5540 (the last 3 blocks are discarded)".
   const Model internvit = named_model("internvit-6b");
   CHECK(static_cast<double>(internvit.parameter_count()) == Approx(5540e6).epsilon(0.005));

@@ -119,7 +119,8 @@ TEST_CASE("the activation handed between modules is the projector's output", "[w
 TEST_CASE("a merging projector normalises the merged tokens and sends a quarter of them", "[workload][multimodal]") {
   std::string model = vlm_model(false, false);
   const std::string plain = fmt::format(R"({{"ffn_hidden": {}}})", kProjectorFfn);
-  const std::string merging = fmt::format(R"({{"ffn_hidden": {}, "token_merge": 4, "norm": "layernorm"}})", kProjectorFfn);
+  const std::string merging =
+      fmt::format(R"({{"ffn_hidden": {}, "token_merge": 4, "norm": "layernorm"}})", kProjectorFfn);
   model.replace(model.find(plain), plain.size(), merging);
   const auto run = run_training(scenario_from(scenario_text(model, kFourStages, kTraining)), {.composites = false});
   const Graph& graph = run.workload.graph;

@@ -115,7 +115,8 @@ TEST_CASE("the plan is never slower than a baseline that fits: interleaved 1F1B 
   // Its flows are Megatron's: whole microbatches through 4 virtual stages, forward and backward.
   CHECK(plan.flows.stages.size() == plan.shapes.size() * 2 * 4);
   for (std::size_t i = 0; i < plan.flows.stages.size(); ++i)
-    CHECK(plan.policy[i].size() == static_cast<std::size_t>(plan.flows.work[i].end_layer - plan.flows.work[i].first_layer));
+    CHECK(plan.policy[i].size() ==
+          static_cast<std::size_t>(plan.flows.work[i].end_layer - plan.flows.work[i].first_layer));
   CHECK(interleaved.most_memory <= plan.static_memory + plan.activation_limit);
   // The full simulator runs it as weft live would, as close to the stage model as DIP's plans.
   REQUIRE(plan.simulation);
