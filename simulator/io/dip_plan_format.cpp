@@ -106,12 +106,13 @@ std::string replica_table(const DipPlan& plan) {
 }
 
 nlohmann::json schedule_json(const dip::ScheduleOutcome& step) {
-  return {{"schedule", step.name},
-          {"most_memory_bytes", step.most_memory},
-          {"iteration_ms", static_cast<double>(step.iteration) / 1e6},
-          {"busy_share", step.busy_share},
-          {"busiest_rank_ms", static_cast<double>(step.busiest_rank) / 1e6},
-          {"peak_activation_bytes", step.peak_activations}};
+  nlohmann::json out = {{"schedule", step.name},
+                        {"iteration_ms", static_cast<double>(step.iteration) / 1e6},
+                        {"busy_share", step.busy_share},
+                        {"busiest_rank_ms", static_cast<double>(step.busiest_rank) / 1e6},
+                        {"peak_activation_bytes", step.peak_activations}};
+  if (step.most_memory > 0) out["most_memory_bytes"] = step.most_memory;  // a baseline's
+  return out;
 }
 
 }  // namespace
@@ -156,19 +157,17 @@ std::string render_dip_report(const TrainingScenario& scenario, const DipPlan& p
   for (const char* header : {"schedule", "iteration", "busy", "busiest rank", "speed-up", "peak activations"})
     steps.add_column(header, std::string_view(header) == "schedule" ? TextTable::Align::left : TextTable::Align::right);
   const double base = static_cast<double>(plan.steps.front().iteration);
-  auto add_step = [&](const dip::ScheduleOutcome& step, const std::string& name) {
+  // A baseline over the memory limit (what a rank keeps and its peak activations) says so.
+  const Bytes capacity = plan.static_memory + plan.activation_limit;
+  auto add_step = [&](const dip::ScheduleOutcome& step, std::string name) {
+    if (step.most_memory > capacity) name += " (over the memory limit: " + format_bytes(step.most_memory) + ")";
     steps.add_row({name, format_duration(step.iteration), format_percent(step.busy_share),
                    format_duration(step.busiest_rank),
                    fmt::format("{:+.1f}%", (base / static_cast<double>(step.iteration) - 1.0) * 100.0),
                    format_bytes(step.peak_activations)});
   };
   for (const dip::ScheduleOutcome& step : plan.steps) add_step(step, step.name);
-  const Bytes capacity = plan.static_memory + plan.activation_limit;
-  for (const dip::ScheduleOutcome& step : plan.other_baselines) {
-    add_step(step, "baseline: " + step.name +
-                       (step.most_memory > capacity ? " (over the memory limit: " + format_bytes(step.most_memory) + ")"
-                                                    : ""));
-  }
+  for (const dip::ScheduleOutcome& step : plan.other_baselines) add_step(step, "baseline: " + step.name);
   out += "Pipeline schedules on the stage model (papers/001 Table 5)\n" + steps.render("  ") + "\n";
   if (plan.returned_baseline.empty()) {
     out += options.slowest ? "Returned DIP's schedule (ranked for the slowest, so no baseline replaces it)\n"

@@ -72,26 +72,56 @@ ScheduleOutcome outcome(std::string name, const StageFlows& flows, const StageSc
   return out;
 }
 
+// What each pipeline rank keeps for the whole iteration (parameters, gradients, optimizer states,
+// overhead), from the layers placed on it.
+class HeldLayers {
+ public:
+  HeldLayers(const TrainingScenario& scenario, LayerCosts& costs)
+      : scenario_(scenario),
+        costs_(costs),
+        parameters_(static_cast<std::size_t>(scenario.parallel.pp), 0),
+        trained_(parameters_.size(), 0) {}
+
+  void place(int rank, int first, int end) {
+    for (int layer = first; layer < end; ++layer) {
+      parameters_[static_cast<std::size_t>(rank)] += costs_.at(layer, kOneOfEach).parameters;
+      trained_[static_cast<std::size_t>(rank)] += costs_.at(layer, kOneOfEach).trained;
+    }
+  }
+  Bytes static_memory(int rank) const {
+    const auto r = static_cast<std::size_t>(rank);
+    return rank_static_memory(scenario_, parameters_[r], trained_[r]).total();
+  }
+
+ private:
+  const TrainingScenario& scenario_;
+  LayerCosts& costs_;
+  std::vector<std::int64_t> parameters_;
+  std::vector<std::int64_t> trained_;
+};
+
 // The most any rank holds for the whole iteration with the modules' chunks placed as partitioned.
 Bytes largest_static_memory(const TrainingScenario& scenario, std::span<const ModuleSegments> modules,
                             LayerCosts& costs) {
   const int pp = scenario.parallel.pp;
-  std::vector<std::int64_t> parameters(static_cast<std::size_t>(pp), 0);
-  std::vector<std::int64_t> trained(static_cast<std::size_t>(pp), 0);
+  HeldLayers held(scenario, costs);
   for (const ModuleSegments& segments : modules) {
     for (int chunk = 0; chunk < static_cast<int>(segments.chunk_layers.size()); ++chunk) {
-      const auto rank = static_cast<std::size_t>(chunk % pp);
       const int first = segments.chunk_first_layer(chunk);
-      for (int layer = first; layer < first + segments.chunk_layers[static_cast<std::size_t>(chunk)]; ++layer) {
-        parameters[rank] += costs.at(layer, kOneOfEach).parameters;
-        trained[rank] += costs.at(layer, kOneOfEach).trained;
-      }
+      held.place(chunk % pp, first, first + segments.chunk_layers[static_cast<std::size_t>(chunk)]);
     }
   }
   Bytes most = 0;
-  for (std::size_t rank = 0; rank < parameters.size(); ++rank)
-    most = std::max(most, rank_static_memory(scenario, parameters[rank], trained[rank]).total());
+  for (int rank = 0; rank < pp; ++rank) most = std::max(most, held.static_memory(rank));
   return most;
+}
+
+// Every stage's layers under one policy.
+std::vector<std::vector<LayerPolicy>> uniform_policy(const StageFlows& flows, LayerPolicy policy) {
+  std::vector<std::vector<LayerPolicy>> out(flows.stages.size());
+  for (std::size_t i = 0; i < flows.stages.size(); ++i)
+    out[i].assign(static_cast<std::size_t>(flows.work[i].end_layer - flows.work[i].first_layer), policy);
+  return out;
 }
 
 StageSchedule interleave(const StageFlows& flows, Bytes limit, std::span<const int> group_priorities) {
@@ -224,20 +254,15 @@ Baseline time_megatron(const TrainingScenario& scenario, std::string name, Layer
   out.schedule = time_stage_orders(out.flows.stages, megatron_orders(scenario, static_cast<int>(shapes.size())));
   out.outcome = outcome(std::move(name), out.flows, out.schedule);
   // Each rank holds the layers of its virtual stages (every microbatch's forward stages name them).
-  std::vector<std::int64_t> parameters(static_cast<std::size_t>(pp), 0), trained(static_cast<std::size_t>(pp), 0);
+  HeldLayers held(scenario, costs);
   for (std::size_t i = 0; i < out.flows.stages.size(); ++i) {
     const StageWork& work = out.flows.work[i];
-    if (out.flows.stages[i].backward || work.microbatch != 0) continue;
-    const auto rank = static_cast<std::size_t>(out.flows.stages[i].rank);
-    for (int layer = work.first_layer; layer < work.end_layer; ++layer) {
-      parameters[rank] += costs.at(layer, kOneOfEach).parameters;
-      trained[rank] += costs.at(layer, kOneOfEach).trained;
-    }
+    if (!out.flows.stages[i].backward && work.microbatch == 0)
+      held.place(out.flows.stages[i].rank, work.first_layer, work.end_layer);
   }
-  for (std::size_t rank = 0; rank < parameters.size(); ++rank) {
-    out.outcome.most_memory =
-        std::max(out.outcome.most_memory, rank_static_memory(scenario, parameters[rank], trained[rank]).total() +
-                                              out.schedule.peak_memory[rank]);
+  for (int rank = 0; rank < pp; ++rank) {
+    out.outcome.most_memory = std::max(
+        out.outcome.most_memory, held.static_memory(rank) + out.schedule.peak_memory[static_cast<std::size_t>(rank)]);
   }
   return out;
 }
@@ -318,11 +343,7 @@ DipPlan plan_replica(const TrainingScenario& scenario, const DipOptions& options
   }
   plan.steps.push_back(outcome("+ modality-module-level ranking (MCTS)", plan.flows, plan.schedule));
 
-  plan.policy.resize(plan.flows.stages.size());
-  for (std::size_t i = 0; i < plan.flows.stages.size(); ++i) {
-    const StageWork& work = plan.flows.work[i];
-    plan.policy[i].assign(static_cast<std::size_t>(work.end_layer - work.first_layer), layer_policy(p.recompute));
-  }
+  plan.policy = uniform_policy(plan.flows, layer_policy(p.recompute));
   apply_tuning(plan, pairs, std::move(tuned));
   plan.steps.push_back(outcome("+ model layer tuning", plan.flows, plan.schedule));
   // The plan returned is never slower than a baseline that fits the memory limit, on the stage
@@ -337,11 +358,7 @@ DipPlan plan_replica(const TrainingScenario& scenario, const DipOptions& options
     plan.returned_baseline = fastest->outcome.name;
     plan.flows = std::move(fastest->flows);
     plan.schedule = std::move(fastest->schedule);
-    plan.policy.assign(plan.flows.stages.size(), {});
-    for (std::size_t i = 0; i < plan.flows.stages.size(); ++i) {
-      const StageWork& work = plan.flows.work[i];
-      plan.policy[i].assign(static_cast<std::size_t>(work.end_layer - work.first_layer), layer_policy(p.recompute));
-    }
+    plan.policy = uniform_policy(plan.flows, layer_policy(p.recompute));
   }
   return plan;
 }
