@@ -33,7 +33,15 @@ std::string plan_text(const DflopPlan& plan) {
 
 std::string method_text(const dflop::BucketAssignment& schedule) {
   if (schedule.method == BucketMethod::ilp) return "ILP, optimal";
-  return schedule.optimal ? "LPT, meets the bound" : "LPT (ILP out of time)";
+  return schedule.optimal ? "LPT, meets the bound" : "LPT (ILP unproven within its limits)";
+}
+
+// "1 s", "2000 nodes", "1 s and 2000 nodes".
+std::string limits_text(const SearchLimits& limits) {
+  std::string out;
+  if (limits.seconds > 0.0) out = fmt::format("{:g} s", limits.seconds);
+  if (limits.nodes > 0) out += fmt::format("{}{} nodes", out.empty() ? "" : " and ", limits.nodes);
+  return out.empty() ? "no limit" : out;
 }
 
 // "120 at 1, 180 at 4, 190 at 64": TFLOP/s per GPU at the grid's first, middle and last points.
@@ -111,7 +119,8 @@ std::string render_dflop_report(const std::string& subject, const DflopReport& r
                   report.uniform.candidates);
   out += report.uniform.best ? "  " + plan_text(*report.uniform.best) : "  none fits\n";
 
-  out += "\nOnline microbatch scheduler (CBC's ILP within its time limit, else LPT), per batch:\n";
+  out += fmt::format("\nOnline microbatch scheduler (CBC's ILP within {} a batch, else LPT):\n",
+                     limits_text(report.ilp_limits));
   TextTable steps;
   for (const char* name : {"batch", "buckets", "split", "C_max", "lower bound", "random split's C_max"})
     steps.add_column(name, std::string_view(name) == "split" ? TextTable::Align::left : TextTable::Align::right);
@@ -200,6 +209,8 @@ nlohmann::json dflop_json(const std::string& scenario, const DflopReport& report
                      {"solve_ms", step.solve_ms}});
   }
   out["scheduler"] = std::move(steps);
+  // 0: no such limit.
+  out["scheduler_limits"] = {{"seconds", report.ilp_limits.seconds}, {"nodes", report.ilp_limits.nodes}};
   nlohmann::json correction = nlohmann::json::array();
   for (const dflop::CorrectionStep& step : report.correction) {
     correction.push_back({{"tracking", step.tracking},

@@ -1,5 +1,7 @@
 #include "simulator/planner/integer_program.hpp"
 
+#include <algorithm>
+#include <climits>
 #include <mutex>
 
 #include <CbcModel.hpp>
@@ -44,7 +46,7 @@ void IntegerProgram::set(int row, int column, double value) {
 }
 
 IntegerSolution solve_integer_program(const IntegerProgram& program, std::span<const double> warm,
-                                      double warm_objective, double time_limit_s, double fraction_gap) {
+                                      double warm_objective, const SearchLimits& limits) {
   const int columns = static_cast<int>(program.objective.size());
   const CoinPackedMatrix matrix(false, program.row_of.data(), program.column_of.data(), program.value_of.data(),
                                 static_cast<CoinBigIndex>(program.value_of.size()));
@@ -59,12 +61,13 @@ IntegerSolution solve_integer_program(const IntegerProgram& program, std::span<c
   solver.loadProblem(matrix, column_lower.data(), column_upper.data(), program.objective.data(), row_lower.data(),
                      row_upper.data());
   for (int c = 0; c < program.integers; ++c) solver.setInteger(c);
-  if (time_limit_s > 0.0) solver.getModelPtr()->setMaximumSeconds(time_limit_s);
+  if (limits.seconds > 0.0) solver.getModelPtr()->setMaximumSeconds(limits.seconds);
   CbcModel model(solver);
   model.setLogLevel(0);
   model.messageHandler()->setLogLevel(0);
-  if (time_limit_s > 0.0) model.setMaximumSeconds(time_limit_s);
-  model.setAllowableFractionGap(fraction_gap);
+  if (limits.seconds > 0.0) model.setMaximumSeconds(limits.seconds);
+  if (limits.nodes > 0) model.setMaximumNodes(static_cast<int>(std::min<std::int64_t>(limits.nodes, INT_MAX)));
+  model.setAllowableFractionGap(limits.fraction_gap);
   if (!warm.empty()) model.setBestSolution(warm.data(), columns, warm_objective);
   model.branchAndBound();
   IntegerSolution out;

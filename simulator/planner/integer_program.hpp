@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <limits>
 #include <span>
 #include <vector>
@@ -34,12 +35,20 @@ struct IntegerSolution {
   bool proven_optimal = false;
 };
 
+// Where CBC's search stops short of a proof. `seconds` (0: none) also bounds the root relaxation,
+// which CBC's own limit, checked between nodes, does not; its outcome depends on the machine's
+// speed. `nodes` (0: none) counts branch-and-bound nodes and gives the same outcome on every
+// machine. `fraction_gap` is the relative gap to the bound at which the search stops.
+struct SearchLimits {
+  double seconds = 0.0;
+  std::int64_t nodes = 0;
+  double fraction_gap = 0.0;
+};
+
 // CBC's branch and bound on `program`, quietly, one solve at a time in the process (CBC and CLP
 // keep state of their own beyond the model), from the `warm` solution (empty: none) whose
-// objective is `warm_objective`. `time_limit_s` (0: none) also bounds the root relaxation, which
-// CBC's own limit, checked between nodes, does not; `fraction_gap` is the relative gap at which
-// the search stops.
+// objective is `warm_objective`.
 IntegerSolution solve_integer_program(const IntegerProgram& program, std::span<const double> warm,
-                                      double warm_objective, double time_limit_s = 0.0, double fraction_gap = 0.0);
+                                      double warm_objective, const SearchLimits& limits = {});
 
 }  // namespace weft

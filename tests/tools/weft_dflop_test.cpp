@@ -72,6 +72,19 @@ TEST_CASE("weft dflop profiles, plans, schedules and runs the bundled LLaVA-OV s
             json["runs"][k]["mean_iteration_s"].get<double>());
     }
   }
+  SECTION("a node budget replaces the time limit unless both are given") {
+    CHECK_THAT(run.out, Contains("Online microbatch scheduler (CBC's ILP within 1 s a batch, else LPT)"));
+    CHECK(json["scheduler_limits"] == nlohmann::json{{"seconds", 1.0}, {"nodes", 0}});
+    const auto budget =
+        run_weft("dflop '" + kDflop + "' --iterations 1 --ilp-nodes 5 --json " + quoted(dir.file("n.json")));
+    REQUIRE(budget.exit_code == 0);
+    CHECK_THAT(budget.out, Contains("Online microbatch scheduler (CBC's ILP within 5 nodes a batch, else LPT)"));
+    CHECK(nlohmann::json::parse(read_file(dir.file("n.json")))["scheduler_limits"] ==
+          nlohmann::json{{"seconds", 0.0}, {"nodes", 5}});
+    const auto both = run_weft("dflop '" + kDflop + "' --iterations 1 --ilp-nodes 5 --ilp-seconds 2");
+    REQUIRE(both.exit_code == 0);
+    CHECK_THAT(both.out, Contains("(CBC's ILP within 2 s and 5 nodes a batch, else LPT)"));
+  }
   SECTION("the same scenario gives the same report") {
     const auto again = run_weft("dflop '" + kDflop + "' --iterations 2 --json " + quoted(dir.file("e.json")));
     REQUIRE(again.exit_code == 0);
@@ -97,6 +110,7 @@ TEST_CASE("weft dflop refuses bad input with exit 2 and leaves no file", "[cli][
           "model: DFLOP plans an encoder component and a language model");
   rejects("'" + kDflop + "' --iterations 0", "--iterations");
   rejects("'" + kDflop + "' --ilp-seconds 0", "--ilp-seconds");
+  rejects("'" + kDflop + "' --ilp-nodes 0", "--ilp-nodes");
   rejects("'" + kDflop + "' --profile-samples 0", "--profile-samples");
   rejects("'" + kDflop + "' --calibration nowhere.json", "nowhere.json");
   rejects("'" + kDflop + "' --anomalies 0.5", "--anomalies");

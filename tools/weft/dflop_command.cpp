@@ -18,6 +18,8 @@ struct DflopFlags {
   std::string scenario;
   int iterations = 4;
   double ilp_seconds = 1.0;
+  std::int64_t ilp_nodes = 0;
+  bool seconds_given = false;  // --ilp-seconds on the command line, not its default
   std::int64_t profile_samples = 2048;
   std::uint64_t seed = 1;
   std::vector<double> anomalies;
@@ -35,7 +37,10 @@ void run_dflop(const DflopFlags& flags) {
   check_calibration_device(flags.calibration, scenario.cluster);
   dflop::DflopOptions options;
   options.iterations = flags.iterations;
-  options.ilp_time_limit_s = flags.ilp_seconds;
+  // A node budget alone gives every machine the same splits; with --ilp-seconds too, whichever
+  // CBC reaches first stops it.
+  options.ilp = {.seconds = flags.ilp_nodes > 0 && !flags.seconds_given ? 0.0 : flags.ilp_seconds,
+                 .nodes = flags.ilp_nodes};
   options.profile_samples = flags.profile_samples;
   options.seed = flags.seed;
   if (!flags.anomalies.empty()) {
@@ -67,7 +72,8 @@ void add_dflop_command(CLI::App& app) {
       "data: the Model Profiler (each component's throughput and memory at every TP degree, on weft's kernels), the "
       "Data Profiler, the data-aware 3D parallelism optimizer (Algorithm 1: a TP, PP and DP for the encoder and "
       "another for the LLM, and the microbatch count, for the least expected makespan within memory), and the online "
-      "microbatch scheduler (an ILP solved by CBC within a time limit, else LPT) on each batch, with its adaptive "
+      "microbatch scheduler (an ILP solved by CBC within a time limit or a node budget, else LPT) on each batch, with "
+      "its adaptive "
       "correction. Each batch is then timed on the stage model under the scenario's layout and the best uniform "
       "layout with a random split (Megatron-LM's and PyTorch's), under DFLOP's layout with a random split, with its "
       "scheduler, and with adaptive correction (docs/dflop.md).");
@@ -79,9 +85,19 @@ void add_dflop_command(CLI::App& app) {
   command->add_option("--iterations", flags->iterations, "Global batches to schedule and time, drawn in turn")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  command->add_option("--ilp-seconds", flags->ilp_seconds, "The scheduler's time limit for CBC, per batch")
-      ->check(CLI::Range(0.001, 600.0))
-      ->capture_default_str();
+  CLI::Option* seconds =
+      command
+          ->add_option("--ilp-seconds", flags->ilp_seconds,
+                       "The scheduler's time limit for CBC, per batch (its outcome depends on the machine's speed)")
+          ->check(CLI::Range(0.001, 600.0))
+          ->capture_default_str();
+  command
+      ->add_option(
+          "--ilp-nodes", flags->ilp_nodes,
+          "The scheduler's budget of branch-and-bound nodes for CBC, per batch; alone, it replaces the time limit "
+          "and every machine computes the same splits (with --ilp-seconds too, whichever comes first stops "
+          "the search)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000000}));
   command->add_option("--profile-samples", flags->profile_samples, "Samples the Data Profiler draws from the data")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20))
       ->capture_default_str();
@@ -107,7 +123,10 @@ void add_dflop_command(CLI::App& app) {
       ->capture_default_str();
   add_calibration_flag(*command, flags->calibration);
   command->add_option("--json", flags->json_file, "Write the report as JSON to this file")->type_name("FILE");
-  command->callback([flags] { run_dflop(*flags); });
+  command->callback([flags, seconds] {
+    flags->seconds_given = seconds->count() > 0;
+    run_dflop(*flags);
+  });
 }
 
 }  // namespace weft::cli

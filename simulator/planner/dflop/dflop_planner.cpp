@@ -80,6 +80,7 @@ DflopReport plan_dflop(const TrainingScenario& scenario, const DflopOptions& opt
   report.pad_to = data.pad_to;
   report.anomalies = options.anomalies;
   report.correction_options = options.correction;
+  report.ilp_limits = options.ilp;
   report.global_batch =
       data.pack ? saturating_mul(scenario.training.global_batch, data.max_samples) : scenario.training.global_batch;
   if (saturating_mul(report.global_batch, options.iterations) > kMaxSamples)
@@ -170,7 +171,7 @@ DflopReport plan_dflop(const TrainingScenario& scenario, const DflopOptions& opt
     SchedulerStep step;
     step.random_c_max = bucket_c_max(estimate.encoder, estimate.llm, random_buckets(batch.size(), buckets, seed));
     started = std::chrono::steady_clock::now();
-    step.schedule = schedule_buckets(estimate.encoder, estimate.llm, buckets, options.ilp_time_limit_s);
+    step.schedule = schedule_buckets(estimate.encoder, estimate.llm, buckets, options.ilp);
     step.solve_ms = elapsed_ms(started);
     run_batch(scheduled, in_slot_order(step.schedule.buckets, seed));
     // The same with the penalties adaptive correction has learned; tracking costs its share of the
@@ -181,8 +182,7 @@ DflopReport plan_dflop(const TrainingScenario& scenario, const DflopOptions& opt
     tracked.corrected = correction.penalised(batch, data.pad_to);
     const ItemDurations adjusted = correction.corrected(batch, estimate, data.pad_to);
     const BucketAssignment split =
-        tracked.corrected == 0 ? step.schedule
-                               : schedule_buckets(adjusted.encoder, adjusted.llm, buckets, options.ilp_time_limit_s);
+        tracked.corrected == 0 ? step.schedule : schedule_buckets(adjusted.encoder, adjusted.llm, buckets, options.ilp);
     run_batch(corrected, in_slot_order(split.buckets, seed));
     if (tracked.tracking) {
       corrected.run.iteration_s.back() *= 1.0 + options.correction.cost;

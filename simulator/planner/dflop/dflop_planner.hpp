@@ -15,7 +15,7 @@ namespace weft::dflop {
 
 struct DflopOptions {
   int iterations = 4;                   // global batches run, each drawn in turn from the data
-  double ilp_time_limit_s = 1.0;        // the scheduler's CBC time limit, per batch
+  SearchLimits ilp{.seconds = 1.0};     // the scheduler's CBC limits, per batch
   std::int64_t profile_samples = 2048;  // the Data Profiler's sample of the dataset
   std::uint64_t seed = 1;               // the baselines' random split of each batch
   Anomalies anomalies;                  // shapes slower than profiled, in every run's timeline
@@ -56,7 +56,8 @@ struct DflopReport {
   std::int64_t pad_to = 0;
   Anomalies anomalies;
   CorrectionOptions correction_options;
-  DatasetProfile data;  // the Data Profiler's sample
+  SearchLimits ilp_limits;  // the scheduler's, per batch
+  DatasetProfile data;      // the Data Profiler's sample
   ModelProfile profile;
   double profile_ms = 0.0;
   SearchResult dflop;  // Algorithm 1

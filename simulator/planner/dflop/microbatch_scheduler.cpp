@@ -78,7 +78,7 @@ std::vector<std::vector<std::size_t>> random_buckets(std::size_t samples, int bu
 }
 
 BucketAssignment schedule_buckets(std::span<const double> encoder, std::span<const double> llm, int buckets,
-                                  double time_limit_s) {
+                                  const SearchLimits& limits) {
   const BucketAssignment greedy = lpt_buckets(encoder, llm, buckets);
   const int n = static_cast<int>(encoder.size());
   const int m = buckets;
@@ -124,7 +124,7 @@ BucketAssignment schedule_buckets(std::span<const double> encoder, std::span<con
       warm[i * static_cast<std::size_t>(m) + static_cast<std::size_t>(j)] = 1.0;
   }
   warm[static_cast<std::size_t>(c_max)] = greedy.c_max / scale;
-  const IntegerSolution solved = solve_integer_program(program, warm, greedy.c_max / scale, time_limit_s);
+  const IntegerSolution solved = solve_integer_program(program, warm, greedy.c_max / scale, limits);
   if (!solved.proven_optimal || solved.values.empty()) return greedy;
   const std::vector<double>& best = solved.values;
   std::vector<std::vector<std::size_t>> out(static_cast<std::size_t>(m));

@@ -5,6 +5,8 @@
 #include <span>
 #include <vector>
 
+#include "simulator/planner/integer_program.hpp"
+
 namespace weft::dflop {
 
 // How a global batch's samples were split into buckets.
@@ -15,7 +17,7 @@ struct BucketAssignment {
   BucketMethod method = BucketMethod::random;
   double c_max = 0.0;        // the largest bucket load, encoder or LLM (Eq. 6)
   double lower_bound = 0.0;  // no split does better: max(sum E / m, sum L / m, largest E, largest L)
-  bool optimal = false;      // proven optimal: CBC proved it in time, or it meets the lower bound
+  bool optimal = false;      // proven optimal: CBC proved it within its limits, or it meets the lower bound
 };
 
 // C_max of a split: the largest of every bucket's summed encoder and LLM durations.
@@ -34,11 +36,11 @@ std::vector<std::vector<std::size_t>> random_buckets(std::size_t samples, int bu
 
 // The Online Microbatch Scheduler (§3.4.1-3.4.2): the ILP of Eq. 6 (binary x_ij, each sample in
 // one bucket, every bucket's encoder and LLM sums at most C_max, minimise C_max) solved by CBC within
-// `time_limit_s`, warm-started from LPT, with sample 0 fixed to bucket 0 (buckets are
-// interchangeable); when CBC does not prove its optimum in time, LPT's split, as the paper falls
-// back (and when LPT meets the lower bound, no search is needed). `buckets` at least 1 and at most
-// the samples.
+// `limits` (the paper's time limit, or a node budget that every machine reaches alike),
+// warm-started from LPT, with sample 0 fixed to bucket 0 (buckets are interchangeable); when CBC
+// does not prove its optimum within them, LPT's split, as the paper falls back (and when LPT meets
+// the lower bound, no search is needed). `buckets` at least 1 and at most the samples.
 BucketAssignment schedule_buckets(std::span<const double> encoder, std::span<const double> llm, int buckets,
-                                  double time_limit_s);
+                                  const SearchLimits& limits);
 
 }  // namespace weft::dflop

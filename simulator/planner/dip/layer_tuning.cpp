@@ -204,7 +204,8 @@ TuningChoice solve_tuning(const std::vector<StagePair>& pairs, Bytes memory_limi
   std::vector<double> warm(static_cast<std::size_t>(columns), 0.0);
   for (std::size_t i = 0; i < pairs.size(); ++i)
     warm[static_cast<std::size_t>(first_column[i] + greedy.candidate[i])] = 1.0;
-  const IntegerSolution solved = solve_integer_program(program, warm, static_cast<double>(greedy.latency), 0.0, gap);
+  const IntegerSolution solved =
+      solve_integer_program(program, warm, static_cast<double>(greedy.latency), {.fraction_gap = gap});
   if (solved.values.empty()) return greedy;
   const std::vector<double>& best = solved.values;
   std::vector<int> choice(pairs.size(), 0);

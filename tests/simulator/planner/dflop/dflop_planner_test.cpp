@@ -14,7 +14,7 @@ DflopOptions quick_options() {
   DflopOptions options;
   options.iterations = 2;
   options.profile_samples = 256;
-  options.ilp_time_limit_s = 0.5;
+  options.ilp.seconds = 0.5;
   return options;
 }
 

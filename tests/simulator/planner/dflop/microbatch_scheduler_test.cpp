@@ -61,18 +61,21 @@ TEST_CASE("the scheduler's ILP finds the least C_max that enumeration finds", "[
       encoder[i] = duration(random);
       llm[i] = duration(random);
     }
-    const BucketAssignment split = schedule_buckets(encoder, llm, 3, 30.0);
-    INFO("trial " << trial);
-    check_partition(split.buckets, 7);
-    CHECK(split.optimal);
-    CHECK(split.c_max == Approx(brute_force_c_max(encoder, llm, 3)).epsilon(1e-6));
-    CHECK(split.c_max == Approx(bucket_c_max(encoder, llm, split.buckets)));
-    CHECK(split.c_max <= lpt_buckets(encoder, llm, 3).c_max + 1e-12);
-    CHECK(split.lower_bound <= split.c_max + 1e-12);
+    // A time limit, or a node budget and no time limit at all.
+    for (const SearchLimits limits : {SearchLimits{.seconds = 30.0}, SearchLimits{.nodes = 100000}}) {
+      const BucketAssignment split = schedule_buckets(encoder, llm, 3, limits);
+      INFO("trial " << trial << ", " << limits.seconds << " s, " << limits.nodes << " nodes");
+      check_partition(split.buckets, 7);
+      CHECK(split.optimal);
+      CHECK(split.c_max == Approx(brute_force_c_max(encoder, llm, 3)).epsilon(1e-6));
+      CHECK(split.c_max == Approx(bucket_c_max(encoder, llm, split.buckets)));
+      CHECK(split.c_max <= lpt_buckets(encoder, llm, 3).c_max + 1e-12);
+      CHECK(split.lower_bound <= split.c_max + 1e-12);
+    }
   }
 }
 
-TEST_CASE("out of time, the scheduler falls back to LPT's split", "[dflop]") {
+TEST_CASE("out of time or of nodes, the scheduler falls back to LPT's split", "[dflop]") {
   std::mt19937 random(11);
   std::uniform_real_distribution<double> duration(0.1, 1.0);
   std::vector<double> encoder(400), llm(400);
@@ -80,18 +83,44 @@ TEST_CASE("out of time, the scheduler falls back to LPT's split", "[dflop]") {
     encoder[i] = duration(random);
     llm[i] = duration(random);
   }
-  const BucketAssignment split = schedule_buckets(encoder, llm, 40, 0.001);
   const BucketAssignment lpt = lpt_buckets(encoder, llm, 40);
-  CHECK(split.method == BucketMethod::lpt);
-  CHECK_FALSE(split.optimal);
-  CHECK(split.buckets == lpt.buckets);
+  // Random durations: LPT's split misses the bound, which no split meets exactly, so nothing is
+  // proven within one node.
+  REQUIRE(lpt.c_max > lpt.lower_bound);
+  for (const SearchLimits limits : {SearchLimits{.seconds = 0.001}, SearchLimits{.nodes = 1}}) {
+    INFO(limits.seconds << " s, " << limits.nodes << " nodes");
+    const BucketAssignment split = schedule_buckets(encoder, llm, 40, limits);
+    CHECK(split.method == BucketMethod::lpt);
+    CHECK_FALSE(split.optimal);
+    CHECK(split.buckets == lpt.buckets);
+  }
+}
+
+TEST_CASE("under a node budget the scheduler's split is the same on every solve", "[dflop]") {
+  // Nothing in a node budget depends on the clock: twelve samples in four buckets, searched for
+  // 50 nodes, give one split however long each node took.
+  std::mt19937 random(5);
+  std::uniform_real_distribution<double> duration(0.1, 1.0);
+  std::vector<double> encoder(12), llm(12);
+  for (std::size_t i = 0; i < encoder.size(); ++i) {
+    encoder[i] = duration(random);
+    llm[i] = duration(random);
+  }
+  const BucketAssignment first = schedule_buckets(encoder, llm, 4, {.nodes = 50});
+  check_partition(first.buckets, 12);
+  CHECK(first.c_max <= lpt_buckets(encoder, llm, 4).c_max + 1e-12);
+  for (int again = 0; again < 3; ++again) {
+    const BucketAssignment split = schedule_buckets(encoder, llm, 4, {.nodes = 50});
+    CHECK(split.buckets == first.buckets);
+    CHECK(split.method == first.method);
+  }
 }
 
 TEST_CASE("when LPT meets the lower bound no search is needed", "[dflop]") {
   // One long sample sets the bound: LPT gives it a bucket of its own.
   const std::vector<double> encoder{10, 1, 1, 1};
   const std::vector<double> llm{0, 1, 1, 1};
-  const BucketAssignment split = schedule_buckets(encoder, llm, 2, 1.0);
+  const BucketAssignment split = schedule_buckets(encoder, llm, 2, {.seconds = 1.0});
   CHECK(split.optimal);
   CHECK(split.c_max == 10.0);
   CHECK(split.buckets == Buckets{{0}, {1, 2, 3}});
