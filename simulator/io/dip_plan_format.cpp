@@ -185,9 +185,12 @@ std::string render_dip_report(const TrainingScenario& scenario, const DipPlan& p
       format_duration(plan.megatron_simulated));
   out += fmt::format(
       "This plan under the full simulator, as weft live runs it: {} ({:+.1f}% against the stage model, which "
-      "does not queue transfers that share a link)\n",
+      "does not queue transfers that share a link{})\n",
       format_duration(simulated_time(plan)),
-      (static_cast<double>(simulated_time(plan)) / static_cast<double>(plan.schedule.makespan) - 1.0) * 100.0);
+      (static_cast<double>(simulated_time(plan)) / static_cast<double>(plan.schedule.makespan) - 1.0) * 100.0,
+      plan.overlaps_tp ? ", and overlaps the forward pass's TP communication with its GEMMs as the scenario's stack "
+                         "does, where weft live runs TP collectives on their own"
+                       : "");
   return out;
 }
 
@@ -240,6 +243,7 @@ nlohmann::json dip_plan_json(const TrainingScenario& scenario, const DipPlan& pl
           {"simulated_baseline_ms", static_cast<double>(plan.megatron_simulated) / 1e6},
           {"simulated_plan_ms", static_cast<double>(simulated_time(plan)) / 1e6},
           {"iteration_ms", static_cast<double>(plan.schedule.makespan) / 1e6},
+          {"stage_model_overlaps_tp", plan.overlaps_tp},
           {"ranks", rank_actions_json(scenario, plan)}};
 }
 

@@ -39,6 +39,7 @@ TEST_CASE("weft plan searches a schedule for the bundled VLM-S batch and writes 
   CHECK(plan["iteration_ms"].get<double>() == plan["schedules"][0]["iteration_ms"].get<double>());
   CHECK(plan["schedules"][3]["iteration_ms"].get<double>() > plan["iteration_ms"].get<double>());
   CHECK_THAT(run.out, Contains("Returned the baseline interleaved (the scenario's plan), faster than DIP's schedule"));
+  CHECK(plan["stage_model_overlaps_tp"] == false);  // no sequence parallelism
   const auto trace = nlohmann::json::parse(read_file(dir.file("trace.json")));
   CHECK(trace["traceEvents"].size() > plan["ranks"][0]["actions"].size());
   // Every rank's first action is a forward stage (nothing to wait for yet on rank 0) or a receive.
@@ -61,6 +62,21 @@ TEST_CASE("weft plan plans every DP replica of per-sample data and reports the s
   const double slowest =
       std::max(plan["replicas"][0]["planned_ms"].get<double>(), plan["replicas"][1]["planned_ms"].get<double>());
   CHECK(plan["iteration_ms"].get<double>() == Approx(slowest));
+}
+
+TEST_CASE("weft plan overlaps TP communication as the scenario's stack does, and says weft live does not",
+          "[cli][plan]") {
+  // Sequence parallelism under Megatron-Core's stack (tp_comm_overlap): the stage model overlaps
+  // the forward pass's TP communication with its GEMMs; the execution plan weft live runs does not.
+  const TempDir dir;
+  const auto scenario = dir.write("s.json", test::small_vlm_scenario("", R"(, "sequence_parallel": true)"));
+  const auto run =
+      run_weft("plan '" + scenario.string() + "' --iterations 4 --json '" + dir.file("plan.json").string() + "'");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK(nlohmann::json::parse(read_file(dir.file("plan.json")))["stage_model_overlaps_tp"] == true);
+  CHECK_THAT(run.out, Contains("and overlaps the forward pass's TP communication with its GEMMs as the scenario's "
+                               "stack does, where weft live runs TP collectives on their own"));
 }
 
 TEST_CASE("weft plan rejects bad input with exit 2 and writes nothing", "[cli][plan][errors]") {

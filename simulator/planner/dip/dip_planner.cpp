@@ -382,6 +382,8 @@ DipPlan plan_dip(const TrainingScenario& scenario, const DipOptions& options) {
   const MultimodalModel model(scenario.model, scenario.parallel.cp_algorithm);
   LayerCosts costs(model, scenario.shard_context(), scenario.cluster, scenario.options.ideal_network,
                    scenario.parallel.dp);
+  const bool overlaps_tp = scenario.overlaps_tp_communication() && scenario.parallel.zero < 3;
+  costs.set_tp_overlap(overlaps_tp);
   std::vector<std::vector<SampleShape>> replicas = replica_shapes(scenario);
   DipOptions each = options;
   each.time_budget_s = options.time_budget_s / static_cast<double>(replicas.size());
@@ -394,6 +396,7 @@ DipPlan plan_dip(const TrainingScenario& scenario, const DipOptions& options) {
     if (r == 0 || plan.schedule.makespan > slowest.schedule.makespan) slowest = std::move(plan);
   }
   slowest.replicas = std::move(outcomes);
+  slowest.overlaps_tp = overlaps_tp;
   if (options.stop && options.stop()) return slowest;
   const TrainingWorkload workload = build_training_workload(scenario, {.name_ops = false, .max_ops = options.max_ops});
   slowest.megatron_simulated = simulate(workload.graph, *workload.cost_model).makespan;

@@ -61,7 +61,10 @@ struct DipPlan {
   StageFlows flows;                 // with the tuned durations and bytes
   StageSchedule schedule;           // each rank's order and the stages' times
   std::vector<int> group_priorities;
-  bool searched_ranking = false;                 // the search's ranking beat microbatch order (else that is kept)
+  bool searched_ranking = false;  // the search's ranking beat microbatch order (else that is kept)
+  // The stage model overlapped the forward pass's TP communication with its GEMMs, as the
+  // scenario's stack does (LayerCosts::set_tp_overlap); execution plans run TP collectives apart.
+  bool overlaps_tp = false;
   std::vector<std::vector<LayerPolicy>> policy;  // per stage, per layer of it
   // Megatron (the scenario's schedule), + partitioner and interleaving, + ranking, + layer tuning.
   std::vector<ScheduleOutcome> steps;

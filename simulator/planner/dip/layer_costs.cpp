@@ -5,6 +5,8 @@
 
 #include "simulator/planner/dip/module_segments.hpp"
 #include "simulator/workload/modules/op_factory.hpp"
+#include "simulator/workload/op_parts.hpp"
+#include "simulator/workload/training_scenario.hpp"
 
 namespace weft::dip {
 
@@ -17,7 +19,7 @@ TimeNs LayerCost::latency(LayerPolicy policy) const {
     case LayerPolicy::full:
       break;
   }
-  return 2 * forward + backward;
+  return forward + recompute_forward + backward;
 }
 
 Bytes LayerCost::memory(LayerPolicy policy) const {
@@ -39,6 +41,15 @@ LayerCosts::LayerCosts(const MultimodalModel& model, const ShardContext& base, c
   std::vector<std::int64_t> ranks(static_cast<std::size_t>(base.tp));
   std::iota(ranks.begin(), ranks.end(), std::int64_t{0});
   tp_group_ = cost_.add_group(make_comm_group(CommGroupKind::tp, ranks, cluster));
+  if (base.tp > 1) {
+    const std::array<std::int64_t, 2> neighbours{0, 1};
+    tp_neighbours_ = cost_.add_group(make_comm_group(CommGroupKind::tp, neighbours, cluster));
+  }
+}
+
+void LayerCosts::set_tp_overlap(bool overlap) {
+  tp_overlap_ = overlap && base_.tp > 1;
+  cache_.clear();
 }
 
 TimeNs LayerCosts::transfer_time(int from, int to, Bytes bytes) {
@@ -90,15 +101,59 @@ SampleShape LayerCosts::layer_shape(int layer, const SampleShape& stage_shape) c
 }
 
 std::vector<Step> LayerCosts::steps(int layer, const SampleShape& shape) const {
+  std::vector<int> blocks;
+  return steps_and_blocks(layer, shape, blocks);
+}
+
+std::vector<Step> LayerCosts::steps_and_blocks(int layer, const SampleShape& shape, std::vector<int>& blocks) const {
   const int layers = model_.layer_count();
   std::vector<Step> steps;
-  std::vector<int> blocks;
   model_.append_steps(base_, shape, {layer, layer + 1, layer == 0, layer + 1 == layers}, false, steps, blocks);
   return steps;
 }
 
+std::optional<TimeNs> LayerCosts::overlapped_pair(const std::vector<Step>& steps, const std::vector<int>& blocks,
+                                                  std::size_t i) const {
+  // As TrainingGraphBuilder::tp_overlap_at pairs steps: two forward steps of one transformer layer.
+  if (!tp_overlap_ || i + 1 >= steps.size() || blocks[i] < 0 || blocks[i] != blocks[i + 1]) return std::nullopt;
+  const Step& first = steps[i];
+  const Step& second = steps[i + 1];
+  if (!first.forward || !second.forward) return std::nullopt;
+  const DeviceSpec& gpu = cost_.cluster().gpu;
+  const auto collective = [](const Step& step, OpClass op_class) {
+    return step.comm == CommGroupKind::tp && step.forward->op_class == op_class;
+  };
+  const std::int64_t tp = base_.tp;
+  if (collective(first, OpClass::allgather) && splits_into_row_parts(*second.forward, tp)) {
+    // Ring exchange: TP GEMM parts, each after the shard the one before it passed on; with parts
+    // of g and transfers of c, g + (TP - 1) max(g, c).
+    OpWork transfer;
+    transfer.op_class = OpClass::send;
+    transfer.network_bytes = first.forward->network_bytes / tp;
+    transfer.shape = {transfer.network_bytes};
+    transfer.comm_group = tp_neighbours_;
+    const TimeNs part = cost_.duration(gemm_row_part(*second.forward, tp), gpu);
+    return part + (tp - 1) * std::max(part, cost_.duration(transfer, gpu));
+  }
+  if (splits_into_row_parts(*first.forward, kTpOverlapPipelineParts) && collective(second, OpClass::reducescatter)) {
+    // Pipeline: GEMM quarters on the SMs the reduce-scatters leave, each quarter's reduce-scatter
+    // after it and after the one before: g + c + (parts - 1) max(g, c).
+    OpWork part = gemm_row_part(*first.forward, kTpOverlapPipelineParts);
+    part.reserved_sms = kTpOverlapPipelineSms;
+    OpWork scatter = *second.forward;
+    scatter.network_bytes /= kTpOverlapPipelineParts;
+    scatter.shape = {scatter.network_bytes};
+    scatter.comm_group = tp_group_;
+    const TimeNs g = cost_.duration(part, gpu);
+    const TimeNs c = cost_.duration(scatter, gpu);
+    return g + c + (kTpOverlapPipelineParts - 1) * std::max(g, c);
+  }
+  return std::nullopt;
+}
+
 LayerCost LayerCosts::compute(int layer, const SampleShape& shape) const {
-  const std::vector<Step> steps = this->steps(layer, shape);
+  std::vector<int> blocks;
+  const std::vector<Step> steps = steps_and_blocks(layer, shape, blocks);
   const DeviceSpec& gpu = cost_.cluster().gpu;
   auto time = [&](const std::optional<OpWork>& work, std::optional<CommGroupKind> comm) -> TimeNs {
     if (!work) return 0;
@@ -109,9 +164,18 @@ LayerCost LayerCosts::compute(int layer, const SampleShape& shape) const {
     return cost_.duration(placed, gpu);
   };
   LayerCost out;
-  for (const Step& step : steps) {
+  std::optional<TimeNs> overlapped;  // the pair's time, on its first step; its second adds none
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const Step& step = steps[i];
     const TimeNs forward = time(step.forward, step.comm);
-    out.forward += forward;
+    out.recompute_forward += forward;
+    if (overlapped) {
+      overlapped.reset();
+    } else if ((overlapped = overlapped_pair(steps, blocks, i))) {
+      out.forward += *overlapped;
+    } else {
+      out.forward += forward;
+    }
     if (step.attention_core) out.attention_forward += forward;
     out.saved += step.saved_bytes;
     out.selective_saved += step.saved_bytes - step.recomputable_bytes;

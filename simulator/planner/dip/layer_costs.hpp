@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -20,6 +21,7 @@ inline constexpr EnumNames<LayerPolicy, 3> kLayerPolicyNames({"keep", "selective
 // partitioner and searcher work from (papers/001 §5, §6.3).
 struct LayerCost {
   TimeNs forward = 0;             // forward ops, tensor-parallel collectives included
+  TimeNs recompute_forward = 0;   // the forward as full recompute reruns it: TP collectives never overlapped
   TimeNs backward = 0;            // input and weight gradients, with their collectives
   TimeNs attention_forward = 0;   // the attention core's forward, which selective recompute reruns
   TimeNs attention_backward = 0;  // the attention core's backward
@@ -45,6 +47,11 @@ class LayerCosts {
   // the pipeline ranks (Megatron's order: pipeline rank p starts at p x tp x cp x dp).
   LayerCosts(const MultimodalModel& model, const ShardContext& base, const ClusterSpec& cluster, bool ideal_network,
              int data_parallel = 1);
+
+  // Forward TP collectives overlapped with the GEMMs beside them, as the stack's tp_comm_overlap
+  // runs them under sequence parallelism (TrainingScenario::overlaps_tp_communication and
+  // training_tp_overlap.cpp; not in recomputed forwards). Forgets what was priced before.
+  void set_tp_overlap(bool overlap);
 
   const LayerCost& at(int layer, const SampleShape& shape);
   // The cost of `layer` in a stage of `stage_shape` (a sub-microbatch's or a whole microbatch's):
@@ -72,7 +79,15 @@ class LayerCosts {
   const MultimodalModel& model_;
   ShardContext base_;
   ClusterCostModel cost_;
+  // steps(), with the block of each step (multimodal_model.hpp: -1 outside transformer layers).
+  std::vector<Step> steps_and_blocks(int layer, const SampleShape& shape, std::vector<int>& blocks) const;
+  // The time of steps[i] and steps[i + 1] run as one overlapped pair, if they are one.
+  std::optional<TimeNs> overlapped_pair(const std::vector<Step>& steps, const std::vector<int>& blocks,
+                                        std::size_t i) const;
+
   std::uint32_t tp_group_ = 0;
+  std::uint32_t tp_neighbours_ = 0;  // TP ranks 0 and 1: a ring exchange's transfers
+  bool tp_overlap_ = false;
   std::int64_t ranks_per_stage_ = 1;
   std::map<std::pair<int, int>, std::uint32_t> pair_groups_;
   std::map<int, std::uint32_t> data_parallel_groups_;
