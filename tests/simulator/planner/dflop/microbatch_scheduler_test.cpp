@@ -30,6 +30,21 @@ double brute_force_c_max(const std::vector<double>& encoder, const std::vector<d
   return best;
 }
 
+// Encoder and LLM durations of `samples` samples, uniform in [0.1, 1), drawn from `random`.
+struct Durations {
+  std::vector<double> encoder;
+  std::vector<double> llm;
+};
+Durations random_durations(std::mt19937& random, std::size_t samples) {
+  std::uniform_real_distribution<double> duration(0.1, 1.0);
+  Durations out{std::vector<double>(samples), std::vector<double>(samples)};
+  for (std::size_t i = 0; i < samples; ++i) {
+    out.encoder[i] = duration(random);
+    out.llm[i] = duration(random);
+  }
+  return out;
+}
+
 void check_partition(const Buckets& buckets, std::size_t samples) {
   std::vector<std::size_t> all;
   for (const auto& bucket : buckets) all.insert(all.end(), bucket.begin(), bucket.end());
@@ -54,13 +69,8 @@ TEST_CASE("LPT takes samples longest first, each to the bucket of least load", "
 
 TEST_CASE("the scheduler's ILP finds the least C_max that enumeration finds", "[dflop]") {
   std::mt19937 random(7);
-  std::uniform_real_distribution<double> duration(0.1, 1.0);
   for (int trial = 0; trial < 6; ++trial) {
-    std::vector<double> encoder(7), llm(7);
-    for (std::size_t i = 0; i < 7; ++i) {
-      encoder[i] = duration(random);
-      llm[i] = duration(random);
-    }
+    const auto [encoder, llm] = random_durations(random, 7);
     // A time limit, or a node budget and no time limit at all.
     for (const SearchLimits limits : {SearchLimits{.seconds = 30.0}, SearchLimits{.nodes = 100000}}) {
       const BucketAssignment split = schedule_buckets(encoder, llm, 3, limits);
@@ -77,12 +87,7 @@ TEST_CASE("the scheduler's ILP finds the least C_max that enumeration finds", "[
 
 TEST_CASE("out of time or of nodes, the scheduler falls back to LPT's split", "[dflop]") {
   std::mt19937 random(11);
-  std::uniform_real_distribution<double> duration(0.1, 1.0);
-  std::vector<double> encoder(400), llm(400);
-  for (std::size_t i = 0; i < encoder.size(); ++i) {
-    encoder[i] = duration(random);
-    llm[i] = duration(random);
-  }
+  const auto [encoder, llm] = random_durations(random, 400);
   const BucketAssignment lpt = lpt_buckets(encoder, llm, 40);
   // Random durations: LPT's split misses the bound, which no split meets exactly, so nothing is
   // proven within one node.
@@ -100,12 +105,7 @@ TEST_CASE("under a node budget the scheduler's split is the same on every solve"
   // Nothing in a node budget depends on the clock: twelve samples in four buckets, searched for
   // 50 nodes, give one split however long each node took.
   std::mt19937 random(5);
-  std::uniform_real_distribution<double> duration(0.1, 1.0);
-  std::vector<double> encoder(12), llm(12);
-  for (std::size_t i = 0; i < encoder.size(); ++i) {
-    encoder[i] = duration(random);
-    llm[i] = duration(random);
-  }
+  const auto [encoder, llm] = random_durations(random, 12);
   const BucketAssignment first = schedule_buckets(encoder, llm, 4, {.nodes = 50});
   check_partition(first.buckets, 12);
   CHECK(first.c_max <= lpt_buckets(encoder, llm, 4).c_max + 1e-12);
