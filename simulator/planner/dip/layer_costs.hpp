@@ -75,16 +75,15 @@ class LayerCosts {
 
  private:
   LayerCost compute(int layer, const SampleShape& shape) const;
-
-  const MultimodalModel& model_;
-  ShardContext base_;
-  ClusterCostModel cost_;
   // steps(), with the block of each step (multimodal_model.hpp: -1 outside transformer layers).
   std::vector<Step> steps_and_blocks(int layer, const SampleShape& shape, std::vector<int>& blocks) const;
   // The time of steps[i] and steps[i + 1] run as one overlapped pair, if they are one.
   std::optional<TimeNs> overlapped_pair(const std::vector<Step>& steps, const std::vector<int>& blocks,
                                         std::size_t i) const;
 
+  const MultimodalModel& model_;
+  ShardContext base_;
+  ClusterCostModel cost_;
   std::uint32_t tp_group_ = 0;
   std::uint32_t tp_neighbours_ = 0;  // TP ranks 0 and 1: a ring exchange's transfers
   bool tp_overlap_ = false;
