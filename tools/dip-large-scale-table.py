@@ -3,7 +3,7 @@
 
 Usage: tools/dip-large-scale-table.py    (weft on the PATH; tools/docs.py runs it so)
 
-Runs `weft plan` on the bundled VLM-XL and T2V-XL scenarios (one DP replica's batch, 200 tree
+Runs `weft plan` on the bundled VLM-XL and T2V-XL scenarios (one DP replica's batch, 50 tree
 expansions of a windowed search on 2 threads, so that the table does not depend on the machine) and
 prints per scenario the stage model's iteration of each step of the ablation (the scenario's 1F1B,
 + partitioner and interleaving, + ranking, + layer tuning) and its speed-up, the interleaved 1F1B
@@ -36,7 +36,7 @@ def main():
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for name, case in CASES:
         scenario = os.path.join(ROOT, "scenarios", "experiments", case + ".json")
-        plan = weft_json(["plan", scenario, "--window", "4", "--iterations", "200", "--threads", "2"])
+        plan = weft_json(["plan", scenario, "--window", "4", "--iterations", "50", "--threads", "2"])
         steps = [step["iteration_ms"] for step in plan["schedules"]]
         interleaved = [b["iteration_ms"] for b in plan["other_baselines"]]
         returned = "DIP" if not plan["returned_baseline"] else "interleaved 1F1B"
