@@ -23,6 +23,7 @@
 #include "simulator/graph/graph_builder.hpp"
 #include "simulator/workload/multimodal_model.hpp"
 #include "simulator/workload/pipeline_schedule.hpp"
+#include "simulator/workload/tp_overlap_pair.hpp"
 #include "simulator/workload/training_graph_parts.hpp"
 
 namespace weft::training_graph {
@@ -316,13 +317,12 @@ class TrainingGraphBuilder {
   // column-split GEMM as a ring exchange, the GEMM in TP parts each after its chunk arrives; a
   // reduce-scatter after a row-split GEMM as a pipeline, the GEMM in 4 parts each reduced while
   // the next computes (training_tp_overlap.cpp).
-  enum class TpOverlap : std::uint8_t { none, gather_then_gemm, gemm_then_scatter };
   // Which overlap steps i and i + 1 of the chunk's forward pass form.
-  TpOverlap tp_overlap_at(const Chunk& chunk, std::size_t i) const;
+  TpOverlapPair tp_overlap_at(const Chunk& chunk, std::size_t i) const;
   // Emits both steps; returns the ops of each whose end is the step's end as the rest of the
   // pass sees it, and which produce and keep its output (`first_output` lives until the second's
   // end: the userbuffer holding the gathered input or the GEMM's partial sums).
-  std::pair<PerPeer<OpId>, PerPeer<OpId>> emit_tp_overlap(TpOverlap overlap, int stage, const Step& first,
+  std::pair<PerPeer<OpId>, PerPeer<OpId>> emit_tp_overlap(TpOverlapPair overlap, int stage, const Step& first,
                                                           const Step& second, int mb, const PerPeer<TensorId>& input,
                                                           const PerPeer<TensorId>& first_output);
 

@@ -88,7 +88,7 @@ PerPeer<OpId> TrainingGraphBuilder::forward_body(int stage, const Chunk& chunk, 
     begin_layer(chunk, i);
     sharded.enter(i);
     PerPeer<TensorId> out = add_tensors(stage, step.output_bytes, TensorKind::activation);
-    if (const TpOverlap overlap = tp_overlap_at(chunk, i); overlap != TpOverlap::none) {
+    if (const TpOverlapPair overlap = tp_overlap_at(chunk, i); overlap != TpOverlapPair::none) {
       // Steps i and i + 1 together: the collective pipelined with the GEMM beside it.
       PerPeer<TensorId> next_out = add_tensors(stage, chunk.steps[i + 1].output_bytes, TensorKind::activation);
       std::pair<PerPeer<OpId>, PerPeer<OpId>> ends =

@@ -8,37 +8,22 @@
 #include "simulator/workload/training_graph_builder.hpp"
 
 namespace weft::training_graph {
-namespace {
 
-bool is_collective_of(const Step& step, OpClass op_class) {
-  return step.comm == CommGroupKind::tp && step.forward && step.forward->op_class == op_class;
-}
-
-bool is_gemm_in(const Step& step, std::int64_t parts) {
-  return step.forward && splits_into_row_parts(*step.forward, parts);
-}
-
-}  // namespace
-
-TrainingGraphBuilder::TpOverlap TrainingGraphBuilder::tp_overlap_at(const Chunk& chunk, std::size_t i) const {
+TpOverlapPair TrainingGraphBuilder::tp_overlap_at(const Chunk& chunk, std::size_t i) const {
   // ZeRO-3 gathers each layer's parameters step by step (training_sharded_layers.cpp); Megatron-Core
   // has no ZeRO-3, so the two are not combined.
-  if (!s_.overlaps_tp_communication() || s_.parallel.zero >= 3 || i + 1 >= chunk.steps.size()) return TpOverlap::none;
-  if (!is_layer(chunk, i) || chunk.block[i] != chunk.block[i + 1]) return TpOverlap::none;
-  const Step& first = chunk.steps[i];
-  const Step& second = chunk.steps[i + 1];
-  if (is_collective_of(first, OpClass::allgather) && is_gemm_in(second, dims_.tp)) return TpOverlap::gather_then_gemm;
-  if (is_gemm_in(first, kTpOverlapPipelineParts) && is_collective_of(second, OpClass::reducescatter))
-    return TpOverlap::gemm_then_scatter;
-  return TpOverlap::none;
+  if (!s_.overlaps_tp_communication() || s_.parallel.zero >= 3 || i + 1 >= chunk.steps.size())
+    return TpOverlapPair::none;
+  if (!is_layer(chunk, i) || chunk.block[i] != chunk.block[i + 1]) return TpOverlapPair::none;
+  return tp_overlap_pair(chunk.steps[i], chunk.steps[i + 1], dims_.tp);
 }
 
-std::pair<PerPeer<OpId>, PerPeer<OpId>> TrainingGraphBuilder::emit_tp_overlap(TpOverlap overlap, int stage,
+std::pair<PerPeer<OpId>, PerPeer<OpId>> TrainingGraphBuilder::emit_tp_overlap(TpOverlapPair overlap, int stage,
                                                                               const Step& first, const Step& second,
                                                                               int mb, const PerPeer<TensorId>& input,
                                                                               const PerPeer<TensorId>& first_output) {
   std::pair<PerPeer<OpId>, PerPeer<OpId>> ends;
-  if (overlap == TpOverlap::gather_then_gemm) {
+  if (overlap == TpOverlapPair::gather_then_gemm) {
     // Ring exchange: each rank's GEMM starts on its own token shard while it passes the shard on
     // to its TP neighbour; each later part waits for the shard that arrives from the other side.
     const std::int64_t parts = dims_.tp;

@@ -5,8 +5,7 @@
 
 #include "simulator/planner/dip/module_segments.hpp"
 #include "simulator/workload/modules/op_factory.hpp"
-#include "simulator/workload/op_parts.hpp"
-#include "simulator/workload/training_scenario.hpp"
+#include "simulator/workload/tp_overlap_pair.hpp"
 
 namespace weft::dip {
 
@@ -118,13 +117,10 @@ std::optional<TimeNs> LayerCosts::overlapped_pair(const std::vector<Step>& steps
   if (!tp_overlap_ || i + 1 >= steps.size() || blocks[i] < 0 || blocks[i] != blocks[i + 1]) return std::nullopt;
   const Step& first = steps[i];
   const Step& second = steps[i + 1];
-  if (!first.forward || !second.forward) return std::nullopt;
-  const DeviceSpec& gpu = cost_.cluster().gpu;
-  const auto collective = [](const Step& step, OpClass op_class) {
-    return step.comm == CommGroupKind::tp && step.forward->op_class == op_class;
-  };
   const std::int64_t tp = base_.tp;
-  if (collective(first, OpClass::allgather) && splits_into_row_parts(*second.forward, tp)) {
+  const TpOverlapPair pair = tp_overlap_pair(first, second, tp);
+  const DeviceSpec& gpu = cost_.cluster().gpu;
+  if (pair == TpOverlapPair::gather_then_gemm) {
     // Ring exchange: TP GEMM parts, each after the shard the one before it passed on; with parts
     // of g and transfers of c, g + (TP - 1) max(g, c).
     OpWork transfer;
@@ -135,7 +131,7 @@ std::optional<TimeNs> LayerCosts::overlapped_pair(const std::vector<Step>& steps
     const TimeNs part = cost_.duration(gemm_row_part(*second.forward, tp), gpu);
     return part + (tp - 1) * std::max(part, cost_.duration(transfer, gpu));
   }
-  if (splits_into_row_parts(*first.forward, kTpOverlapPipelineParts) && collective(second, OpClass::reducescatter)) {
+  if (pair == TpOverlapPair::gemm_then_scatter) {
     // Pipeline: GEMM quarters on the SMs the reduce-scatters leave, each quarter's reduce-scatter
     // after it and after the one before: g + c + (parts - 1) max(g, c).
     OpWork part = gemm_row_part(*first.forward, kTpOverlapPipelineParts);
