@@ -101,11 +101,7 @@ SweepGrid default_grid(const TrainingScenario& scenario, int gpus) {
   grid.vpp = {1, 2, 4, 8};
   grid.micro_batch = {1, 2, 4, 8};
   grid.recompute = {RecomputePolicy::none, RecomputePolicy::full};
-  // Selective recompute drops the attention scores, which only unfused attention keeps.
-  if (scenario.model.single().attention == AttentionKernel::unfused ||
-      scenario.shard_context().kernels.attention == Kernel::unfused) {
-    grid.recompute.push_back(RecomputePolicy::selective);
-  }
+  if (scenario.selective_recompute_drops_activations()) grid.recompute.push_back(RecomputePolicy::selective);
   grid.zero = {0, 1};
   grid.schedule = {PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved,
                    PipelineSchedule::zb_h1};

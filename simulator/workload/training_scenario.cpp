@@ -364,6 +364,13 @@ ShardContext TrainingScenario::shard_context() const {
   return context;
 }
 
+bool TrainingScenario::selective_recompute_drops_activations() const {
+  const bool stack_unfused = stack.kernels(cluster.gpu).attention == Kernel::unfused;
+  return std::any_of(model.modules.begin(), model.modules.end(), [&](const ModuleSpec& module) {
+    return !module.projector && (stack_unfused || module.model.attention == AttentionKernel::unfused);
+  });
+}
+
 std::vector<int> TrainingScenario::layers_per_virtual_stage() const {
   if (!parallel.stage_layers.empty()) return parallel.stage_layers;
   const int groups = parallel.pp * parallel.vpp;

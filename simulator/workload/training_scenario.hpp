@@ -126,6 +126,10 @@ struct TrainingScenario {
   // tp_comm_overlap, which Transformer Engine's userbuffers give only with sequence parallelism
   // and a TP group of GPUs inside one node).
   bool overlaps_tp_communication() const;
+  // Whether selective recompute drops any activation: it recomputes Megatron-LM's attention core,
+  // whose scores and softmax output only unfused attention keeps (attention_core.cpp); where
+  // every module's attention is fused it keeps what no recompute keeps.
+  bool selective_recompute_drops_activations() const;
 };
 
 // The parts Transformer Engine's "pipeline" overlap splits a row-parallel GEMM and its

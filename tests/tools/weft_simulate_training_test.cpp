@@ -158,6 +158,27 @@ TEST_CASE("the unfold flag simulates every rank and gives the same answer", "[cl
   CHECK(b["folded"] == false);
 }
 
+TEST_CASE("selective recompute under fused attention is simulated with a warning that it keeps everything",
+          "[cli][recompute]") {
+  const TempDir dir;
+  auto scenario_with = [&](const std::string& name, const std::string& recompute) {
+    return dir.write(name, R"({
+      "model": {"base": "llama3-8b", "layers": 4},
+      "cluster": {"base": "dgx-h100", "gpus": 8},
+      "stack": "pytorch-eager",
+      "parallel": {"tp": 1, "pp": 1, "dp": 8, "zero": 3, "recompute": ")" +
+                               recompute + R"("},
+      "training": {"global_batch": 16, "seq_len": 2048}})");
+  };
+  const auto selective = run_weft("simulate '" + scenario_with("selective.json", "selective").string() + "'");
+  const auto none = run_weft("simulate '" + scenario_with("none.json", "none").string() + "'");
+  REQUIRE(selective.exit_code == 0);
+  REQUIRE(none.exit_code == 0);
+  CHECK_THAT(selective.err, Contains("weft: warning: parallel.recompute: 'selective'") &&
+                                Contains("keeps every activation, as 'none' does"));
+  CHECK(none.err.find("warning") == std::string::npos);
+}
+
 // `scenario` simulated with reuse and --stats (JSON report in a.json) and with --no-reuse (b.json).
 std::pair<test::CommandResult, test::CommandResult> simulate_with_and_without_reuse(const TempDir& dir,
                                                                                     const std::string& scenario) {

@@ -82,6 +82,19 @@ double healthy_iteration_time_s(TrainingScenario scenario, const SimulationOptio
   return static_cast<double>(simulate(healthy.graph, *healthy.cost_model, plain).makespan) / kNsPerSecond;
 }
 
+// A plan that asks for selective recompute where it recomputes nothing gets the numbers of no
+// recompute: said on stderr, so that nobody reads them as another framework's selective checkpointing.
+void warn_if_selective_recompute_keeps_all(const TrainingScenario& scenario) {
+  if (scenario.parallel.recompute != RecomputePolicy::selective || scenario.selective_recompute_drops_activations()) {
+    return;
+  }
+  fmt::print(stderr,
+             "weft: warning: parallel.recompute: 'selective' recomputes the attention scores and softmax output "
+             "that only unfused attention keeps (Megatron-LM's selective recomputation); this plan's attention is "
+             "fused, so it keeps every activation, as 'none' does (per-op selective checkpointing, as torchtitan "
+             "runs it, is not modelled)\n");
+}
+
 void run_training(const SimulateFlags& flags, const JsonCursor& root, const SimulationOptions& options) {
   Stopwatch watch;
   // The profile costs ops from the start: a "time" stage partition balances under it.
@@ -89,6 +102,7 @@ void run_training(const SimulateFlags& flags, const JsonCursor& root, const Simu
   TrainingScenario scenario =
       with_context(flags.scenario, [&] { return load_training_scenario(root, std::move(calibration)); });
   check_calibration_device(flags.calibration, scenario.cluster);
+  warn_if_selective_recompute_keeps_all(scenario);
   if (!flags.plan_file.empty()) with_context("--emit-plan", [&] { check_execution_plan_scope(scenario); });
   const TrainingWorkload workload = with_context(flags.scenario, [&] {
     return build_training_workload(
