@@ -114,17 +114,24 @@ std::vector<LayerComputeTimes> price_layers(const TrainingScenario& plan, const 
       const TimeNs recomputed = price.whole(step.forward);
       t.full_recompute += recomputed + collective;
       if (step.attention_core && step.recomputable_bytes > 0) t.selective_recompute += recomputed;
+      // Per-op checkpointing: what it does not keep (a layer's first step runs whole, which this
+      // bound leaves out where that step is kept).
+      if (step.op_recompute_share >= 1.0) {
+        t.op_recompute += recomputed + collective;
+      } else if (step.op_recompute_share > 0.0) {
+        t.op_recompute += price.whole(step.op_recompute ? step.op_recompute : step.forward);
+      }
     }
   }
   return times;
 }
 
-TimeNs recompute_time(const LayerComputeTimes& t, RecomputePolicy policy) {
-  switch (policy) {
+TimeNs recompute_time(const LayerComputeTimes& t, const TrainingScenario& plan) {
+  switch (plan.parallel.recompute) {
     case RecomputePolicy::full:
       return t.full_recompute;
     case RecomputePolicy::selective:
-      return t.selective_recompute;
+      return plan.per_op_checkpointing() ? t.op_recompute : t.selective_recompute;
     case RecomputePolicy::none:
       break;
   }
@@ -185,9 +192,9 @@ std::optional<TimeNs> IterationBound::operator()(const TrainingScenario& plan) {
     for (int i = 0; i < layers_per_virtual_stage[v]; ++i, ++layer) {
       const LayerComputeTimes& t = layers[layer];
       vs.forward += t.forward;
-      vs.backward_chain += t.input_grad + (i + 1 < layers_per_virtual_stage[v] ? recompute_time(t, p.recompute) : 0);
-      vs.before_last_input_grad += t.forward + t.input_grad + recompute_time(t, p.recompute);
-      vs.total += t.forward + t.input_grad + t.weight_grad + recompute_time(t, p.recompute);
+      vs.backward_chain += t.input_grad + (i + 1 < layers_per_virtual_stage[v] ? recompute_time(t, plan) : 0);
+      vs.before_last_input_grad += t.forward + t.input_grad + recompute_time(t, plan);
+      vs.total += t.forward + t.input_grad + t.weight_grad + recompute_time(t, plan);
     }
   }
   // Per virtual stage, the first microbatch's forward through the stages it reads (transitively:

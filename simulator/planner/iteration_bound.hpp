@@ -25,6 +25,7 @@ struct LayerComputeTimes {
   TimeNs weight_grad = 0;          // its weight-gradient ops
   TimeNs full_recompute = 0;       // the layer's forward again (its own steps, not the anchored blocks)
   TimeNs selective_recompute = 0;  // its attention core's forward again
+  TimeNs op_recompute = 0;         // what per-op checkpointing runs again (Step::op_recompute_share)
 };
 
 // Lower bounds of the iteration times `simulate` gives the plans of one sweep: one model, cluster

@@ -11,14 +11,16 @@ namespace {
 
 struct Footprint {
   std::int64_t parameters = 0;
-  Bytes saved = 0;  // activations kept for the backward pass, per microbatch
+  Bytes saved = 0;          // activations kept for the backward pass, per microbatch
+  Bytes op_checkpoint = 0;  // what per-op checkpointing keeps instead, besides the layer's input
 };
 
-Footprint footprint(const std::vector<Step>& steps, RecomputePolicy recompute) {
+Footprint footprint(const std::vector<Step>& steps, const TrainingScenario& s) {
   Footprint out;
   for (const Step& step : steps) {
     out.parameters += step.parameters;
-    out.saved += step.saved_bytes - (recompute == RecomputePolicy::selective ? step.recomputable_bytes : 0);
+    out.saved += step.saved_bytes - (s.recomputes_attention_core() ? step.recomputable_bytes : 0);
+    out.op_checkpoint += step.op_checkpoint_bytes;
   }
   return out;
 }
@@ -50,8 +52,12 @@ std::vector<Bytes> estimate_stage_memory_by_steps(const TrainingScenario& s, con
     for (std::size_t i = 0; i < steps.size(); ++i) {
       const Step& step = steps[i];
       (step.trainable ? trainable : frozen)[stage] += step.parameters;
-      if (s.data || (p.recompute == RecomputePolicy::full && blocks[i] >= 0)) continue;
-      saved[stage] += step.saved_bytes - (p.recompute == RecomputePolicy::selective ? step.recomputable_bytes : 0);
+      if (s.data) continue;
+      if (s.recomputes_layers() && blocks[i] >= 0) {
+        if (s.per_op_checkpointing()) saved[stage] += step.op_checkpoint_bytes;
+        continue;
+      }
+      saved[stage] += step.saved_bytes - (s.recomputes_attention_core() ? step.recomputable_bytes : 0);
     }
   };
   // Tied embeddings counted as shared wherever they are: fewer parameters, still a lower bound.
@@ -95,13 +101,14 @@ std::vector<Bytes> estimate_stage_memory(const TrainingScenario& s, const Pipeli
   const ShardContext context = s.shard_context();
   const ModelSpec& spec = s.model.single();
   const Model model(spec, p.cp_algorithm);
-  const Footprint layer = footprint(model.layer_steps(context, 0), p.recompute);
-  const Footprint input = footprint(model.input_steps(context), p.recompute);
-  const Footprint output = footprint(model.output_steps(context, spec.tied_embeddings && p.pp == 1), p.recompute);
-  // Under full recompute a layer keeps only its input until its backward.
-  const Bytes layer_saved = p.recompute == RecomputePolicy::full
-                                ? context.sharded_tokens() * spec.hidden * context.element_bytes()
-                                : layer.saved;
+  const Footprint layer = footprint(model.layer_steps(context, 0), s);
+  const Footprint input = footprint(model.input_steps(context), s);
+  const Footprint output = footprint(model.output_steps(context, spec.tied_embeddings && p.pp == 1), s);
+  // Under full recompute a layer keeps only its input until its backward; under per-op
+  // checkpointing also the outputs it keeps.
+  const Bytes layer_saved = s.recomputes_layers() ? context.sharded_tokens() * spec.hidden * context.element_bytes() +
+                                                        (s.per_op_checkpointing() ? layer.op_checkpoint : 0)
+                                                  : layer.saved;
   const std::vector<int> layers = s.layers_per_virtual_stage();
   const int groups = static_cast<int>(layers.size());
   const std::int64_t microbatches = s.microbatches();

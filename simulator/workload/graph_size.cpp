@@ -46,7 +46,7 @@ std::vector<std::int64_t> ops_per_position(const TrainingScenario& s, const Pipe
   const ShardContext context = s.shard_context();
   const std::vector<int> layers = s.layers_per_virtual_stage();
   const bool split = splits_weight_gradients(p.schedule);
-  const bool full_recompute = p.recompute == RecomputePolicy::full;
+  const bool full_recompute = s.recomputes_layers();  // per-op checkpointing: at most as many ops
   const std::int64_t overlap_tp = s.overlaps_tp_communication() ? p.tp : 0;
   std::vector<Step> steps;
   std::vector<int> blocks;

@@ -8,7 +8,7 @@ namespace {
 SoftwareStack parse_software_stack(const JsonCursor& json) {
   json.expect_only({"name", "description", "source", "attention", "swiglu", "overlap_grad_reduce",
                     "overlap_param_gather", "gradient_bytes", "low_precision_gradients", "make_vocab_size_divisible_by",
-                    "cross_entropy", "optimizer_step", "fp32_parameters", "tp_comm_overlap"});
+                    "cross_entropy", "optimizer_step", "fp32_parameters", "tp_comm_overlap", "selective_recompute"});
   SoftwareStack stack;
   stack.name = json.find("name") ? json.at("name").as_string() : "inline";
   const JsonCursor attention = json.at("attention");
@@ -31,6 +31,9 @@ SoftwareStack parse_software_stack(const JsonCursor& json) {
   }
   if (auto value = json.find("cross_entropy")) stack.cross_entropy = value->as_enum(kCrossEntropyKernelNames);
   if (auto value = json.find("optimizer_step")) stack.optimizer_step = value->as_enum(kOptimizerStepKernelNames);
+  if (auto value = json.find("selective_recompute")) {
+    stack.selective_recompute = value->as_enum(kSelectiveRecomputeNames);
+  }
   if (auto value = json.find("overlap_grad_reduce")) stack.overlap_grad_reduce = value->as_bool();
   if (auto value = json.find("overlap_param_gather")) stack.overlap_param_gather = value->as_bool();
   if (auto value = json.find("tp_comm_overlap")) stack.tp_comm_overlap = value->as_bool();

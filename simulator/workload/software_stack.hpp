@@ -17,6 +17,12 @@ namespace weft {
 enum class OptimizerStepKernels : std::uint8_t { megatron, pytorch };
 inline constexpr EnumNames<OptimizerStepKernels, 2> kOptimizerStepKernelNames({"megatron", "pytorch"});
 
+// What `recompute: selective` recomputes under a stack (docs/stacks.md): Megatron-LM's attention
+// core (the scores and softmax output unfused attention keeps), or PyTorch's per-op selective
+// checkpointing as torchtitan runs it (Step::op_checkpoint_bytes).
+enum class SelectiveRecompute : std::uint8_t { attention_core, per_op };
+inline constexpr EnumNames<SelectiveRecompute, 2> kSelectiveRecomputeNames({"attention-core", "per-op"});
+
 // Whether a training dtype is mixed precision (16-bit compute beside fp32 master weights) rather
 // than fp32 training, on the CUDA cores (fp32) or the tensor cores (tf32).
 constexpr bool mixed_precision(Dtype training) { return bytes_per_element(training) < 4; }
@@ -67,6 +73,7 @@ struct SoftwareStack {
   // training precision where they are used (PyTorch's autocast, FSDP's mixed precision), rather
   // than 16-bit parameters beside an fp32 copy the optimizer keeps (Megatron-LM, DeepSpeed).
   bool fp32_parameters = false;
+  SelectiveRecompute selective_recompute = SelectiveRecompute::attention_core;
   // Bytes a parameter holds on its own, and the optimizer's states per trained parameter: Adam's
   // two fp32 moments, and the fp32 master copy unless the parameters are it (they are when the
   // stack keeps them in fp32, and in training without mixed precision).

@@ -81,6 +81,13 @@ struct Step {
   std::int64_t shared_parameters = 0;  // parameters it reads that another step holds (a tied head)
   bool trainable = true;               // false: its parameters are frozen (no gradients, no optimizer)
   bool attention_core = false;         // the region selective recompute recomputes
+  // Under per-op selective checkpointing (PyTorch's, as torchtitan runs it: each layer keeps its
+  // input and the outputs of attention and of every other matmul, and recomputes the rest before
+  // its backward pass): the bytes of this step's output it keeps, and the share of its forward op
+  // it runs again (a matmul of several, such as Q, K and V, runs again the columns of those not kept).
+  Bytes op_checkpoint_bytes = 0;
+  double op_recompute_share = 1.0;
+  std::optional<OpWork> op_recompute;  // a share below 1 of a matmul: the columns it runs again
   int context_parallel_chunks = 1;     // >1: ring attention over this many KV chunks
   Bytes context_parallel_bytes = 0;    // KV bytes passed to the next CP rank per ring step
 };

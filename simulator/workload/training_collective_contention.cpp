@@ -46,12 +46,20 @@ TimeNs TrainingGraphBuilder::step_compute_time(int stage, const Chunk& chunk, st
   add(step.backward);
   // What the backward pass recomputes itself (backward_body): the chunk's last layer, recomputed
   // in its own pass before the gradient arrives, is not.
-  const bool full = s_.parallel.recompute == RecomputePolicy::full && is_layer(chunk, k) &&
-                    chunk.block_has_backward[k] &&
-                    !(recomputes_before_gradient(chunk) && chunk.block[k] == chunk.block.back());
-  const bool selective =
-      s_.parallel.recompute == RecomputePolicy::selective && step.attention_core && step.recomputable_bytes > 0;
-  if (full || selective) add(step.forward);
+  const bool layer = s_.recomputes_layers() && is_layer(chunk, k) && chunk.block_has_backward[k] &&
+                     !(recomputes_before_gradient(chunk) && chunk.block[k] == chunk.block.back());
+  const bool selective = s_.recomputes_attention_core() && step.attention_core && step.recomputable_bytes > 0;
+  if (layer && s_.per_op_checkpointing()) {
+    // As recompute_layer runs it: the layer's first step whole, the others as far as not kept.
+    const bool first = k == 0 || chunk.block[k - 1] != chunk.block[k];
+    if (first) {
+      add(step.forward);
+    } else if (step.op_recompute_share > 0.0) {
+      add(step.op_recompute ? step.op_recompute : step.forward);
+    }
+  } else if (layer || selective) {
+    add(step.forward);
+  }
   return total;
 }
 

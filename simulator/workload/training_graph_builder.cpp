@@ -18,7 +18,9 @@ bool same_work(const Step& a, const Step& b) {
          a.weight_grad_saved_bytes == b.weight_grad_saved_bytes && a.recomputable_bytes == b.recomputable_bytes &&
          a.model_flops == b.model_flops && a.training_flops_factor == b.training_flops_factor &&
          a.parameters == b.parameters && a.trainable == b.trainable && a.attention_core == b.attention_core &&
-         a.context_parallel_chunks == b.context_parallel_chunks && a.context_parallel_bytes == b.context_parallel_bytes;
+         a.context_parallel_chunks == b.context_parallel_chunks &&
+         a.context_parallel_bytes == b.context_parallel_bytes && a.op_checkpoint_bytes == b.op_checkpoint_bytes &&
+         a.op_recompute_share == b.op_recompute_share && a.op_recompute == b.op_recompute;
 }
 
 }  // namespace

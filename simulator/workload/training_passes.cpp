@@ -46,8 +46,9 @@ void TrainingGraphBuilder::emit_forward(int stage, Chunk& chunk, const PipelineA
 PerPeer<OpId> TrainingGraphBuilder::forward_body(int stage, const Chunk& chunk, PerPeer<TensorId> x,
                                                  std::span<const PerPeer<TensorId>> also_read, int mb,
                                                  ForwardRecord& record) {
-  const bool full_recompute = s_.parallel.recompute == RecomputePolicy::full;
-  const bool selective = s_.parallel.recompute == RecomputePolicy::selective;
+  const bool layer_recompute = s_.recomputes_layers();
+  const bool per_op = s_.per_op_checkpointing();
+  const bool selective = s_.recomputes_attention_core();
   record.saved.assign(chunk.steps.size(), {});
   record.checkpoint.assign(chunk.steps.size(), {});
   PerPeer<OpId> first_op;
@@ -61,20 +62,25 @@ PerPeer<OpId> TrainingGraphBuilder::forward_body(int stage, const Chunk& chunk, 
     }
     sharded.note(i, ops, false);
     produce(ops, out);
-    const bool keeps_saved = !(full_recompute && is_layer(chunk, i));
+    const bool recomputed = layer_recompute && is_layer(chunk, i);
+    const bool keeps_saved = !recomputed;
     const Bytes saved = step.saved_bytes - (selective ? step.recomputable_bytes : 0);
-    const bool layer_start = full_recompute && is_layer(chunk, i) && (i == 0 || chunk.block[i - 1] != chunk.block[i]) &&
-                             chunk.block_has_backward[i];
+    const bool layer_start =
+        recomputed && (i == 0 || chunk.block[i - 1] != chunk.block[i]) && chunk.block_has_backward[i];
+    // A layer's checkpoint: the input of its first step; under per-op checkpointing also what it
+    // keeps of each step's output, in that step's slot.
+    const Bytes checkpoint = (layer_start ? input_bytes(chunk, i) : 0) +
+                             (per_op && recomputed && chunk.block_has_backward[i] ? step.op_checkpoint_bytes : 0);
     if (redundant_saved_ != nullptr) {
       // A redundant forward keeps the same, in one tensor (emit_redundant_forward).
-      *redundant_saved_ += (keeps_saved && saved > 0 ? saved : 0) + (layer_start ? input_bytes(chunk, i) : 0);
+      *redundant_saved_ += (keeps_saved && saved > 0 ? saved : 0) + checkpoint;
     } else {
       if (keeps_saved && saved > 0) {
         record.saved[i] = add_tensors(stage, saved, TensorKind::activation);
         produce(ops, record.saved[i]);
       }
-      if (layer_start) {
-        record.checkpoint[i] = add_tensors(stage, input_bytes(chunk, i), TensorKind::activation);
+      if (checkpoint > 0) {
+        record.checkpoint[i] = add_tensors(stage, checkpoint, TensorKind::activation);
         produce(ops, record.checkpoint[i]);
       }
     }
@@ -257,14 +263,14 @@ PerPeer<TensorId> TrainingGraphBuilder::emit_backward_passes(int stage, const Ch
 
 bool TrainingGraphBuilder::recomputes_before_gradient(const Chunk& chunk) const {
   const std::size_t last = chunk.steps.size() - 1;
-  return s_.parallel.recompute == RecomputePolicy::full && is_layer(chunk, last) && chunk.block_has_backward[last];
+  return s_.recomputes_layers() && is_layer(chunk, last) && chunk.block_has_backward[last];
 }
 
 PerPeer<TensorId> TrainingGraphBuilder::backward_body(int stage, const Chunk& chunk, PerPeer<TensorId> dy,
                                                       const ForwardRecord& record,
                                                       std::vector<PerPeer<TensorId>> recomputed, int mb,
                                                       std::vector<PendingWeightGrad>& pending) {
-  const bool selective = s_.parallel.recompute == RecomputePolicy::selective;
+  const bool selective = s_.recomputes_attention_core();
   ShardedLayers sharded(*this, stage, chunk, true, mb);
   for (std::size_t k = chunk.steps.size(); k-- > 0;) {
     const Step& step = chunk.steps[k];
@@ -272,8 +278,7 @@ PerPeer<TensorId> TrainingGraphBuilder::backward_body(int stage, const Chunk& ch
     sharded.enter(k);
     enter_gradient_step(chunk, k);
     const bool layer_end = k + 1 < chunk.steps.size() && chunk.block[k + 1] != chunk.block[k];
-    if (s_.parallel.recompute == RecomputePolicy::full && is_layer(chunk, k) && layer_end &&
-        chunk.block_has_backward[k]) {
+    if (s_.recomputes_layers() && is_layer(chunk, k) && layer_end && chunk.block_has_backward[k]) {
       recompute_layer(stage, chunk, k, mb, record, recomputed);
     }
     PerPeer<TensorId> saved = recomputed[k].empty() ? record.saved[k] : recomputed[k];
@@ -322,14 +327,37 @@ void TrainingGraphBuilder::recompute_layer(int stage, const Chunk& chunk, std::s
   begin_layer(chunk, last);
   std::size_t first = last;
   while (first > 0 && chunk.block[first - 1] == chunk.block[last]) --first;
-  PerPeer<TensorId> x;
+  // Under per-op checkpointing a step whose whole output was kept does not run again (the
+  // layer's first step always does: it reads the checkpointed input).
+  const bool per_op = s_.per_op_checkpointing();
+  auto runs = [&](std::size_t i) { return !per_op || i == first || chunk.steps[i].op_recompute_share > 0.0; };
+  auto next_runs = [&](std::size_t i) {
+    for (std::size_t j = i + 1; j <= last; ++j) {
+      if (chunk.steps[j].forward) return runs(j);
+    }
+    return true;
+  };
+  PerPeer<TensorId> x = record.checkpoint[first];
+  PerPeer<OpId> previous;
   for (std::size_t i = first; i <= last; ++i) {
-    if (!record.checkpoint[i].empty()) x = record.checkpoint[i];
     const Step& step = chunk.steps[i];
     if (!step.forward) continue;
+    if (!runs(i)) {
+      // Its kept output feeds the next step that runs; what its backward reads (its input) comes
+      // with the op before it, which made that input.
+      if (step.saved_bytes > 0) {
+        recomputed[i] = add_tensors(stage, step.saved_bytes, TensorKind::activation);
+        produce(previous, recomputed[i]);
+      }
+      consume(previous, x);  // an earlier step's kept output that no op read
+      x = record.checkpoint[i];
+      continue;
+    }
+    const OpWork& work = per_op && step.op_recompute ? *step.op_recompute : *step.forward;
     const PerPeer<OpId> ops =
-        add_ops(stage, op_name(step, "recompute", mb), step_work(*step.forward, step.comm, stage), step.comm);
+        add_ops(stage, op_name(step, "recompute", mb), step_work(work, step.comm, stage), step.comm);
     consume(ops, x);
+    if (i != first) consume(ops, record.checkpoint[i]);  // the part of its output that was kept
     consume(ops, layer_parameters_);
     add_workspace(stage, ops, step.forward_workspace_bytes);  // a recomputed op needs its scratch again
     if (step.saved_bytes > 0) {
@@ -338,11 +366,13 @@ void TrainingGraphBuilder::recompute_layer(int stage, const Chunk& chunk, std::s
     }
     // The layer's own output is not needed again: the backward starts from the incoming gradient.
     x = {};
-    if (i < last) {
+    if (i < last && next_runs(i)) {
       x = add_tensors(stage, step.output_bytes, TensorKind::activation);
       produce(ops, x);
     }
+    previous = ops;
   }
+  consume(previous, x);
 }
 
 Lane TrainingGraphBuilder::backward_lane(const Step& step) {

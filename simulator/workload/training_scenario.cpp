@@ -364,7 +364,21 @@ ShardContext TrainingScenario::shard_context() const {
   return context;
 }
 
+bool TrainingScenario::recomputes_layers() const {
+  return parallel.recompute == RecomputePolicy::full || per_op_checkpointing();
+}
+
+bool TrainingScenario::per_op_checkpointing() const {
+  return parallel.recompute == RecomputePolicy::selective && stack.selective_recompute == SelectiveRecompute::per_op;
+}
+
+bool TrainingScenario::recomputes_attention_core() const {
+  return parallel.recompute == RecomputePolicy::selective &&
+         stack.selective_recompute == SelectiveRecompute::attention_core;
+}
+
 bool TrainingScenario::selective_recompute_drops_activations() const {
+  if (stack.selective_recompute == SelectiveRecompute::per_op) return true;
   const bool stack_unfused = stack.kernels(cluster.gpu).attention == Kernel::unfused;
   return std::any_of(model.modules.begin(), model.modules.end(), [&](const ModuleSpec& module) {
     return !module.projector && (stack_unfused || module.model.attention == AttentionKernel::unfused);

@@ -126,10 +126,18 @@ struct TrainingScenario {
   // tp_comm_overlap, which Transformer Engine's userbuffers give only with sequence parallelism
   // and a TP group of GPUs inside one node).
   bool overlaps_tp_communication() const;
-  // Whether selective recompute drops any activation: it recomputes Megatron-LM's attention core,
-  // whose scores and softmax output only unfused attention keeps (attention_core.cpp); where
-  // every module's attention is fused it keeps what no recompute keeps.
+  // Whether selective recompute drops any activation: per-op checkpointing always does;
+  // Megatron-LM's recomputes the attention core, whose scores and softmax output only unfused
+  // attention keeps (attention_core.cpp), so where every module's attention is fused it keeps
+  // what no recompute keeps.
   bool selective_recompute_drops_activations() const;
+  // Whether layers are recomputed from a checkpoint before their backward pass: full recompute,
+  // and selective recompute where the stack's is per-op checkpointing (which keeps more than each
+  // layer's input: Step::op_checkpoint_bytes).
+  bool recomputes_layers() const;
+  bool per_op_checkpointing() const;
+  // Selective recompute of Megatron-LM's attention core (Step::recomputable_bytes).
+  bool recomputes_attention_core() const;
 };
 
 // The parts Transformer Engine's "pipeline" overlap splits a row-parallel GEMM and its

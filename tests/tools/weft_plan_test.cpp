@@ -101,6 +101,10 @@ TEST_CASE("weft plan rejects bad input with exit 2 and writes nothing", "[cli][p
   rejects(test::small_vlm_scenario(test::kImageTextData), "--sub-microbatch -1", "--sub-microbatch");
   rejects(test::with_two_replicas(test::small_vlm_scenario(test::kImageTextData, "", false, 32)), "",
           "--emit-plan: with per-sample data each of the 2 DP replicas has a schedule of its own");
+  // The stage model prices Megatron-LM's recompute policies, not PyTorch's per-op checkpointing.
+  std::string per_op = test::small_vlm_scenario(test::kImageTextData, R"(, "recompute": "selective")");
+  per_op.replace(per_op.find(R"("cluster":)"), 10, R"("stack": "pytorch-eager", "cluster":)");
+  rejects(per_op, "", "parallel.recompute: 'selective' under stack 'pytorch-eager' is per-op checkpointing");
 }
 
 TEST_CASE("weft live runs the plan weft plan emits, on two ranks", "[cli][plan][live][mpi]") {

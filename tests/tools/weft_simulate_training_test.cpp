@@ -165,8 +165,8 @@ TEST_CASE("selective recompute under fused attention is simulated with a warning
     return dir.write(name, R"({
       "model": {"base": "llama3-8b", "layers": 4},
       "cluster": {"base": "dgx-h100", "gpus": 8},
-      "stack": "pytorch-eager",
-      "parallel": {"tp": 1, "pp": 1, "dp": 8, "zero": 3, "recompute": ")" +
+      "stack": "megatron-core",
+      "parallel": {"tp": 1, "pp": 1, "dp": 8, "zero": 1, "recompute": ")" +
                                recompute + R"("},
       "training": {"global_batch": 16, "seq_len": 2048}})");
   };
@@ -177,6 +177,33 @@ TEST_CASE("selective recompute under fused attention is simulated with a warning
   CHECK_THAT(selective.err, Contains("weft: warning: parallel.recompute: 'selective'") &&
                                 Contains("keeps every activation, as 'none' does"));
   CHECK(none.err.find("warning") == std::string::npos);
+}
+
+TEST_CASE("under PyTorch's stack selective recompute is per-op checkpointing: between none and full",
+          "[cli][recompute]") {
+  const TempDir dir;
+  auto simulate = [&](const std::string& recompute) {
+    const auto scenario = dir.write(recompute + ".json", R"({
+      "model": {"base": "llama3-8b", "layers": 4}, "cluster": {"base": "dgx-h100", "gpus": 8},
+      "stack": "pytorch-eager", "parallel": {"dp": 8, "zero": 3, "recompute": ")" +
+                                                             recompute + R"("},
+      "training": {"global_batch": 16, "micro_batch": 2, "seq_len": 8192}})");
+    const auto run =
+        run_weft("simulate '" + scenario.string() + "' --json '" + dir.file(recompute + ".out").string() + "'");
+    INFO(run.err);
+    REQUIRE(run.exit_code == 0);
+    CHECK(run.err.find("warning") == std::string::npos);
+    const auto stage = nlohmann::json::parse(read_file(dir.file(recompute + ".out")))["stages"][0];
+    return std::pair{stage["memory_breakdown_bytes"]["activations_and_buffers"].get<double>(),
+                     stage["compute_s"].get<double>()};
+  };
+  const auto [none_memory, none_compute] = simulate("none");
+  const auto [per_op_memory, per_op_compute] = simulate("selective");
+  const auto [full_memory, full_compute] = simulate("full");
+  CHECK(full_memory < per_op_memory);
+  CHECK(per_op_memory < none_memory);
+  CHECK(none_compute < per_op_compute);
+  CHECK(per_op_compute < full_compute);
 }
 
 // `scenario` simulated with reuse and --stats (JSON report in a.json) and with --no-reuse (b.json).
@@ -267,6 +294,9 @@ TEST_CASE("bad training scenarios exit 2 with the JSON path and the reason", "[c
                                 "stack: unknown software stack 'megatron-9'");
   test::expect_simulate_rejects("{" + base + R"(, "stack": {"base": "pytorch-eager", "swiglu": "half"})" + plan,
                                 "stack.swiglu: expected \"fused\" or \"unfused\"");
+  test::expect_simulate_rejects(
+      "{" + base + R"(, "stack": {"base": "pytorch-eager", "selective_recompute": "some"})" + plan,
+      "stack.selective_recompute: ");
   test::expect_simulate_rejects(
       R"({"model": "llama3-8b", "cluster": {"base": "dgx-h100", "gpus": 8, "calibration": "a100-sxm-80gb"},
           "training": {"global_batch": 8, "seq_len": 4096})" +

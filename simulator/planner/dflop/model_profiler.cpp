@@ -29,7 +29,7 @@ std::vector<double> as_doubles(const std::vector<std::int64_t>& values) { return
 ModelCosts::ModelCosts(const TrainingScenario& scenario)
     : scenario_(scenario),
       model_(scenario.model, scenario.parallel.cp_algorithm),
-      policy_(dip::layer_policy(scenario.parallel.recompute)),
+      policy_(dip::layer_policy(scenario)),
       encoder_layers_(scenario.model.first_layer(scenario.model.modules.size() - 1)) {}
 
 std::pair<int, int> ModelCosts::layer_range(Component component) const {

@@ -291,8 +291,7 @@ DipPlan plan_replica(const TrainingScenario& scenario, const DipOptions& options
   const ParallelPlan& p = scenario.parallel;
   DipPlan plan;
   plan.shapes = std::move(shapes);
-  const std::vector<LayerPolicy> initial(static_cast<std::size_t>(costs.model().layer_count()),
-                                         layer_policy(p.recompute));
+  const std::vector<LayerPolicy> initial(static_cast<std::size_t>(costs.model().layer_count()), layer_policy(scenario));
 
   const auto own_name = std::string(kPipelineScheduleNames.name(p.schedule)) + " (the scenario's plan)";
   std::vector<Baseline> baselines;
@@ -343,7 +342,7 @@ DipPlan plan_replica(const TrainingScenario& scenario, const DipOptions& options
   }
   plan.steps.push_back(outcome("+ modality-module-level ranking (MCTS)", plan.flows, plan.schedule));
 
-  plan.policy = uniform_policy(plan.flows, layer_policy(p.recompute));
+  plan.policy = uniform_policy(plan.flows, layer_policy(scenario));
   apply_tuning(plan, pairs, std::move(tuned));
   plan.steps.push_back(outcome("+ model layer tuning", plan.flows, plan.schedule));
   // The plan returned is never slower than a baseline that fits the memory limit, on the stage
@@ -358,15 +357,19 @@ DipPlan plan_replica(const TrainingScenario& scenario, const DipOptions& options
     plan.returned_baseline = fastest->outcome.name;
     plan.flows = std::move(fastest->flows);
     plan.schedule = std::move(fastest->schedule);
-    plan.policy = uniform_policy(plan.flows, layer_policy(p.recompute));
+    plan.policy = uniform_policy(plan.flows, layer_policy(scenario));
   }
   return plan;
 }
 
 }  // namespace
 
-LayerPolicy layer_policy(RecomputePolicy recompute) {
-  switch (recompute) {
+LayerPolicy layer_policy(const TrainingScenario& scenario) {
+  if (scenario.per_op_checkpointing()) {
+    throw InputError("parallel.recompute: 'selective' under stack '" + scenario.stack.name +
+                     "' is per-op checkpointing, which the stage model does not price; expected none or full");
+  }
+  switch (scenario.parallel.recompute) {
     case RecomputePolicy::none:
       return LayerPolicy::keep;
     case RecomputePolicy::selective:

@@ -41,8 +41,9 @@ struct ScheduleOutcome {
   Bytes most_memory = 0;
 };
 
-// The layer policy a scenario's recompute setting gives every layer.
-LayerPolicy layer_policy(RecomputePolicy recompute);
+// The layer policy a scenario's recompute setting gives every layer. The stage models price
+// Megatron-LM's selective recompute, not per-op checkpointing: InputError for that.
+LayerPolicy layer_policy(const TrainingScenario& scenario);
 
 struct SimulatedDipPlan;
 

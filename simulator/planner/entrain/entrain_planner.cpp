@@ -46,7 +46,7 @@ struct Context {
         model(s.model, s.parallel.cp_algorithm),
         // Pipeline ranks placed as Megatron and weft plan place them.
         costs(model, one_sample_context(s), s.cluster, s.options.ideal_network, s.parallel.dp),
-        policy(dip::layer_policy(s.parallel.recompute)),
+        policy(dip::layer_policy(s)),
         encoder_layers(s.model.first_layer(s.model.modules.size() - 1)),
         cost_model(costs, policy, encoder_layers),
         tokens_per_image(s.model.sequence_tokens_per_image()),

@@ -66,6 +66,9 @@ void AttentionCore::emit(const ShardContext& context, const std::string& prefix,
   const Bytes qkv = queries * (heads + 2 * kv_heads) * head_dim * element;
   if (flash) {
     step.saved_bytes = qkv + heads * queries * 4;  // + fp32 log-sum-exp per query and head
+    // Per-op checkpointing keeps the kernel's output and log-sum-exp (the SDPA kernels' outputs).
+    step.op_checkpoint_bytes = step.output_bytes + heads * queries * 4;
+    step.op_recompute_share = 0.0;
   } else {
     const bool dropout = model_.dropout > 0.0;
     // Softmax output (2 bytes), dropout mask (1 byte) and dropout output (2 bytes) per score.

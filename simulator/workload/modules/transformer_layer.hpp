@@ -11,6 +11,15 @@ namespace weft {
 class TransformerLayer : public Sequential {
  public:
   TransformerLayer(std::string name, const ModelSpec& model, ContextParallelAlgorithm cp_algorithm);
+
+  // Also marks what per-op selective checkpointing keeps and recomputes of each step
+  // (Step::op_checkpoint_bytes).
+  void emit(const ShardContext& context, const std::string& prefix, std::vector<Step>& steps) const override;
+
+ private:
+  // The output widths of the matmuls an eager framework runs for each of the layer's linear
+  // steps, in forward order: Q, K and V apart; a gated MLP's W1 then W3.
+  std::vector<std::vector<std::int64_t>> matmul_widths_;
 };
 
 }  // namespace weft

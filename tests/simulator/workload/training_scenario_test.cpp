@@ -25,12 +25,15 @@ const std::string kUnfusedLlama =
 
 TEST_CASE("Selective recompute drops activations only where some attention runs unfused", "[workload][recompute]") {
   // Megatron-LM of 2021 runs unfused attention (docs/stacks.md); Megatron-Core fuses it unless
-  // the model asks for unfused attention.
+  // the model asks for unfused attention; both recompute Megatron-LM's attention core.
   CHECK(test::scenario_from(recompute_scenario(test::kSmallLlama, R"("megatron-lm-2021")", "selective"))
             .selective_recompute_drops_activations());
   CHECK_FALSE(test::scenario_from(recompute_scenario(test::kSmallLlama, R"("megatron-core")", "selective"))
                   .selective_recompute_drops_activations());
   CHECK(test::scenario_from(recompute_scenario(kUnfusedLlama, R"("megatron-core")", "selective"))
+            .selective_recompute_drops_activations());
+  // PyTorch's per-op checkpointing keeps less than every activation whatever the attention.
+  CHECK(test::scenario_from(recompute_scenario(test::kSmallLlama, R"("pytorch-eager")", "selective"))
             .selective_recompute_drops_activations());
 }
 
