@@ -54,7 +54,9 @@ std::vector<Bytes> estimate_stage_memory_by_steps(const TrainingScenario& s, con
       (step.trainable ? trainable : frozen)[stage] += step.parameters;
       if (s.data) continue;
       if (s.recomputes_layers() && blocks[i] >= 0) {
-        if (s.per_op_checkpointing()) saved[stage] += step.op_checkpoint_bytes;
+        // A frozen module that passes no gradient back keeps nothing (training_passes.cpp).
+        const bool backward = step.backward || step.weight_grad;
+        if (s.per_op_checkpointing() && backward) saved[stage] += step.op_checkpoint_bytes;
         continue;
       }
       saved[stage] += step.saved_bytes - (s.recomputes_attention_core() ? step.recomputable_bytes : 0);

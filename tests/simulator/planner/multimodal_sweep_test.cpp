@@ -156,6 +156,22 @@ int check_iteration_bound(const TrainingScenario& base, const std::string& grid_
   return checked;
 }
 
+TEST_CASE("per-op checkpointing of multimodal plans keeps their memory estimates and bounds below the simulation",
+          "[sweep][modality][recompute]") {
+  const std::string grid =
+      "tp=1,2 pp=1,2,4 mb=1,2 recompute=selective zero=0,1 vpp=1,2 "
+      "schedule=1f1b,interleaved,encoder-first";
+  for (const bool frozen : {false, true}) {
+    INFO("vision frozen " << frozen);
+    TrainingScenario base = vlm_base(frozen);
+    base.stack.selective_recompute = SelectiveRecompute::per_op;
+    SweepGrid memory_grid = default_grid(base, 8);
+    apply_grid_spec(memory_grid, grid);
+    CHECK(check_memory_lower_bound(base, memory_grid) > 30);
+    CHECK(check_iteration_bound(base, grid) > 30);
+  }
+}
+
 TEST_CASE("no multimodal plan is simulated faster than its bound, shared or on stages per module", "[sweep][bound]") {
   const std::string grid =
       "tp=1,2 pp=1,2,4 mb=1,2 zero=0,1 recompute=none,full,selective vpp=1,2 "
