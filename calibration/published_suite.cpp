@@ -23,7 +23,16 @@ PublishedCase read_published_case(const JsonCursor& root, std::string id) {
   }
   published.gpu = root.at("gpu").as_string();
   const JsonCursor measured = root.at("published");
-  measured.expect_only({"metric", "value", "flops", "peak_memory_GB"});
+  measured.expect_only({"metric", "value", "flops", "peak_memory_GB", "out_of_memory"});
+  if (auto oom = measured.find("out_of_memory")) {
+    if (!oom->as_bool()) oom->fail("expected true (a run the source reports out of memory); leave it out otherwise");
+    for (const char* field : {"metric", "value", "flops", "peak_memory_GB"}) {
+      if (auto given = measured.find(field)) given->fail("a run out of memory has none");
+    }
+    published.out_of_memory = true;
+    published.scenario = load_training_scenario(root.at("scenario"));
+    return published;
+  }
   published.metric = measured.at("metric").as_enum(kPublishedMetricNames);
   published.value = measured.at("value").as_positive_number();
   if (auto flops = measured.find("flops")) {
@@ -70,6 +79,8 @@ PublishedResult run_published_case(const PublishedCase& published) {
   for (const StageReport& stage : report.stages) {
     result.predicted_memory_gb = std::max(result.predicted_memory_gb, static_cast<double>(stage.peak_memory) / 1e9);
   }
+  result.published_oom = published.out_of_memory;
+  if (published.out_of_memory) return result;
   const double t = report.iteration_time_s;
   const double tokens = static_cast<double>(scenario.training.global_batch * scenario.training.seq_len);
   switch (published.metric) {

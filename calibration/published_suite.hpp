@@ -39,6 +39,7 @@ struct PublishedCase {
   double value = 0.0;
   FlopsConvention flops = FlopsConvention::megatron;
   double peak_memory_gb = 0.0;  // the most memory a GPU used, where the source says (0: not said)
+  bool out_of_memory = false;   // the source reports the run out of memory: no metric or value
   TrainingScenario scenario;
 };
 
@@ -54,6 +55,7 @@ struct PublishedResult {
   // faster run than was measured.
   double error = 0.0;
   bool oom = false;                  // weft says the plan does not fit in memory
+  bool published_oom = false;        // the source reports the run out of memory (no error to count)
   double published_memory_gb = 0.0;  // 0: the source gives no peak memory
   double predicted_memory_gb = 0.0;  // weft's peak over every GPU
 };
@@ -72,8 +74,9 @@ struct SuiteSummary {
 };
 
 // Reads a case file {"description", "source_group", "source", "quote", "gpu", "assumptions",
-// "published": {"metric", "value", "flops", "peak_memory_GB"}, "scenario": {...}}; errors name the
-// JSON path.
+// "published": {"metric", "value", "flops", "peak_memory_GB"}, "scenario": {...}}, or with
+// "published": {"out_of_memory": true} for a run the source reports out of memory; errors name
+// the JSON path.
 PublishedCase read_published_case(const JsonCursor& root, std::string id);
 
 // The FLOPs of one iteration of `scenario` by a convention, given weft's model FLOPs.
@@ -82,7 +85,7 @@ double convention_flops(const TrainingScenario& scenario, FlopsConvention conven
 // Simulates the case's run (folded, with reuse) and compares it with the published value.
 PublishedResult run_published_case(const PublishedCase& published);
 
-// Mean absolute, mean signed and worst error over `results`.
+// Mean absolute, mean signed and worst error over `results` (runs with a published value).
 SuiteSummary summarize(const std::vector<PublishedResult>& results);
 
 }  // namespace weft

@@ -78,7 +78,21 @@ TEST_CASE("a published run's error is weft's throughput over the published one, 
   CHECK(summary.source_groups == std::vector<std::string>{"g"});
 }
 
+TEST_CASE("a run its source reports out of memory has no value, and is checked for weft's verdict",
+          "[calibration][suite]") {
+  const PublishedCase oom = read_case(case_with(R"({"out_of_memory": true})"));
+  CHECK(oom.out_of_memory);
+  const PublishedResult result = run_published_case(oom);
+  CHECK(result.published_oom);
+  CHECK_FALSE(result.oom);  // the small Llama fits on an H100
+  CHECK(result.error == 0.0);
+}
+
 TEST_CASE("bad case files name the JSON path", "[calibration][suite][errors]") {
+  CHECK_THROWS_WITH(read_case(case_with(R"({"out_of_memory": false})")),
+                    Catch::Contains("published.out_of_memory: expected true (a run the source reports out of memory)"));
+  CHECK_THROWS_WITH(read_case(case_with(R"({"out_of_memory": true, "value": 3})")),
+                    Catch::Contains("published.value: a run out of memory has none"));
   CHECK_THROWS_WITH(read_case(case_with(R"({"metric": "tflops_per_gpu", "value": 100})")),
                     Catch::Contains("published: missing required field 'flops' (how the source counts FLOPs: "
                                     "megatron or narayanan-eq3)"));

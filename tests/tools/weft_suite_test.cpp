@@ -54,6 +54,13 @@ TEST_CASE("weft suite simulates the published runs and stays within the document
   CHECK(most >= 6000);
   CHECK(json["summary"]["mean_abs_error"].get<double>() == Approx(mean));
   CHECK(100.0 * mean <= documented_mean_error() + 0.05);
+  // The runs their sources report out of memory: weft predicts none of them to fit.
+  CHECK_THAT(run.out, Contains("Runs their sources report out of memory:"));
+  REQUIRE_FALSE(json["out_of_memory_runs"].empty());
+  for (const auto& r : json["out_of_memory_runs"]) {
+    INFO(r["case"].get<std::string>());
+    CHECK(r["oom"] == true);
+  }
 
   // The published nccl-tests runs: the NVLink and NIC efficiencies of dgx-h100 come from the ring
   // all-reduces of one node and of 10 nodes of one GPU; its all-gathers and reduce-scatters, in a

@@ -110,6 +110,32 @@ std::string render_memory(const std::vector<PublishedResult>& results) {
   return table.render("  ");
 }
 
+// The runs their sources report out of memory, and whether weft finds them out of memory too.
+std::string render_out_of_memory(const std::vector<PublishedResult>& runs) {
+  TextTable table;
+  for (const char* header : {"case", "source", "GPUs", "GPU"}) table.add_column(header, TextTable::Align::left);
+  table.add_column("weft's peak", TextTable::Align::right);
+  table.add_column("weft", TextTable::Align::left);
+  for (const PublishedResult& r : runs) {
+    table.add_row({r.id, r.source_group, std::to_string(r.gpus), r.gpu, fmt::format("{:.1f} GB", r.predicted_memory_gb),
+                   r.oom ? "out of memory" : "fits"});
+  }
+  return table.render("  ");
+}
+
+nlohmann::json out_of_memory_json(const std::vector<PublishedResult>& runs) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const PublishedResult& r : runs) {
+    out.push_back({{"case", r.id},
+                   {"source_group", r.source_group},
+                   {"gpu", r.gpu},
+                   {"gpus", r.gpus},
+                   {"oom", r.oom},
+                   {"predicted_memory_GB", r.predicted_memory_gb}});
+  }
+  return out;
+}
+
 nlohmann::json results_json(const std::vector<PublishedResult>& results, const SuiteSummary& summary) {
   nlohmann::json cases = nlohmann::json::array();
   for (const PublishedResult& r : results) {
@@ -216,10 +242,18 @@ void run_suite(const SuiteFlags& flags) {
         with_context(file.string(), [&] { return read_published_case(document.root(), file.stem().string()); }));
   }
   const std::vector<CollectiveRunResult> collectives = run_collectives(files.collectives);
-  std::vector<PublishedResult> results(cases.size());
-  tbb::parallel_for(std::size_t{0}, cases.size(), [&](std::size_t i) { results[i] = run_published_case(cases[i]); });
+  std::vector<PublishedResult> all(cases.size());
+  tbb::parallel_for(std::size_t{0}, cases.size(), [&](std::size_t i) { all[i] = run_published_case(cases[i]); });
+  std::vector<PublishedResult> results;
+  std::vector<PublishedResult> out_of_memory;
+  for (PublishedResult& r : all) (r.published_oom ? out_of_memory : results).push_back(std::move(r));
   const SuiteSummary summary = summarize(results);
-  if (!cases.empty()) print_training_runs(results, summary);
+  if (!results.empty()) print_training_runs(results, summary);
+  if (!out_of_memory.empty()) {
+    const auto agreed = std::count_if(out_of_memory.begin(), out_of_memory.end(), [](const auto& r) { return r.oom; });
+    fmt::print("{}Runs their sources report out of memory:\n{}weft finds {} of {} out of memory\n",
+               results.empty() ? "" : "\n", render_out_of_memory(out_of_memory), agreed, out_of_memory.size());
+  }
   if (!collectives.empty()) {
     fmt::print(
         "{}Collectives: published nccl-tests runs (error: weft's throughput over the measured one, minus 1, "
@@ -228,6 +262,7 @@ void run_suite(const SuiteFlags& flags) {
   }
   if (!flags.json_file.empty()) {
     nlohmann::json document = results_json(results, summary);
+    document["out_of_memory_runs"] = out_of_memory_json(out_of_memory);
     document["collectives"] = collectives_json(collectives);
     write_output("--json", flags.json_file, [&](std::ostream& out) { out << document.dump(2) << '\n'; });
   }
@@ -241,7 +276,8 @@ void add_suite_command(CLI::App& app) {
       "suite",
       "Simulate published end-to-end training runs (scenarios/validation/: each a scenario with the published "
       "iteration time, tokens/s or TFLOP/s per GPU and its source) and print weft's error on each, then the mean "
-      "absolute, worst and mean signed error; then cost the published nccl-tests runs (scenarios/validation/*.csv) by "
+      "absolute, worst and mean signed error, and whether weft finds out of memory the runs their sources report "
+      "out of memory; then cost the published nccl-tests runs (scenarios/validation/*.csv) by "
       "weft's collective model and print its error on each (docs/VALIDATION.md, docs/collectives.md).");
   command->add_option("CASES", flags->paths,
                       "Case files (*.json), nccl-tests files (*.csv) or folders of them (default: the bundled suite)");
