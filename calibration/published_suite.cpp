@@ -77,7 +77,10 @@ PublishedResult run_published_case(const PublishedCase& published) {
   result.oom = report.oom;
   result.published_memory_gb = published.peak_memory_gb;
   for (const StageReport& stage : report.stages) {
-    result.predicted_memory_gb = std::max(result.predicted_memory_gb, static_cast<double>(stage.peak_memory) / 1e9);
+    const double peak_gb = static_cast<double>(stage.peak_memory) / 1e9;
+    if (peak_gb < result.predicted_memory_gb) continue;
+    result.predicted_memory_gb = peak_gb;
+    result.memory_capacity_gb = static_cast<double>(stage.memory_capacity) / 1e9;
   }
   result.published_oom = published.out_of_memory;
   if (published.out_of_memory) return result;
@@ -115,6 +118,7 @@ SuiteSummary summarize(const std::vector<PublishedResult>& results) {
       summary.worst_case = r.id;
     }
     groups.insert(r.source_group);
+    if (r.oom) ++summary.predicted_out_of_memory;
     if (r.published_memory_gb > 0.0) {
       const double error = std::abs(r.predicted_memory_gb / r.published_memory_gb - 1.0);
       ++summary.memory_cases;

@@ -58,6 +58,7 @@ struct PublishedResult {
   bool published_oom = false;        // the source reports the run out of memory (no error to count)
   double published_memory_gb = 0.0;  // 0: the source gives no peak memory
   double predicted_memory_gb = 0.0;  // weft's peak over every GPU
+  double memory_capacity_gb = 0.0;   // the memory of the GPU that peak is on
 };
 
 struct SuiteSummary {
@@ -71,6 +72,8 @@ struct SuiteSummary {
   int memory_cases = 0;
   double memory_mean_abs_error = 0.0;
   double memory_worst_abs_error = 0.0;
+  // Runs that ran, which weft nevertheless predicts out of memory.
+  int predicted_out_of_memory = 0;
 };
 
 // Reads a case file {"description", "source_group", "source", "quote", "gpu", "assumptions",

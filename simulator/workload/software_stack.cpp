@@ -1,6 +1,7 @@
 #include "simulator/workload/software_stack.hpp"
 
 #include "simulator/core/spec_resolver.hpp"
+#include "simulator/core/units.hpp"
 
 namespace weft {
 namespace {
@@ -8,7 +9,8 @@ namespace {
 SoftwareStack parse_software_stack(const JsonCursor& json) {
   json.expect_only({"name", "description", "source", "attention", "swiglu", "overlap_grad_reduce",
                     "overlap_param_gather", "gradient_bytes", "low_precision_gradients", "make_vocab_size_divisible_by",
-                    "cross_entropy", "optimizer_step", "fp32_parameters", "tp_comm_overlap", "selective_recompute"});
+                    "cross_entropy", "optimizer_step", "fp32_parameters", "tp_comm_overlap", "selective_recompute",
+                    "cuda_context_MiB"});
   SoftwareStack stack;
   stack.name = json.find("name") ? json.at("name").as_string() : "inline";
   const JsonCursor attention = json.at("attention");
@@ -39,6 +41,11 @@ SoftwareStack parse_software_stack(const JsonCursor& json) {
   if (auto value = json.find("tp_comm_overlap")) stack.tp_comm_overlap = value->as_bool();
   if (auto value = json.find("fp32_parameters")) stack.fp32_parameters = value->as_bool();
   if (auto value = json.find("low_precision_gradients")) stack.keeps_low_precision_gradients = value->as_bool();
+  if (auto value = json.find("cuda_context_MiB")) {
+    const double mib = value->as_nonnegative_number();
+    if (mib > kMaxCudaContextMiB) value->fail("expected at most " + std::to_string(kMaxCudaContextMiB) + " MiB");
+    stack.cuda_context = static_cast<Bytes>(mib * kBytesPerMiB);
+  }
   if (auto value = json.find("make_vocab_size_divisible_by")) stack.vocab_divisible_by = value->as_positive_int();
   if (auto bytes = json.find("gradient_bytes")) {
     bytes->expect_only({"bf16", "fp16"});

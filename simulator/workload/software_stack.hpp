@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -22,6 +23,9 @@ inline constexpr EnumNames<OptimizerStepKernels, 2> kOptimizerStepKernelNames({"
 // checkpointing as torchtitan runs it (Step::op_checkpoint_bytes).
 enum class SelectiveRecompute : std::uint8_t { attention_core, per_op };
 inline constexpr EnumNames<SelectiveRecompute, 2> kSelectiveRecomputeNames({"attention-core", "per-op"});
+
+// More than any GPU holds: a CUDA context beyond it is a typing error (bytes given as MiB).
+inline constexpr std::int64_t kMaxCudaContextMiB = 1 << 16;
 
 // Whether a training dtype is mixed precision (16-bit compute beside fp32 master weights) rather
 // than fp32 training, on the CUDA cores (fp32) or the tensor cores (tf32).
@@ -74,6 +78,11 @@ struct SoftwareStack {
   // than 16-bit parameters beside an fp32 copy the optimizer keeps (Megatron-LM, DeepSpeed).
   bool fp32_parameters = false;
   SelectiveRecompute selective_recompute = SelectiveRecompute::attention_core;
+  // Device memory the CUDA context of one training process holds besides every tensor: the
+  // driver's state and the kernels loaded into it, all of each library's at start-up before CUDA
+  // 11.7's lazy module loading (PyTorch before 1.13), only those used since (docs/stacks.md). The
+  // default of a scenario's framework overhead (options.framework_overhead_GiB).
+  Bytes cuda_context = 0;
   // Bytes a parameter holds on its own, and the optimizer's states per trained parameter: Adam's
   // two fp32 moments, and the fp32 master copy unless the parameters are it (they are when the
   // stack keeps them in fp32, and in training without mixed precision).

@@ -107,6 +107,7 @@ TrainingScenario load_scenario_without_plan(const JsonCursor& root) {
   check_attention_dtype(root, scenario);
   scenario.options.overlap_grad_reduce = scenario.stack.overlap_grad_reduce;
   scenario.options.overlap_param_gather = scenario.stack.overlap_param_gather;
+  scenario.options.framework_overhead = scenario.stack.cuda_context;
   if (auto value = root.find("options")) scenario.options = read_options(*value, scenario.options);
   return scenario;
 }

@@ -2,7 +2,9 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <filesystem>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -245,6 +247,28 @@ TEST_CASE("identical layers share templates and give the every-op answer", "[cli
   CHECK(nlohmann::json::parse(read_file(dir.file("a.json"))) == nlohmann::json::parse(read_file(dir.file("b.json"))));
 }
 
+TEST_CASE("each GPU holds its stack's CUDA context unless the scenario gives its framework overhead", "[cli][stack]") {
+  const TempDir dir;
+  auto scenario = nlohmann::json::parse(read_file(experiment("llama3-70b-512xh100")));
+  scenario["options"].erase("framework_overhead_GiB");
+  auto overheads = [&](const std::string& stack) {
+    scenario["stack"] = stack;
+    const auto file = dir.write(stack + ".json", scenario.dump());
+    const auto run = run_weft("simulate '" + file.string() + "' --json '" + dir.file(stack + ".out").string() + "'");
+    INFO(run.err);
+    REQUIRE(run.exit_code == 0);
+    const auto result = nlohmann::json::parse(read_file(dir.file(stack + ".out")));
+    std::set<std::int64_t> found;
+    for (const auto& stage : result["stages"]) {
+      found.insert(stage["memory_breakdown_bytes"]["framework_overhead"].get<std::int64_t>());
+    }
+    return found;
+  };
+  // Lazy module loading (pytorch/pytorch#86509): 287,047,680 bytes; BigScience's 2022 A100s: 1,573 MiB.
+  CHECK(overheads("megatron-core") == std::set<std::int64_t>{287047680});
+  CHECK(overheads("megatron-lm-2021") == std::set<std::int64_t>{std::int64_t{1573} << 20});
+}
+
 TEST_CASE("compute beside the data-parallel collectives is slowed unless the option turns it off",
           "[cli][contention]") {
   // Meta's 405B layout: ZeRO-2 overlaps its gradient reduction with the last microbatch's backward.
@@ -294,6 +318,8 @@ TEST_CASE("bad training scenarios exit 2 with the JSON path and the reason", "[c
                                 "stack: unknown software stack 'megatron-9'");
   test::expect_simulate_rejects("{" + base + R"(, "stack": {"base": "pytorch-eager", "swiglu": "half"})" + plan,
                                 "stack.swiglu: expected \"fused\" or \"unfused\"");
+  test::expect_simulate_rejects("{" + base + R"(, "stack": {"base": "pytorch-eager", "cuda_context_MiB": "big"})" + plan,
+                                "stack.cuda_context_MiB: expected a number");
   test::expect_simulate_rejects(
       "{" + base + R"(, "stack": {"base": "pytorch-eager", "selective_recompute": "some"})" + plan,
       "stack.selective_recompute: ");

@@ -110,6 +110,19 @@ std::string render_memory(const std::vector<PublishedResult>& results) {
   return table.render("  ");
 }
 
+// The runs that ran, which weft predicts out of memory: its peak against the GPU's memory.
+std::string render_predicted_out_of_memory(const std::vector<PublishedResult>& results) {
+  TextTable table;
+  table.add_column("case", TextTable::Align::left);
+  for (const char* header : {"weft's peak", "GPU memory", "over"}) table.add_column(header, TextTable::Align::right);
+  for (const PublishedResult& r : results) {
+    if (!r.oom) continue;
+    table.add_row({r.id, fmt::format("{:.1f} GB", r.predicted_memory_gb), fmt::format("{:.1f} GB", r.memory_capacity_gb),
+                   fmt::format("{:+.1f}%", 100.0 * (r.predicted_memory_gb / r.memory_capacity_gb - 1.0))});
+  }
+  return table.render("  ");
+}
+
 // The runs their sources report out of memory, and whether weft finds them out of memory too.
 std::string render_out_of_memory(const std::vector<PublishedResult>& runs) {
   TextTable table;
@@ -161,7 +174,8 @@ nlohmann::json results_json(const std::vector<PublishedResult>& results, const S
             {"source_groups", summary.source_groups},
             {"memory_cases", summary.memory_cases},
             {"memory_mean_abs_error", summary.memory_mean_abs_error},
-            {"memory_worst_abs_error", summary.memory_worst_abs_error}}}};
+            {"memory_worst_abs_error", summary.memory_worst_abs_error},
+            {"predicted_out_of_memory", summary.predicted_out_of_memory}}}};
 }
 
 std::vector<CollectiveRunResult> run_collectives(const std::vector<std::filesystem::path>& files) {
@@ -228,6 +242,11 @@ void print_training_runs(const std::vector<PublishedResult>& results, const Suit
     fmt::print("Peak memory: mean |error| {:.1f}%, worst {:.1f}% over {} runs\n", 100.0 * summary.memory_mean_abs_error,
                100.0 * summary.memory_worst_abs_error, summary.memory_cases);
   }
+  if (summary.predicted_out_of_memory > 0) {
+    fmt::print("\nRuns that ran, which weft predicts out of memory:\n{}",
+               render_predicted_out_of_memory(results));
+  }
+  fmt::print("Predicted out of memory: {} of {} runs that ran\n", summary.predicted_out_of_memory, summary.cases);
 }
 
 void run_suite(const SuiteFlags& flags) {

@@ -100,6 +100,28 @@ TEST_CASE("a stack's gradients: fp32 for bf16 training, DeepSpeed's bf16 copies 
   CHECK(both.gradients == 3 * both.parameters);
 }
 
+TEST_CASE("a stack's CUDA context is each GPU's framework overhead unless the scenario gives its own",
+          "[workload][stack]") {
+  // 2021-22 stacks: BigScience's 1,573 MiB; lazy module loading: 287,047,680 bytes (273.75 MiB).
+  const TrainingScenario eager = scenario_from(scenario_with(R"("megatron-deepspeed")"));
+  CHECK(eager.options.framework_overhead == Bytes{1573} * 1024 * 1024);
+  const TrainingScenario lazy = scenario_from(scenario_with(""));
+  CHECK(lazy.options.framework_overhead == Bytes{287047680});
+  const TrainingScenario inline_stack = scenario_from(scenario_with(R"({"attention": "cudnn"})"));
+  CHECK(inline_stack.options.framework_overhead == 0);
+  const TrainingScenario told = scenario_from(scenario_with("", "h100-sxm", R"({"framework_overhead_GiB": 2})"));
+  CHECK(told.options.framework_overhead == Bytes{2} << 30);
+
+  // Every stage holds it besides its parameters, gradients and optimizer states, and its peak
+  // grows by exactly that much.
+  const auto with_context = test::run_training(lazy);
+  const auto without =
+      test::run_training(scenario_from(scenario_with("", "h100-sxm", R"({"framework_overhead_GiB": 0})")));
+  const StageReport& stage = with_context.report.stages[0];
+  CHECK(stage.static_memory.framework_overhead == Bytes{287047680});
+  CHECK(stage.peak_memory - without.report.stages[0].peak_memory == Bytes{287047680});
+}
+
 TEST_CASE("PyTorch's stacks keep fp32 parameters that are the optimizer's master copy", "[workload][stack]") {
   // TP2 DP4 ZeRO-1: the optimizer's states are sharded over the 4 replicas.
   const auto megatron = test::run_training(scenario_from(scenario_with("")));
@@ -183,6 +205,10 @@ TEST_CASE("bad stacks are rejected with their JSON path", "[workload][stack][err
                     Catch::Contains("stack.gradient_bytes.fp8: unknown field"));
   CHECK_THROWS_WITH(scenario_from(scenario_with(R"({"attention": "cudnn", "fp32_parameters": "yes"})")),
                     Catch::Contains("stack.fp32_parameters: expected true or false, got a string"));
+  CHECK_THROWS_WITH(scenario_from(scenario_with(R"({"attention": "cudnn", "cuda_context_MiB": -1})")),
+                    Catch::Contains("stack.cuda_context_MiB: expected a number >= 0"));
+  CHECK_THROWS_WITH(scenario_from(scenario_with(R"({"attention": "cudnn", "cuda_context_MiB": 1e9})")),
+                    Catch::Contains("stack.cuda_context_MiB: expected at most 65536 MiB"));
   CHECK_THROWS_WITH(scenario_from(scenario_with(R"({"attention": "cudnn", "make_vocab_size_divisible_by": 0})")),
                     Catch::Contains("stack.make_vocab_size_divisible_by: expected an integer > 0, got 0"));
 }
