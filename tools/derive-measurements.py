@@ -49,15 +49,18 @@ def a100(bandwidth_gbps, memory_note):
 
 
 # The A40 trains in TF32 (fp32 storage on its TF32 tensor cores) in the dissertation's evaluations (papers/002), and
-# in bf16 in Cornstarch's context-parallel one (papers/004 §6.5): its GEMMs at the A100's achievable fraction of the
-# dense peak (271.2 of 312), no A40 figure being published.
-A40_TF32_TFLOPS = 74.8 * 271.2 / 312
-A40_BF16_TFLOPS = 149.7 * 271.2 / 312
+# in bf16 in Cornstarch's context-parallel one (papers/004 §6.5): its GEMMs at the best rates measured on an A40 in
+# square matmuls, as ml-engineering's maximum achievable matmul figures are the best over shapes.
+A40_TF32_TFLOPS = 59.52
+A40_BF16_TFLOPS = 122.29
 A40_SOURCE = ("NVIDIA A40 datasheet: TF32 Tensor 74.8 TFLOP/s dense, BF16 Tensor 149.7, GDDR6 696 GB/s "
-              "(scenarios/clusters/devices/a40.json); no public achievable-matmul figure of the A40 was found, so its "
-              "GEMMs reach the A100's achievable fraction of its bf16 peak (271.2 / 312, ml-engineering above): "
-              f"{A40_TF32_TFLOPS:.1f} TFLOP/s in TF32 and {A40_BF16_TFLOPS:.1f} in bf16 against the H100's 794.5 in "
-              "bf16, on the same shapes")
+              "(scenarios/clusters/devices/a40.json); achievable matmul rates measured on an A40 (zzc0721/"
+              "torch-performance-test-data issue 185, 2026-07-22, PyTorch 2.11 with CUDA 12.8, the repository's "
+              "test.py: square matmuls of 1,024 to 10,240, CUDA events around 30 calls after 10 warm-up calls), the "
+              f"best over sizes: {A40_TF32_TFLOPS} TFLOP/s in TF32 (8,192) and {A40_BF16_TFLOPS} in bf16 (10,240), "
+              "80% and 82% of the peaks (the same repository's database.md lists an RTX A6000, the same GA102, at "
+              "123.34 in bf16, and an H100 SXM at 783.66 and 797.51, ml-engineering's 794.5), against the H100's "
+              "794.5 in bf16, on the same shapes")
 A40_MEMORY = ("memory-bound kernels: the datasheet bandwidths, 696 GB/s against 3,350 GB/s (H100 SXM), as the same "
               "fraction of the peak; in TF32 on fp32 tensors of the same shapes: twice the bytes, twice the time")
 A40_UNFUSED = ("unfused attention: the A100 80GB's standard attention figures (FlashAttention README), which that README "
