@@ -318,8 +318,9 @@ TEST_CASE("bad training scenarios exit 2 with the JSON path and the reason", "[c
                                 "stack: unknown software stack 'megatron-9'");
   test::expect_simulate_rejects("{" + base + R"(, "stack": {"base": "pytorch-eager", "swiglu": "half"})" + plan,
                                 "stack.swiglu: expected \"fused\" or \"unfused\"");
-  test::expect_simulate_rejects("{" + base + R"(, "stack": {"base": "pytorch-eager", "cuda_context_MiB": "big"})" + plan,
-                                "stack.cuda_context_MiB: expected a number");
+  test::expect_simulate_rejects(
+      "{" + base + R"(, "stack": {"base": "pytorch-eager", "cuda_context_MiB": "big"})" + plan,
+      "stack.cuda_context_MiB: expected a number");
   test::expect_simulate_rejects(
       "{" + base + R"(, "stack": {"base": "pytorch-eager", "selective_recompute": "some"})" + plan,
       "stack.selective_recompute: ");

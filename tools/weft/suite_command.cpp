@@ -117,7 +117,8 @@ std::string render_predicted_out_of_memory(const std::vector<PublishedResult>& r
   for (const char* header : {"weft's peak", "GPU memory", "over"}) table.add_column(header, TextTable::Align::right);
   for (const PublishedResult& r : results) {
     if (!r.oom) continue;
-    table.add_row({r.id, fmt::format("{:.1f} GB", r.predicted_memory_gb), fmt::format("{:.1f} GB", r.memory_capacity_gb),
+    table.add_row({r.id, fmt::format("{:.1f} GB", r.predicted_memory_gb),
+                   fmt::format("{:.1f} GB", r.memory_capacity_gb),
                    fmt::format("{:+.1f}%", 100.0 * (r.predicted_memory_gb / r.memory_capacity_gb - 1.0))});
   }
   return table.render("  ");
@@ -243,8 +244,7 @@ void print_training_runs(const std::vector<PublishedResult>& results, const Suit
                100.0 * summary.memory_worst_abs_error, summary.memory_cases);
   }
   if (summary.predicted_out_of_memory > 0) {
-    fmt::print("\nRuns that ran, which weft predicts out of memory:\n{}",
-               render_predicted_out_of_memory(results));
+    fmt::print("\nRuns that ran, which weft predicts out of memory:\n{}", render_predicted_out_of_memory(results));
   }
   fmt::print("Predicted out of memory: {} of {} runs that ran\n", summary.predicted_out_of_memory, summary.cases);
 }
