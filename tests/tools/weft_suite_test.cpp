@@ -17,7 +17,6 @@ using test::read_file;
 using test::run_weft;
 using test::TempDir;
 
-// The mean |error| docs/VALIDATION.md reports for the bundled suite, in percent.
 // The number docs/VALIDATION.md's copy of the suite's output prints after `label`.
 double documented_number(const std::string& label) {
   const std::string doc = read_file(std::filesystem::path(WEFT_SOURCE_DIR) / "docs" / "VALIDATION.md");
@@ -26,6 +25,7 @@ double documented_number(const std::string& label) {
   return std::stod(doc.substr(at + label.size()));
 }
 
+// The mean |error| docs/VALIDATION.md reports for the bundled suite, in percent.
 double documented_mean_error() { return documented_number("Mean |error| "); }
 
 TEST_CASE("weft suite simulates the published runs and stays within the documented error", "[cli][suite]") {
