@@ -75,10 +75,10 @@ std::string sweep_csv_cells(const PlanOutcome& plan) {
   const ParallelPlan& p = plan.scenario.parallel;
   std::string cells =
       fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},", p.tp, p.pp, p.dp, p.cp, p.vpp,
-                  plan.scenario.training.micro_batch, p.sequence_parallel ? 1 : 0,
-                  kRecomputePolicyNames.name(p.recompute), p.zero, kPipelineScheduleNames.name(p.schedule),
-                  p.modality_stages.empty() ? "shared" : "modality", csv_quoted(module_stages_text(plan.scenario)),
-                  plan_partition_name(p), kPlanStatusNames.name(plan.status), csv_quoted(plan.reason));
+                  plan.scenario.training.micro_batch, p.sequence_parallel ? 1 : 0, recompute_name(p.recompute_choice()),
+                  p.zero, kPipelineScheduleNames.name(p.schedule), p.modality_stages.empty() ? "shared" : "modality",
+                  csv_quoted(module_stages_text(plan.scenario)), plan_partition_name(p),
+                  kPlanStatusNames.name(plan.status), csv_quoted(plan.reason));
   if (plan.simulated()) {
     const TrainingReport& report = *plan.report;
     const TimeShares shares = time_shares(report);
@@ -112,7 +112,7 @@ nlohmann::json sweep_json(const TrainingScenario& base, int gpus, const SweepRes
                             {"vpp", p.vpp},
                             {"micro_batch", plan.scenario.training.micro_batch},
                             {"sequence_parallel", p.sequence_parallel},
-                            {"recompute", kRecomputePolicyNames.name(p.recompute)},
+                            {"recompute", recompute_name(p.recompute_choice())},
                             {"zero", p.zero},
                             {"schedule", kPipelineScheduleNames.name(p.schedule)},
                             {"layout", p.modality_stages.empty() ? "shared" : "modality"},

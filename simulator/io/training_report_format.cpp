@@ -20,6 +20,19 @@ nlohmann::json modality_stages_json(const TrainingScenario& s) {
   return stages;
 }
 
+// As the scenario gives it: {"first": N} or {"every": K}, or "all".
+nlohmann::json layer_recompute_json(const LayerRecompute& pick) {
+  switch (pick.method) {
+    case LayerRecompute::Method::first:
+      return {{"first", pick.count}};
+    case LayerRecompute::Method::every:
+      return {{"every", pick.count}};
+    case LayerRecompute::Method::all:
+      break;
+  }
+  return "all";
+}
+
 std::string describe_plan(const TrainingScenario& s) {
   const ParallelPlan& p = s.parallel;
   std::string plan = fmt::format("tp {}, cp {}, pp {}, dp {}", p.tp, p.cp, p.pp, p.dp);
@@ -28,6 +41,7 @@ std::string describe_plan(const TrainingScenario& s) {
   if (p.zero >= 1) plan += fmt::format(", ZeRO-{}", p.zero);
   plan += fmt::format(", schedule {}, recompute {}", kPipelineScheduleNames.name(p.schedule),
                       kRecomputePolicyNames.name(p.recompute));
+  if (p.recompute_layers.method != LayerRecompute::Method::all) plan += " (" + describe(p.recompute_layers) + ")";
   if (p.redundant_computation) plan += ", redundant computation (Bamboo)";
   if (p.cp > 1) plan += fmt::format(", cp {}", kContextParallelAlgorithmNames.name(p.cp_algorithm));
   if (s.training.attention_mask || p.cp_distribution) {
@@ -254,6 +268,7 @@ nlohmann::json training_report_json(const TrainingScenario& s, const TrainingRep
                            {"zero", p.zero},
                            {"schedule", kPipelineScheduleNames.name(p.schedule)},
                            {"recompute", kRecomputePolicyNames.name(p.recompute)},
+                           {"recompute_layers", layer_recompute_json(p.recompute_layers)},
                            {"redundant_computation", p.redundant_computation},
                            {"stage_layers", s.layers_per_virtual_stage()},
                            {"modality_stages", modality_stages_json(s)}}},

@@ -185,16 +185,19 @@ std::optional<TimeNs> IterationBound::operator()(const TrainingScenario& plan) {
   if (std::find(layers_per_virtual_stage.begin(), layers_per_virtual_stage.end(), 0) != layers_per_virtual_stage.end())
     return std::nullopt;
   std::vector<VirtualStageTimes> virtual_stages(layers_per_virtual_stage.size());
+  const std::vector<std::uint8_t> recomputed =
+      p.recompute_layers.method == LayerRecompute::Method::all ? std::vector<std::uint8_t>() : plan.recomputed_layers();
   std::size_t layer = 0;
   for (std::size_t v = 0; v < layers_per_virtual_stage.size(); ++v) {
     VirtualStageTimes& vs = virtual_stages[v];
     vs.first_layer_weight_grad = layers[layer].weight_grad;
     for (int i = 0; i < layers_per_virtual_stage[v]; ++i, ++layer) {
       const LayerComputeTimes& t = layers[layer];
+      const TimeNs recompute = recomputed.empty() || recomputed[layer] != 0 ? recompute_time(t, plan) : 0;
       vs.forward += t.forward;
-      vs.backward_chain += t.input_grad + (i + 1 < layers_per_virtual_stage[v] ? recompute_time(t, plan) : 0);
-      vs.before_last_input_grad += t.forward + t.input_grad + recompute_time(t, plan);
-      vs.total += t.forward + t.input_grad + t.weight_grad + recompute_time(t, plan);
+      vs.backward_chain += t.input_grad + (i + 1 < layers_per_virtual_stage[v] ? recompute : 0);
+      vs.before_last_input_grad += t.forward + t.input_grad + recompute;
+      vs.total += t.forward + t.input_grad + t.weight_grad + recompute;
     }
   }
   // Per virtual stage, the first microbatch's forward through the stages it reads (transitively:

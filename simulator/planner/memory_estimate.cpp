@@ -48,12 +48,13 @@ std::vector<Bytes> estimate_stage_memory_by_steps(const TrainingScenario& s, con
   std::vector<std::int64_t> trainable(static_cast<std::size_t>(p.pp), 0);
   std::vector<std::int64_t> frozen(static_cast<std::size_t>(p.pp), 0);
   std::vector<Bytes> saved(static_cast<std::size_t>(p.pp), 0);
+  const std::vector<std::uint8_t> recomputed = s.recomputed_layers();
   auto add = [&](std::size_t stage, const std::vector<Step>& steps, const std::vector<int>& blocks) {
     for (std::size_t i = 0; i < steps.size(); ++i) {
       const Step& step = steps[i];
       (step.trainable ? trainable : frozen)[stage] += step.parameters;
       if (s.data) continue;
-      if (s.recomputes_layers() && blocks[i] >= 0) {
+      if (blocks[i] >= 0 && recomputed[static_cast<std::size_t>(blocks[i])] != 0) {
         // A frozen module that passes no gradient back keeps nothing (training_passes.cpp).
         const bool backward = step.backward || step.weight_grad;
         if (s.per_op_checkpointing() && backward) saved[stage] += step.op_checkpoint_bytes;
@@ -106,12 +107,19 @@ std::vector<Bytes> estimate_stage_memory(const TrainingScenario& s, const Pipeli
   const Footprint layer = footprint(model.layer_steps(context, 0), s);
   const Footprint input = footprint(model.input_steps(context), s);
   const Footprint output = footprint(model.output_steps(context, spec.tied_embeddings && p.pp == 1), s);
-  // Under full recompute a layer keeps only its input until its backward; under per-op
-  // checkpointing also the outputs it keeps.
-  const Bytes layer_saved = s.recomputes_layers() ? context.sharded_tokens() * spec.hidden * context.element_bytes() +
-                                                        (s.per_op_checkpointing() ? layer.op_checkpoint : 0)
-                                                  : layer.saved;
+  // A recomputed layer keeps only its input until its backward; under per-op checkpointing also
+  // the outputs it keeps. The others keep every activation.
+  const Bytes checkpointed_saved = context.sharded_tokens() * spec.hidden * context.element_bytes() +
+                                   (s.per_op_checkpointing() ? layer.op_checkpoint : 0);
+  const std::vector<std::uint8_t> recomputed = s.recomputed_layers();
   const std::vector<int> layers = s.layers_per_virtual_stage();
+  std::vector<std::int64_t> first_layer(layers.size(), 0);  // of each virtual stage
+  std::partial_sum(layers.begin(), layers.end() - 1, first_layer.begin() + 1);
+  auto group_saved = [&](std::size_t group) {
+    const auto begin = recomputed.begin() + first_layer[group];
+    const std::int64_t checkpointed = std::count(begin, begin + layers[group], std::uint8_t{1});
+    return checkpointed * checkpointed_saved + (layers[group] - checkpointed) * layer.saved;
+  };
   const int groups = static_cast<int>(layers.size());
   const std::int64_t microbatches = s.microbatches();
 
@@ -122,7 +130,7 @@ std::vector<Bytes> estimate_stage_memory(const TrainingScenario& s, const Pipeli
     std::vector<Bytes> chunk_saved;
     for (int chunk = 0; chunk < p.vpp; ++chunk) {
       const int group = chunk * p.pp + stage;
-      Bytes saved = layers[static_cast<std::size_t>(group)] * layer_saved;
+      Bytes saved = group_saved(static_cast<std::size_t>(group));
       parameters += layers[static_cast<std::size_t>(group)] * layer.parameters;
       if (group == 0) saved += input.saved, parameters += input.parameters;
       if (group == groups - 1) saved += output.saved, parameters += output.parameters;

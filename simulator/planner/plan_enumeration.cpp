@@ -104,7 +104,7 @@ std::string plan_label(const TrainingScenario& s) {
   const ParallelPlan& p = s.parallel;
   std::string label = fmt::format("tp{} cp{} pp{} dp{} vpp{} mb{}{} zero{} {} recompute={}", p.tp, p.cp, p.pp, p.dp,
                                   p.vpp, s.training.micro_batch, p.sequence_parallel && p.tp > 1 ? " sp" : "", p.zero,
-                                  kPipelineScheduleNames.name(p.schedule), kRecomputePolicyNames.name(p.recompute));
+                                  kPipelineScheduleNames.name(p.schedule), recompute_name(p.recompute_choice()));
   if (s.model.multimodal()) label += p.modality_stages.empty() ? " shared" : " modality=" + module_stages_text(s);
   const bool staged = p.pp * p.vpp > 1;
   if (staged && (s.model.multimodal() || !default_dense_partition(s)))
@@ -182,7 +182,7 @@ PlanEnumeration enumerate_plans(const TrainingScenario& base, const SweepGrid& g
                                                                                     : vpp == 1;
               if (!chunks_fit) continue;
               for (std::int64_t mb : grid.micro_batch) {
-                for (RecomputePolicy recompute : grid.recompute) {
+                for (const RecomputeChoice& recompute : grid.recompute) {
                   for (int zero : grid.zero) {
                     TrainingScenario plan = base;
                     plan.cluster.gpus = gpus;
@@ -195,7 +195,8 @@ PlanEnumeration enumerate_plans(const TrainingScenario& base, const SweepGrid& g
                     p.sequence_parallel = sp && tp > 1;
                     p.zero = zero;
                     p.schedule = schedule;
-                    p.recompute = recompute;
+                    p.recompute = recompute.policy;
+                    p.recompute_layers = recompute.layers;
                     p.cp_algorithm = base.parallel.cp_algorithm;
                     plan.training.micro_batch = mb;
                     const std::int64_t model_parallel = std::int64_t{tp} * pp * cp;

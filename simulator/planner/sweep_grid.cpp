@@ -82,6 +82,12 @@ std::vector<std::string_view> names_of(const std::vector<Enum>& values, const En
   return out;
 }
 
+std::vector<std::string> recompute_names(const std::vector<RecomputeChoice>& choices) {
+  std::vector<std::string> out;
+  for (const RecomputeChoice& choice : choices) out.push_back(recompute_name(choice));
+  return out;
+}
+
 }  // namespace
 
 std::size_t SweepGrid::combinations() const {
@@ -100,8 +106,9 @@ SweepGrid default_grid(const TrainingScenario& scenario, int gpus) {
   for (int cp = 2; !multimodal && scenario.training.seq_len / cp >= 1024 && cp <= gpus; cp *= 2) grid.cp.push_back(cp);
   grid.vpp = {1, 2, 4, 8};
   grid.micro_batch = {1, 2, 4, 8};
-  grid.recompute = {RecomputePolicy::none, RecomputePolicy::full};
-  if (scenario.selective_recompute_drops_activations()) grid.recompute.push_back(RecomputePolicy::selective);
+  grid.recompute = {{.policy = RecomputePolicy::none, .layers = {}}, {.policy = RecomputePolicy::full, .layers = {}}};
+  if (scenario.selective_recompute_drops_activations())
+    grid.recompute.push_back({.policy = RecomputePolicy::selective, .layers = {}});
   grid.zero = {0, 1};
   grid.schedule = {PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved,
                    PipelineSchedule::zb_h1};
@@ -144,7 +151,14 @@ void apply_grid_spec(SweepGrid& grid, std::string_view spec) {
       grid.micro_batch.clear();
       for (int value : positive_ints(axis, values)) grid.micro_batch.push_back(value);
     } else if (axis == "recompute") {
-      grid.recompute = parse_names(axis, values, kRecomputePolicyNames);
+      grid.recompute.clear();
+      for (std::string_view item : split_text(values, ',')) {
+        const auto choice = parse_recompute_choice(item);
+        if (!choice) bad_value(axis, item, "none, selective, full, full/firstN or full/everyK (N, K >= 1)");
+        if (std::find(grid.recompute.begin(), grid.recompute.end(), *choice) == grid.recompute.end()) {
+          grid.recompute.push_back(*choice);
+        }
+      }
     } else if (axis == "schedule") {
       grid.schedule = parse_names(axis, values, kPipelineScheduleNames);
     } else if (axis == "layout") {
@@ -186,8 +200,8 @@ std::string grid_spec(const SweepGrid& grid) {
       "tp={} pp={} cp={} vpp={} mb={} recompute={} zero={} schedule={} sp={} layout={} partition={} "
       "module_stages={}",
       fmt::join(grid.tp, ","), fmt::join(grid.pp, ","), fmt::join(grid.cp, ","), fmt::join(grid.vpp, ","),
-      fmt::join(grid.micro_batch, ","), fmt::join(names_of(grid.recompute, kRecomputePolicyNames), ","),
-      fmt::join(grid.zero, ","), fmt::join(names_of(grid.schedule, kPipelineScheduleNames), ","), fmt::join(sp, ","),
+      fmt::join(grid.micro_batch, ","), fmt::join(recompute_names(grid.recompute), ","), fmt::join(grid.zero, ","),
+      fmt::join(names_of(grid.schedule, kPipelineScheduleNames), ","), fmt::join(sp, ","),
       fmt::join(names_of(grid.layout, kStageLayoutNames), ","),
       fmt::join(names_of(grid.partition, kStagePartitionNames), ","), kModuleStageSplitsNames.name(grid.module_stages));
 }

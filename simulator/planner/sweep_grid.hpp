@@ -29,7 +29,7 @@ struct SweepGrid {
   std::vector<int> cp;
   std::vector<int> vpp;
   std::vector<std::int64_t> micro_batch;
-  std::vector<RecomputePolicy> recompute;
+  std::vector<RecomputeChoice> recompute;
   std::vector<int> zero;
   std::vector<PipelineSchedule> schedule;
   std::vector<bool> sequence_parallel;                   // applied where tp > 1
@@ -47,7 +47,7 @@ inline bool uneven_gpus(const ClusterSpec& cluster) { return cluster.stragglers 
 // Every distinct plan for `gpus` GPUs of the scenario's cluster (docs/sweep.md): TP in powers of
 // two up to the node size; PP every value up to the layers that divides the GPU count (uneven
 // splits are balanced automatically); CP 1 and powers of two keeping at least 1,024 tokens per
-// rank; VPP 1, 2, 4, 8; micro-batches 1, 2, 4, 8; recompute none and full (selective too for
+// rank; VPP 1, 2, 4, 8; micro-batches 1, 2, 4, 8; recompute none and full of every layer (selective too for
 // unfused attention: with flash attention it recomputes nothing and would repeat plans); ZeRO off
 // and on; every schedule; sequence parallelism on and off. Layers dealt evenly (by compute time on
 // clusters of uneven GPUs). A model of several modules also tries modality parallelism beside the
@@ -56,8 +56,9 @@ inline bool uneven_gpus(const ClusterSpec& cluster) { return cluster.stragglers 
 SweepGrid default_grid(const TrainingScenario& scenario, int gpus);
 
 // Narrows or widens axes: space-separated `axis=values`, values comma-separated, integer ranges
-// `a..b` inclusive. Axes: tp, pp, cp, vpp, mb, recompute, zero, schedule, sp, layout, partition,
-// module_stages (one value). Example:
+// `a..b` inclusive. Axes: tp, pp, cp, vpp, mb, recompute (none, selective, full, or full of some
+// layers: full/firstN, full/everyK), zero, schedule, sp, layout, partition, module_stages (one
+// value). Example:
 // "tp=1,2,4,8 pp=1..16 mb=1,2". Throws InputError naming the axis or value at fault.
 void apply_grid_spec(SweepGrid& grid, std::string_view spec);
 

@@ -46,7 +46,7 @@ TimeNs TrainingGraphBuilder::step_compute_time(int stage, const Chunk& chunk, st
   add(step.backward);
   // What the backward pass recomputes itself (backward_body): the chunk's last layer, recomputed
   // in its own pass before the gradient arrives, is not.
-  const bool layer = s_.recomputes_layers() && is_layer(chunk, k) && chunk.block_has_backward[k] &&
+  const bool layer = recomputes_layer(chunk, k) && chunk.block_has_backward[k] &&
                      !(recomputes_before_gradient(chunk) && chunk.block[k] == chunk.block.back());
   const bool selective = s_.recomputes_attention_core() && step.attention_core && step.recomputable_bytes > 0;
   if (layer && s_.per_op_checkpointing()) {

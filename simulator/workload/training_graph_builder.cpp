@@ -27,6 +27,7 @@ bool same_work(const Step& a, const Step& b) {
 
 TrainingGraphBuilder::TrainingGraphBuilder(const TrainingScenario& scenario, const WorkloadOptions& options)
     : s_(scenario),
+      recomputed_layers_(scenario.recomputed_layers()),
       microbatch_shapes_(scenario.microbatch_shapes()),
       unfold_(options.unfold),
       name_ops_(options.name_ops),
@@ -437,7 +438,9 @@ std::size_t TrainingGraphBuilder::shape_of(const Chunk& chunk) {
         graph_.inputs(other->group).size() != graph_.inputs(chunk.group).size())
       return false;
     for (std::size_t i = 0; i < chunk.steps.size(); ++i) {
-      if (!same_work(other->steps[i], chunk.steps[i]) || block_kind(*other, i) != block_kind(chunk, i)) return false;
+      if (!same_work(other->steps[i], chunk.steps[i]) || block_kind(*other, i) != block_kind(chunk, i) ||
+          recomputes_layer(*other, i) != recomputes_layer(chunk, i))
+        return false;
     }
     return true;
   };
@@ -534,6 +537,10 @@ std::string TrainingGraphBuilder::mb_suffix(int microbatch) const {
 }
 
 bool TrainingGraphBuilder::is_layer(const Chunk& chunk, std::size_t step) const { return chunk.block[step] >= 0; }
+
+bool TrainingGraphBuilder::recomputes_layer(const Chunk& chunk, std::size_t step) const {
+  return is_layer(chunk, step) && recomputed_layers_[static_cast<std::size_t>(chunk.block[step])] != 0;
+}
 
 PerPeer<TensorId> TrainingGraphBuilder::boundary_tensor(const BoundaryKey& key, int receiving_stage) {
   if (boundaries_.empty()) boundaries_.resize(static_cast<std::size_t>(group_count()) * s_.microbatches() * 2);

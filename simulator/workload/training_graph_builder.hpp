@@ -297,6 +297,9 @@ class TrainingGraphBuilder {
                             const PassValues& inputs, PassValues& escapes, PassValues& bundles);
 
   bool is_layer(const Chunk& chunk, std::size_t step) const;
+  // Whether step `step` belongs to a layer that full recompute (or per-op checkpointing)
+  // recomputes before its backward (TrainingScenario::recomputed_layers).
+  bool recomputes_layer(const Chunk& chunk, std::size_t step) const;
 
   // While a pass is recorded, the ops added from now on belong to the layer of step `step` (none
   // for the input and output blocks): each layer of a pass becomes a nested template, shared by
@@ -493,6 +496,7 @@ class TrainingGraphBuilder {
   };
 
   const TrainingScenario& s_;
+  std::vector<std::uint8_t> recomputed_layers_;        // per layer of the model
   std::optional<MicrobatchShapes> microbatch_shapes_;  // per-sample data
   int replicas_ = 1;                                   // DP replicas simulated one by one
   bool unfold_;

@@ -46,7 +46,6 @@ void TrainingGraphBuilder::emit_forward(int stage, Chunk& chunk, const PipelineA
 PerPeer<OpId> TrainingGraphBuilder::forward_body(int stage, const Chunk& chunk, PerPeer<TensorId> x,
                                                  std::span<const PerPeer<TensorId>> also_read, int mb,
                                                  ForwardRecord& record) {
-  const bool layer_recompute = s_.recomputes_layers();
   const bool per_op = s_.per_op_checkpointing();
   const bool selective = s_.recomputes_attention_core();
   record.saved.assign(chunk.steps.size(), {});
@@ -62,7 +61,7 @@ PerPeer<OpId> TrainingGraphBuilder::forward_body(int stage, const Chunk& chunk, 
     }
     sharded.note(i, ops, false);
     produce(ops, out);
-    const bool recomputed = layer_recompute && is_layer(chunk, i);
+    const bool recomputed = recomputes_layer(chunk, i);
     const bool keeps_saved = !recomputed;
     const Bytes saved = step.saved_bytes - (selective ? step.recomputable_bytes : 0);
     const bool layer_start =
@@ -263,7 +262,7 @@ PerPeer<TensorId> TrainingGraphBuilder::emit_backward_passes(int stage, const Ch
 
 bool TrainingGraphBuilder::recomputes_before_gradient(const Chunk& chunk) const {
   const std::size_t last = chunk.steps.size() - 1;
-  return s_.recomputes_layers() && is_layer(chunk, last) && chunk.block_has_backward[last];
+  return recomputes_layer(chunk, last) && chunk.block_has_backward[last];
 }
 
 PerPeer<TensorId> TrainingGraphBuilder::backward_body(int stage, const Chunk& chunk, PerPeer<TensorId> dy,
@@ -278,7 +277,7 @@ PerPeer<TensorId> TrainingGraphBuilder::backward_body(int stage, const Chunk& ch
     sharded.enter(k);
     enter_gradient_step(chunk, k);
     const bool layer_end = k + 1 < chunk.steps.size() && chunk.block[k + 1] != chunk.block[k];
-    if (s_.recomputes_layers() && is_layer(chunk, k) && layer_end && chunk.block_has_backward[k]) {
+    if (recomputes_layer(chunk, k) && layer_end && chunk.block_has_backward[k]) {
       recompute_layer(stage, chunk, k, mb, record, recomputed);
     }
     PerPeer<TensorId> saved = recomputed[k].empty() ? record.saved[k] : recomputed[k];

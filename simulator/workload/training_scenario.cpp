@@ -48,6 +48,21 @@ void validate_redundant_computation(const TrainingScenario& s) {
   }
 }
 
+// Picking layers is for full recompute of a model of one module, whose layers the pipeline's
+// chunks hold in order.
+void validate_layer_recompute(const TrainingScenario& s) {
+  const std::string path = "parallel.recompute_layers";
+  if (s.parallel.recompute != RecomputePolicy::full) {
+    reject(path, "recompute_layers without full recompute",
+           "picks the layers that full recompute checkpoints: set parallel.recompute to 'full' (it is '" +
+               std::string(kRecomputePolicyNames.name(s.parallel.recompute)) + "')");
+  }
+  if (s.model.multimodal()) {
+    reject(path, "recompute_layers with several modules",
+           "weft picks recomputed layers in a model of one module only (model '" + s.model.name + "')");
+  }
+}
+
 // A samples file holds the whole batch, and every padded length (a multiple of pad_to up to
 // seq_len) splits as seq_len must.
 void validate_data(const TrainingScenario& s) {
@@ -369,6 +384,28 @@ bool TrainingScenario::recomputes_layers() const {
   return parallel.recompute == RecomputePolicy::full || per_op_checkpointing();
 }
 
+std::vector<std::uint8_t> TrainingScenario::recomputed_layers() const {
+  const std::uint8_t recomputed = recomputes_layers() ? 1 : 0;
+  const LayerRecompute& pick = parallel.recompute_layers;
+  if (!recomputed || pick.method == LayerRecompute::Method::all) {
+    return std::vector<std::uint8_t>(static_cast<std::size_t>(model.layers()), recomputed);
+  }
+  std::vector<std::uint8_t> mask(static_cast<std::size_t>(model.layers()), 0);
+  const std::vector<int> layers = layers_per_virtual_stage();
+  std::vector<int> rank_position(static_cast<std::size_t>(parallel.pp), 0);  // layers seen per rank
+  std::size_t first = 0;
+  for (std::size_t group = 0; group < layers.size(); ++group) {
+    int& position = rank_position[group % rank_position.size()];
+    for (int k = 0; k < layers[group]; ++k) {
+      ++position;
+      const bool picked = pick.method == LayerRecompute::Method::first ? k < pick.count : position % pick.count == 0;
+      mask[first + static_cast<std::size_t>(k)] = picked ? 1 : 0;
+    }
+    first += static_cast<std::size_t>(layers[group]);
+  }
+  return mask;
+}
+
 bool TrainingScenario::per_op_checkpointing() const {
   return parallel.recompute == RecomputePolicy::selective && stack.selective_recompute == SelectiveRecompute::per_op;
 }
@@ -479,6 +516,7 @@ void validate_training_scenario(const TrainingScenario& s) {
            "gradients to passes of their own (use 1f1b, interleaved or gpipe)");
   }
   if (p.redundant_computation) validate_redundant_computation(s);
+  if (p.recompute_layers.method != LayerRecompute::Method::all) validate_layer_recompute(s);
   if (p.cp > 1 && t.seq_len % (2 * p.cp) != 0) {
     reject("training.seq_len", "sequence not divisible by 2 x cp",
            str(t.seq_len) + " is not divisible by 2 x cp = " + str(2 * p.cp) + " (load-balanced context parallelism)");

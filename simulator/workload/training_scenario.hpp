@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "simulator/workload/data/data_spec.hpp"
 #include "simulator/workload/modules/attention_core.hpp"
 #include "simulator/workload/multimodal_spec.hpp"
+#include "simulator/workload/recompute_policy.hpp"
 #include "simulator/workload/software_stack.hpp"
 #include "simulator/workload/stage_graph.hpp"
 #include "simulator/workload/step.hpp"
@@ -23,11 +25,9 @@
 namespace weft {
 
 enum class PipelineSchedule : std::uint8_t { gpipe, one_f_one_b, interleaved, zb_h1, encoder_first };
-enum class RecomputePolicy : std::uint8_t { none, selective, full };
 
 inline constexpr EnumNames<PipelineSchedule, 5> kPipelineScheduleNames({"gpipe", "1f1b", "interleaved", "zb-h1",
                                                                         "encoder-first"});
-inline constexpr EnumNames<RecomputePolicy, 3> kRecomputePolicyNames({"none", "selective", "full"});
 
 struct ParallelPlan {
   int tp = 1;
@@ -39,6 +39,7 @@ struct ParallelPlan {
   int zero = 0;  // 1: distributed optimizer (ZeRO-1)
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   RecomputePolicy recompute = RecomputePolicy::none;
+  LayerRecompute recompute_layers;  // with recompute full: which layers
   ContextParallelAlgorithm cp_algorithm = ContextParallelAlgorithm::ring;
   // How the CP group deals a sequence's tokens, when given; with neither it nor an attention mask,
   // every rank computes an even share of the model's own mask.
@@ -60,6 +61,7 @@ struct ParallelPlan {
   bool redundant_computation = false;
 
   std::int64_t world_size() const { return std::int64_t{tp} * cp * pp * dp; }
+  RecomputeChoice recompute_choice() const { return {.policy = recompute, .layers = recompute_layers}; }
 };
 
 // The most tokens a module may see in one microbatch (and a sequence may have).
@@ -135,6 +137,9 @@ struct TrainingScenario {
   // and selective recompute where the stack's is per-op checkpointing (which keeps more than each
   // layer's input: Step::op_checkpoint_bytes).
   bool recomputes_layers() const;
+  // Per layer of the model, whether it is recomputed (1) or keeps its activations (0): every layer
+  // where recomputes_layers() unless parallel.recompute_layers picks some; none otherwise.
+  std::vector<std::uint8_t> recomputed_layers() const;
   bool per_op_checkpointing() const;
   // Selective recompute of Megatron-LM's attention core (Step::recomputable_bytes).
   bool recomputes_attention_core() const;

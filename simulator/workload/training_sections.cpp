@@ -15,11 +15,28 @@ int read_degree(const JsonCursor& parallel, const char* key, int fallback) {
   return static_cast<int>(degree);
 }
 
+// {"first": N} or {"every": K}: one key, a positive count.
+LayerRecompute read_layer_recompute(const JsonCursor& json) {
+  json.expect_only({"first", "every"});
+  const bool first = json.find("first").has_value();
+  if (first == json.find("every").has_value()) {
+    json.fail(
+        "expected one of {\"first\": N} (the first N layers of each model chunk) or {\"every\": K} (every "
+        "K-th layer of each pipeline rank)");
+  }
+  const JsonCursor count = json.at(first ? "first" : "every");
+  const std::int64_t value = count.as_positive_int();
+  if (value > 100'000) count.fail("expected at most 100000");
+  return {.method = first ? LayerRecompute::Method::first : LayerRecompute::Method::every,
+          .count = static_cast<int>(value)};
+}
+
 }  // namespace
 
 ParallelPlan read_parallel(const JsonCursor& json, const ClusterSpec& cluster) {
-  json.expect_only({"tp", "cp", "pp", "dp", "vpp", "sequence_parallel", "zero", "schedule", "recompute", "cp_algorithm",
-                    "cp_distribution", "stage_layers", "modality_stages", "redundant_computation"});
+  json.expect_only({"tp", "cp", "pp", "dp", "vpp", "sequence_parallel", "zero", "schedule", "recompute",
+                    "recompute_layers", "cp_algorithm", "cp_distribution", "stage_layers", "modality_stages",
+                    "redundant_computation"});
   ParallelPlan plan;
   plan.tp = read_degree(json, "tp", 1);
   plan.cp = read_degree(json, "cp", 1);
@@ -47,6 +64,7 @@ ParallelPlan read_parallel(const JsonCursor& json, const ClusterSpec& cluster) {
   }
   if (auto value = json.find("schedule")) plan.schedule = value->as_enum(kPipelineScheduleNames);
   if (auto value = json.find("recompute")) plan.recompute = value->as_enum(kRecomputePolicyNames);
+  if (auto value = json.find("recompute_layers")) plan.recompute_layers = read_layer_recompute(*value);
   if (auto value = json.find("cp_algorithm")) plan.cp_algorithm = value->as_enum(kContextParallelAlgorithmNames);
   if (auto value = json.find("cp_distribution")) plan.cp_distribution = value->as_enum(kTokenDistributionNames);
   if (auto value = json.find("stage_layers"); value && value->is_string()) {

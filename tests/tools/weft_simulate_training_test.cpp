@@ -247,6 +247,36 @@ TEST_CASE("identical layers share templates and give the every-op answer", "[cli
   CHECK(nlohmann::json::parse(read_file(dir.file("a.json"))) == nlohmann::json::parse(read_file(dir.file("b.json"))));
 }
 
+TEST_CASE("full recompute of some layers is named in the report and simulated alike with and without reuse",
+          "[cli][recompute]") {
+  const TempDir dir;
+  // pp 2 with 2 chunks a rank of 2 layers each: every 2nd layer of a rank is the second of each
+  // chunk, so that chunks of one shape recompute different layers than the first-layer pick.
+  auto scenario_with = [&](const std::string& name, const std::string& layers) {
+    return dir
+        .write(name, R"({
+      "model": {"base": "llama3-8b", "layers": 8, "hidden": 2048, "ffn_hidden": 7168, "heads": 16, "kv_heads": 8},
+      "cluster": {"base": "dgx-h100", "gpus": 8},
+      "parallel": {"tp": 2, "pp": 2, "dp": 2, "vpp": 2, "schedule": "interleaved", "zero": 1, "recompute": "full",
+                   "recompute_layers": )" +
+                         layers + R"(},
+      "training": {"global_batch": 8, "seq_len": 2048}})")
+        .string();
+  };
+  for (const auto& [layers, named] : {std::pair{std::string(R"({"every": 2})"), "every 2nd layer of each rank"},
+                                      std::pair{std::string(R"({"first": 1})"), "the first layer of each chunk"}}) {
+    INFO(layers);
+    const auto [reused, every_op] = simulate_with_and_without_reuse(dir, scenario_with("s.json", layers));
+    CHECK_THAT(reused.out, Contains(std::string("recompute full (") + named + ")"));
+    const auto a = nlohmann::json::parse(read_file(dir.file("a.json")));
+    CHECK(a == nlohmann::json::parse(read_file(dir.file("b.json"))));
+    CHECK(a["parallel"]["recompute_layers"] == nlohmann::json::parse(layers));
+  }
+  const auto bad = run_weft("simulate '" + scenario_with("bad.json", R"({"every": -2})") + "'");
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err, Contains("parallel.recompute_layers.every"));
+}
+
 TEST_CASE("each GPU holds its stack's CUDA context unless the scenario gives its framework overhead", "[cli][stack]") {
   const TempDir dir;
   auto scenario = nlohmann::json::parse(read_file(experiment("llama3-70b-512xh100")));

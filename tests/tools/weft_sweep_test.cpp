@@ -2,6 +2,9 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <map>
+#include <string>
+
 #include "tests/support/chromium.hpp"
 #include "tests/support/run_command.hpp"
 
@@ -113,6 +116,33 @@ TEST_CASE("a sweep prunes the plans that cannot enter its top K, and --all simul
   CHECK_THAT(read_file(dir.file("p.html")), Contains("were not simulated") && Contains("--all simulates every plan"));
 }
 
+TEST_CASE("a sweep tries full recompute of some layers, between none and every layer", "[cli][sweep][recompute]") {
+  const TempDir dir;
+  const auto scenario = dir.write("s.json", kSmall);
+  const auto run = run_weft("sweep '" + scenario.string() +
+                            "' --grid 'tp=1 pp=2 cp=1 mb=1 zero=1 schedule=1f1b recompute=none,full/first2,full' --all "
+                            "--json '" +
+                            dir.file("p.json").string() + "' --csv '" + dir.file("p.csv").string() + "'");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  std::map<std::string, nlohmann::json> by_recompute;
+  const auto json = nlohmann::json::parse(read_file(dir.file("p.json")));
+  for (const auto& plan : json["plans"]) {
+    by_recompute[plan["recompute"].get<std::string>()] = plan;
+  }
+  REQUIRE(by_recompute.size() == 3);
+  const auto& some = by_recompute.at("full/first2");
+  CHECK_THAT(some["label"].get<std::string>(), Contains("recompute=full/first2"));
+  CHECK_THAT(read_file(dir.file("p.csv")), Contains(",full/first2,"));
+  // Two of each stage's four layers recomputed: slower than none, faster than all; less memory
+  // than none, more than all.
+  auto field = [](const nlohmann::json& plan, const char* name) { return plan[name].get<double>(); };
+  CHECK(field(by_recompute.at("none"), "iteration_time_s") < field(some, "iteration_time_s"));
+  CHECK(field(some, "iteration_time_s") < field(by_recompute.at("full"), "iteration_time_s"));
+  CHECK(field(by_recompute.at("full"), "peak_memory_bytes") < field(some, "peak_memory_bytes"));
+  CHECK(field(some, "peak_memory_bytes") < field(by_recompute.at("none"), "peak_memory_bytes"));
+}
+
 TEST_CASE("a sweep where nothing fits says so and exits 0", "[cli][sweep]") {
   const TempDir dir;
   const auto scenario = dir.write("big.json", R"({"model": "llama3-405b", "cluster": {"base": "dgx-h100", "gpus": 8},
@@ -137,6 +167,8 @@ TEST_CASE("bad sweep input exits 2 with a clear message and no files", "[cli][sw
   rejected("--grid 'tp=a'", "--grid: 'tp=a': expected non-negative integers");
   rejected("--grid 'schedule=fast'",
            "--grid: 'schedule=fast': expected gpipe, 1f1b, interleaved, zb-h1 or encoder-first");
+  rejected("--grid 'recompute=full/first0'",
+           "--grid: 'recompute=full/first0': expected none, selective, full, full/firstN or full/everyK");
   rejected("--top 0", "--top: expected at least 1");
   rejected("--html /nonexistent/dir/r.html", "--html: cannot write");
 }

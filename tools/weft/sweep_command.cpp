@@ -235,7 +235,9 @@ void add_sweep_command(CLI::App& app) {
   command
       ->add_option("--grid", flags->grid,
                    "Axes to narrow or widen, e.g. \"tp=1,2,4,8 pp=1..16 mb=1,2\"; axes tp, pp, cp, vpp, mb, "
-                   "recompute, zero, schedule, sp, layout (shared, modality), partition (even, parameters, time), "
+                   "recompute (none, selective, full, full/firstN: the first N layers of each chunk, full/everyK: "
+                   "every K-th layer of each rank), zero, schedule, sp, layout (shared, modality), partition (even, "
+                   "parameters, time), "
                    "module_stages (balanced or every)")
       ->type_name("SPEC");
   command

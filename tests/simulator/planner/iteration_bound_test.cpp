@@ -52,6 +52,20 @@ TEST_CASE("a layer's compute is what the stage partition prices it, and one stag
   CHECK(bound(plan) == 4 * per_microbatch);
 }
 
+TEST_CASE("full recompute of some layers adds only their forward again to the bound", "[bound][recompute]") {
+  const TrainingScenario none = bound_scenario(R"({"tp": 1, "pp": 1, "dp": 1})", 1);
+  const TrainingScenario first =
+      bound_scenario(R"({"tp": 1, "pp": 1, "dp": 1, "recompute": "full", "recompute_layers": {"first": 3}})", 1);
+  IterationBound bound(none);
+  const std::vector<LayerComputeTimes>& layers = bound.layer_times(none);
+  // One stage, 4 microbatches: every layer's compute, and layers 0-2's forward again, 4 times.
+  const TimeNs recomputed = sum_of(layers, 0, 3, &LayerComputeTimes::full_recompute);
+  CHECK(recomputed > 0);
+  CHECK(*bound(first) == *bound(none) + 4 * recomputed);
+  const auto simulated = test::run_training(first);
+  CHECK(static_cast<double>(*bound(first)) / kNsPerSecond <= simulated.report.iteration_time_s);
+}
+
 // The forward and backward ops of a one-stage plan's microbatches on its compute stream, counted in
 // the graph the simulation runs (every op but the optimizer step's, and only those that take time).
 std::int64_t compute_stream_pass_ops(const TrainingScenario& plan) {
@@ -155,7 +169,8 @@ TEST_CASE("no plan is simulated faster than its bound, under every bundled stack
     SweepGrid grid = default_grid(base, 16);
     // Selective recompute where it is per-op checkpointing (under Megatron's stacks it is "none"
     // here: fused attention).
-    const std::string recompute = std::string(stack) == "pytorch-eager" ? "none,full,selective" : "none,full";
+    const std::string recompute =
+        std::string(stack) == "pytorch-eager" ? "none,full,full/every2,selective" : "none,full,full/first1";
     apply_grid_spec(grid, "tp=1,4 pp=1,2 cp=1,2 vpp=1,2 mb=1,2 zero=0,1,2,3 recompute=" + recompute);
     SweepOptions options;
     options.threads = 2;

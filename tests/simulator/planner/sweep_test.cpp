@@ -44,11 +44,20 @@ TEST_CASE("grid specs narrow axes and bad ones are explained", "[sweep][errors]"
   SweepGrid grid = default_grid(small_base(), 8);
   CHECK(grid.tp == std::vector<int>{1, 2, 4, 8});
   CHECK(grid.pp == std::vector<int>{1, 2, 4});  // up to 4 layers, dividing 8 GPUs
-  apply_grid_spec(grid, "tp=2..4 pp=1 mb=1,2 schedule=gpipe recompute=full,none zero=1");
+  apply_grid_spec(grid, "tp=2..4 pp=1 mb=1,2 schedule=gpipe recompute=full,none,full/first3,full/every2,full zero=1");
   CHECK(grid.tp == std::vector<int>{2, 3, 4});
   CHECK(grid.micro_batch == std::vector<std::int64_t>{1, 2});
   CHECK(grid.schedule == std::vector<PipelineSchedule>{PipelineSchedule::gpipe});
-  CHECK(grid.recompute == std::vector<RecomputePolicy>{RecomputePolicy::full, RecomputePolicy::none});
+  using Method = LayerRecompute::Method;
+  CHECK(grid.recompute == std::vector<RecomputeChoice>{{.policy = RecomputePolicy::full, .layers = {}},
+                                                       {.policy = RecomputePolicy::none, .layers = {}},
+                                                       {RecomputePolicy::full, {.method = Method::first, .count = 3}},
+                                                       {RecomputePolicy::full, {.method = Method::every, .count = 2}}});
+  for (const char* bad :
+       {"recompute=full/first0", "recompute=none/first2", "recompute=full/last2", "recompute=full/"}) {
+    CHECK_THROWS_WITH(apply_grid_spec(grid, bad),
+                      Contains("expected none, selective, full, full/firstN or full/everyK (N, K >= 1)"));
+  }
   CHECK_THROWS_WITH(apply_grid_spec(grid, "tq=1"), Contains("unknown axis 'tq' (expected tp, pp"));
   CHECK_THROWS_WITH(apply_grid_spec(grid, "tp=0"), Equals("'tp=0': expected values of at least 1"));
   CHECK_THROWS_WITH(apply_grid_spec(grid, "tp="), Contains("expected axis=values"));
@@ -95,7 +104,7 @@ int check_memory_estimates(const std::string& stack, const std::string& grid_spe
 
 TEST_CASE("the memory estimate is a lower bound of the simulated peak", "[sweep][memory]") {
   CHECK(check_memory_estimates("megatron-core",
-                               "tp=1,2,4 pp=1,2,4 cp=1,2 vpp=1,2 mb=1,2 recompute=none,full zero=0,1,3 "
+                               "tp=1,2,4 pp=1,2,4 cp=1,2 vpp=1,2 mb=1,2 recompute=none,full,full/first1 zero=0,1,3 "
                                "schedule=gpipe,1f1b,interleaved,zb-h1 sp=1",
                                7) > 100);
 }

@@ -187,7 +187,7 @@ TEST_CASE("a time partition and the sweep give slow stages fewer layers", "[stra
   grid.cp = {1};
   grid.vpp = {1};
   grid.micro_batch = {1};
-  grid.recompute = {RecomputePolicy::none};
+  grid.recompute = {{.policy = RecomputePolicy::none, .layers = {}}};
   grid.zero = {0};
   grid.schedule = {PipelineSchedule::one_f_one_b};
   grid.sequence_parallel = {false};
