@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "simulator/core/units.hpp"
 #include "simulator/engine/simulation.hpp"
 #include "simulator/workload/training_report.hpp"
 #include "simulator/workload/training_workload.hpp"
@@ -23,13 +24,26 @@ PublishedCase read_published_case(const JsonCursor& root, std::string id) {
   }
   published.gpu = root.at("gpu").as_string();
   const JsonCursor measured = root.at("published");
-  measured.expect_only({"metric", "value", "flops", "peak_memory_GB", "out_of_memory"});
+  measured.expect_only({"metric", "value", "flops", "peak_memory_GB", "peak_memory_GiB", "out_of_memory"});
   if (auto oom = measured.find("out_of_memory")) {
     if (!oom->as_bool()) oom->fail("expected true (a run the source reports out of memory); leave it out otherwise");
-    for (const char* field : {"metric", "value", "flops", "peak_memory_GB"}) {
+    for (const char* field : {"metric", "value", "flops", "peak_memory_GB", "peak_memory_GiB"}) {
       if (auto given = measured.find(field)) given->fail("a run out of memory has none");
     }
     published.out_of_memory = true;
+    published.scenario = load_training_scenario(root.at("scenario"));
+    return published;
+  }
+  const auto gb = measured.find("peak_memory_GB");
+  const auto gib = measured.find("peak_memory_GiB");
+  if (gb && gib) gib->fail("give the peak memory once, in GB or in GiB");
+  if (gb) published.peak_memory_gb = gb->as_positive_number();
+  if (gib) published.peak_memory_gb = gib->as_positive_number() * static_cast<double>(kBytesPerGiB) / 1e9;
+  if (!measured.find("metric") && published.peak_memory_gb > 0.0) {
+    for (const char* field : {"value", "flops"}) {
+      if (auto given = measured.find(field)) given->fail("needs published.metric (what the value measures)");
+    }
+    published.memory_only = true;
     published.scenario = load_training_scenario(root.at("scenario"));
     return published;
   }
@@ -42,7 +56,6 @@ PublishedCase read_published_case(const JsonCursor& root, std::string id) {
     measured.fail("missing required field 'flops' (how the source counts FLOPs: " + kFlopsConventionNames.choices() +
                   ")");
   }
-  if (auto memory = measured.find("peak_memory_GB")) published.peak_memory_gb = memory->as_positive_number();
   published.scenario = load_training_scenario(root.at("scenario"));
   if (published.flops == FlopsConvention::narayanan_eq3 && published.scenario.model.multimodal()) {
     measured.at("flops").fail("narayanan-eq3 counts the FLOPs of one GPT; the scenario's model has several modules");
@@ -83,7 +96,8 @@ PublishedResult run_published_case(const PublishedCase& published) {
     result.memory_capacity_gb = static_cast<double>(stage.memory_capacity) / 1e9;
   }
   result.published_oom = published.out_of_memory;
-  if (published.out_of_memory) return result;
+  result.memory_only = published.memory_only;
+  if (published.out_of_memory || published.memory_only) return result;
   const double t = report.iteration_time_s;
   const double tokens = static_cast<double>(scenario.training.global_batch * scenario.training.seq_len);
   switch (published.metric) {
@@ -110,6 +124,17 @@ SuiteSummary summarize(const std::vector<PublishedResult>& results) {
   SuiteSummary summary;
   std::set<std::string> groups;
   for (const PublishedResult& r : results) {
+    if (r.oom) ++summary.predicted_out_of_memory;
+    if (r.published_memory_gb > 0.0) {
+      const double error = std::abs(r.predicted_memory_gb / r.published_memory_gb - 1.0);
+      ++summary.memory_cases;
+      summary.memory_mean_abs_error += error;
+      summary.memory_worst_abs_error = std::max(summary.memory_worst_abs_error, error);
+    }
+    if (r.memory_only) {
+      ++summary.memory_only_cases;
+      continue;
+    }
     ++summary.cases;
     summary.mean_abs_error += std::abs(r.error);
     summary.mean_signed_error += r.error;
@@ -118,13 +143,6 @@ SuiteSummary summarize(const std::vector<PublishedResult>& results) {
       summary.worst_case = r.id;
     }
     groups.insert(r.source_group);
-    if (r.oom) ++summary.predicted_out_of_memory;
-    if (r.published_memory_gb > 0.0) {
-      const double error = std::abs(r.predicted_memory_gb / r.published_memory_gb - 1.0);
-      ++summary.memory_cases;
-      summary.memory_mean_abs_error += error;
-      summary.memory_worst_abs_error = std::max(summary.memory_worst_abs_error, error);
-    }
   }
   if (summary.memory_cases > 0) summary.memory_mean_abs_error /= summary.memory_cases;
   if (summary.cases > 0) {

@@ -40,6 +40,7 @@ struct PublishedCase {
   FlopsConvention flops = FlopsConvention::megatron;
   double peak_memory_gb = 0.0;  // the most memory a GPU used, where the source says (0: not said)
   bool out_of_memory = false;   // the source reports the run out of memory: no metric or value
+  bool memory_only = false;     // the source gives the peak memory and no throughput weft can compare
   TrainingScenario scenario;
 };
 
@@ -56,19 +57,21 @@ struct PublishedResult {
   double error = 0.0;
   bool oom = false;                  // weft says the plan does not fit in memory
   bool published_oom = false;        // the source reports the run out of memory (no error to count)
+  bool memory_only = false;          // the source gives the peak memory only (no error to count)
   double published_memory_gb = 0.0;  // 0: the source gives no peak memory
   double predicted_memory_gb = 0.0;  // weft's peak over every GPU
   double memory_capacity_gb = 0.0;   // the memory of the GPU that peak is on
 };
 
 struct SuiteSummary {
-  int cases = 0;
+  int cases = 0;  // runs with a published throughput
+  int memory_only_cases = 0;
   double mean_abs_error = 0.0;
   double mean_signed_error = 0.0;
   double worst_abs_error = 0.0;
   std::string worst_case;
   std::vector<std::string> source_groups;
-  // Over the cases whose source gives the peak memory: weft's relative error on it.
+  // Over the runs whose source gives the peak memory (memory-only runs too): weft's relative error.
   int memory_cases = 0;
   double memory_mean_abs_error = 0.0;
   double memory_worst_abs_error = 0.0;
@@ -77,9 +80,10 @@ struct SuiteSummary {
 };
 
 // Reads a case file {"description", "source_group", "source", "quote", "gpu", "assumptions",
-// "published": {"metric", "value", "flops", "peak_memory_GB"}, "scenario": {...}}, or with
-// "published": {"out_of_memory": true} for a run the source reports out of memory; errors name
-// the JSON path.
+// "published": {"metric", "value", "flops", "peak_memory_GB" or "peak_memory_GiB"}, "scenario":
+// {...}}; "metric" and "value" may be left out where the peak memory is given (a run compared on
+// its memory only), and "published": {"out_of_memory": true} is a run the source reports out of
+// memory; errors name the JSON path.
 PublishedCase read_published_case(const JsonCursor& root, std::string id);
 
 // The FLOPs of one iteration of `scenario` by a convention, given weft's model FLOPs.
@@ -88,7 +92,8 @@ double convention_flops(const TrainingScenario& scenario, FlopsConvention conven
 // Simulates the case's run (folded, with reuse) and compares it with the published value.
 PublishedResult run_published_case(const PublishedCase& published);
 
-// Mean absolute, mean signed and worst error over `results` (runs with a published value).
+// Mean absolute, mean signed and worst error over `results`' published throughputs, the error of
+// the peak memory where they give it, and the runs weft predicts out of memory.
 SuiteSummary summarize(const std::vector<PublishedResult>& results);
 
 }  // namespace weft

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "calibration/published_suite.hpp"
@@ -88,6 +90,35 @@ TEST_CASE("a run its source reports out of memory has no value, and is checked f
   CHECK(result.error == 0.0);
 }
 
+TEST_CASE("a run given by its peak memory alone is compared on it and counts in no throughput error",
+          "[calibration][suite][memory]") {
+  const JsonDocument scenario = JsonDocument::parse_text(kScenario, "scenario.json");
+  const auto run = test::run_training(load_training_scenario(scenario.root()));
+  const double peak_gb = static_cast<double>(run.report.stages.front().peak_memory) / 1e9;
+  // 10 GiB is 10.737418240 GB.
+  const PublishedCase memory = read_case(case_with(R"({"peak_memory_GiB": 10})"));
+  CHECK(memory.memory_only);
+  CHECK(memory.peak_memory_gb == Approx(10.73741824).epsilon(1e-12));
+  const PublishedResult memory_result = run_published_case(memory);
+  CHECK(memory_result.memory_only);
+  CHECK(memory_result.predicted_memory_gb == Approx(peak_gb));
+  CHECK(memory_result.error == 0.0);
+
+  const PublishedResult timed = run_published_case(
+      read_case(case_with(R"({"metric": "iteration_time_s", "value": )" + number(run.report.iteration_time_s * 1.5) +
+                          R"(, "peak_memory_GB": )" + number(peak_gb * 1.25) + "}")));
+  const SuiteSummary summary = summarize({timed, memory_result});
+  CHECK(summary.cases == 1);
+  CHECK(summary.memory_only_cases == 1);
+  CHECK(summary.mean_abs_error == Approx(0.5));
+  CHECK(summary.worst_case == "case");
+  // Memory over both: 1 / 1.25 - 1 = -20%, and weft's peak against 10 GiB.
+  CHECK(summary.memory_cases == 2);
+  const double memory_error = std::abs(peak_gb / 10.73741824 - 1.0);
+  CHECK(summary.memory_mean_abs_error == Approx((0.2 + memory_error) / 2));
+  CHECK(summary.memory_worst_abs_error == Approx(std::max(0.2, memory_error)));
+}
+
 TEST_CASE("bad case files name the JSON path", "[calibration][suite][errors]") {
   CHECK_THROWS_WITH(read_case(case_with(R"({"out_of_memory": false})")),
                     Catch::Contains("published.out_of_memory: expected true (a run the source reports out of memory)"));
@@ -98,6 +129,13 @@ TEST_CASE("bad case files name the JSON path", "[calibration][suite][errors]") {
                                     "megatron or narayanan-eq3)"));
   CHECK_THROWS_WITH(read_case(case_with(R"({"metric": "tokens_per_s", "value": 100, "flops": "megatron"})")),
                     Catch::Contains("published.flops: only tflops_per_gpu counts FLOPs"));
+  CHECK_THROWS_WITH(read_case(case_with(R"({"peak_memory_GB": 10, "peak_memory_GiB": 9.3})")),
+                    Catch::Contains("published.peak_memory_GiB: give the peak memory once, in GB or in GiB"));
+  CHECK_THROWS_WITH(read_case(case_with(R"({"value": 3, "peak_memory_GB": 10})")),
+                    Catch::Contains("published.value: needs published.metric (what the value measures)"));
+  CHECK_THROWS_WITH(read_case(case_with(R"({"value": 3})")),
+                    Catch::Contains("published: missing required field 'metric'"));
+  CHECK_THROWS_WITH(read_case(case_with(R"({"peak_memory_GiB": -1})")), Catch::Contains("published.peak_memory_GiB"));
   CHECK_THROWS_WITH(read_case(case_with(R"({"metric": "mfu", "value": 0.4})")),
                     Catch::Contains("published.metric: 'mfu' is not one of iteration_time_s, tokens_per_s, "));
   CHECK_THROWS_WITH(read_case(case_with(R"({"metric": "iteration_time_s", "value": -3})")),

@@ -61,6 +61,16 @@ TEST_CASE("weft suite simulates the published runs and stays within the document
   CHECK(most >= 6000);
   CHECK(json["summary"]["mean_abs_error"].get<double>() == Approx(mean));
   CHECK(100.0 * mean <= documented_mean_error() + 0.05);
+  // Runs compared on their peak memory alone are listed in the memory table, not among the cases.
+  CHECK_THAT(run.out, Contains("compared on their peak memory only"));
+  REQUIRE_FALSE(json["memory_only_runs"].empty());
+  for (const auto& r : json["memory_only_runs"]) {
+    const std::string name = r["case"];
+    CHECK_THAT(run.out.substr(run.out.find("Peak memory per GPU")), Contains(name));
+    CHECK(r["published_memory_GB"].get<double>() > 0.0);
+    for (const auto& c : cases) CHECK(c["case"] != name);
+  }
+  CHECK(json["summary"]["memory_only_cases"] == json["memory_only_runs"].size());
   // The runs their sources report out of memory: weft predicts none of them to fit.
   CHECK_THAT(run.out, Contains("Runs their sources report out of memory:"));
   REQUIRE_FALSE(json["out_of_memory_runs"].empty());

@@ -74,6 +74,7 @@ std::string render(const std::vector<PublishedResult>& results) {
   table.add_column("weft", TextTable::Align::right);
   table.add_column("error", TextTable::Align::right);
   for (const PublishedResult& r : results) {
+    if (r.memory_only) continue;
     table.add_row({r.id, r.source_group, std::to_string(r.gpus), r.gpu, format_value(r.metric, r.published),
                    format_value(r.metric, r.predicted) + (r.oom ? " (OOM)" : ""),
                    fmt::format("{:+.1f}%", 100.0 * r.error)});
@@ -103,7 +104,7 @@ std::string render_memory(const std::vector<PublishedResult>& results) {
   for (const char* header : {"published", "weft", "error"}) table.add_column(header, TextTable::Align::right);
   for (const PublishedResult& r : results) {
     if (r.published_memory_gb <= 0.0) continue;
-    table.add_row({r.id, fmt::format("{:.0f} GB", r.published_memory_gb),
+    table.add_row({r.id, fmt::format("{:.1f} GB", r.published_memory_gb),
                    fmt::format("{:.1f} GB", r.predicted_memory_gb),
                    fmt::format("{:+.1f}%", 100.0 * (r.predicted_memory_gb / r.published_memory_gb - 1.0))});
   }
@@ -152,7 +153,18 @@ nlohmann::json out_of_memory_json(const std::vector<PublishedResult>& runs) {
 
 nlohmann::json results_json(const std::vector<PublishedResult>& results, const SuiteSummary& summary) {
   nlohmann::json cases = nlohmann::json::array();
+  nlohmann::json memory_only = nlohmann::json::array();
   for (const PublishedResult& r : results) {
+    if (r.memory_only) {
+      memory_only.push_back({{"case", r.id},
+                             {"source_group", r.source_group},
+                             {"gpu", r.gpu},
+                             {"gpus", r.gpus},
+                             {"oom", r.oom},
+                             {"published_memory_GB", r.published_memory_gb},
+                             {"predicted_memory_GB", r.predicted_memory_gb}});
+      continue;
+    }
     cases.push_back({{"case", r.id},
                      {"source_group", r.source_group},
                      {"gpu", r.gpu},
@@ -166,8 +178,10 @@ nlohmann::json results_json(const std::vector<PublishedResult>& results, const S
     if (r.published_memory_gb > 0.0) cases.back()["published_memory_GB"] = r.published_memory_gb;
   }
   return {{"cases", cases},
+          {"memory_only_runs", memory_only},
           {"summary",
            {{"cases", summary.cases},
+            {"memory_only_cases", summary.memory_only_cases},
             {"mean_abs_error", summary.mean_abs_error},
             {"mean_signed_error", summary.mean_signed_error},
             {"worst_abs_error", summary.worst_abs_error},
@@ -230,8 +244,12 @@ nlohmann::json collectives_json(const std::vector<CollectiveRunResult>& results)
 }
 
 void print_training_runs(const std::vector<PublishedResult>& results, const SuiteSummary& summary) {
-  fmt::print("weft suite: {} published training runs from {} sources\n{}", summary.cases, summary.source_groups.size(),
-             render(results));
+  const std::string memory_only =
+      summary.memory_only_cases > 0
+          ? fmt::format(", and {} compared on their peak memory only", summary.memory_only_cases)
+          : "";
+  fmt::print("weft suite: {} published training runs from {} sources{}\n{}", summary.cases,
+             summary.source_groups.size(), memory_only, render(results));
   fmt::print(
       "Mean |error| {:.1f}%, worst {:.1f}% ({}), mean signed error {:+.1f}% (error: weft's throughput over the "
       "published one, minus 1; positive: weft predicts a faster run)\n",
@@ -246,7 +264,8 @@ void print_training_runs(const std::vector<PublishedResult>& results, const Suit
   if (summary.predicted_out_of_memory > 0) {
     fmt::print("\nRuns that ran, which weft predicts out of memory:\n{}", render_predicted_out_of_memory(results));
   }
-  fmt::print("Predicted out of memory: {} of {} runs that ran\n", summary.predicted_out_of_memory, summary.cases);
+  fmt::print("Predicted out of memory: {} of {} runs that ran\n", summary.predicted_out_of_memory,
+             summary.cases + summary.memory_only_cases);
 }
 
 void run_suite(const SuiteFlags& flags) {
@@ -295,7 +314,8 @@ void add_suite_command(CLI::App& app) {
       "suite",
       "Simulate published end-to-end training runs (scenarios/validation/: each a scenario with the published "
       "iteration time, tokens/s or TFLOP/s per GPU and its source) and print weft's error on each, then the mean "
-      "absolute, worst and mean signed error, and whether weft finds out of memory the runs their sources report "
+      "absolute, worst and mean signed error, weft's error on the peak memory where a source gives it (some runs "
+      "are compared on it alone), and whether weft finds out of memory the runs their sources report "
       "out of memory; then cost the published nccl-tests runs (scenarios/validation/*.csv) by "
       "weft's collective model and print its error on each (docs/VALIDATION.md, docs/collectives.md).");
   command->add_option("CASES", flags->paths,
