@@ -69,6 +69,30 @@ std::vector<Enum> parse_names(std::string_view axis, std::string_view values, co
   return out;
 }
 
+// A recompute axis value: "none", "full/first4", or a range of counts, "full/first2..8".
+std::vector<RecomputeChoice> parse_recompute_values(std::string_view axis, std::string_view item) {
+  constexpr std::string_view kExpected =
+      "none, selective, full, full/firstN or full/everyK (N, K >= 1, or a range a..b)";
+  const std::size_t dots = item.find("..");
+  const std::size_t digits = item.find_first_of("0123456789");
+  if (dots == std::string_view::npos || digits == std::string_view::npos || digits > dots) {
+    const auto choice = parse_recompute_choice(item);
+    if (!choice) bad_value(axis, item, kExpected);
+    return {*choice};
+  }
+  const std::string stem(item.substr(0, digits));
+  const std::int64_t low = parse_integer(axis, item.substr(digits, dots - digits));
+  const std::int64_t high = parse_integer(axis, item.substr(dots + 2));
+  if (low > high) bad_value(axis, item, "a range a..b with a <= b");
+  std::vector<RecomputeChoice> out;
+  for (std::int64_t count = low; count <= high; ++count) {
+    const auto choice = parse_recompute_choice(stem + std::to_string(count));
+    if (!choice) bad_value(axis, item, kExpected);
+    out.push_back(*choice);
+  }
+  return out;
+}
+
 std::vector<int> powers_of_two_up_to(int limit) {
   std::vector<int> out;
   for (int value = 1; value <= limit; value *= 2) out.push_back(value);
@@ -153,10 +177,10 @@ void apply_grid_spec(SweepGrid& grid, std::string_view spec) {
     } else if (axis == "recompute") {
       grid.recompute.clear();
       for (std::string_view item : split_text(values, ',')) {
-        const auto choice = parse_recompute_choice(item);
-        if (!choice) bad_value(axis, item, "none, selective, full, full/firstN or full/everyK (N, K >= 1)");
-        if (std::find(grid.recompute.begin(), grid.recompute.end(), *choice) == grid.recompute.end()) {
-          grid.recompute.push_back(*choice);
+        for (const RecomputeChoice& choice : parse_recompute_values(axis, item)) {
+          if (std::find(grid.recompute.begin(), grid.recompute.end(), choice) == grid.recompute.end()) {
+            grid.recompute.push_back(choice);
+          }
         }
       }
     } else if (axis == "schedule") {

@@ -236,7 +236,8 @@ void add_sweep_command(CLI::App& app) {
       ->add_option("--grid", flags->grid,
                    "Axes to narrow or widen, e.g. \"tp=1,2,4,8 pp=1..16 mb=1,2\"; axes tp, pp, cp, vpp, mb, "
                    "recompute (none, selective, full, full/firstN: the first N layers of each chunk, full/everyK: "
-                   "every K-th layer of each rank), zero, schedule, sp, layout (shared, modality), partition (even, "
+                   "every K-th layer of each rank; N and K may be ranges, full/first1..8), zero, schedule, sp, layout "
+                   "(shared, modality), partition (even, "
                    "parameters, time), "
                    "module_stages (balanced or every)")
       ->type_name("SPEC");

@@ -53,11 +53,19 @@ TEST_CASE("grid specs narrow axes and bad ones are explained", "[sweep][errors]"
                                                        {.policy = RecomputePolicy::none, .layers = {}},
                                                        {RecomputePolicy::full, {.method = Method::first, .count = 3}},
                                                        {RecomputePolicy::full, {.method = Method::every, .count = 2}}});
-  for (const char* bad :
-       {"recompute=full/first0", "recompute=none/first2", "recompute=full/last2", "recompute=full/"}) {
+  for (const char* bad : {"recompute=full/first0", "recompute=none/first2", "recompute=full/last2", "recompute=full/",
+                          "recompute=full/first0..2", "recompute=none/every1..2", "recompute=full/first2..100001"}) {
     CHECK_THROWS_WITH(apply_grid_spec(grid, bad),
-                      Contains("expected none, selective, full, full/firstN or full/everyK (N, K >= 1)"));
+                      Contains("expected none, selective, full, full/firstN or full/everyK (N, K >= 1"));
   }
+  CHECK_THROWS_WITH(apply_grid_spec(grid, "recompute=full/first4..2"), Contains("expected a range a..b with a <= b"));
+  // A range of counts: one value each, in order, without repeats.
+  apply_grid_spec(grid, "recompute=none,full/first2..4,full/first3,full/every2..2");
+  CHECK(grid.recompute == std::vector<RecomputeChoice>{{.policy = RecomputePolicy::none, .layers = {}},
+                                                       {RecomputePolicy::full, {.method = Method::first, .count = 2}},
+                                                       {RecomputePolicy::full, {.method = Method::first, .count = 3}},
+                                                       {RecomputePolicy::full, {.method = Method::first, .count = 4}},
+                                                       {RecomputePolicy::full, {.method = Method::every, .count = 2}}});
   CHECK_THROWS_WITH(apply_grid_spec(grid, "tq=1"), Contains("unknown axis 'tq' (expected tp, pp"));
   CHECK_THROWS_WITH(apply_grid_spec(grid, "tp=0"), Equals("'tp=0': expected values of at least 1"));
   CHECK_THROWS_WITH(apply_grid_spec(grid, "tp="), Contains("expected axis=values"));
