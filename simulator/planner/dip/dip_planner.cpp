@@ -365,6 +365,11 @@ DipPlan plan_replica(const TrainingScenario& scenario, const DipOptions& options
 }  // namespace
 
 LayerPolicy layer_policy(const TrainingScenario& scenario) {
+  if (scenario.parallel.recompute_layers.method != LayerRecompute::Method::all) {
+    throw InputError(
+        "parallel.recompute_layers: the stage model prices one recompute policy for every layer (its layer tuning "
+        "picks per layer itself); leave it out");
+  }
   if (scenario.per_op_checkpointing()) {
     throw InputError("parallel.recompute: 'selective' under stack '" + scenario.stack.name +
                      "' is per-op checkpointing, which the stage model does not price; expected none or full");

@@ -42,7 +42,8 @@ struct ScheduleOutcome {
 };
 
 // The layer policy a scenario's recompute setting gives every layer. The stage models price
-// Megatron-LM's selective recompute, not per-op checkpointing: InputError for that.
+// Megatron-LM's selective recompute, not per-op checkpointing, and one policy for every layer:
+// InputError for per-op checkpointing and for full recompute of some layers (recompute_layers).
 LayerPolicy layer_policy(const TrainingScenario& scenario);
 
 struct SimulatedDipPlan;

@@ -192,6 +192,11 @@ TEST_CASE("what the planner cannot plan is refused with the reason", "[dip][plan
       "cluster": {"base": "h800-testbed", "gpus": 8}, "parallel": {"tp": 2, "cp": 2, "pp": 2},
       "training": {"global_batch": 8, "seq_len": 4096}})";
   refuses(context_parallel, quick(), "parallel.cp: the planner splits sequences whole; expected 1");
+  // The stage model prices one recompute policy for all layers: full recompute of some is refused.
+  const std::string some_layers = R"({"model": {"base": "llama3-8b", "layers": 4},
+      "cluster": {"base": "h800-testbed", "gpus": 8}, "parallel": {"tp": 2, "pp": 2, "recompute": "full",
+      "recompute_layers": {"first": 1}}, "training": {"global_batch": 8, "seq_len": 4096}})";
+  refuses(some_layers, quick(), "parallel.recompute_layers: the stage model prices one recompute policy");
   DipOptions small = quick();
   small.memory_limit = Bytes{4} << 30;
   refuses(test::small_vlm_scenario(test::kImageTextData), small, "leaves nothing for activations");
