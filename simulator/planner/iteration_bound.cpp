@@ -185,6 +185,8 @@ std::optional<TimeNs> IterationBound::operator()(const TrainingScenario& plan) {
   if (std::find(layers_per_virtual_stage.begin(), layers_per_virtual_stage.end(), 0) != layers_per_virtual_stage.end())
     return std::nullopt;
   std::vector<VirtualStageTimes> virtual_stages(layers_per_virtual_stage.size());
+  // Per layer, whether it is recomputed; empty where every layer follows the policy (the common
+  // case, on a sweep's hot path: no mask is made).
   const std::vector<std::uint8_t> recomputed =
       p.recompute_layers.method == LayerRecompute::Method::all ? std::vector<std::uint8_t>() : plan.recomputed_layers();
   std::size_t layer = 0;
