@@ -39,6 +39,9 @@ std::string describe_plan(const TrainingScenario& s) {
   if (p.vpp > 1) plan += fmt::format(", vpp {}", p.vpp);
   if (p.sequence_parallel && p.tp > 1) plan += ", sequence parallel";
   if (p.zero >= 1) plan += fmt::format(", ZeRO-{}", p.zero);
+  if (p.shard_replicas() > 1) {
+    plan += fmt::format(" hybrid (sharded over {} DP ranks, {} replicas)", p.shard_dp(), p.shard_replicas());
+  }
   plan += fmt::format(", schedule {}, recompute {}", kPipelineScheduleNames.name(p.schedule),
                       kRecomputePolicyNames.name(p.recompute));
   if (p.recompute_layers.method != LayerRecompute::Method::all) plan += " (" + describe(p.recompute_layers) + ")";
@@ -266,6 +269,7 @@ nlohmann::json training_report_json(const TrainingScenario& s, const TrainingRep
                            {"vpp", p.vpp},
                            {"sequence_parallel", p.sequence_parallel},
                            {"zero", p.zero},
+                           {"dp_shard", p.shard_dp()},
                            {"schedule", kPipelineScheduleNames.name(p.schedule)},
                            {"recompute", kRecomputePolicyNames.name(p.recompute)},
                            {"recompute_layers", layer_recompute_json(p.recompute_layers)},

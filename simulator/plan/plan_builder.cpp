@@ -269,6 +269,11 @@ void check_execution_plan_scope(const TrainingScenario& scenario) {
     throw InputError("execution plans do not cover models of several modules yet (model '" + scenario.model.name +
                      "')");
   }
+  if (scenario.parallel.shard_replicas() > 1) {
+    throw InputError("execution plans do not cover hybrid sharding yet (parallel.dp_shard = " +
+                     std::to_string(scenario.parallel.dp_shard) + " of dp = " + std::to_string(scenario.parallel.dp) +
+                     "): simulate the plan without it to emit it");
+  }
   if (scenario.parallel.redundant_computation) {
     throw InputError(
         "execution plans do not run Bamboo's redundant computation (parallel.redundant_computation): simulate the "

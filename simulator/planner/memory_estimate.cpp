@@ -5,6 +5,7 @@
 
 #include "simulator/workload/model.hpp"
 #include "simulator/workload/multimodal_model.hpp"
+#include "simulator/workload/training_workload.hpp"
 
 namespace weft {
 namespace {
@@ -28,13 +29,7 @@ Footprint footprint(const std::vector<Step>& steps, const TrainingScenario& s) {
 // Parameters, gradients and optimizer states of `trainable` and `frozen` parameters held on a
 // rank (frozen ones have neither gradients nor optimizer states), and the framework's overhead.
 Bytes fixed_memory(const TrainingScenario& s, std::int64_t trainable, std::int64_t frozen) {
-  const ParallelPlan& p = s.parallel;
-  const std::int64_t shards = p.zero >= 1 ? std::int64_t{p.dp} * p.cp : 1;
-  const std::int64_t gradient_shards = p.zero >= 2 ? shards : 1;
-  const Dtype dtype = s.training.dtype;
-  return s.stack.parameter_bytes(dtype) * (trainable + frozen) / (p.zero >= 3 ? shards : 1) +
-         s.stack.gradient_memory_bytes(dtype) * trainable / gradient_shards +
-         s.stack.optimizer_state_bytes(dtype) * trainable / shards + s.options.framework_overhead;
+  return rank_static_memory(s, trainable + frozen, trainable).total();
 }
 
 // A model of several modules, or samples drawn per microbatch: each virtual stage's own steps. A

@@ -86,10 +86,12 @@ std::vector<std::int64_t> ops_per_position(const TrainingScenario& s, const Pipe
       position += (anchored ? count({first, first + 1, first_stage, last_stage}) : middle_layer) +
                   (layers[group] - 1) * middle_layer;
     }
-    // ZeRO-3: each layer, and the input and output blocks, gathered twice and reduce-scattered
-    // (training_sharded_layers.cpp); under full recompute one more gather for the recompute pass.
-    if (p.zero >= 3 && std::int64_t{p.dp} * p.cp > 1) {
-      position += 3 * (layers[group] + first_stage + last_stage) + (full_recompute ? 1 : 0);
+    // ZeRO-3: each layer, and the input and output blocks, gathered twice and reduce-scattered,
+    // the shard then all-reduced under hybrid sharding (training_sharded_layers.cpp); under full
+    // recompute one more gather for the recompute pass.
+    if (p.zero >= 3 && p.zero_shards() > 1) {
+      const int ops_per_unit = p.shard_replicas() > 1 ? 4 : 3;
+      position += ops_per_unit * (layers[group] + first_stage + last_stage) + (full_recompute ? 1 : 0);
     }
     first += layers[group];
   }

@@ -94,7 +94,9 @@ const TrainingGraphBuilder::GradientWindow& TrainingGraphBuilder::gradient_windo
   }
   TimeNs collectives = 0;
   for (std::size_t k = 0; k + 1 < stage_buckets.size(); ++k) {
-    collectives += collective_time(stage, bucket_reduction(stage_buckets[k]), CommGroupKind::dp);
+    const OpWork reduction = bucket_reduction(stage_buckets[k]);
+    collectives += collective_time(stage, reduction, CommGroupKind::dp) +
+                   shard_replica_reduction_time(stage, reduction.network_bytes);
   }
   // The compute from the first bucket's last gradient on: steps after it in backward order are the
   // other chunks' and this chunk's below the bucket's.
@@ -125,10 +127,14 @@ std::uint64_t TrainingGraphBuilder::contention_key(int stage, const Chunk& chunk
   }
   // ZeRO-3's per-layer shares follow the stage's DP group, which the pace does not hold.
   if (s_.parallel.zero >= 3 && dims_.dp * dims_.cp > 1) {
-    const CommGroup& group = cost_->group(stage_group(CommGroupKind::dp, stage));
-    for (const double part : {static_cast<double>(group.size), static_cast<double>(group.ranks_per_node),
-                              static_cast<double>(group.nodes), group.network_speed, group.nvlink_speed}) {
-      key = hash_mix(key, std::bit_cast<std::uint64_t>(part));
+    std::vector<std::uint32_t> groups{stage_group(CommGroupKind::dp, stage)};
+    if (s_.parallel.shard_replicas() > 1) groups.push_back(shard_replica_group(stage));
+    for (const std::uint32_t id : groups) {
+      const CommGroup& group = cost_->group(id);
+      for (const double part : {static_cast<double>(group.size), static_cast<double>(group.ranks_per_node),
+                                static_cast<double>(group.nodes), group.network_speed, group.nvlink_speed}) {
+        key = hash_mix(key, std::bit_cast<std::uint64_t>(part));
+      }
     }
   }
   return key;

@@ -52,7 +52,43 @@ void TrainingGraphBuilder::emit_gradient_reduction(int stage) {
     }
     if (!s_.options.overlap_grad_reduce) after(stage_last_compute_[stage], ops);
     gradient_syncs_[stage].push_back(ops);
+    const PerPeer<OpId> replicas = reduce_over_shard_replicas(
+        stage, name("grad all-reduce over shard replicas bucket {}", k), reduction.network_bytes, ops);
+    if (!replicas.empty()) gradient_syncs_[stage].push_back(replicas);
   }
+}
+
+OpWork TrainingGraphBuilder::shard_replica_reduction(Bytes gradient_bytes) const {
+  return communication_work(OpClass::allreduce, gradient_bytes / s_.parallel.zero_shards());
+}
+
+std::uint32_t TrainingGraphBuilder::shard_replica_group(int stage) {
+  std::uint32_t& id = shard_replica_groups_[static_cast<std::size_t>(stage)];
+  if (id != 0) return id;
+  const RankCoordinates& c = stages_[static_cast<std::size_t>(stage)].front().coordinates;
+  const int width = s_.parallel.shard_dp();
+  std::vector<std::int64_t> ranks;
+  for (int dp = c.dp % width; dp < dims_.dp; dp += width) ranks.push_back(dims_.rank_of({c.tp, c.cp, dp, c.pp}));
+  id = cost_->add_group(make_comm_group(CommGroupKind::dp, ranks, s_.cluster));
+  return id;
+}
+
+TimeNs TrainingGraphBuilder::shard_replica_reduction_time(int stage, Bytes gradient_bytes) {
+  if (s_.parallel.shard_replicas() == 1) return 0;
+  OpWork work = shard_replica_reduction(gradient_bytes);
+  work.comm_group = shard_replica_group(stage);
+  return cost_->duration(work, stage_gpu(stage));
+}
+
+PerPeer<OpId> TrainingGraphBuilder::reduce_over_shard_replicas(int stage, std::string_view label, Bytes gradient_bytes,
+                                                               const PerPeer<OpId>& reduce_scatter) {
+  if (s_.parallel.shard_replicas() == 1) return {};
+  OpWork work = shard_replica_reduction(gradient_bytes);
+  work.comm_group = shard_replica_group(stage);
+  // Counted as data-parallel communication; folded, a stage's one peer joins no simulated group.
+  const PerPeer<OpId> ops = add_ops(stage, label, b_->intern_work(work), CommGroupKind::dp, Lane::data_parallel);
+  after(reduce_scatter, ops);
+  return ops;
 }
 
 void TrainingGraphBuilder::emit_param_gather(int stage) {

@@ -52,6 +52,12 @@ TrainingGraphBuilder::TrainingGraphBuilder(const TrainingScenario& scenario, con
     replica_dp_ = unfold_ ? std::vector<int>{0} : distinct_replicas(scenario.cluster, dims_);
   }
   replicas_ = static_cast<int>(replica_dp_.size());
+  if (plan.shard_replicas() > 1 && (unfold_ || replicas_ > 1)) {
+    // Joining simulated replicas' collectives assumes one data-parallel group per stage.
+    throw InputError(
+        "parallel.dp_shard: hybrid sharding is simulated folded, with one replica of each stage: not with "
+        "--unfold, per-sample data or stragglers");
+  }
   if (microbatch_shapes_ && unfold_) {
     throw InputError(
         "--unfold: with per-sample data every DP replica is simulated already; TP and CP ranks stay "
@@ -92,6 +98,7 @@ void TrainingGraphBuilder::create_ranks() {
   link_spec_ = b_->add_device_spec(link);
   stages_.resize(static_cast<std::size_t>(stage_count()));
   stage_groups_.assign(static_cast<std::size_t>(stage_count()) * kCommGroupKindCount, 0);
+  shard_replica_groups_.assign(static_cast<std::size_t>(stage_count()), 0);
   replica_collectives_of_stage_.assign(static_cast<std::size_t>(stage_count()), 0);
   for (int stage = 0; stage < stage_count(); ++stage) {
     const auto [first_dp, dp_end] = dp_ranks(replica_of(stage));
@@ -184,11 +191,14 @@ std::uint32_t TrainingGraphBuilder::group_id(CommGroupKind kind, const RankCoord
     case CommGroupKind::cp:
       for (int cp = 0; cp < dims_.cp; ++cp) add({c.tp, cp, c.dp, c.pp});
       break;
-    case CommGroupKind::dp:  // gradients are reduced over data and context parallel ranks
-      for (int dp = 0; dp < dims_.dp; ++dp) {
+    case CommGroupKind::dp: {  // gradients are reduced over data and context parallel ranks
+      const int width = s_.parallel.shard_dp();
+      const int first = c.dp / width * width;
+      for (int dp = first; dp < first + width; ++dp) {
         for (int cp = 0; cp < dims_.cp; ++cp) add({c.tp, cp, dp, c.pp});
       }
       break;
+    }
     case CommGroupKind::pp:
     case CommGroupKind::embedding:
       add(c);

@@ -61,7 +61,8 @@ class TrainingGraphBuilder {
   // ---- communicators ------------------------------------------------------------------------
 
   // The placement of the `kind` communicator of rank `c` (all of a stage's groups of one kind
-  // have the same shape in Megatron's rank order).
+  // have the same shape in Megatron's rank order). The data-parallel one is ZeRO's shard group:
+  // under hybrid sharding, dp_shard of the data-parallel ranks.
   std::uint32_t group_id(CommGroupKind kind, const RankCoordinates& c);
 
   std::uint32_t point_to_point_group(CommGroupKind kind, std::int64_t from, std::int64_t to);
@@ -157,7 +158,7 @@ class TrainingGraphBuilder {
   // The parameters a stage holds, and those of them it trains.
   std::int64_t stage_parameters(int stage, bool trainable_only) const;
 
-  int optimizer_shards() const { return s_.parallel.zero >= 1 ? s_.parallel.dp * s_.parallel.cp : 1; }
+  int optimizer_shards() const { return static_cast<int>(s_.parallel.zero_shards()); }
 
   void create_static_tensors(int stage);
 
@@ -473,6 +474,17 @@ class TrainingGraphBuilder {
 
   void emit_gradient_reduction(int stage);
 
+  // Hybrid sharding: the reduce-scatter of `gradient_bytes` over the shard group leaves each rank
+  // its shard, which an all-reduce then sums over the groups that replicate it (FSDP's
+  // HYBRID_SHARD); the ops wait for `reduce_scatter`. None (empty) without hybrid sharding.
+  PerPeer<OpId> reduce_over_shard_replicas(int stage, std::string_view name, Bytes gradient_bytes,
+                                           const PerPeer<OpId>& reduce_scatter);
+  // Its time, for what runs beside it; 0 without hybrid sharding.
+  TimeNs shard_replica_reduction_time(int stage, Bytes gradient_bytes);
+  OpWork shard_replica_reduction(Bytes gradient_bytes) const;
+  // The ranks that hold the same shard as the first peer of `stage`, one per shard group.
+  std::uint32_t shard_replica_group(int stage);
+
   // ZeRO-1 all-gathers the updated parameters, bucket by bucket. Overlapped (Megatron's
   // --overlap-param-gather), the gather of the previous iteration's update runs at the start
   // of this one and each chunk's first forward waits for its buckets.
@@ -531,7 +543,8 @@ class TrainingGraphBuilder {
     }
   };
   std::unordered_map<std::pair<const OpWork*, int>, WorkId, WorkKeyHash> work_ids_;
-  std::vector<std::uint32_t> stage_groups_;  // by stage and communicator kind; 0 until placed
+  std::vector<std::uint32_t> stage_groups_;          // by stage and communicator kind; 0 until placed
+  std::vector<std::uint32_t> shard_replica_groups_;  // by stage; 0 until placed
   std::map<std::pair<int, CommGroupKind>, std::vector<std::vector<std::size_t>>> partitions_;
   std::map<std::pair<std::int64_t, std::int64_t>, StreamId> links_;
   std::vector<PerPeer<TensorId>> boundaries_;                    // of the replica being emitted: see boundary_tensor

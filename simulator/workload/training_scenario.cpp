@@ -63,6 +63,24 @@ void validate_layer_recompute(const TrainingScenario& s) {
   }
 }
 
+// Hybrid sharding splits the data-parallel ranks into equal shard groups, and shards only what
+// ZeRO shards.
+void validate_hybrid_sharding(const ParallelPlan& p) {
+  const std::string path = "parallel.dp_shard";
+  if (p.zero < 1) {
+    reject(path, "dp_shard without zero",
+           "names the data-parallel ranks ZeRO shards over: set parallel.zero to 1, 2 or 3 (it is 0)");
+  }
+  if (p.dp % p.dp_shard != 0) {
+    reject(path, "dp_shard does not divide dp",
+           "shard groups of " + std::to_string(p.dp_shard) + " ranks do not divide dp = " + std::to_string(p.dp));
+  }
+  if (p.zero_shards() == 1 && p.shard_replicas() > 1) {
+    reject(path, "a shard group of one rank",
+           "dp_shard 1 (with cp 1) shards nothing: set parallel.zero to 0 for plain data parallelism");
+  }
+}
+
 // A samples file holds the whole batch, and every padded length (a multiple of pad_to up to
 // seq_len) splits as seq_len must.
 void validate_data(const TrainingScenario& s) {
@@ -516,6 +534,7 @@ void validate_training_scenario(const TrainingScenario& s) {
            "gradients to passes of their own (use 1f1b, interleaved or gpipe)");
   }
   if (p.redundant_computation) validate_redundant_computation(s);
+  if (p.dp_shard > 0) validate_hybrid_sharding(p);
   if (p.recompute_layers.method != LayerRecompute::Method::all) validate_layer_recompute(s);
   if (p.cp > 1 && t.seq_len % (2 * p.cp) != 0) {
     reject("training.seq_len", "sequence not divisible by 2 x cp",

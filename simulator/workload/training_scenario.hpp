@@ -36,6 +36,10 @@ struct ParallelPlan {
   int vpp = 1;  // model chunks per pipeline rank (interleaved schedule)
   bool sequence_parallel = false;
   int zero = 0;  // 1: distributed optimizer (ZeRO-1)
+  // Hybrid sharding (FSDP's HYBRID_SHARD, torchtitan's data_parallel_shard_degree): ZeRO shards
+  // over groups of this many data-parallel ranks (times cp), replicated over dp / dp_shard groups;
+  // 0: over all of dp.
+  int dp_shard = 0;
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   RecomputePolicy recompute = RecomputePolicy::none;
   LayerRecompute recompute_layers;  // with recompute full: which layers
@@ -60,6 +64,11 @@ struct ParallelPlan {
   bool redundant_computation = false;
 
   std::int64_t world_size() const { return std::int64_t{tp} * cp * pp * dp; }
+  // The data-parallel ranks one ZeRO shard group spans, and how many such groups hold replicas.
+  int shard_dp() const { return dp_shard > 0 ? dp_shard : dp; }
+  int shard_replicas() const { return dp / shard_dp(); }
+  // The ranks ZeRO divides optimizer states (and, from zero 2, gradients; at 3, parameters) over.
+  std::int64_t zero_shards() const { return zero >= 1 ? std::int64_t{shard_dp()} * cp : 1; }
   RecomputeChoice recompute_choice() const { return {.policy = recompute, .layers = recompute_layers}; }
 };
 

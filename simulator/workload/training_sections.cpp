@@ -34,7 +34,7 @@ LayerRecompute read_layer_recompute(const JsonCursor& json) {
 }  // namespace
 
 ParallelPlan read_parallel(const JsonCursor& json, const ClusterSpec& cluster) {
-  json.expect_only({"tp", "cp", "pp", "dp", "vpp", "sequence_parallel", "zero", "schedule", "recompute",
+  json.expect_only({"tp", "cp", "pp", "dp", "dp_shard", "vpp", "sequence_parallel", "zero", "schedule", "recompute",
                     "recompute_layers", "cp_algorithm", "cp_distribution", "stage_layers", "modality_stages",
                     "redundant_computation"});
   ParallelPlan plan;
@@ -62,6 +62,7 @@ ParallelPlan read_parallel(const JsonCursor& json, const ClusterSpec& cluster) {
     }
     plan.zero = static_cast<int>(zero);
   }
+  plan.dp_shard = read_degree(json, "dp_shard", 0);
   if (auto value = json.find("schedule")) plan.schedule = value->as_enum(kPipelineScheduleNames);
   if (auto value = json.find("recompute")) plan.recompute = value->as_enum(kRecomputePolicyNames);
   if (auto value = json.find("recompute_layers")) plan.recompute_layers = read_layer_recompute(*value);

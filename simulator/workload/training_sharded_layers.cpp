@@ -123,8 +123,12 @@ void ShardedLayers::finish_unit() {
   beside_ += b_.collective_time(stage_, work, CommGroupKind::dp);
   for (const PerPeer<OpId>& gradient_ops : state.gradient_ops) b_.after(gradient_ops, ops);
   b_.consume(ops, gradients);
-  // Outside a recorded pass the optimizer waits for it; inside, for the pass that holds it.
-  if (b_.recorder_ == nullptr) b_.gradient_syncs_[stage_].push_back(ops);
+  // Hybrid sharding: the shard is then summed over the groups that replicate it.
+  const PerPeer<OpId> replicas = b_.reduce_over_shard_replicas(
+      stage_, b_.name("grad all-reduce over shard replicas{} unit {}", b_.mb_suffix(mb_), current_), bytes, ops);
+  beside_ += b_.shard_replica_reduction_time(stage_, bytes);
+  // Outside a recorded pass the optimizer waits for them; inside, for the pass that holds them.
+  if (b_.recorder_ == nullptr) b_.gradient_syncs_[stage_].push_back(replicas.empty() ? ops : replicas);
 }
 
 void ShardedLayers::finish() {

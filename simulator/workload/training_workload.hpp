@@ -22,8 +22,8 @@ struct StaticMemory {
 };
 
 // What a rank holding `parameters` (bf16), `trained` of them trainable (bf16 gradients, 12 bytes of
-// Adam states and master weights each, sharded over the DP and CP ranks under ZeRO-1) holds for
-// the whole iteration, with the framework's overhead.
+// Adam states and master weights each, sharded over the ZeRO shard group's ranks under ZeRO-1:
+// ParallelPlan::zero_shards) holds for the whole iteration, with the framework's overhead.
 StaticMemory rank_static_memory(const TrainingScenario& scenario, std::int64_t parameters, std::int64_t trained);
 
 struct SimulatedRank {

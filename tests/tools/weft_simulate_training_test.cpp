@@ -464,5 +464,43 @@ TEST_CASE("weft simulate runs Bamboo's redundant computation and will not emit a
   CHECK_FALSE(std::filesystem::exists(dir.file("plan.json")));
 }
 
+// Llama 3 8B's first 4 layers under FSDP on two 8-GPU nodes, with `parallel` merged in.
+std::string fsdp_on_two_nodes(const std::string& parallel) {
+  return R"({"model": {"base": "llama3-8b", "layers": 4}, "cluster": {"base": "dgx-h100", "gpus": 16},
+    "stack": "pytorch-eager", "parallel": {"dp": 16, "zero": 3)" +
+         parallel + R"(}, "training": {"global_batch": 16, "micro_batch": 1, "seq_len": 8192}})";
+}
+
+TEST_CASE("simulate shards inside each node and replicates across them with parallel.dp_shard", "[cli][hybrid]") {
+  const TempDir dir;
+  auto simulate = [&](const std::string& name, const std::string& parallel) {
+    const auto scenario = dir.write(name + ".json", fsdp_on_two_nodes(parallel));
+    const auto run = run_weft("simulate '" + scenario.string() + "' --json '" + dir.file(name + ".out").string() + "'");
+    INFO(run.err);
+    REQUIRE(run.exit_code == 0);
+    return std::pair{run.out, nlohmann::json::parse(read_file(dir.file(name + ".out")))};
+  };
+  const auto [full_text, full] = simulate("full", "");
+  const auto [hybrid_text, hybrid] = simulate("hybrid", R"(, "dp_shard": 8)");
+  CHECK_THAT(hybrid_text, Contains("ZeRO-3 hybrid (sharded over 8 DP ranks, 2 replicas)"));
+  CHECK_THAT(full_text, !Contains("hybrid"));
+  CHECK(hybrid["parallel"]["dp_shard"] == 8);
+  CHECK(full["parallel"]["dp_shard"] == 16);
+  // Parameters, gradients and optimizer states over 8 ranks instead of 16.
+  for (const char* part : {"parameters", "gradients", "optimizer_states"}) {
+    INFO(part);
+    const double whole = full["stages"][0]["memory_breakdown_bytes"][part].get<double>();
+    CHECK(hybrid["stages"][0]["memory_breakdown_bytes"][part].get<double>() == Approx(2 * whole).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("simulate rejects a dp_shard the plan cannot hold", "[cli][hybrid][errors]") {
+  test::expect_simulate_rejects(fsdp_on_two_nodes(R"(, "dp_shard": 5)"), "parallel.dp_shard: shard groups of 5");
+  test::expect_simulate_rejects(fsdp_on_two_nodes(R"(, "dp_shard": "node")"), "parallel.dp_shard: expected an integer");
+  test::expect_simulate_rejects(fsdp_on_two_nodes(R"(, "dp_shard": 8)"), "execution plans do not cover hybrid sharding",
+                                "--emit-plan plan.json");
+  test::expect_simulate_rejects(fsdp_on_two_nodes(R"(, "dp_shard": 8)"), "not with --unfold", "--unfold");
+}
+
 }  // namespace
 }  // namespace weft

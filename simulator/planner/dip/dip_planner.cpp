@@ -365,6 +365,11 @@ DipPlan plan_replica(const TrainingScenario& scenario, const DipOptions& options
 }  // namespace
 
 LayerPolicy layer_policy(const TrainingScenario& scenario) {
+  if (scenario.parallel.shard_replicas() > 1) {
+    throw InputError(
+        "parallel.dp_shard: the stage model reduces gradients over all of data parallelism, not over hybrid shard "
+        "groups; leave it out");
+  }
   if (scenario.parallel.recompute_layers.method != LayerRecompute::Method::all) {
     throw InputError(
         "parallel.recompute_layers: the stage model prices one recompute policy for every layer (its layer tuning "

@@ -197,6 +197,11 @@ TEST_CASE("what the planner cannot plan is refused with the reason", "[dip][plan
       "cluster": {"base": "h800-testbed", "gpus": 8}, "parallel": {"tp": 2, "pp": 2, "recompute": "full",
       "recompute_layers": {"first": 1}}, "training": {"global_batch": 8, "seq_len": 4096}})";
   refuses(some_layers, quick(), "parallel.recompute_layers: the stage model prices one recompute policy");
+  // Its gradients are reduced over all of data parallelism: hybrid sharding is refused.
+  const std::string hybrid = R"({"model": {"base": "llama3-8b", "layers": 4},
+      "cluster": {"base": "h800-testbed", "gpus": 8}, "parallel": {"tp": 2, "dp": 4, "zero": 1, "dp_shard": 2},
+      "training": {"global_batch": 8, "seq_len": 4096}})";
+  refuses(hybrid, quick(), "parallel.dp_shard: the stage model reduces gradients over all of data parallelism");
   DipOptions small = quick();
   small.memory_limit = Bytes{4} << 30;
   refuses(test::small_vlm_scenario(test::kImageTextData), small, "leaves nothing for activations");
