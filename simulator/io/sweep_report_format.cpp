@@ -74,11 +74,11 @@ std::string render_sweep_report(const TrainingScenario& base, int gpus, const Sw
 std::string sweep_csv_cells(const PlanOutcome& plan) {
   const ParallelPlan& p = plan.scenario.parallel;
   std::string cells =
-      fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},", p.tp, p.pp, p.dp, p.cp, p.vpp,
+      fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},", p.tp, p.pp, p.dp, p.cp, p.vpp,
                   plan.scenario.training.micro_batch, p.sequence_parallel ? 1 : 0, recompute_name(p.recompute_choice()),
-                  p.zero, kPipelineScheduleNames.name(p.schedule), p.modality_stages.empty() ? "shared" : "modality",
-                  csv_quoted(module_stages_text(plan.scenario)), plan_partition_name(p),
-                  kPlanStatusNames.name(plan.status), csv_quoted(plan.reason));
+                  p.zero, p.shard_dp(), kPipelineScheduleNames.name(p.schedule),
+                  p.modality_stages.empty() ? "shared" : "modality", csv_quoted(module_stages_text(plan.scenario)),
+                  plan_partition_name(p), kPlanStatusNames.name(plan.status), csv_quoted(plan.reason));
   if (plan.simulated()) {
     const TrainingReport& report = *plan.report;
     const TimeShares shares = time_shares(report);
@@ -114,6 +114,7 @@ nlohmann::json sweep_json(const TrainingScenario& base, int gpus, const SweepRes
                             {"sequence_parallel", p.sequence_parallel},
                             {"recompute", recompute_name(p.recompute_choice())},
                             {"zero", p.zero},
+                            {"dp_shard", p.shard_dp()},
                             {"schedule", kPipelineScheduleNames.name(p.schedule)},
                             {"layout", p.modality_stages.empty() ? "shared" : "modality"},
                             {"module_stages", module_stages_text(plan.scenario)},

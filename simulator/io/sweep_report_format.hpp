@@ -24,7 +24,8 @@ std::string render_sweep_report(const TrainingScenario& base, int gpus, const Sw
 
 // The CSV columns of a plan after its rank (docs/sweep.md), and a plan's cells under them.
 inline constexpr std::string_view kSweepCsvPlanColumns =
-    "tp,pp,dp,cp,vpp,micro_batch,sequence_parallel,recompute,zero,schedule,layout,module_stages,partition,status,"
+    "tp,pp,dp,cp,vpp,micro_batch,sequence_parallel,recompute,zero,dp_shard,schedule,layout,module_stages,partition,"
+    "status,"
     "reason,iteration_time_s,mfu,"
     "tokens_per_s,tflops_per_gpu,peak_memory_bytes,memory_simulated,bubble_share,exposed_comm_share";
 std::string sweep_csv_cells(const PlanOutcome& plan);

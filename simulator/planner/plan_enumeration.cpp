@@ -1,5 +1,7 @@
 #include "simulator/planner/plan_enumeration.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "simulator/planner/module_stage_splits.hpp"
@@ -102,9 +104,10 @@ std::string module_stages_text(const TrainingScenario& s) {
 
 std::string plan_label(const TrainingScenario& s) {
   const ParallelPlan& p = s.parallel;
-  std::string label = fmt::format("tp{} cp{} pp{} dp{} vpp{} mb{}{} zero{} {} recompute={}", p.tp, p.cp, p.pp, p.dp,
+  const std::string shard = p.shard_replicas() > 1 ? fmt::format("/shard{}", p.dp_shard) : "";
+  std::string label = fmt::format("tp{} cp{} pp{} dp{} vpp{} mb{}{} zero{}{} {} recompute={}", p.tp, p.cp, p.pp, p.dp,
                                   p.vpp, s.training.micro_batch, p.sequence_parallel && p.tp > 1 ? " sp" : "", p.zero,
-                                  kPipelineScheduleNames.name(p.schedule), recompute_name(p.recompute_choice()));
+                                  shard, kPipelineScheduleNames.name(p.schedule), recompute_name(p.recompute_choice()));
   if (s.model.multimodal()) label += p.modality_stages.empty() ? " shared" : " modality=" + module_stages_text(s);
   const bool staged = p.pp * p.vpp > 1;
   if (staged && (s.model.multimodal() || !default_dense_partition(s)))
@@ -211,7 +214,18 @@ PlanEnumeration enumerate_plans(const TrainingScenario& base, const SweepGrid& g
                       add(std::move(plan), "more pipeline chunks than layers");
                       continue;
                     }
-                    add_layouts(plan);
+                    // A shard group of every data-parallel rank is plain ZeRO: one plan, not two.
+                    std::vector<int> shards;
+                    for (const int shard : grid.dp_shard) {
+                      const int effective = shard == p.dp ? 0 : shard;
+                      if (std::find(shards.begin(), shards.end(), effective) == shards.end())
+                        shards.push_back(effective);
+                    }
+                    for (const int shard : shards) {
+                      TrainingScenario sharded = plan;
+                      sharded.parallel.dp_shard = shard;
+                      add_layouts(sharded);
+                    }
                   }
                 }
               }

@@ -46,7 +46,8 @@ struct PlanEnumeration {
 // Every plan of the grid for `gpus` GPUs, with dp = gpus / (tp x pp x cp). Pipeline depths
 // that do not divide the layers get a balanced uneven split. Combinations that are the same plan
 // are considered once: VPP > 1 only with the interleaved schedule (and interleaved only with
-// VPP > 1), sequence parallelism only with TP > 1. A model of several modules gets the grid's
+// VPP > 1), sequence parallelism only with TP > 1, hybrid sharding only with a shard group smaller
+// than dp. A model of several modules gets the grid's
 // layouts and partitions: modules on stages of their own only under gpipe and 1f1b with VPP 1, and
 // one plan per split of the stages over the modules (the balanced one, or every one: see
 // ModuleStageSplits); one partition where a plan has one stage or runs encoder-first. Invalid

@@ -14,7 +14,7 @@ namespace weft {
 namespace {
 
 constexpr std::string_view kAxes =
-    "tp, pp, cp, vpp, mb, recompute, zero, schedule, sp, layout, partition or module_stages";
+    "tp, pp, cp, vpp, mb, recompute, zero, dp_shard, schedule, sp, layout, partition or module_stages";
 
 [[noreturn]] void bad_value(std::string_view axis, std::string_view value, std::string_view expected) {
   throw InputError("'" + std::string(axis) + "=" + std::string(value) + "': expected " + std::string(expected));
@@ -93,6 +93,26 @@ std::vector<RecomputeChoice> parse_recompute_values(std::string_view axis, std::
   return out;
 }
 
+// A dp_shard axis value: "all" (0: ZeRO over every data-parallel rank) or shard group sizes.
+std::vector<int> parse_shard_values(std::string_view axis, std::string_view values) {
+  std::vector<int> out;
+  for (std::string_view item : split_text(values, ',')) {
+    std::vector<int> sizes{0};
+    if (item != "all") sizes = positive_ints(axis, item);
+    for (const int size : sizes) {
+      if (std::find(out.begin(), out.end(), size) == out.end()) out.push_back(size);
+    }
+  }
+  return out;
+}
+
+// "all" for 0, the group size otherwise.
+std::vector<std::string> shard_names(const std::vector<int>& sizes) {
+  std::vector<std::string> out;
+  for (const int size : sizes) out.push_back(size == 0 ? "all" : std::to_string(size));
+  return out;
+}
+
 std::vector<int> powers_of_two_up_to(int limit) {
   std::vector<int> out;
   for (int value = 1; value <= limit; value *= 2) out.push_back(value);
@@ -116,7 +136,7 @@ std::vector<std::string> recompute_names(const std::vector<RecomputeChoice>& cho
 
 std::size_t SweepGrid::combinations() const {
   return tp.size() * pp.size() * cp.size() * vpp.size() * micro_batch.size() * recompute.size() * zero.size() *
-         schedule.size() * sequence_parallel.size() * layout.size() * partition.size();
+         dp_shard.size() * schedule.size() * sequence_parallel.size() * layout.size() * partition.size();
 }
 
 SweepGrid default_grid(const TrainingScenario& scenario, int gpus) {
@@ -183,6 +203,8 @@ void apply_grid_spec(SweepGrid& grid, std::string_view spec) {
           }
         }
       }
+    } else if (axis == "dp_shard") {
+      grid.dp_shard = parse_shard_values(axis, values);
     } else if (axis == "schedule") {
       grid.schedule = parse_names(axis, values, kPipelineScheduleNames);
     } else if (axis == "layout") {
@@ -221,12 +243,12 @@ void check_grid(const SweepGrid& grid, const TrainingScenario& scenario) {
 std::string grid_spec(const SweepGrid& grid) {
   const std::vector<int> sp(grid.sequence_parallel.begin(), grid.sequence_parallel.end());
   return fmt::format(
-      "tp={} pp={} cp={} vpp={} mb={} recompute={} zero={} schedule={} sp={} layout={} partition={} "
+      "tp={} pp={} cp={} vpp={} mb={} recompute={} zero={} dp_shard={} schedule={} sp={} layout={} partition={} "
       "module_stages={}",
       fmt::join(grid.tp, ","), fmt::join(grid.pp, ","), fmt::join(grid.cp, ","), fmt::join(grid.vpp, ","),
       fmt::join(grid.micro_batch, ","), fmt::join(recompute_names(grid.recompute), ","), fmt::join(grid.zero, ","),
-      fmt::join(names_of(grid.schedule, kPipelineScheduleNames), ","), fmt::join(sp, ","),
-      fmt::join(names_of(grid.layout, kStageLayoutNames), ","),
+      fmt::join(shard_names(grid.dp_shard), ","), fmt::join(names_of(grid.schedule, kPipelineScheduleNames), ","),
+      fmt::join(sp, ","), fmt::join(names_of(grid.layout, kStageLayoutNames), ","),
       fmt::join(names_of(grid.partition, kStagePartitionNames), ","), kModuleStageSplitsNames.name(grid.module_stages));
 }
 

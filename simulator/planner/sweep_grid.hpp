@@ -31,6 +31,8 @@ struct SweepGrid {
   std::vector<std::int64_t> micro_batch;
   std::vector<RecomputeChoice> recompute;
   std::vector<int> zero;
+  // Hybrid sharding's group sizes (parallel.dp_shard); 0: ZeRO over every data-parallel rank.
+  std::vector<int> dp_shard{0};
   std::vector<PipelineSchedule> schedule;
   std::vector<bool> sequence_parallel;                   // applied where tp > 1
   std::vector<StageLayout> layout{StageLayout::shared};  // modality only for models of several modules
@@ -57,8 +59,8 @@ SweepGrid default_grid(const TrainingScenario& scenario, int gpus);
 
 // Narrows or widens axes: space-separated `axis=values`, values comma-separated, integer ranges
 // `a..b` inclusive. Axes: tp, pp, cp, vpp, mb, recompute (none, selective, full, or full of some
-// layers: full/firstN, full/everyK), zero, schedule, sp, layout, partition, module_stages (one
-// value). Example:
+// layers: full/firstN, full/everyK), zero, dp_shard (all, or shard group sizes), schedule, sp,
+// layout, partition, module_stages (one value). Example:
 // "tp=1,2,4,8 pp=1..16 mb=1,2". Throws InputError naming the axis or value at fault.
 void apply_grid_spec(SweepGrid& grid, std::string_view spec);
 

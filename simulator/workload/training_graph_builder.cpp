@@ -52,11 +52,11 @@ TrainingGraphBuilder::TrainingGraphBuilder(const TrainingScenario& scenario, con
     replica_dp_ = unfold_ ? std::vector<int>{0} : distinct_replicas(scenario.cluster, dims_);
   }
   replicas_ = static_cast<int>(replica_dp_.size());
-  if (plan.shard_replicas() > 1 && (unfold_ || replicas_ > 1)) {
-    // Joining simulated replicas' collectives assumes one data-parallel group per stage.
+  // Joining simulated replicas' collectives assumes one data-parallel group per stage (the
+  // scenario's validation refuses per-sample data and stragglers with hybrid sharding).
+  if (plan.shard_replicas() > 1 && unfold_) {
     throw InputError(
-        "parallel.dp_shard: hybrid sharding is simulated folded, with one replica of each stage: not with "
-        "--unfold, per-sample data or stragglers");
+        "--unfold: hybrid sharding (parallel.dp_shard) is simulated folded, with one replica of each stage");
   }
   if (microbatch_shapes_ && unfold_) {
     throw InputError(

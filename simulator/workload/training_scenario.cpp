@@ -65,7 +65,8 @@ void validate_layer_recompute(const TrainingScenario& s) {
 
 // Hybrid sharding splits the data-parallel ranks into equal shard groups, and shards only what
 // ZeRO shards.
-void validate_hybrid_sharding(const ParallelPlan& p) {
+void validate_hybrid_sharding(const TrainingScenario& s) {
+  const ParallelPlan& p = s.parallel;
   const std::string path = "parallel.dp_shard";
   if (p.zero < 1) {
     reject(path, "dp_shard without zero",
@@ -78,6 +79,17 @@ void validate_hybrid_sharding(const ParallelPlan& p) {
   if (p.zero_shards() == 1 && p.shard_replicas() > 1) {
     reject(path, "a shard group of one rank",
            "dp_shard 1 (with cp 1) shards nothing: set parallel.zero to 0 for plain data parallelism");
+  }
+  // The simulation joins the collectives of simulated replicas as one data-parallel group.
+  if (p.shard_replicas() > 1 && s.data) {
+    reject(path, "hybrid sharding with per-sample data",
+           "hybrid sharding is simulated with one replica of each stage, and per-sample data simulates every "
+           "replica: leave out dp_shard or the data section");
+  }
+  if (p.shard_replicas() > 1 && s.cluster.stragglers) {
+    reject(path, "hybrid sharding with stragglers",
+           "hybrid sharding is simulated with one replica of each stage, and stragglers may set replicas apart: "
+           "leave out dp_shard or the cluster's stragglers");
   }
 }
 
@@ -534,7 +546,7 @@ void validate_training_scenario(const TrainingScenario& s) {
            "gradients to passes of their own (use 1f1b, interleaved or gpipe)");
   }
   if (p.redundant_computation) validate_redundant_computation(s);
-  if (p.dp_shard > 0) validate_hybrid_sharding(p);
+  if (p.dp_shard > 0) validate_hybrid_sharding(s);
   if (p.recompute_layers.method != LayerRecompute::Method::all) validate_layer_recompute(s);
   if (p.cp > 1 && t.seq_len % (2 * p.cp) != 0) {
     reject("training.seq_len", "sequence not divisible by 2 x cp",

@@ -499,7 +499,7 @@ TEST_CASE("simulate rejects a dp_shard the plan cannot hold", "[cli][hybrid][err
   test::expect_simulate_rejects(fsdp_on_two_nodes(R"(, "dp_shard": "node")"), "parallel.dp_shard: expected an integer");
   test::expect_simulate_rejects(fsdp_on_two_nodes(R"(, "dp_shard": 8)"), "execution plans do not cover hybrid sharding",
                                 "--emit-plan plan.json");
-  test::expect_simulate_rejects(fsdp_on_two_nodes(R"(, "dp_shard": 8)"), "not with --unfold", "--unfold");
+  test::expect_simulate_rejects(fsdp_on_two_nodes(R"(, "dp_shard": 8)"), "--unfold: hybrid sharding", "--unfold");
 }
 
 }  // namespace

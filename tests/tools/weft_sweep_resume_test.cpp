@@ -88,7 +88,7 @@ TEST_CASE("Ctrl-C stops an incremental sweep with no partial output, --resume fi
   std::ofstream(copy) << journal << "\"tp1\",2\n";
   const auto corrupt = sweep("--grid '" + kResumeGrid + "' --resume --csv '" + dir.file("q.csv").string() + "'");
   CHECK(corrupt.exit_code == 2);
-  CHECK_THAT(corrupt.err, Contains("--resume: " + copy + ": line " + std::to_string(9 + rows) + ": 2 columns, not 25"));
+  CHECK_THAT(corrupt.err, Contains("--resume: " + copy + ": line " + std::to_string(9 + rows) + ": 2 columns, not 26"));
   std::filesystem::remove(copy);
   CHECK(read_file(partial) == journal);
 

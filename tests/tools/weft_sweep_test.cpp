@@ -38,8 +38,9 @@ TEST_CASE("weft sweep ranks plans and writes CSV, JSON, HTML and the best trace"
   CHECK(json["plans"].size() == json["considered"].get<std::size_t>());
   // The CSV's header and one row per plan considered.
   const std::string csv = read_file(dir.file("p.csv"));
-  CHECK_THAT(csv, StartsWith("rank,tp,pp,dp,cp,vpp,micro_batch,sequence_parallel,recompute,zero,schedule,layout,"
-                             "module_stages,partition,status,"));
+  CHECK_THAT(csv,
+             StartsWith("rank,tp,pp,dp,cp,vpp,micro_batch,sequence_parallel,recompute,zero,dp_shard,schedule,layout,"
+                        "module_stages,partition,status,"));
   CHECK(static_cast<std::size_t>(std::count(csv.begin(), csv.end(), '\n')) == json["plans"].size() + 1);
   for (const char* column : {"iteration_time_s", "mfu", "tokens_per_s", "peak_memory_bytes"}) {
     CHECK_THAT(csv.substr(0, csv.find('\n')), Contains(column));
@@ -143,6 +144,30 @@ TEST_CASE("a sweep tries full recompute of some layers, between none and every l
   CHECK(field(some, "peak_memory_bytes") < field(by_recompute.at("none"), "peak_memory_bytes"));
 }
 
+TEST_CASE("a sweep tries hybrid sharding's group sizes", "[cli][sweep][hybrid]") {
+  const TempDir dir;
+  // Llama 3 8B's first 4 layers under FSDP on two 8-GPU nodes.
+  const auto scenario = dir.write("fsdp.json", R"({"model": {"base": "llama3-8b", "layers": 4},
+      "cluster": {"base": "dgx-h100", "gpus": 16}, "stack": "pytorch-eager",
+      "training": {"global_batch": 16, "seq_len": 8192}})");
+  const auto run = run_weft("sweep '" + scenario.string() +
+                            "' --grid 'tp=1 pp=1 cp=1 mb=1 zero=3 schedule=1f1b recompute=none dp_shard=all,8' --all "
+                            "--json '" +
+                            dir.file("p.json").string() + "' --csv '" + dir.file("p.csv").string() + "'");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  const auto json = nlohmann::json::parse(read_file(dir.file("p.json")));
+  REQUIRE(json["plans"].size() == 2);
+  std::map<int, nlohmann::json> by_shard;
+  for (const auto& plan : json["plans"]) by_shard[plan["dp_shard"].get<int>()] = plan;
+  REQUIRE(by_shard.count(16) == 1);
+  REQUIRE(by_shard.count(8) == 1);
+  CHECK_THAT(by_shard[8]["label"].get<std::string>(), Contains("zero3/shard8"));
+  CHECK_THAT(read_file(dir.file("p.csv")), Contains(",3,8,1f1b,") && Contains(",3,16,1f1b,"));
+  // Half the shards: more memory per GPU.
+  CHECK(by_shard[8]["peak_memory_bytes"].get<double>() > by_shard[16]["peak_memory_bytes"].get<double>());
+}
+
 TEST_CASE("a sweep where nothing fits says so and exits 0", "[cli][sweep]") {
   const TempDir dir;
   const auto scenario = dir.write("big.json", R"({"model": "llama3-405b", "cluster": {"base": "dgx-h100", "gpus": 8},
@@ -169,6 +194,7 @@ TEST_CASE("bad sweep input exits 2 with a clear message and no files", "[cli][sw
            "--grid: 'schedule=fast': expected gpipe, 1f1b, interleaved, zb-h1 or encoder-first");
   rejected("--grid 'recompute=full/first0'",
            "--grid: 'recompute=full/first0': expected none, selective, full, full/firstN or full/everyK");
+  rejected("--grid 'dp_shard=half'", "--grid: 'dp_shard=half': expected non-negative integers");
   rejected("--top 0", "--top: expected at least 1");
   rejected("--html /nonexistent/dir/r.html", "--html: cannot write");
 }

@@ -102,7 +102,7 @@ TEST_CASE("a journal row reads back to the same numbers and the same row", "[swe
   again.report = read.report;
   CHECK(sweep_journal_row(again) == row);
 
-  CHECK_THROWS_WITH(parse_sweep_journal_row("\"a\",1,2"), Contains("3 columns, not 25"));
+  CHECK_THROWS_WITH(parse_sweep_journal_row("\"a\",1,2"), Contains("3 columns, not 26"));
   std::string bad = row;
   bad.replace(bad.find(csv_number(report.mfu)), csv_number(report.mfu).size(), "high");
   CHECK_THROWS_WITH(parse_sweep_journal_row(bad), Contains("column mfu: 'high' is not a number"));
@@ -171,7 +171,7 @@ TEST_CASE("a journal of other inputs, or changed by hand, is refused naming its 
   CHECK_THROWS_WITH(read_sweep_journal(rewritten("b", text.substr(0, text.find('\n') + 1)), kInputs),
                     Contains("its header is incomplete"));
   CHECK_THROWS_WITH(read_sweep_journal(rewritten("c", text + "\"tp1\",1\n"), kInputs),
-                    Contains(fmt::format("c: line {}: 2 columns, not 25", 5 + rows)));
+                    Contains(fmt::format("c: line {}: 2 columns, not 26", 5 + rows)));
 
   SweepResult sweep = enumerated();
   const SweepJournal twice = read_sweep_journal(rewritten("d", text + text.substr(first_row)), kInputs);

@@ -171,7 +171,7 @@ TEST_CASE("no plan is simulated faster than its bound, under every bundled stack
     // here: fused attention).
     const std::string recompute =
         std::string(stack) == "pytorch-eager" ? "none,full,full/every2,selective" : "none,full,full/first1";
-    apply_grid_spec(grid, "tp=1,4 pp=1,2 cp=1,2 vpp=1,2 mb=1,2 zero=0,1,2,3 recompute=" + recompute);
+    apply_grid_spec(grid, "tp=1,4 pp=1,2 cp=1,2 vpp=1,2 mb=1,2 zero=0,1,2,3 dp_shard=all,2 recompute=" + recompute);
     SweepOptions options;
     options.threads = 2;
     const SweepResult sweep = run_sweep(base, grid, 16, options);

@@ -75,6 +75,35 @@ TEST_CASE("grid specs narrow axes and bad ones are explained", "[sweep][errors]"
                     Contains("expected gpipe, 1f1b, interleaved, zb-h1 or encoder-first"));
   CHECK_THROWS_WITH(apply_grid_spec(grid, "zero=4"), Contains("expected 0, 1, 2 or 3"));
   CHECK_THROWS_WITH(apply_grid_spec(grid, "sp=2"), Contains("expected 0 or 1"));
+  // Hybrid sharding's group sizes; "all" (0) is ZeRO over every data-parallel rank.
+  CHECK(grid.dp_shard == std::vector<int>{0});
+  apply_grid_spec(grid, "dp_shard=all,8,2..4,all");
+  CHECK(grid.dp_shard == std::vector<int>{0, 8, 2, 3, 4});
+  CHECK_THROWS_WITH(apply_grid_spec(grid, "dp_shard=0"), Equals("'dp_shard=0': expected values of at least 1"));
+  CHECK_THROWS_WITH(apply_grid_spec(grid, "dp_shard=node"), Contains("expected non-negative integers"));
+  SweepGrid read_back;
+  apply_grid_spec(read_back, grid_spec(grid));
+  CHECK(read_back.dp_shard == grid.dp_shard);
+}
+
+TEST_CASE("the dp_shard axis adds a hybrid plan where its group divides dp and ZeRO shards", "[sweep][hybrid]") {
+  SweepGrid grid;
+  apply_grid_spec(grid, "tp=1,2,4 pp=1 cp=1 vpp=1 mb=1 recompute=none zero=0,3 schedule=1f1b sp=1 dp_shard=all,2");
+  const PlanEnumeration plans = enumerate_plans(small_base(), grid, 8);
+  // TP1 DP8, TP2 DP4: plain and groups of 2, each with zero 0 and 3; TP4 DP2: a group of 2 is
+  // every DP rank, so one plan for each zero. 4 + 4 + 2 = 10, of which the two hybrid plans without
+  // ZeRO are invalid.
+  CHECK(plans.plans.size() == 10);
+  CHECK(plans.invalid_by_reason.at("dp_shard without zero") == 2);
+  CHECK(plans.valid == 8);
+  int hybrid = 0;
+  for (const PlanCandidate& plan : plans.plans) {
+    if (!plan.valid() || plan.scenario.parallel.dp_shard == 0) continue;
+    ++hybrid;
+    CHECK(plan.scenario.parallel.dp_shard == 2);
+    CHECK_THAT(plan_label(plan.scenario), Contains("zero3/shard2"));
+  }
+  CHECK(hybrid == 2);
 }
 
 TEST_CASE("uneven pipeline splits are balanced with the lightest ends", "[sweep]") {

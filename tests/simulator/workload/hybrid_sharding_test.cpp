@@ -114,7 +114,16 @@ TEST_CASE("Hybrid sharding is refused where the plan cannot hold it", "[workload
                     Contains("parallel.dp_shard") && Contains("do not divide dp = 16"));
   CHECK_THROWS_WITH(scenario_from(with(R"({"dp": 16, "dp_shard": 8})")), Contains("set parallel.zero to 1, 2 or 3"));
   CHECK_THROWS_WITH(scenario_from(with(R"({"dp": 16, "zero": 3, "dp_shard": 1})")), Contains("shards nothing"));
-  CHECK_THROWS_WITH(run_training(scenario_from(hybrid(3, 8)), true), Contains("not with --unfold"));
+  CHECK_THROWS_WITH(run_training(scenario_from(hybrid(3, 8)), true), Contains("--unfold: hybrid sharding"));
+  // Per-sample data and stragglers simulate replicas apart, whose collectives join as one group.
+  CHECK_THROWS_WITH(scenario_from(R"({"model": )" + kSmallLlama + R"(, "cluster": {"base": "dgx-h100", "gpus": 16},
+      "parallel": {"dp": 16, "zero": 3, "dp_shard": 8}, "training": {"global_batch": 32, "seq_len": 2048},
+      "data": {"dataset": "web-text-mix"}})"),
+                    Contains("parallel.dp_shard") && Contains("per-sample data"));
+  CHECK_THROWS_WITH(scenario_from(R"({"model": )" + kSmallLlama + R"(, "cluster": {"base": "dgx-h100", "gpus": 16,
+      "stragglers": {"throttled": {"share": 0.1, "speed": [0.8, 0.9], "seed": 1}}},
+      "parallel": {"dp": 16, "zero": 3, "dp_shard": 8}, "training": {"global_batch": 32, "seq_len": 2048}})"),
+                    Contains("parallel.dp_shard") && Contains("stragglers"));
 }
 
 }  // namespace
