@@ -27,6 +27,8 @@ nlohmann::json layer_recompute_json(const LayerRecompute& pick) {
       return {{"first", pick.count}};
     case LayerRecompute::Method::every:
       return {{"every", pick.count}};
+    case LayerRecompute::Method::uniform:
+      return {{"uniform", pick.count}};
     case LayerRecompute::Method::all:
       break;
   }

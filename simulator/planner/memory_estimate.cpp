@@ -110,10 +110,14 @@ std::vector<Bytes> estimate_stage_memory(const TrainingScenario& s, const Pipeli
   const std::vector<int> layers = s.layers_per_virtual_stage();
   std::vector<std::int64_t> first_layer(layers.size(), 0);  // of each virtual stage
   std::partial_sum(layers.begin(), layers.end() - 1, first_layer.begin() + 1);
+  const LayerRecompute& pick = p.recompute_layers;
   auto group_saved = [&](std::size_t group) {
     const auto begin = recomputed.begin() + first_layer[group];
     const std::int64_t checkpointed = std::count(begin, begin + layers[group], std::uint8_t{1});
-    return checkpointed * checkpointed_saved + (layers[group] - checkpointed) * layer.saved;
+    // Megatron's uniform groups keep one input a group of the chunk's layers.
+    const std::int64_t checkpoints =
+        pick.method == LayerRecompute::Method::uniform ? (layers[group] + pick.count - 1) / pick.count : checkpointed;
+    return checkpoints * checkpointed_saved + (layers[group] - checkpointed) * layer.saved;
   };
   const int groups = static_cast<int>(layers.size());
   const std::int64_t microbatches = s.microbatches();

@@ -72,7 +72,7 @@ std::vector<Enum> parse_names(std::string_view axis, std::string_view values, co
 // A recompute axis value: "none", "full/first4", or a range of counts, "full/first2..8".
 std::vector<RecomputeChoice> parse_recompute_values(std::string_view axis, std::string_view item) {
   constexpr std::string_view kExpected =
-      "none, selective, full, full/firstN or full/everyK (N, K >= 1, or a range a..b)";
+      "none, selective, full, full/firstN, full/everyK or full/uniformN (N, K >= 1, or a range a..b)";
   const std::size_t dots = item.find("..");
   const std::size_t digits = item.find_first_of("0123456789");
   if (dots == std::string_view::npos || digits == std::string_view::npos || digits > dots) {

@@ -21,6 +21,8 @@ std::string describe(const LayerRecompute& pick) {
       const char* suffix = teen || last_digit > 3 ? "th" : kSuffixes[static_cast<std::size_t>(last_digit)];
       return fmt::format("every {}{} layer of each rank", pick.count, suffix);
     }
+    case LayerRecompute::Method::uniform:
+      return pick.count == 1 ? "every layer" : fmt::format("every layer, in groups of {} of each chunk", pick.count);
     case LayerRecompute::Method::all:
       break;
   }
@@ -34,6 +36,8 @@ std::string recompute_name(const RecomputeChoice& choice) {
       return name + "/first" + std::to_string(choice.layers.count);
     case LayerRecompute::Method::every:
       return name + "/every" + std::to_string(choice.layers.count);
+    case LayerRecompute::Method::uniform:
+      return name + "/uniform" + std::to_string(choice.layers.count);
     case LayerRecompute::Method::all:
       break;
   }
@@ -48,7 +52,8 @@ std::optional<RecomputeChoice> parse_recompute_choice(std::string_view text) {
   if (*policy != RecomputePolicy::full) return std::nullopt;
   const std::string_view pick = text.substr(slash + 1);
   for (auto [prefix, method] : {std::pair{std::string_view("first"), LayerRecompute::Method::first},
-                                std::pair{std::string_view("every"), LayerRecompute::Method::every}}) {
+                                std::pair{std::string_view("every"), LayerRecompute::Method::every},
+                                std::pair{std::string_view("uniform"), LayerRecompute::Method::uniform}}) {
     if (!pick.starts_with(prefix)) continue;
     const std::string_view digits = pick.substr(prefix.size());
     int count = 0;

@@ -44,10 +44,11 @@ TimeNs TrainingGraphBuilder::step_compute_time(int stage, const Chunk& chunk, st
   if (pass == PassWork::weight || !split_weight_grads_) add(step.weight_grad);
   if (pass == PassWork::weight) return total;
   add(step.backward);
-  // What the backward pass recomputes itself (backward_body): the chunk's last layer, recomputed
-  // in its own pass before the gradient arrives, is not.
+  // What the backward pass recomputes itself (backward_body): the chunk's last layer (or group of
+  // layers), recomputed in its own pass before the gradient arrives, is not.
   const bool layer = recomputes_layer(chunk, k) && chunk.block_has_backward[k] &&
-                     !(recomputes_before_gradient(chunk) && chunk.block[k] == chunk.block.back());
+                     !(recomputes_before_gradient(chunk) &&
+                       recompute_group(chunk, k) == recompute_group(chunk, chunk.steps.size() - 1));
   const bool selective = s_.recomputes_attention_core() && step.attention_core && step.recomputable_bytes > 0;
   if (layer && s_.per_op_checkpointing()) {
     // As recompute_layer runs it: the layer's first step whole, the others as far as not kept.

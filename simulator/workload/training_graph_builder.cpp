@@ -552,6 +552,15 @@ bool TrainingGraphBuilder::recomputes_layer(const Chunk& chunk, std::size_t step
   return is_layer(chunk, step) && recomputed_layers_[static_cast<std::size_t>(chunk.block[step])] != 0;
 }
 
+int TrainingGraphBuilder::recompute_group(const Chunk& chunk, std::size_t step) const {
+  const int block = chunk.block[step];
+  const LayerRecompute& pick = s_.parallel.recompute_layers;
+  if (block < 0 || pick.method != LayerRecompute::Method::uniform) return block;
+  // Megatron-LM counts the groups from the chunk's first layer.
+  const auto first = std::find_if(chunk.block.begin(), chunk.block.end(), [](int b) { return b >= 0; });
+  return (block - *first) / pick.count;
+}
+
 PerPeer<TensorId> TrainingGraphBuilder::boundary_tensor(const BoundaryKey& key, int receiving_stage) {
   if (boundaries_.empty()) boundaries_.resize(static_cast<std::size_t>(group_count()) * s_.microbatches() * 2);
   PerPeer<TensorId>& tensors =

@@ -243,8 +243,8 @@ class TrainingGraphBuilder {
   // else to the backward pass.
   Route route_of_saved(const Chunk& chunk, std::size_t k, Route to_backward) const;
 
-  // The checkpoints of the chunk's last layer go to its own recompute pass; the others to the
-  // backward pass, which recomputes those layers itself.
+  // The checkpoints of the chunk's last layer (or group of layers) go to its own recompute pass;
+  // the others to the backward pass, which recomputes those layers itself.
   Route route_of_checkpoint(const Chunk& chunk, std::size_t k) const;
 
   // Handles of the members of the bundles a chunk's pass leaves, by step, for the passes that
@@ -301,6 +301,10 @@ class TrainingGraphBuilder {
   // Whether step `step` belongs to a layer that full recompute (or per-op checkpointing)
   // recomputes before its backward (TrainingScenario::recomputed_layers).
   bool recomputes_layer(const Chunk& chunk, std::size_t step) const;
+  // The layers full recompute checkpoints and reruns together, by the group step `step` is in:
+  // its layer, or under Megatron's uniform method its group of layers of the chunk; -1 outside
+  // layers. A group's first step keeps its checkpoint; its last step's backward reruns it.
+  int recompute_group(const Chunk& chunk, std::size_t step) const;
 
   // While a pass is recorded, the ops added from now on belong to the layer of step `step` (none
   // for the input and output blocks): each layer of a pass becomes a nested template, shared by

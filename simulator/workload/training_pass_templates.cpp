@@ -67,7 +67,8 @@ Route TrainingGraphBuilder::route_of_saved(const Chunk& chunk, std::size_t k, Ro
 }
 
 Route TrainingGraphBuilder::route_of_checkpoint(const Chunk& chunk, std::size_t k) const {
-  const bool own_pass = recomputes_before_gradient(chunk) && chunk.block[k] == chunk.block.back();
+  const bool own_pass =
+      recomputes_before_gradient(chunk) && recompute_group(chunk, k) == recompute_group(chunk, chunk.steps.size() - 1);
   return own_pass ? Route::forward_to_recompute : Route::forward_to_backward;
 }
 

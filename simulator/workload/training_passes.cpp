@@ -64,8 +64,8 @@ PerPeer<OpId> TrainingGraphBuilder::forward_body(int stage, const Chunk& chunk, 
     const bool recomputed = recomputes_layer(chunk, i);
     const bool keeps_saved = !recomputed;
     const Bytes saved = step.saved_bytes - (selective ? step.recomputable_bytes : 0);
-    const bool layer_start =
-        recomputed && (i == 0 || chunk.block[i - 1] != chunk.block[i]) && chunk.block_has_backward[i];
+    const bool layer_start = recomputed && (i == 0 || recompute_group(chunk, i - 1) != recompute_group(chunk, i)) &&
+                             chunk.block_has_backward[i];
     // A layer's checkpoint: the input of its first step; under per-op checkpointing also what it
     // keeps of each step's output, in that step's slot.
     const Bytes checkpoint = (layer_start ? input_bytes(chunk, i) : 0) +
@@ -276,7 +276,7 @@ PerPeer<TensorId> TrainingGraphBuilder::backward_body(int stage, const Chunk& ch
     begin_layer(chunk, k);
     sharded.enter(k);
     enter_gradient_step(chunk, k);
-    const bool layer_end = k + 1 < chunk.steps.size() && chunk.block[k + 1] != chunk.block[k];
+    const bool layer_end = k + 1 < chunk.steps.size() && recompute_group(chunk, k + 1) != recompute_group(chunk, k);
     if (recomputes_layer(chunk, k) && layer_end && chunk.block_has_backward[k]) {
       recompute_layer(stage, chunk, k, mb, record, recomputed);
     }
@@ -325,7 +325,7 @@ void TrainingGraphBuilder::recompute_layer(int stage, const Chunk& chunk, std::s
                                            const ForwardRecord& record, std::vector<PerPeer<TensorId>>& recomputed) {
   begin_layer(chunk, last);
   std::size_t first = last;
-  while (first > 0 && chunk.block[first - 1] == chunk.block[last]) --first;
+  while (first > 0 && recompute_group(chunk, first - 1) == recompute_group(chunk, last)) --first;
   // Under per-op checkpointing a step whose whole output was kept does not run again (the
   // layer's first step always does: it reads the checkpointed input).
   const bool per_op = s_.per_op_checkpointing();

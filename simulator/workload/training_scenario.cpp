@@ -61,6 +61,11 @@ void validate_layer_recompute(const TrainingScenario& s) {
     reject(path, "recompute_layers with several modules",
            "weft picks recomputed layers in a model of one module only (model '" + s.model.name + "')");
   }
+  if (s.parallel.recompute_layers.method == LayerRecompute::Method::uniform && s.parallel.zero >= 3) {
+    reject(path, "uniform recompute groups with zero 3",
+           "ZeRO-3 gathers one layer's parameters at a time, and a group of layers is recomputed at once: set zero to "
+           "0, 1 or 2, or recompute layer by layer");
+  }
 }
 
 // Hybrid sharding splits the data-parallel ranks into equal shard groups, and shards only what
@@ -417,7 +422,7 @@ bool TrainingScenario::recomputes_layers() const {
 std::vector<std::uint8_t> TrainingScenario::recomputed_layers() const {
   const std::uint8_t recomputed = recomputes_layers() ? 1 : 0;
   const LayerRecompute& pick = parallel.recompute_layers;
-  if (!recomputed || pick.method == LayerRecompute::Method::all) {
+  if (!recomputed || pick.method == LayerRecompute::Method::all || pick.method == LayerRecompute::Method::uniform) {
     return std::vector<std::uint8_t>(static_cast<std::size_t>(model.layers()), recomputed);
   }
   std::vector<std::uint8_t> mask(static_cast<std::size_t>(model.layers()), 0);

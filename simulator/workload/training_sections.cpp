@@ -1,6 +1,9 @@
 #include "simulator/workload/training_sections.hpp"
 
+#include <algorithm>
+#include <array>
 #include <string>
+#include <utility>
 
 #include "simulator/core/input_error.hpp"
 
@@ -15,20 +18,28 @@ int read_degree(const JsonCursor& parallel, const char* key, int fallback) {
   return static_cast<int>(degree);
 }
 
-// {"first": N} or {"every": K}: one key, a positive count.
+// {"first": N}, {"every": K} or {"uniform": N}: one key, a positive count.
 LayerRecompute read_layer_recompute(const JsonCursor& json) {
-  json.expect_only({"first", "every"});
-  const bool first = json.find("first").has_value();
-  if (first == json.find("every").has_value()) {
+  static constexpr std::array<std::pair<const char*, LayerRecompute::Method>, 3> kMethods{
+      {{"first", LayerRecompute::Method::first},
+       {"every", LayerRecompute::Method::every},
+       {"uniform", LayerRecompute::Method::uniform}}};
+  json.expect_only({"first", "every", "uniform"});
+  const auto given = std::count_if(kMethods.begin(), kMethods.end(),
+                                   [&](const auto& method) { return json.find(method.first).has_value(); });
+  if (given != 1) {
     json.fail(
-        "expected one of {\"first\": N} (the first N layers of each model chunk) or {\"every\": K} (every "
-        "K-th layer of each pipeline rank)");
+        "expected one of {\"first\": N} (the first N layers of each model chunk), {\"every\": K} (every "
+        "K-th layer of each pipeline rank) or {\"uniform\": N} (every layer, in groups of N of each chunk)");
   }
-  const JsonCursor count = json.at(first ? "first" : "every");
-  const std::int64_t value = count.as_positive_int();
-  if (value > 100'000) count.fail("expected at most 100000");
-  return {.method = first ? LayerRecompute::Method::first : LayerRecompute::Method::every,
-          .count = static_cast<int>(value)};
+  for (const auto& [key, method] : kMethods) {
+    const auto count = json.find(key);
+    if (!count) continue;
+    const std::int64_t value = count->as_positive_int();
+    if (value > 100'000) count->fail("expected at most 100000");
+    return {.method = method, .count = static_cast<int>(value)};
+  }
+  return {};
 }
 
 }  // namespace

@@ -263,8 +263,10 @@ TEST_CASE("full recompute of some layers is named in the report and simulated al
       "training": {"global_batch": 8, "seq_len": 2048}})")
         .string();
   };
-  for (const auto& [layers, named] : {std::pair{std::string(R"({"every": 2})"), "every 2nd layer of each rank"},
-                                      std::pair{std::string(R"({"first": 1})"), "the first layer of each chunk"}}) {
+  for (const auto& [layers, named] :
+       {std::pair{std::string(R"({"every": 2})"), "every 2nd layer of each rank"},
+        std::pair{std::string(R"({"first": 1})"), "the first layer of each chunk"},
+        std::pair{std::string(R"({"uniform": 2})"), "every layer, in groups of 2 of each chunk"}}) {
     INFO(layers);
     const auto [reused, every_op] = simulate_with_and_without_reuse(dir, scenario_with("s.json", layers));
     CHECK_THAT(reused.out, Contains(std::string("recompute full (") + named + ")"));

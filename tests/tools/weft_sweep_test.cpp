@@ -192,8 +192,9 @@ TEST_CASE("bad sweep input exits 2 with a clear message and no files", "[cli][sw
   rejected("--grid 'tp=a'", "--grid: 'tp=a': expected non-negative integers");
   rejected("--grid 'schedule=fast'",
            "--grid: 'schedule=fast': expected gpipe, 1f1b, interleaved, zb-h1 or encoder-first");
-  rejected("--grid 'recompute=full/first0'",
-           "--grid: 'recompute=full/first0': expected none, selective, full, full/firstN or full/everyK");
+  rejected(
+      "--grid 'recompute=full/first0'",
+      "--grid: 'recompute=full/first0': expected none, selective, full, full/firstN, full/everyK or full/uniformN");
   rejected("--grid 'dp_shard=half'", "--grid: 'dp_shard=half': expected non-negative integers");
   rejected("--top 0", "--top: expected at least 1");
   rejected("--html /nonexistent/dir/r.html", "--html: cannot write");

@@ -233,15 +233,15 @@ void add_sweep_command(CLI::App& app) {
   command->add_option("SCENARIO", flags->scenario, "Scenario JSON file")->required();
   command->add_option("--gpus", flags->gpus, "GPUs to plan for (default: the cluster's)")->type_name("N");
   command
-      ->add_option(
-          "--grid", flags->grid,
-          "Axes to narrow or widen, e.g. \"tp=1,2,4,8 pp=1..16 mb=1,2\"; axes tp, pp, cp, vpp, mb, "
-          "recompute (none, selective, full, full/firstN: the first N layers of each chunk, full/everyK: "
-          "every K-th layer of each rank; N and K may be ranges, full/first1..8), zero, dp_shard (all, or hybrid "
-          "sharding's group sizes), schedule, sp, layout "
-          "(shared, modality), partition (even, "
-          "parameters, time), "
-          "module_stages (balanced or every)")
+      ->add_option("--grid", flags->grid,
+                   "Axes to narrow or widen, e.g. \"tp=1,2,4,8 pp=1..16 mb=1,2\"; axes tp, pp, cp, vpp, mb, "
+                   "recompute (none, selective, full, full/firstN: the first N layers of each chunk, full/everyK: "
+                   "every K-th layer of each rank, full/uniformN: every layer in groups of N; N and K may be ranges, "
+                   "full/first1..8), zero, dp_shard (all, or hybrid "
+                   "sharding's group sizes), schedule, sp, layout "
+                   "(shared, modality), partition (even, "
+                   "parameters, time), "
+                   "module_stages (balanced or every)")
       ->type_name("SPEC");
   command
       ->add_option("--top", flags->top,

@@ -169,8 +169,8 @@ TEST_CASE("no plan is simulated faster than its bound, under every bundled stack
     SweepGrid grid = default_grid(base, 16);
     // Selective recompute where it is per-op checkpointing (under Megatron's stacks it is "none"
     // here: fused attention).
-    const std::string recompute =
-        std::string(stack) == "pytorch-eager" ? "none,full,full/every2,selective" : "none,full,full/first1";
+    const std::string recompute = std::string(stack) == "pytorch-eager" ? "none,full,full/every2,selective"
+                                                                        : "none,full,full/first1,full/uniform2";
     apply_grid_spec(grid, "tp=1,4 pp=1,2 cp=1,2 vpp=1,2 mb=1,2 zero=0,1,2,3 dp_shard=all,2 recompute=" + recompute);
     SweepOptions options;
     options.threads = 2;

@@ -56,7 +56,7 @@ TEST_CASE("grid specs narrow axes and bad ones are explained", "[sweep][errors]"
   for (const char* bad : {"recompute=full/first0", "recompute=none/first2", "recompute=full/last2", "recompute=full/",
                           "recompute=full/first0..2", "recompute=none/every1..2", "recompute=full/first2..100001"}) {
     CHECK_THROWS_WITH(apply_grid_spec(grid, bad),
-                      Contains("expected none, selective, full, full/firstN or full/everyK (N, K >= 1"));
+                      Contains("expected none, selective, full, full/firstN, full/everyK or full/uniformN (N, K >= 1"));
   }
   CHECK_THROWS_WITH(apply_grid_spec(grid, "recompute=full/first4..2"), Contains("expected a range a..b with a <= b"));
   // A range of counts: one value each, in order, without repeats.

@@ -1,7 +1,8 @@
 // Full recompute of some layers only (parallel.recompute_layers): Megatron-LM's block method and
-// torchtitan's every-k-th-layer checkpointing.
+// torchtitan's every-k-th-layer checkpointing; and Megatron-LM's uniform groups of layers.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -71,6 +72,39 @@ TEST_CASE("recomputing half the identical layers costs half of full recompute, i
   CHECK(peak(full_run) < peak(first_run));
 }
 
+TEST_CASE("Megatron's uniform groups keep one input a group and rerun a group at once", "[workload][recompute]") {
+  const TrainingScenario none = scenario(R"({"recompute": "none"})");
+  const TrainingScenario full = scenario(R"({"recompute": "full"})");
+  const auto full_run = test::run_training(full);
+  auto uniform = [](int n) {
+    return scenario(R"({"recompute": "full", "recompute_layers": {"uniform": )" + std::to_string(n) + "}}");
+  };
+  // A layer's checkpoint is its input, 2,048 tokens x 2,048 bf16; a layer kept whole holds what
+  // the estimate counts per layer besides it.
+  const Bytes checkpoint = 2048 * 2048 * 2;
+  const Bytes estimate_full = estimate_stage_memory(full).front();
+  const Bytes kept_layer = (estimate_stage_memory(none).front() - estimate_full) / 8 + checkpoint;
+  for (const int n : {1, 2, 3, 4, 8}) {
+    INFO("groups of " << n);
+    const auto run = test::run_training(uniform(n));
+    // Every layer's forward runs again, as under full recompute.
+    CHECK(run.report.stages[0].compute_s == full_run.report.stages[0].compute_s);
+    CHECK(run.report.iteration_time_s == full_run.report.iteration_time_s);
+    // The estimate: one checkpoint a group of the 8 layers.
+    const Bytes groups = (8 + n - 1) / n;
+    CHECK(estimate_full - estimate_stage_memory(uniform(n)).front() == (8 - groups) * checkpoint);
+    // The peak comes in the backward pass of some group g (0-based, of n_g layers): the
+    // checkpoints of groups 0..g and its n_g layers rerun at once, where full recompute holds all 8
+    // checkpoints and one layer.
+    Bytes expected = 0;
+    for (Bytes g = 0; g < groups; ++g) {
+      const Bytes layers = std::min<Bytes>(n, 8 - g * n);
+      expected = std::max(expected, (g + 1 - 8) * checkpoint + (layers - 1) * kept_layer);
+    }
+    CHECK(run.report.stages[0].peak_memory - full_run.report.stages[0].peak_memory == expected);
+  }
+}
+
 TEST_CASE("recompute_layers is refused where it cannot apply, naming the field", "[workload][recompute][errors]") {
   CHECK_THROWS_WITH(scenario(R"({"recompute": "selective", "recompute_layers": {"first": 2}})"),
                     Contains("parallel.recompute_layers: picks the layers that full recompute checkpoints") &&
@@ -86,6 +120,10 @@ TEST_CASE("recompute_layers is refused where it cannot apply, naming the field",
                     Contains("parallel.recompute_layers.last: unknown field"));
   CHECK_THROWS_WITH(scenario(R"({"recompute": "full", "recompute_layers": 2})"),
                     Contains("parallel.recompute_layers: expected an object"));
+  CHECK_THROWS_WITH(scenario(R"({"recompute": "full", "recompute_layers": {"uniform": 0}})"),
+                    Contains("parallel.recompute_layers.uniform"));
+  CHECK_THROWS_WITH(scenario(R"({"recompute": "full", "recompute_layers": {"uniform": 2}, "dp": 1, "zero": 3})"),
+                    Contains("parallel.recompute_layers: ZeRO-3 gathers one layer's parameters at a time"));
 }
 
 }  // namespace
