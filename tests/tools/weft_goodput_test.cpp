@@ -97,6 +97,9 @@ TEST_CASE("weft goodput refuses bad input with exit 2 and leaves no file", "[cli
           "bamboo: Bamboo trains without activation recomputation");
   rejects("'" + test::experiment("gpt3-6.7b-30xa40-bamboo") + "' '" + bamboo_every_hour + "'",
           "the plan runs out of memory (weft simulate shows where): no run to study");
+  rejects("'" + test::experiment("llama3-8b-128xh100-fsdp-hybrid") + "' '" + WEFT_SOURCE_DIR +
+              "/scenarios/resilience/varuna-every-1h.json'",
+          "varuna: its plans change the data-parallel ranks, which hybrid sharding's fixed shard groups");
   const auto storm = dir.write("storm.json", R"({"failures": {"causes": [{"name": "x", "mtbf_hours": 1e-6,)"
                                              R"( "per": "node", "blast_radius": "none"}]}, "recovery":)"
                                              R"( {"policy": "checkpoint-restart", "checkpoint": {"interval_minutes":)"
