@@ -1,6 +1,7 @@
 #include "simulator/planner/plan_enumeration.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -216,8 +217,14 @@ PlanEnumeration enumerate_plans(const TrainingScenario& base, const SweepGrid& g
                     }
                     // A shard group of every data-parallel rank is plain ZeRO: one plan, not two.
                     std::vector<int> shards;
-                    for (const int shard : grid.dp_shard) {
-                      const int effective = shard == p.dp ? 0 : shard;
+                    for (const int value : grid.dp_shard) {
+                      const std::optional<int> shard =
+                          value == kNodeShard ? node_shard_dp(base.cluster.gpus_per_node, tp, cp) : value;
+                      if (!shard) {
+                        add(plan, "tp x cp spans more than a node, or does not divide it, for dp_shard=node");
+                        continue;
+                      }
+                      const int effective = *shard == p.dp ? 0 : *shard;
                       if (std::find(shards.begin(), shards.end(), effective) == shards.end())
                         shards.push_back(effective);
                     }

@@ -93,12 +93,18 @@ std::vector<RecomputeChoice> parse_recompute_values(std::string_view axis, std::
   return out;
 }
 
-// A dp_shard axis value: "all" (0: ZeRO over every data-parallel rank) or shard group sizes.
+// A dp_shard axis value: "all" (0: ZeRO over every data-parallel rank), "node" (kNodeShard) or
+// shard group sizes.
 std::vector<int> parse_shard_values(std::string_view axis, std::string_view values) {
   std::vector<int> out;
   for (std::string_view item : split_text(values, ',')) {
-    std::vector<int> sizes{0};
-    if (item != "all") sizes = positive_ints(axis, item);
+    std::vector<int> sizes{item == "node" ? kNodeShard : 0};
+    if (item != "all" && item != "node") {
+      if (item.find_first_not_of("0123456789.") != std::string_view::npos) {
+        bad_value(axis, item, "all, node, or numbers of data-parallel ranks (ranges a..b)");
+      }
+      sizes = positive_ints(axis, item);
+    }
     for (const int size : sizes) {
       if (std::find(out.begin(), out.end(), size) == out.end()) out.push_back(size);
     }
@@ -106,10 +112,10 @@ std::vector<int> parse_shard_values(std::string_view axis, std::string_view valu
   return out;
 }
 
-// "all" for 0, the group size otherwise.
+// "all" for 0, "node" for kNodeShard, the group size otherwise.
 std::vector<std::string> shard_names(const std::vector<int>& sizes) {
   std::vector<std::string> out;
-  for (const int size : sizes) out.push_back(size == 0 ? "all" : std::to_string(size));
+  for (const int size : sizes) out.push_back(size == 0 ? "all" : size == kNodeShard ? "node" : std::to_string(size));
   return out;
 }
 

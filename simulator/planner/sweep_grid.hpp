@@ -22,6 +22,9 @@ inline constexpr EnumNames<StageLayout, 2> kStageLayoutNames({"shared", "modalit
 inline constexpr EnumNames<StagePartition, 3> kStagePartitionNames({"even", "parameters", "time"});
 inline constexpr EnumNames<ModuleStageSplits, 2> kModuleStageSplitsNames({"balanced", "every"});
 
+// A dp_shard axis value: as many data-parallel ranks as a node holds for the plan's tp x cp.
+inline constexpr int kNodeShard = -1;
+
 // The values a sweep tries on each axis of the parallel plan; every combination is a plan.
 struct SweepGrid {
   std::vector<int> tp;
@@ -31,7 +34,8 @@ struct SweepGrid {
   std::vector<std::int64_t> micro_batch;
   std::vector<RecomputeChoice> recompute;
   std::vector<int> zero;
-  // Hybrid sharding's group sizes (parallel.dp_shard); 0: ZeRO over every data-parallel rank.
+  // Hybrid sharding's group sizes (parallel.dp_shard); 0: ZeRO over every data-parallel rank;
+  // kNodeShard: the data-parallel ranks of a node.
   std::vector<int> dp_shard{0};
   std::vector<PipelineSchedule> schedule;
   std::vector<bool> sequence_parallel;                   // applied where tp > 1
@@ -59,7 +63,7 @@ SweepGrid default_grid(const TrainingScenario& scenario, int gpus);
 
 // Narrows or widens axes: space-separated `axis=values`, values comma-separated, integer ranges
 // `a..b` inclusive. Axes: tp, pp, cp, vpp, mb, recompute (none, selective, full, or full of some
-// layers: full/firstN, full/everyK), zero, dp_shard (all, or shard group sizes), schedule, sp,
+// layers: full/firstN, full/everyK), zero, dp_shard (all, node, or shard group sizes), schedule, sp,
 // layout, partition, module_stages (one value). Example:
 // "tp=1,2,4,8 pp=1..16 mb=1,2". Throws InputError naming the axis or value at fault.
 void apply_grid_spec(SweepGrid& grid, std::string_view spec);

@@ -560,6 +560,12 @@ void validate_training_scenario(const TrainingScenario& s) {
   if (s.data) validate_data(s);
 }
 
+std::optional<int> node_shard_dp(int gpus_per_node, int tp, int cp) {
+  const std::int64_t model_parallel = std::int64_t{tp} * cp;
+  if (model_parallel > gpus_per_node || gpus_per_node % model_parallel != 0) return std::nullopt;
+  return static_cast<int>(gpus_per_node / model_parallel);
+}
+
 TrainingScenario load_training_scenario(const JsonCursor& root,
                                         std::optional<std::shared_ptr<const CalibratedCostModel>> calibration) {
   TrainingScenario scenario = load_scenario_without_plan(root);

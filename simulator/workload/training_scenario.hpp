@@ -73,6 +73,10 @@ struct ParallelPlan {
   RecomputeChoice recompute_choice() const { return {.policy = recompute, .layers = recompute_layers}; }
 };
 
+// Hybrid sharding inside a node: the data-parallel ranks one node's GPUs hold besides the tp x cp
+// ranks of each (parallel.dp_shard "node"); nullopt where they do not divide the node.
+std::optional<int> node_shard_dp(int gpus_per_node, int tp, int cp);
+
 // The most tokens a module may see in one microbatch (and a sequence may have).
 inline constexpr std::int64_t kMaxMicrobatchTokens = std::int64_t{1} << 24;
 // Samples per iteration: 2^36 of the longest sequences (2^24 tokens) still count their tokens in

@@ -73,7 +73,17 @@ ParallelPlan read_parallel(const JsonCursor& json, const ClusterSpec& cluster) {
     }
     plan.zero = static_cast<int>(zero);
   }
-  plan.dp_shard = read_degree(json, "dp_shard", 0);
+  if (auto value = json.find("dp_shard"); value && value->is_string()) {
+    if (value->as_string() != "node") value->fail("expected a number of data-parallel ranks or \"node\"");
+    const std::optional<int> per_node = node_shard_dp(cluster.gpus_per_node, plan.tp, plan.cp);
+    if (!per_node) {
+      value->fail("a node's " + std::to_string(cluster.gpus_per_node) +
+                  " GPUs hold no whole number of tp x cp = " + std::to_string(plan.tp * plan.cp) + " ranks");
+    }
+    plan.dp_shard = *per_node;
+  } else {
+    plan.dp_shard = read_degree(json, "dp_shard", 0);
+  }
   if (auto value = json.find("schedule")) plan.schedule = value->as_enum(kPipelineScheduleNames);
   if (auto value = json.find("recompute")) plan.recompute = value->as_enum(kRecomputePolicyNames);
   if (auto value = json.find("recompute_layers")) plan.recompute_layers = read_layer_recompute(*value);

@@ -498,7 +498,8 @@ TEST_CASE("simulate shards inside each node and replicates across them with para
 
 TEST_CASE("simulate rejects a dp_shard the plan cannot hold", "[cli][hybrid][errors]") {
   test::expect_simulate_rejects(fsdp_on_two_nodes(R"(, "dp_shard": 5)"), "parallel.dp_shard: shard groups of 5");
-  test::expect_simulate_rejects(fsdp_on_two_nodes(R"(, "dp_shard": "node")"), "parallel.dp_shard: expected an integer");
+  test::expect_simulate_rejects(fsdp_on_two_nodes(R"(, "dp_shard": "rack")"),
+                                "parallel.dp_shard: expected a number of data-parallel ranks or \"node\"");
   test::expect_simulate_rejects(fsdp_on_two_nodes(R"(, "dp_shard": 8)"), "execution plans do not cover hybrid sharding",
                                 "--emit-plan plan.json");
   test::expect_simulate_rejects(fsdp_on_two_nodes(R"(, "dp_shard": 8)"), "--unfold: hybrid sharding", "--unfold");

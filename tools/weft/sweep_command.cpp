@@ -237,7 +237,7 @@ void add_sweep_command(CLI::App& app) {
                    "Axes to narrow or widen, e.g. \"tp=1,2,4,8 pp=1..16 mb=1,2\"; axes tp, pp, cp, vpp, mb, "
                    "recompute (none, selective, full, full/firstN: the first N layers of each chunk, full/everyK: "
                    "every K-th layer of each rank, full/uniformN: every layer in groups of N; N and K may be ranges, "
-                   "full/first1..8), zero, dp_shard (all, or hybrid "
+                   "full/first1..8), zero, dp_shard (all, node, or hybrid "
                    "sharding's group sizes), schedule, sp, layout "
                    "(shared, modality), partition (even, "
                    "parameters, time), "

@@ -77,10 +77,11 @@ TEST_CASE("grid specs narrow axes and bad ones are explained", "[sweep][errors]"
   CHECK_THROWS_WITH(apply_grid_spec(grid, "sp=2"), Contains("expected 0 or 1"));
   // Hybrid sharding's group sizes; "all" (0) is ZeRO over every data-parallel rank.
   CHECK(grid.dp_shard == std::vector<int>{0});
-  apply_grid_spec(grid, "dp_shard=all,8,2..4,all");
-  CHECK(grid.dp_shard == std::vector<int>{0, 8, 2, 3, 4});
+  apply_grid_spec(grid, "dp_shard=all,8,2..4,all,node");
+  CHECK(grid.dp_shard == std::vector<int>{0, 8, 2, 3, 4, kNodeShard});
   CHECK_THROWS_WITH(apply_grid_spec(grid, "dp_shard=0"), Equals("'dp_shard=0': expected values of at least 1"));
-  CHECK_THROWS_WITH(apply_grid_spec(grid, "dp_shard=node"), Contains("expected non-negative integers"));
+  CHECK_THROWS_WITH(apply_grid_spec(grid, "dp_shard=rack"),
+                    Equals("'dp_shard=rack': expected all, node, or numbers of data-parallel ranks (ranges a..b)"));
   SweepGrid read_back;
   apply_grid_spec(read_back, grid_spec(grid));
   CHECK(read_back.dp_shard == grid.dp_shard);
@@ -104,6 +105,14 @@ TEST_CASE("the dp_shard axis adds a hybrid plan where its group divides dp and Z
     CHECK_THAT(plan_label(plan.scenario), Contains("zero3/shard2"));
   }
   CHECK(hybrid == 2);
+  // "node": the data-parallel ranks of one 8-GPU node, whatever tp takes of it (at TP1 the 8
+  // samples do not fill 16 replicas).
+  apply_grid_spec(grid, "tp=2,4 zero=3 dp_shard=node");
+  std::vector<int> node_shards;
+  for (const PlanCandidate& plan : enumerate_plans(small_base(16), grid, 16).plans) {
+    if (plan.valid()) node_shards.push_back(plan.scenario.parallel.dp_shard);
+  }
+  CHECK(node_shards == std::vector<int>{4, 2});
 }
 
 TEST_CASE("uneven pipeline splits are balanced with the lightest ends", "[sweep]") {

@@ -103,6 +103,23 @@ TEST_CASE("A shard group of every data-parallel rank is plain ZeRO", "[workload]
   }
 }
 
+TEST_CASE("dp_shard \"node\" shards over the data-parallel ranks of a node", "[workload][hybrid]") {
+  auto scenario = [](const std::string& parallel) {
+    return scenario_from(R"({"model": )" + kSmallLlama + R"(, "cluster": {"base": "dgx-h100", "gpus": 16},
+      "parallel": )" + parallel +
+                         R"(, "training": {"global_batch": 32, "micro_batch": 1, "seq_len": 2048}})");
+  };
+  // 8 GPUs a node: 8 DP ranks at TP1, 4 at TP2.
+  CHECK(scenario(R"({"dp": 16, "zero": 3, "dp_shard": "node"})").parallel.dp_shard == 8);
+  CHECK(scenario(R"({"tp": 2, "dp": 8, "zero": 3, "dp_shard": "node"})").parallel.dp_shard == 4);
+  using Catch::Matchers::Contains;
+  CHECK_THROWS_WITH(scenario(R"({"dp": 16, "zero": 3, "dp_shard": "rack"})"),
+                    Contains("parallel.dp_shard: expected a number of data-parallel ranks or \"node\""));
+  CHECK(node_shard_dp(8, 2, 2) == 2);
+  CHECK(node_shard_dp(8, 3, 1) == std::nullopt);
+  CHECK(node_shard_dp(8, 8, 2) == std::nullopt);
+}
+
 TEST_CASE("Hybrid sharding is refused where the plan cannot hold it", "[workload][hybrid]") {
   using Catch::Matchers::Contains;
   auto with = [](const std::string& parallel) {
