@@ -86,7 +86,7 @@ PerPeer<OpId> TrainingGraphBuilder::reduce_over_shard_replicas(int stage, std::s
   OpWork work = shard_replica_reduction(gradient_bytes);
   work.comm_group = shard_replica_group(stage);
   // Counted as data-parallel communication; folded, a stage's one peer joins no simulated group.
-  const PerPeer<OpId> ops = add_ops(stage, label, b_->intern_work(work), CommGroupKind::dp, Lane::data_parallel);
+  const PerPeer<OpId> ops = add_ops(stage, label, b_->intern_work(work), CommGroupKind::dp, Lane::shard_replicas);
   after(reduce_scatter, ops);
   return ops;
 }

@@ -156,6 +156,7 @@ void TrainingGraphBuilder::add_peer(int stage, const RankCoordinates& c) {
   peer.tensor_parallel = b_->add_stream(peer.device, "tp comm");
   peer.data_parallel = b_->add_stream(peer.device, "dp comm");
   peer.context_parallel = b_->add_stream(peer.device, "cp comm");
+  if (s_.parallel.shard_replicas() > 1) peer.shard_replicas = b_->add_stream(peer.device, "dp replicas comm");
   peer.simulated_index = ranks_.size();
   peer.index = stages_[static_cast<std::size_t>(stage)].size();
   SimulatedRank rank;
@@ -268,6 +269,8 @@ StreamId TrainingGraphBuilder::outer_lane_stream(const Peer& peer, Lane lane) {
       return peer.data_parallel;
     case Lane::context_parallel:
       return peer.context_parallel;
+    case Lane::shard_replicas:
+      return peer.shard_replicas;
   }
   return peer.compute;
 }
@@ -550,15 +553,6 @@ bool TrainingGraphBuilder::is_layer(const Chunk& chunk, std::size_t step) const 
 
 bool TrainingGraphBuilder::recomputes_layer(const Chunk& chunk, std::size_t step) const {
   return is_layer(chunk, step) && recomputed_layers_[static_cast<std::size_t>(chunk.block[step])] != 0;
-}
-
-int TrainingGraphBuilder::recompute_group(const Chunk& chunk, std::size_t step) const {
-  const int block = chunk.block[step];
-  const LayerRecompute& pick = s_.parallel.recompute_layers;
-  if (block < 0 || pick.method != LayerRecompute::Method::uniform) return block;
-  // Megatron-LM counts the groups from the chunk's first layer.
-  const auto first = std::find_if(chunk.block.begin(), chunk.block.end(), [](int b) { return b >= 0; });
-  return (block - *first) / pick.count;
 }
 
 PerPeer<TensorId> TrainingGraphBuilder::boundary_tensor(const BoundaryKey& key, int receiving_stage) {

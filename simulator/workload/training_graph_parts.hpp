@@ -18,15 +18,19 @@
 
 namespace weft::training_graph {
 
-enum class Lane : std::uint8_t { compute, tensor_parallel, data_parallel, context_parallel };
-inline constexpr std::array<std::string_view, 4> kLaneNames{"compute", "tp comm", "dp comm", "cp comm"};
+enum class Lane : std::uint8_t { compute, tensor_parallel, data_parallel, context_parallel, shard_replicas };
+inline constexpr std::array<std::string_view, 5> kLaneNames{"compute", "tp comm", "dp comm", "cp comm",
+                                                            "dp replicas comm"};
 
 // One GPU of a pipeline stage and its streams. Forward TP and CP collectives run on the compute
 // stream, synchronously as in Megatron; backward TP collectives on a TP stream, asynchronously
 // (Megatron's linear layers all-gather the saved input during the input-gradient GEMM and
 // reduce the input gradient during the weight-gradient GEMM); gradient and parameter
 // collectives on their own stream so they overlap the backward pass; ring-attention transfers on
-// another, overlapping attention.
+// another, overlapping attention. Under hybrid sharding the all-reduce of each gradient shard
+// across the shard groups runs on a stream of its own, beside the next reduce-scatter, as FSDP's
+// `_all_reduce_stream` runs it (torch/distributed/fsdp/_runtime_utils.py, `_reduce_grad`); the
+// stream exists only then.
 struct Peer {
   std::int64_t rank = 0;
   RankCoordinates coordinates;
@@ -35,6 +39,7 @@ struct Peer {
   StreamId tensor_parallel;
   StreamId data_parallel;
   StreamId context_parallel;
+  StreamId shard_replicas;
   std::size_t simulated_index = 0;  // into TrainingWorkload::ranks
   std::size_t index = 0;            // among its stage's peers
   PaceSetter pace;                  // the slowest GPU it stands for, and their type

@@ -100,7 +100,9 @@ const TrainingGraphBuilder::StageTranslation& TrainingGraphBuilder::translation(
   const auto& from_peers = stages_[static_cast<std::size_t>(from)];
   const auto& to_peers = stages_[static_cast<std::size_t>(to)];
   for (std::size_t i = 0; i < from_peers.size(); ++i) {
-    for (Lane lane : {Lane::compute, Lane::tensor_parallel, Lane::data_parallel, Lane::context_parallel}) {
+    for (Lane lane :
+         {Lane::compute, Lane::tensor_parallel, Lane::data_parallel, Lane::context_parallel, Lane::shard_replicas}) {
+      if (lane == Lane::shard_replicas && s_.parallel.shard_replicas() == 1) continue;  // no such stream
       it->second.streams.emplace(outer_lane_stream(from_peers[i], lane), outer_lane_stream(to_peers[i], lane));
     }
     it->second.devices.emplace(from_peers[i].device, to_peers[i].device);

@@ -260,6 +260,15 @@ PerPeer<TensorId> TrainingGraphBuilder::emit_backward_passes(int stage, const Ch
   return escapes[0];
 }
 
+int TrainingGraphBuilder::recompute_group(const Chunk& chunk, std::size_t step) const {
+  const int block = chunk.block[step];
+  const LayerRecompute& pick = s_.parallel.recompute_layers;
+  if (block < 0 || pick.method != LayerRecompute::Method::uniform) return block;
+  // Megatron-LM counts the groups from the chunk's first layer.
+  const auto first = std::find_if(chunk.block.begin(), chunk.block.end(), [](int b) { return b >= 0; });
+  return (block - *first) / pick.count;
+}
+
 bool TrainingGraphBuilder::recomputes_before_gradient(const Chunk& chunk) const {
   const std::size_t last = chunk.steps.size() - 1;
   return recomputes_layer(chunk, last) && chunk.block_has_backward[last];

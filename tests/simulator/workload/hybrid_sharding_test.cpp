@@ -55,6 +55,8 @@ TEST_CASE("Hybrid ZeRO-3 gathers and reduce-scatters inside its shard group and 
     CHECK(across.size == 2);
     CHECK(across.nodes == 2);
     CHECK(across.ranks_per_node == 1);
+    // On a stream of its own, as FSDP's _all_reduce_stream: the next reduce-scatter runs beside it.
+    CHECK(graph.op_stream(replicas[i]) != graph.op_stream(scatters[i]));
     // Each rank's shard of the unit's gradients: an eighth of what the group reduce-scatters.
     CHECK(graph.op_work(replicas[i]).op_class == OpClass::allreduce);
     CHECK(graph.op_work(replicas[i]).network_bytes == graph.op_work(scatters[i]).network_bytes / 8);
