@@ -31,10 +31,10 @@ RunSetup make_run_setup(const TrainingScenario& scenario, const TrainingReport& 
   const bool reshapes = spec.recovery.kind == RecoveryKind::oobleck || spec.recovery.kind == RecoveryKind::varuna ||
                         spec.recovery.kind == RecoveryKind::bamboo;
   if (reshapes && scenario.parallel.shard_replicas() > 1) {
-    throw InputError(fmt::format(
-        "{}: its plans change the data-parallel ranks, which hybrid sharding's fixed shard groups "
-        "(parallel.dp_shard) do not follow; leave dp_shard out",
-        kRecoveryKindNames.name(spec.recovery.kind)));
+    throw InputError(
+        fmt::format("{}: its plans change the data-parallel ranks, which hybrid sharding's fixed shard groups "
+                    "(parallel.dp_shard) do not follow; leave dp_shard out",
+                    kRecoveryKindNames.name(spec.recovery.kind)));
   }
   if (spec.recovery.kind == RecoveryKind::oobleck) {
     setup.oobleck = std::make_shared<OobleckPlanner>(scenario, static_cast<int>(setup.job_nodes),
