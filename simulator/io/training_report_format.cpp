@@ -41,7 +41,7 @@ std::string describe_plan(const TrainingScenario& s) {
   if (p.vpp > 1) plan += fmt::format(", vpp {}", p.vpp);
   if (p.sequence_parallel && p.tp > 1) plan += ", sequence parallel";
   if (p.zero >= 1) plan += fmt::format(", ZeRO-{}", p.zero);
-  if (p.shard_replicas() > 1) {
+  if (p.hybrid_sharding()) {
     plan += fmt::format(" hybrid (sharded over {} DP ranks, {} replicas)", p.shard_dp(), p.shard_replicas());
   }
   plan += fmt::format(", schedule {}, recompute {}", kPipelineScheduleNames.name(p.schedule),

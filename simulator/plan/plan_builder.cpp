@@ -269,7 +269,7 @@ void check_execution_plan_scope(const TrainingScenario& scenario) {
     throw InputError("execution plans do not cover models of several modules yet (model '" + scenario.model.name +
                      "')");
   }
-  if (scenario.parallel.shard_replicas() > 1) {
+  if (scenario.parallel.hybrid_sharding()) {
     throw InputError("execution plans do not cover hybrid sharding yet (parallel.dp_shard = " +
                      std::to_string(scenario.parallel.dp_shard) + " of dp = " + std::to_string(scenario.parallel.dp) +
                      "): simulate the plan without it to emit it");

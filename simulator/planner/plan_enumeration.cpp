@@ -105,7 +105,7 @@ std::string module_stages_text(const TrainingScenario& s) {
 
 std::string plan_label(const TrainingScenario& s) {
   const ParallelPlan& p = s.parallel;
-  const std::string shard = p.shard_replicas() > 1 ? fmt::format("/shard{}", p.dp_shard) : "";
+  const std::string shard = p.hybrid_sharding() ? fmt::format("/shard{}", p.dp_shard) : "";
   std::string label = fmt::format("tp{} cp{} pp{} dp{} vpp{} mb{}{} zero{}{} {} recompute={}", p.tp, p.cp, p.pp, p.dp,
                                   p.vpp, s.training.micro_batch, p.sequence_parallel && p.tp > 1 ? " sp" : "", p.zero,
                                   shard, kPipelineScheduleNames.name(p.schedule), recompute_name(p.recompute_choice()));

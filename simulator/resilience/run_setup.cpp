@@ -30,7 +30,7 @@ RunSetup make_run_setup(const TrainingScenario& scenario, const TrainingReport& 
   setup.node_bytes_per_s = cluster.network_bandwidth_per_gpu() * cluster.gpus_per_node * cluster.nic_efficiency;
   const bool reshapes = spec.recovery.kind == RecoveryKind::oobleck || spec.recovery.kind == RecoveryKind::varuna ||
                         spec.recovery.kind == RecoveryKind::bamboo;
-  if (reshapes && scenario.parallel.shard_replicas() > 1) {
+  if (reshapes && scenario.parallel.hybrid_sharding()) {
     throw InputError(
         fmt::format("{}: its plans change the data-parallel ranks, which hybrid sharding's fixed shard groups "
                     "(parallel.dp_shard) do not follow; leave dp_shard out",

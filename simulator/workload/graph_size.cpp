@@ -90,7 +90,7 @@ std::vector<std::int64_t> ops_per_position(const TrainingScenario& s, const Pipe
     // the shard then all-reduced under hybrid sharding (training_sharded_layers.cpp); under full
     // recompute one more gather for the recompute pass.
     if (p.zero >= 3 && p.zero_shards() > 1) {
-      const int ops_per_unit = p.shard_replicas() > 1 ? 4 : 3;
+      const int ops_per_unit = p.hybrid_sharding() ? 4 : 3;
       position += ops_per_unit * (layers[group] + first_stage + last_stage) + (full_recompute ? 1 : 0);
     }
     first += layers[group];

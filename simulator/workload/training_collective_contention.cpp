@@ -10,6 +10,7 @@
 // so no compute runs beside it. Pipeline and context-parallel transfers and TP collectives are not
 // counted here (docs/collectives.md).
 #include <algorithm>
+#include <array>
 #include <bit>
 
 #include "simulator/core/hash_mix.hpp"
@@ -128,9 +129,11 @@ std::uint64_t TrainingGraphBuilder::contention_key(int stage, const Chunk& chunk
   }
   // ZeRO-3's per-layer shares follow the stage's DP group, which the pace does not hold.
   if (s_.parallel.zero >= 3 && dims_.dp * dims_.cp > 1) {
-    std::vector<std::uint32_t> groups{stage_group(CommGroupKind::dp, stage)};
-    if (s_.parallel.shard_replicas() > 1) groups.push_back(shard_replica_group(stage));
+    // The shard group, and under hybrid sharding the group of its replicas.
+    const std::array<std::uint32_t, 2> groups{stage_group(CommGroupKind::dp, stage),
+                                              s_.parallel.hybrid_sharding() ? shard_replica_group(stage) : 0};
     for (const std::uint32_t id : groups) {
+      if (id == 0) continue;
       const CommGroup& group = cost_->group(id);
       for (const double part : {static_cast<double>(group.size), static_cast<double>(group.ranks_per_node),
                                 static_cast<double>(group.nodes), group.network_speed, group.nvlink_speed}) {

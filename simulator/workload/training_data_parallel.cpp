@@ -52,14 +52,17 @@ void TrainingGraphBuilder::emit_gradient_reduction(int stage) {
     }
     if (!s_.options.overlap_grad_reduce) after(stage_last_compute_[stage], ops);
     gradient_syncs_[stage].push_back(ops);
-    const PerPeer<OpId> replicas = reduce_over_shard_replicas(
-        stage, name("grad all-reduce over shard replicas bucket {}", k), reduction.network_bytes, ops);
-    if (!replicas.empty()) gradient_syncs_[stage].push_back(replicas);
+    if (s_.parallel.hybrid_sharding()) {
+      gradient_syncs_[stage].push_back(reduce_over_shard_replicas(
+          stage, name("grad all-reduce over shard replicas bucket {}", k), reduction.network_bytes, ops));
+    }
   }
 }
 
-OpWork TrainingGraphBuilder::shard_replica_reduction(Bytes gradient_bytes) const {
-  return communication_work(OpClass::allreduce, gradient_bytes / s_.parallel.zero_shards());
+OpWork TrainingGraphBuilder::shard_replica_reduction(int stage, Bytes gradient_bytes) {
+  OpWork work = communication_work(OpClass::allreduce, gradient_bytes / s_.parallel.zero_shards());
+  work.comm_group = shard_replica_group(stage);
+  return work;
 }
 
 std::uint32_t TrainingGraphBuilder::shard_replica_group(int stage) {
@@ -74,19 +77,15 @@ std::uint32_t TrainingGraphBuilder::shard_replica_group(int stage) {
 }
 
 TimeNs TrainingGraphBuilder::shard_replica_reduction_time(int stage, Bytes gradient_bytes) {
-  if (s_.parallel.shard_replicas() == 1) return 0;
-  OpWork work = shard_replica_reduction(gradient_bytes);
-  work.comm_group = shard_replica_group(stage);
-  return cost_->duration(work, stage_gpu(stage));
+  if (!s_.parallel.hybrid_sharding()) return 0;
+  return cost_->duration(shard_replica_reduction(stage, gradient_bytes), stage_gpu(stage));
 }
 
 PerPeer<OpId> TrainingGraphBuilder::reduce_over_shard_replicas(int stage, std::string_view label, Bytes gradient_bytes,
                                                                const PerPeer<OpId>& reduce_scatter) {
-  if (s_.parallel.shard_replicas() == 1) return {};
-  OpWork work = shard_replica_reduction(gradient_bytes);
-  work.comm_group = shard_replica_group(stage);
   // Counted as data-parallel communication; folded, a stage's one peer joins no simulated group.
-  const PerPeer<OpId> ops = add_ops(stage, label, b_->intern_work(work), CommGroupKind::dp, Lane::shard_replicas);
+  const PerPeer<OpId> ops = add_ops(stage, label, b_->intern_work(shard_replica_reduction(stage, gradient_bytes)),
+                                    CommGroupKind::dp, Lane::shard_replicas);
   after(reduce_scatter, ops);
   return ops;
 }

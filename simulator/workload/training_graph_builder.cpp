@@ -54,7 +54,7 @@ TrainingGraphBuilder::TrainingGraphBuilder(const TrainingScenario& scenario, con
   replicas_ = static_cast<int>(replica_dp_.size());
   // Joining simulated replicas' collectives assumes one data-parallel group per stage (the
   // scenario's validation refuses per-sample data and stragglers with hybrid sharding).
-  if (plan.shard_replicas() > 1 && unfold_) {
+  if (plan.hybrid_sharding() && unfold_) {
     throw InputError(
         "--unfold: hybrid sharding (parallel.dp_shard) is simulated folded, with one replica of each stage");
   }
@@ -156,7 +156,7 @@ void TrainingGraphBuilder::add_peer(int stage, const RankCoordinates& c) {
   peer.tensor_parallel = b_->add_stream(peer.device, "tp comm");
   peer.data_parallel = b_->add_stream(peer.device, "dp comm");
   peer.context_parallel = b_->add_stream(peer.device, "cp comm");
-  if (s_.parallel.shard_replicas() > 1) peer.shard_replicas = b_->add_stream(peer.device, "dp replicas comm");
+  if (s_.parallel.hybrid_sharding()) peer.shard_replicas = b_->add_stream(peer.device, "dp replicas comm");
   peer.simulated_index = ranks_.size();
   peer.index = stages_[static_cast<std::size_t>(stage)].size();
   SimulatedRank rank;

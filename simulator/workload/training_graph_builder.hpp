@@ -480,12 +480,13 @@ class TrainingGraphBuilder {
 
   // Hybrid sharding: the reduce-scatter of `gradient_bytes` over the shard group leaves each rank
   // its shard, which an all-reduce then sums over the groups that replicate it (FSDP's
-  // HYBRID_SHARD); the ops wait for `reduce_scatter`. None (empty) without hybrid sharding.
+  // HYBRID_SHARD); the ops wait for `reduce_scatter`. Only under hybrid sharding.
   PerPeer<OpId> reduce_over_shard_replicas(int stage, std::string_view name, Bytes gradient_bytes,
                                            const PerPeer<OpId>& reduce_scatter);
   // Its time, for what runs beside it; 0 without hybrid sharding.
   TimeNs shard_replica_reduction_time(int stage, Bytes gradient_bytes);
-  OpWork shard_replica_reduction(Bytes gradient_bytes) const;
+  // That all-reduce, placed on the stage's group of shard replicas.
+  OpWork shard_replica_reduction(int stage, Bytes gradient_bytes);
   // The ranks that hold the same shard as the first peer of `stage`, one per shard group.
   std::uint32_t shard_replica_group(int stage);
 

@@ -102,7 +102,7 @@ const TrainingGraphBuilder::StageTranslation& TrainingGraphBuilder::translation(
   for (std::size_t i = 0; i < from_peers.size(); ++i) {
     for (Lane lane :
          {Lane::compute, Lane::tensor_parallel, Lane::data_parallel, Lane::context_parallel, Lane::shard_replicas}) {
-      if (lane == Lane::shard_replicas && s_.parallel.shard_replicas() == 1) continue;  // no such stream
+      if (lane == Lane::shard_replicas && !s_.parallel.hybrid_sharding()) continue;  // no such stream
       it->second.streams.emplace(outer_lane_stream(from_peers[i], lane), outer_lane_stream(to_peers[i], lane));
     }
     it->second.devices.emplace(from_peers[i].device, to_peers[i].device);

@@ -81,17 +81,17 @@ void validate_hybrid_sharding(const TrainingScenario& s) {
     reject(path, "dp_shard does not divide dp",
            "shard groups of " + std::to_string(p.dp_shard) + " ranks do not divide dp = " + std::to_string(p.dp));
   }
-  if (p.zero_shards() == 1 && p.shard_replicas() > 1) {
+  if (p.zero_shards() == 1 && p.hybrid_sharding()) {
     reject(path, "a shard group of one rank",
            "dp_shard 1 (with cp 1) shards nothing: set parallel.zero to 0 for plain data parallelism");
   }
   // The simulation joins the collectives of simulated replicas as one data-parallel group.
-  if (p.shard_replicas() > 1 && s.data) {
+  if (p.hybrid_sharding() && s.data) {
     reject(path, "hybrid sharding with per-sample data",
            "hybrid sharding is simulated with one replica of each stage, and per-sample data simulates every "
            "replica: leave out dp_shard or the data section");
   }
-  if (p.shard_replicas() > 1 && s.cluster.stragglers) {
+  if (p.hybrid_sharding() && s.cluster.stragglers) {
     reject(path, "hybrid sharding with stragglers",
            "hybrid sharding is simulated with one replica of each stage, and stragglers may set replicas apart: "
            "leave out dp_shard or the cluster's stragglers");

@@ -68,6 +68,7 @@ struct ParallelPlan {
   int shard_dp() const { return dp_shard > 0 ? dp_shard : dp; }
   // 1 without hybrid sharding (and for a plan whose dp is not derived yet, 0).
   int shard_replicas() const { return dp_shard > 0 && dp_shard < dp ? dp / dp_shard : 1; }
+  bool hybrid_sharding() const { return shard_replicas() > 1; }
   // The ranks ZeRO divides optimizer states (and, from zero 2, gradients; at 3, parameters) over.
   std::int64_t zero_shards() const { return zero >= 1 ? std::int64_t{shard_dp()} * cp : 1; }
   RecomputeChoice recompute_choice() const { return {.policy = recompute, .layers = recompute_layers}; }

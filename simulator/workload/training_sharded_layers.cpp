@@ -124,11 +124,14 @@ void ShardedLayers::finish_unit() {
   for (const PerPeer<OpId>& gradient_ops : state.gradient_ops) b_.after(gradient_ops, ops);
   b_.consume(ops, gradients);
   // Hybrid sharding: the shard is then summed over the groups that replicate it.
-  const PerPeer<OpId> replicas = b_.reduce_over_shard_replicas(
-      stage_, b_.name("grad all-reduce over shard replicas{} unit {}", b_.mb_suffix(mb_), current_), bytes, ops);
-  beside_ += b_.shard_replica_reduction_time(stage_, bytes);
-  // Outside a recorded pass the optimizer waits for them; inside, for the pass that holds them.
-  if (b_.recorder_ == nullptr) b_.gradient_syncs_[stage_].push_back(replicas.empty() ? ops : replicas);
+  PerPeer<OpId> synced = ops;
+  if (b_.s_.parallel.hybrid_sharding()) {
+    synced = b_.reduce_over_shard_replicas(
+        stage_, b_.name("grad all-reduce over shard replicas{} unit {}", b_.mb_suffix(mb_), current_), bytes, ops);
+    beside_ += b_.shard_replica_reduction_time(stage_, bytes);
+  }
+  // Outside a recorded pass the optimizer waits for it; inside, for the pass that holds it.
+  if (b_.recorder_ == nullptr) b_.gradient_syncs_[stage_].push_back(synced);
 }
 
 void ShardedLayers::finish() {

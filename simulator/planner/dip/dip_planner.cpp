@@ -365,7 +365,7 @@ DipPlan plan_replica(const TrainingScenario& scenario, const DipOptions& options
 }  // namespace
 
 LayerPolicy layer_policy(const TrainingScenario& scenario) {
-  if (scenario.parallel.shard_replicas() > 1) {
+  if (scenario.parallel.hybrid_sharding()) {
     throw InputError(
         "parallel.dp_shard: the stage model reduces gradients over all of data parallelism, not over hybrid shard "
         "groups; leave it out");
