@@ -1,7 +1,9 @@
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace weft {
 
@@ -15,26 +17,54 @@ struct RankCoordinates {
   int pp = 0;
 };
 
+// The TP and DP degrees of one pipeline position where modules have meshes of their own
+// (parallel.modules, module_meshes.hpp).
+struct PositionMesh {
+  int tp = 1;
+  int dp = 1;
+  auto operator<=>(const PositionMesh&) const = default;
+};
+
 struct ParallelDims {
   int tp = 1;
   int cp = 1;
   int dp = 1;
   int pp = 1;
+  // Per pipeline position, its own TP and DP (pp entries), or empty where every position has tp
+  // and dp. Positions keep Megatron's order inside them and follow each other: position p's
+  // ranks come after every rank of the positions before it.
+  std::vector<PositionMesh> positions;
 
-  std::int64_t world_size() const { return std::int64_t{tp} * cp * dp * pp; }
+  int tp_at(int position) const { return positions.empty() ? tp : positions[static_cast<std::size_t>(position)].tp; }
+  int dp_at(int position) const { return positions.empty() ? dp : positions[static_cast<std::size_t>(position)].dp; }
+  std::int64_t position_size(int position) const { return std::int64_t{tp_at(position)} * cp * dp_at(position); }
+
+  std::int64_t first_rank(int position) const {
+    if (positions.empty()) return position * position_size(0);
+    std::int64_t first = 0;
+    for (int p = 0; p < position; ++p) first += position_size(p);
+    return first;
+  }
+
+  std::int64_t world_size() const { return first_rank(pp); }
 
   std::int64_t rank_of(const RankCoordinates& c) const {
-    return c.tp + std::int64_t{tp} * (c.cp + std::int64_t{cp} * (c.dp + std::int64_t{dp} * c.pp));
+    return first_rank(c.pp) + c.tp + std::int64_t{tp_at(c.pp)} * (c.cp + std::int64_t{cp} * c.dp);
   }
 
   RankCoordinates coordinates_of(std::int64_t rank) const {
     RankCoordinates c;
-    c.tp = static_cast<int>(rank % tp);
-    rank /= tp;
+    if (positions.empty()) {
+      c.pp = static_cast<int>(rank / position_size(0));
+    } else {
+      while (c.pp + 1 < pp && rank >= first_rank(c.pp + 1)) ++c.pp;
+    }
+    rank -= first_rank(c.pp);
+    const int position_tp = tp_at(c.pp);
+    c.tp = static_cast<int>(rank % position_tp);
+    rank /= position_tp;
     c.cp = static_cast<int>(rank % cp);
-    rank /= cp;
-    c.dp = static_cast<int>(rank % dp);
-    c.pp = static_cast<int>(rank / dp);
+    c.dp = static_cast<int>(rank / cp);
     return c;
   }
 

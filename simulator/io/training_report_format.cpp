@@ -9,6 +9,7 @@
 #include "simulator/core/format_units.hpp"
 #include "simulator/io/text_table.hpp"
 #include "simulator/workload/modality_stages.hpp"
+#include "simulator/workload/module_meshes.hpp"
 
 namespace weft {
 namespace {
@@ -18,6 +19,23 @@ nlohmann::json modality_stages_json(const TrainingScenario& s) {
   nlohmann::json stages;
   for (const auto& [name, count] : named_modality_stages(s.model, s.parallel.modality_stages)) stages[name] = count;
   return stages;
+}
+
+// Per module on a mesh of its own (parallel.modules): its TP, DP, stages and GPUs.
+nlohmann::json module_meshes_json(const TrainingScenario& s) {
+  const ParallelPlan& p = s.parallel;
+  nlohmann::json meshes = nlohmann::json::object();
+  if (!p.per_module_meshes()) return meshes;
+  for (std::size_t m = 0; m < p.modality_stages.size(); ++m) {
+    const int stages = p.modality_stages[m];
+    if (stages == 0) continue;
+    const PositionMesh mesh = p.module_meshes[m];
+    meshes[s.model.modules[m].name] = {{"tp", mesh.tp},
+                                       {"dp", mesh.dp},
+                                       {"stages", stages},
+                                       {"gpus", std::int64_t{stages} * mesh.tp * p.cp * mesh.dp}};
+  }
+  return meshes;
 }
 
 // As the scenario gives it: {"first": N} or {"every": K}, or "all".
@@ -58,6 +76,7 @@ std::string describe_plan(const TrainingScenario& s) {
   for (const auto& [name, stages] : named_modality_stages(s.model, p.modality_stages))
     modality.push_back(fmt::format("{} {}", name, stages));
   if (!modality.empty()) plan += fmt::format(", modality stages {}", fmt::join(modality, "/"));
+  if (p.per_module_meshes()) plan += ", module meshes (" + describe_module_meshes(s) + ")";
   if (!p.stage_layers.empty()) {
     const char* rule = p.partition == ParallelPlan::Partition::parameters ? " (balanced parameters)"
                        : p.partition == ParallelPlan::Partition::time     ? " (balanced compute time)"
@@ -277,7 +296,8 @@ nlohmann::json training_report_json(const TrainingScenario& s, const TrainingRep
                            {"recompute_layers", layer_recompute_json(p.recompute_layers)},
                            {"redundant_computation", p.redundant_computation},
                            {"stage_layers", s.layers_per_virtual_stage()},
-                           {"modality_stages", modality_stages_json(s)}}},
+                           {"modality_stages", modality_stages_json(s)},
+                           {"module_meshes", module_meshes_json(s)}}},
                          {"microbatches", r.microbatches},
                          {"iteration_time_s", r.iteration_time_s},
                          {"tokens_per_s", r.tokens_per_s},

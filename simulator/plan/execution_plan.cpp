@@ -212,7 +212,7 @@ ExecutionPlan read_execution_plan(const JsonCursor& root) {
   const JsonCursor parallel = root.at("parallel");
   parallel.expect_only({"tp", "cp", "dp", "pp"});
   auto degree = [&](const char* key) { return static_cast<int>(parallel.at(key).as_int_in(1, kMaxRanks)); };
-  plan.dims = {degree("tp"), degree("cp"), degree("dp"), degree("pp")};
+  plan.dims = {degree("tp"), degree("cp"), degree("dp"), degree("pp"), {}};
   // Multiplied saturating: four degrees in range can still overflow together.
   if (saturating_mul(saturating_mul(plan.dims.tp, plan.dims.cp), saturating_mul(plan.dims.dp, plan.dims.pp)) >
       kMaxRanks) {

@@ -74,7 +74,7 @@ class PlanBuilder {
     ExecutionPlan plan;
     plan.description = scenario_.description;
     const ParallelPlan& p = scenario_.parallel;
-    plan.dims = {p.tp, p.cp, p.dp, p.pp};
+    plan.dims = p.dims();
     plan.simulated_iteration_ns = start_.empty() ? 0 : *std::max_element(end_.begin(), end_.end());
     for (std::size_t r = 0; r < workload_.ranks.size(); ++r) plan.programs.push_back(program(r));
     for (std::int64_t rank = 0; rank < plan.dims.world_size(); ++rank) {

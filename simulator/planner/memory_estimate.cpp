@@ -28,8 +28,8 @@ Footprint footprint(const std::vector<Step>& steps, const TrainingScenario& s) {
 
 // Parameters, gradients and optimizer states of `trainable` and `frozen` parameters held on a
 // rank (frozen ones have neither gradients nor optimizer states), and the framework's overhead.
-Bytes fixed_memory(const TrainingScenario& s, std::int64_t trainable, std::int64_t frozen) {
-  return rank_static_memory(s, trainable + frozen, trainable).total();
+Bytes fixed_memory(const TrainingScenario& s, std::int64_t trainable, std::int64_t frozen, int position) {
+  return rank_static_memory(s, trainable + frozen, trainable, position).total();
 }
 
 // A model of several modules, or samples drawn per microbatch: each virtual stage's own steps. A
@@ -86,7 +86,8 @@ std::vector<Bytes> estimate_stage_memory_by_steps(const TrainingScenario& s, con
   const std::int64_t in_flight = p.schedule == PipelineSchedule::gpipe ? s.microbatches() : 1;
   std::vector<Bytes> estimates;
   for (std::size_t stage = 0; stage < saved.size(); ++stage) {
-    estimates.push_back(fixed_memory(s, trainable[stage], frozen[stage]) + saved[stage] * in_flight);
+    estimates.push_back(fixed_memory(s, trainable[stage], frozen[stage], static_cast<int>(stage)) +
+                        saved[stage] * in_flight);
   }
   return estimates;
 }
@@ -157,7 +158,7 @@ std::vector<Bytes> estimate_stage_memory(const TrainingScenario& s, const Pipeli
                       std::min<std::int64_t>(microbatches, p.pp - stage) * chunk_saved.back();
         break;
     }
-    estimates.push_back(fixed_memory(s, parameters, 0) + activations);
+    estimates.push_back(fixed_memory(s, parameters, 0, static_cast<int>(stage)) + activations);
   }
   return estimates;
 }

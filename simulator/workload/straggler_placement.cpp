@@ -26,9 +26,9 @@ PaceSetter pace_setter(const ClusterSpec& cluster, const ParallelDims& dims, con
   PaceSetter slowest;
   if (!cluster.stragglers && cluster.node_groups.empty()) return slowest;
   std::int64_t first_gpu = -1;
-  const auto [tp_begin, tp_end] = span_of(folded.tp, c.tp, dims.tp);
+  const auto [tp_begin, tp_end] = span_of(folded.tp, c.tp, dims.tp_at(c.pp));
   const auto [cp_begin, cp_end] = span_of(folded.cp, c.cp, dims.cp);
-  const auto [dp_begin, dp_end] = span_of(folded.dp, c.dp, dims.dp);
+  const auto [dp_begin, dp_end] = span_of(folded.dp, c.dp, dims.dp_at(c.pp));
   for (int dp = dp_begin; dp < dp_end; ++dp) {
     for (int cp = cp_begin; cp < cp_end; ++cp) {
       for (int tp = tp_begin; tp < tp_end; ++tp) {
@@ -59,7 +59,7 @@ std::pair<double, double> slowest_links(const ClusterSpec& cluster, const Parall
   double nic = 1.0;
   double nvlink = 1.0;
   for (int cp = 0; cp < dims.cp; ++cp) {
-    for (int tp = 0; tp < dims.tp; ++tp) {
+    for (int tp = 0; tp < dims.tp_at(pp); ++tp) {
       const std::int64_t node = dims.rank_of({tp, cp, dp, pp}) / cluster.gpus_per_node;
       nic = std::min(nic, cluster.nic_speed(node));
       nvlink = std::min(nvlink, cluster.nvlink_speed(node));

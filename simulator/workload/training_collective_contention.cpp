@@ -74,10 +74,10 @@ double TrainingGraphBuilder::collective_share(int stage, TimeNs compute, TimeNs 
   return averaged_collective_sms(compute, collective, gpu.streaming_multiprocessors, held);
 }
 
-bool TrainingGraphBuilder::in_gradient_window(int mb, std::string_view phase) const {
+bool TrainingGraphBuilder::in_gradient_window(int stage, int mb, std::string_view phase) const {
   const std::string_view gradients = split_weight_grads_ ? "weight" : "bwd";
   return phase == gradients && mb == s_.microbatches() - 1 && s_.options.collective_contention &&
-         s_.options.overlap_grad_reduce && s_.parallel.zero < 3 && dims_.dp * dims_.cp > 1;
+         s_.options.overlap_grad_reduce && s_.parallel.zero < 3 && dp_ranks_reduced(stage) > 1;
 }
 
 const TrainingGraphBuilder::GradientWindow& TrainingGraphBuilder::gradient_window(int stage, int mb) {
@@ -128,7 +128,7 @@ std::uint64_t TrainingGraphBuilder::contention_key(int stage, const Chunk& chunk
     for (const bool before : gradient_window_->before_first_bucket[chunk_index(chunk)]) key = hash_mix(key, before);
   }
   // ZeRO-3's per-layer shares follow the stage's DP group, which the pace does not hold.
-  if (s_.parallel.zero >= 3 && dims_.dp * dims_.cp > 1) {
+  if (s_.parallel.zero >= 3 && dp_ranks_reduced(stage) > 1) {
     // The shard group, and under hybrid sharding the group of its replicas.
     const std::array<std::uint32_t, 2> groups{stage_group(CommGroupKind::dp, stage),
                                               s_.parallel.hybrid_sharding() ? shard_replica_group(stage) : 0};
@@ -155,7 +155,7 @@ WorkId TrainingGraphBuilder::beside_collectives(int stage, WorkId work_id) {
 TrainingGraphBuilder::GradientWindowScope::GradientWindowScope(TrainingGraphBuilder& builder, int stage, int mb,
                                                                std::string_view phase)
     : b_(builder), outer_window_(builder.gradient_window_), outer_share_(builder.collective_sms_share_) {
-  if (b_.in_gradient_window(mb, phase)) b_.gradient_window_ = &b_.gradient_window(stage, mb);
+  if (b_.in_gradient_window(stage, mb, phase)) b_.gradient_window_ = &b_.gradient_window(stage, mb);
 }
 
 TrainingGraphBuilder::GradientWindowScope::~GradientWindowScope() {

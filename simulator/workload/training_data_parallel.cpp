@@ -7,9 +7,9 @@
 
 namespace weft::training_graph {
 
-std::int64_t TrainingGraphBuilder::bucket_parameters() const {
+std::int64_t TrainingGraphBuilder::bucket_parameters(int stage) const {
   if (s_.options.dp_bucket_parameters > 0) return s_.options.dp_bucket_parameters;
-  return std::max<std::int64_t>(40'000'000, 1'000'000LL * s_.parallel.dp);
+  return std::max<std::int64_t>(40'000'000, 1'000'000LL * dims_.dp_at(position_of(stage)));
 }
 
 std::vector<TrainingGraphBuilder::Bucket> TrainingGraphBuilder::buckets(int stage) const {
@@ -19,7 +19,7 @@ std::vector<TrainingGraphBuilder::Bucket> TrainingGraphBuilder::buckets(int stag
     for (std::size_t i = chunks[c].steps.size(); i-- > 0;) {
       const Step& step = chunks[c].steps[i];
       if (step.parameters == 0 || !step.trainable) continue;
-      if (out.back().parameters >= bucket_parameters()) out.emplace_back();
+      if (out.back().parameters >= bucket_parameters(stage)) out.emplace_back();
       out.back().parameters += step.parameters;
       out.back().steps.emplace_back(c, i);
     }
@@ -37,7 +37,7 @@ OpWork TrainingGraphBuilder::bucket_reduction(const Bucket& bucket) const {
 void TrainingGraphBuilder::emit_gradient_reduction(int stage) {
   const bool sharded = s_.parallel.zero >= 1;
   // ZeRO-3 reduce-scatters each layer's gradients in its backward pass (training_sharded_layers.cpp).
-  if (dims_.dp * dims_.cp == 1 || s_.parallel.zero >= 3) return;
+  if (dp_ranks_reduced(stage) == 1 || s_.parallel.zero >= 3) return;
   const std::vector<Bucket> stage_buckets = buckets(stage);
   for (std::size_t k = 0; k < stage_buckets.size(); ++k) {
     const Bucket& bucket = stage_buckets[k];
@@ -153,8 +153,9 @@ void TrainingGraphBuilder::emit_tied_embedding_sync(int replica) {
 void TrainingGraphBuilder::emit_optimizer(int stage) {
   const std::int64_t trained = stage_parameters(stage, true);
   if (trained == 0) return;  // every module on the stage is frozen
-  const OptimizerStepSize size{trained / optimizer_shards(),
-                               rank_static_memory(s_, stage_parameters(stage, false), trained).gradients};
+  const OptimizerStepSize size{
+      trained / optimizer_shards(stage),
+      rank_static_memory(s_, stage_parameters(stage, false), trained, position_of(stage)).gradients};
   // The step's kernels run one after another on the compute stream; the first waits for the
   // gradients, the last is the update the parameter gathers wait for.
   PerPeer<OpId> previous;
@@ -191,9 +192,14 @@ double TrainingGraphBuilder::model_flops_per_iteration() const {
     if (key.second != 0) continue;
     const SampleShape& shape = key.first;
     double per_microbatch = 0.0;
-    for (const auto& position_chunks : positions) {
-      for (const Chunk& chunk : position_chunks) {
-        for (const Step& step : chunk.steps) per_microbatch += step.model_flops * step.training_flops_factor;
+    for (int position = 0; position < static_cast<int>(positions.size()); ++position) {
+      // Per-module meshes: a position's ranks, against the plan's tp x dp, each at its share.
+      const double ranks = static_cast<double>(dims_.tp_at(position)) * dims_.dp_at(position) /
+                           (static_cast<double>(dims_.tp) * dims_.dp);
+      for (const Chunk& chunk : positions[static_cast<std::size_t>(position)]) {
+        for (const Step& step : chunk.steps) {
+          per_microbatch += step.model_flops * step.training_flops_factor * ranks * chunk.work_share;
+        }
       }
     }
     total += per_microbatch * microbatches_of_shape.at(shape);

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "simulator/core/checked_math.hpp"
+#include "simulator/workload/module_meshes.hpp"
 
 namespace weft::training_graph {
 namespace {
@@ -36,7 +37,7 @@ TrainingGraphBuilder::TrainingGraphBuilder(const TrainingScenario& scenario, con
       graph_(scenario.stage_graph()),
       cost_(std::make_unique<ClusterCostModel>(scenario.cluster)) {
   const ParallelPlan& plan = scenario.parallel;
-  dims_ = {plan.tp, plan.cp, plan.dp, plan.pp};
+  dims_ = plan.dims();
   context_ = scenario.shard_context();
   cost_->set_ideal_network(scenario.options.ideal_network);
   cost_->set_host_issue(scenario.options.host_issue);
@@ -54,6 +55,9 @@ TrainingGraphBuilder::TrainingGraphBuilder(const TrainingScenario& scenario, con
   replicas_ = static_cast<int>(replica_dp_.size());
   // Joining simulated replicas' collectives assumes one data-parallel group per stage (the
   // scenario's validation refuses per-sample data and stragglers with hybrid sharding).
+  if (plan.per_module_meshes() && unfold_) {
+    throw InputError("--unfold: modules on meshes of their own (parallel.modules) are simulated folded");
+  }
   if (plan.hybrid_sharding() && unfold_) {
     throw InputError(
         "--unfold: hybrid sharding (parallel.dp_shard) is simulated folded, with one replica of each stage");
@@ -169,31 +173,18 @@ void TrainingGraphBuilder::add_peer(int stage, const RankCoordinates& c) {
   stages_[static_cast<std::size_t>(stage)].push_back(peer);
 }
 
-StreamId TrainingGraphBuilder::link(const Peer& from, const Peer& to) {
-  const auto key = std::make_pair(from.rank, to.rank);
-  if (auto it = links_.find(key); it != links_.end()) return it->second;
-  const DeviceId device = b_->add_device(
-      fmt::format("p2p stage {} -> {} (rank {} -> {})", from.coordinates.pp, to.coordinates.pp, from.rank, to.rank),
-      link_spec_);
-  const StreamId stream = b_->add_stream(device, "transfer", StreamPolicy::first_ready);
-  ranks_[from.simulated_index].links.push_back(device);
-  ranks_[to.simulated_index].links.push_back(device);
-  links_.emplace(key, stream);
-  return stream;
-}
-
 std::uint32_t TrainingGraphBuilder::group_id(CommGroupKind kind, const RankCoordinates& c) {
   std::vector<std::int64_t> ranks;
   auto add = [&](RankCoordinates member) { ranks.push_back(dims_.rank_of(member)); };
   switch (kind) {
     case CommGroupKind::tp:
-      for (int tp = 0; tp < dims_.tp; ++tp) add({tp, c.cp, c.dp, c.pp});
+      for (int tp = 0; tp < dims_.tp_at(c.pp); ++tp) add({tp, c.cp, c.dp, c.pp});
       break;
     case CommGroupKind::cp:
       for (int cp = 0; cp < dims_.cp; ++cp) add({c.tp, cp, c.dp, c.pp});
       break;
     case CommGroupKind::dp: {  // gradients are reduced over data and context parallel ranks
-      const int width = s_.parallel.shard_dp();
+      const int width = s_.parallel.per_module_meshes() ? dims_.dp_at(c.pp) : s_.parallel.shard_dp();
       const int first = c.dp / width * width;
       for (int dp = first; dp < first + width; ++dp) {
         for (int cp = 0; cp < dims_.cp; ++cp) add({c.tp, cp, dp, c.pp});
@@ -415,7 +406,13 @@ void TrainingGraphBuilder::create_chunks(std::vector<std::vector<Chunk>>& chunks
     Chunk chunk;
     chunk.group = group;
     const auto g = static_cast<std::size_t>(group);
-    model_.append_steps(context_, sample_, {first_layer[g], first_layer[g + 1], group == 0, group + 1 == group_count()},
+    // Under per-module meshes, a stage's module shards its part of the slot on its own mesh.
+    const ModuleShard shard = s_.parallel.per_module_meshes()
+                                  ? module_shard(s_, module_at(s_, group % s_.parallel.pp), context_, sample_)
+                                  : ModuleShard{.context = context_, .sample = sample_, .work_share = 1.0};
+    chunk.work_share = shard.work_share;
+    model_.append_steps(shard.context, shard.sample,
+                        {first_layer[g], first_layer[g + 1], group == 0, group + 1 == group_count()},
                         head_shares_embedding, chunk.steps, chunk.block);
     // A block's steps are consecutive: one pass over each run of them.
     chunk.block_has_backward.assign(chunk.steps.size(), 0);
@@ -477,12 +474,13 @@ std::int64_t TrainingGraphBuilder::stage_parameters(int stage, bool trainable_on
 void TrainingGraphBuilder::create_static_tensors(int stage) {
   const std::int64_t parameters = stage_parameters(stage, false);
   const std::int64_t trained = stage_parameters(stage, true);
-  StaticMemory memory = rank_static_memory(s_, parameters, trained);
+  StaticMemory memory = rank_static_memory(s_, parameters, trained, position_of(stage));
   if (s_.parallel.redundant_computation) {
     // Bamboo's backup of the successor's layers: their parameters and optimizer states.
     const int successor = stage_of(replica_of(stage), (position_of(stage) + 1) % s_.parallel.pp);
     const StaticMemory backup =
-        rank_static_memory(s_, stage_parameters(successor, false), stage_parameters(successor, true));
+        rank_static_memory(s_, stage_parameters(successor, false), stage_parameters(successor, true),
+                           position_of(successor));
     memory.parameters += backup.parameters;
     memory.optimizer_states += backup.optimizer_states;
   }
@@ -553,41 +551,6 @@ bool TrainingGraphBuilder::is_layer(const Chunk& chunk, std::size_t step) const 
 
 bool TrainingGraphBuilder::recomputes_layer(const Chunk& chunk, std::size_t step) const {
   return is_layer(chunk, step) && recomputed_layers_[static_cast<std::size_t>(chunk.block[step])] != 0;
-}
-
-PerPeer<TensorId> TrainingGraphBuilder::boundary_tensor(const BoundaryKey& key, int receiving_stage) {
-  if (boundaries_.empty()) boundaries_.resize(static_cast<std::size_t>(group_count()) * s_.microbatches() * 2);
-  PerPeer<TensorId>& tensors =
-      boundaries_[(static_cast<std::size_t>(key.group) * s_.microbatches() + static_cast<std::size_t>(key.microbatch)) *
-                      2 +
-                  (key.backward ? 1 : 0)];
-  if (tensors.empty()) tensors = add_tensors(receiving_stage, boundary_bytes(key.group), TensorKind::activation);
-  return tensors;
-}
-
-void TrainingGraphBuilder::send(int stage, int to_group, const BoundaryKey& key, const PerPeer<TensorId>& value,
-                                std::string_view what) {
-  const int to_stage = stage_of_group(stage, to_group);
-  const auto& from_peers = stages_[static_cast<std::size_t>(stage)];
-  const auto& to_peers = stages_[static_cast<std::size_t>(to_stage)];
-  const PerPeer<TensorId> received = boundary_tensor(key, to_stage);
-  const Bytes bytes = boundary_bytes(key.group);
-  WorkId& work_id = transfer_work_[{stage, to_stage, bytes}];
-  if (!work_id.valid()) {
-    OpWork transfer;
-    transfer.op_class = OpClass::send;
-    transfer.network_bytes = bytes;
-    transfer.shape = {transfer.network_bytes};
-    transfer.comm_group = point_to_point_group(CommGroupKind::pp, from_peers.front().rank, to_peers.front().rank);
-    work_id = b_->intern_work(transfer);
-  }
-  const NameId send_name = b_->intern_name(
-      name("send {} mb{} stage {} -> {}", what, key.microbatch, position_of(stage), position_of(to_stage)));
-  for (std::size_t i = 0; i < from_peers.size(); ++i) {
-    const OpId op = b_->add_op(send_name, work_id, link(from_peers[i], to_peers[i]));
-    if (!value.empty()) b_->add_input(op, value[i]);
-    b_->add_output(op, received[i]);
-  }
 }
 
 }  // namespace weft::training_graph

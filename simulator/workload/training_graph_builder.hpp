@@ -1,12 +1,12 @@
 #pragma once
 
 // The builder of a training iteration's graph (build_training_workload), shared by the files that
-// hold its parts: training_graph_builder.cpp (ranks, streams, communicators, chunks, stages,
-// pipeline transfers), training_passes.cpp (forward, backward, recompute and weight passes),
-// training_pass_templates.cpp (passes as composites and the bundles between them),
-// training_data_parallel.cpp (gradient reduction, parameter gathers, the optimizer) and
-// training_redundant_forward.cpp (Bamboo's redundant computation). Its values are in
-// training_graph_parts.hpp.
+// hold its parts: training_graph_builder.cpp (ranks, streams, communicators, chunks, stages),
+// training_pipeline_transfers.cpp (links and transfers between stages), training_passes.cpp
+// (forward, backward, recompute and weight passes), training_pass_templates.cpp (passes as
+// composites and the bundles between them), training_data_parallel.cpp (gradient reduction,
+// parameter gathers, the optimizer) and training_redundant_forward.cpp (Bamboo's redundant
+// computation). Its values are in training_graph_parts.hpp.
 
 #include <map>
 #include <memory>
@@ -158,7 +158,10 @@ class TrainingGraphBuilder {
   // The parameters a stage holds, and those of them it trains.
   std::int64_t stage_parameters(int stage, bool trainable_only) const;
 
-  int optimizer_shards() const { return static_cast<int>(s_.parallel.zero_shards()); }
+  int optimizer_shards(int stage) const { return static_cast<int>(s_.parallel.zero_shards_at(position_of(stage))); }
+  // A stage's DP x CP (its gradients are reduced over them) and TP: its module's under meshes.
+  int dp_ranks_reduced(int stage) const { return dims_.dp_at(position_of(stage)) * dims_.cp; }
+  int tp_of(int stage) const { return dims_.tp_at(position_of(stage)); }
 
   void create_static_tensors(int stage);
 
@@ -398,7 +401,7 @@ class TrainingGraphBuilder {
     double share = 0.0;
     std::vector<std::vector<bool>> before_first_bucket;  // per chunk, per step; empty: no window
   };
-  bool in_gradient_window(int mb, std::string_view phase) const;
+  bool in_gradient_window(int stage, int mb, std::string_view phase) const;
   const GradientWindow& gradient_window(int stage, int mb);  // made once per stage
   // Before step `step`'s ops in the window: the share its compute runs beside.
   void enter_gradient_step(const Chunk& chunk, std::size_t step);
@@ -463,7 +466,7 @@ class TrainingGraphBuilder {
 
   // ---- data parallelism and the optimizer -----------------------------------------------------
 
-  std::int64_t bucket_parameters() const;
+  std::int64_t bucket_parameters(int stage) const;
 
   // Buckets of parameters in the order the backward pass finishes them (last chunk's last step
   // first), each closed once it holds at least the bucket size.

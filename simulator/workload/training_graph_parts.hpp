@@ -67,6 +67,8 @@ struct Chunk {
   std::vector<std::uint8_t> block_has_backward;  // per step: whether its block (layer) has backward work
   // Chunks of one shape (on any stage) do the same work and share the templates of their passes.
   std::size_t shape = 0;
+  // Its replica's share of a slot's work, against an even share (ModuleShard::work_share).
+  double work_share = 1.0;
 };
 
 // With passes as composites, what one pass leaves for another travels in a bundle: these are

@@ -10,6 +10,7 @@
 #include "simulator/core/checked_math.hpp"
 #include "simulator/core/input_error.hpp"
 #include "simulator/workload/modality_stages.hpp"
+#include "simulator/workload/module_meshes.hpp"
 #include "simulator/workload/stage_partition.hpp"
 #include "simulator/workload/training_sections.hpp"
 
@@ -165,24 +166,28 @@ TrainingScenario load_scenario_without_plan(const JsonCursor& root) {
 // The tokens `module` sees in a microbatch of `sample`s against the plan: few enough, split over
 // tp with sequence parallelism, within learned positions. `drawn` describes a microbatch drawn from
 // per-sample data (empty for the training section's sample).
-void check_module_tokens(const TrainingScenario& s, const ModuleSpec& module, const SampleShape& sample,
+void check_module_tokens(const TrainingScenario& s, std::size_t index, const SampleShape& sample,
                          const std::string& drawn) {
   const ParallelPlan& p = s.parallel;
+  const ModuleSpec& module = s.model.modules[index];
   const std::string who =
       (drawn.empty() ? "" : drawn + " gives ") + (s.model.multimodal() ? "module '" + module.name + "': " : "");
   ShardContext base;
+  base.tp = p.tp;
   base.cp = p.cp;
   base.micro_batch = s.training.micro_batch;
-  const ShardContext context = module_context(module, base, sample);
+  const ModuleShard shard = module_shard(s, index, base, sample);
+  const ShardContext context = module_context(module, shard.context, shard.sample);
+  const int tp = shard.context.tp;
   if (context.micro_batch * context.seq_len > kMaxMicrobatchTokens) {
     reject(drawn.empty() ? "training" : "data", "too many tokens in a microbatch",
            who + str(context.micro_batch * context.seq_len) + " tokens in a microbatch, more than " +
                str(kMaxMicrobatchTokens));
   }
-  if (p.sequence_parallel && context.tokens() % p.tp != 0) {
+  if (p.sequence_parallel && context.tokens() % tp != 0) {
     reject(drawn.empty() ? "parallel.sequence_parallel" : "data", "sequence-parallel tokens not divisible by tp",
            who + "the " + str(context.tokens()) +
-               " tokens of a microbatch per CP rank do not split over tp = " + str(p.tp) + " (sequence parallelism)");
+               " tokens of a microbatch per CP rank do not split over tp = " + str(tp) + " (sequence parallelism)");
   }
   if (!module.projector && module.model.position == PositionEncoding::learned &&
       context.seq_len > module.model.max_positions) {
@@ -193,25 +198,31 @@ void check_module_tokens(const TrainingScenario& s, const ModuleSpec& module, co
 
 // A module's shapes against the plan and the samples it sees; messages name the module of a
 // multimodal model.
-void validate_module(const TrainingScenario& s, const ModuleSpec& module) {
+void validate_module(const TrainingScenario& s, std::size_t index) {
   const ParallelPlan& p = s.parallel;
   const TrainingSpec& t = s.training;
+  const ModuleSpec& module = s.model.modules[index];
   const std::string who = s.model.multimodal() ? "module '" + module.name + "': " : "";
+  // A module on a mesh of its own (parallel.modules) has its own TP; a projector its reader's.
+  const int tp = p.per_module_meshes() ? p.module_meshes[index].tp : p.tp;
+  const std::size_t meshed = module.projector ? module.inputs.front() : index;
+  const std::string tp_path = p.per_module_meshes() && meshed + 1 < s.model.modules.size()
+                                  ? "parallel.modules." + s.model.modules[meshed].name + ".tp"
+                                  : "parallel.tp";
   if (module.projector) {
-    if (module.projector->ffn_hidden % p.tp != 0)
-      reject("parallel.tp", "tp does not divide ffn_hidden",
-             who + str(p.tp) + " does not divide ffn_hidden " + str(module.projector->ffn_hidden));
+    if (module.projector->ffn_hidden % tp != 0)
+      reject(tp_path, "tp does not divide ffn_hidden",
+             who + str(tp) + " does not divide ffn_hidden " + str(module.projector->ffn_hidden));
   } else {
     const ModelSpec& m = module.model;
-    if (m.heads % p.tp != 0)
-      reject("parallel.tp", "tp does not divide attention heads",
-             who + str(p.tp) + " does not divide attention heads " + str(m.heads));
-    if (m.kv_heads % p.tp != 0)
-      reject("parallel.tp", "tp does not divide KV heads",
-             who + str(p.tp) + " does not divide KV groups " + str(m.kv_heads));
-    if (m.ffn_hidden % p.tp != 0)
-      reject("parallel.tp", "tp does not divide ffn_hidden",
-             who + str(p.tp) + " does not divide ffn_hidden " + str(m.ffn_hidden));
+    if (m.heads % tp != 0)
+      reject(tp_path, "tp does not divide attention heads",
+             who + str(tp) + " does not divide attention heads " + str(m.heads));
+    if (m.kv_heads % tp != 0)
+      reject(tp_path, "tp does not divide KV heads", who + str(tp) + " does not divide KV groups " + str(m.kv_heads));
+    if (m.ffn_hidden % tp != 0)
+      reject(tp_path, "tp does not divide ffn_hidden",
+             who + str(tp) + " does not divide ffn_hidden " + str(m.ffn_hidden));
   }
   // With per-sample data, the samples give image, video and audio modules their tokens (checked as
   // drawn).
@@ -225,7 +236,7 @@ void validate_module(const TrainingScenario& s, const ModuleSpec& module) {
   const SampleShape sample = t.sample();
   if (module_tokens(module, sample) == 0)
     reject("training.video_seconds", "no tokens", who + "a sample gives it no tokens");
-  check_module_tokens(s, module, sample, "");
+  check_module_tokens(s, index, sample, "");
 }
 
 // What this version simulates of a model of several modules.
@@ -255,9 +266,9 @@ void validate_multimodal(const TrainingScenario& s) {
 // are checked against the context the samples are padded within).
 void check_microbatch_shapes(const TrainingScenario& s, const MicrobatchShapes& shapes) {
   for (const SampleShape& shape : shapes.distinct()) {
-    for (const ModuleSpec& module : s.model.modules) {
-      if (module.tokens == TokenSource::text) continue;
-      check_module_tokens(s, module, shape,
+    for (std::size_t m = 0; m < s.model.modules.size(); ++m) {
+      if (s.model.modules[m].tokens == TokenSource::text) continue;
+      check_module_tokens(s, m, shape,
                           fmt::format("a microbatch of {} images, {:g} s of video and {:g} s of audio", shape.images,
                                       shape.video_seconds, shape.audio_seconds));
     }
@@ -489,7 +500,8 @@ void validate_training_scenario(const TrainingScenario& s) {
     }
   }
   validate_multimodal(s);
-  for (const ModuleSpec& module : s.model.modules) validate_module(s, module);
+  validate_module_meshes(s);
+  for (std::size_t m = 0; m < s.model.modules.size(); ++m) validate_module(s, m);
   const std::int64_t layers = s.model.layers();
   const std::int64_t groups = std::int64_t{p.pp} * p.vpp;
   if (p.stage_layers.empty()) {
@@ -560,12 +572,6 @@ void validate_training_scenario(const TrainingScenario& s) {
   if (s.data) validate_data(s);
 }
 
-std::optional<int> node_shard_dp(int gpus_per_node, int tp, int cp) {
-  const std::int64_t model_parallel = std::int64_t{tp} * cp;
-  if (model_parallel > gpus_per_node || gpus_per_node % model_parallel != 0) return std::nullopt;
-  return static_cast<int>(gpus_per_node / model_parallel);
-}
-
 TrainingScenario load_training_scenario(const JsonCursor& root,
                                         std::optional<std::shared_ptr<const CalibratedCostModel>> calibration) {
   TrainingScenario scenario = load_scenario_without_plan(root);
@@ -574,6 +580,7 @@ TrainingScenario load_training_scenario(const JsonCursor& root,
   pad_vocabulary(scenario);
   if (auto value = root.find("data")) scenario.data = load_data_spec(*value);
   if (auto value = root.at("parallel").find("modality_stages")) read_modality_plan(*value, scenario);
+  if (root.at("parallel").find("modules")) read_module_meshes(root.at("parallel"), scenario);
   derive_stage_layers(scenario);
   validate_training_scenario(scenario);
   return scenario;

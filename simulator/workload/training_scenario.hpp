@@ -12,6 +12,7 @@
 
 #include "cost_models/cluster_spec.hpp"
 #include "cost_models/collective_model.hpp"
+#include "cost_models/parallel_dims.hpp"
 #include "simulator/workload/context_parallel/masked_attention.hpp"
 #include "simulator/workload/data/data_spec.hpp"
 #include "simulator/workload/modules/attention_core.hpp"
@@ -62,8 +63,19 @@ struct ParallelPlan {
   // successor's layers (the last stage the first's) with their optimizer states, and runs their
   // forward on every microbatch after its own (docs/resilience.md).
   bool redundant_computation = false;
+  // Per-module meshes (parallel.modules, module_meshes.hpp): per module, as modality_stages lists
+  // them, its TP and DP (a projector's are those of the module it reads); empty: every stage has
+  // tp and dp.
+  std::vector<PositionMesh> module_meshes;
 
-  std::int64_t world_size() const { return std::int64_t{tp} * cp * pp * dp; }
+  bool per_module_meshes() const { return !module_meshes.empty(); }
+  // The TP and DP of the stages at pipeline position `position` (module_meshes.cpp).
+  PositionMesh mesh_at(int position) const;
+  // Where the plan's ranks sit: tp, cp, dp and pp, and each position's mesh.
+  ParallelDims dims() const;
+  std::int64_t world_size() const {
+    return per_module_meshes() ? dims().world_size() : std::int64_t{tp} * cp * pp * dp;
+  }
   // The data-parallel ranks one ZeRO shard group spans, and how many such groups hold replicas.
   int shard_dp() const { return dp_shard > 0 ? dp_shard : dp; }
   // 1 without hybrid sharding (and for a plan whose dp is not derived yet, 0).
@@ -71,6 +83,10 @@ struct ParallelPlan {
   bool hybrid_sharding() const { return shard_replicas() > 1; }
   // The ranks ZeRO divides optimizer states (and, from zero 2, gradients; at 3, parameters) over.
   std::int64_t zero_shards() const { return zero >= 1 ? std::int64_t{shard_dp()} * cp : 1; }
+  // The same for the stages at `position`, whose module may have a DP of its own.
+  std::int64_t zero_shards_at(int position) const {
+    return per_module_meshes() && zero >= 1 ? std::int64_t{mesh_at(position).dp} * cp : zero_shards();
+  }
   RecomputeChoice recompute_choice() const { return {.policy = recompute, .layers = recompute_layers}; }
 };
 

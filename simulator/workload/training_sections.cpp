@@ -44,10 +44,16 @@ LayerRecompute read_layer_recompute(const JsonCursor& json) {
 
 }  // namespace
 
+std::optional<int> node_shard_dp(int gpus_per_node, int tp, int cp) {
+  const std::int64_t model_parallel = std::int64_t{tp} * cp;
+  if (model_parallel > gpus_per_node || gpus_per_node % model_parallel != 0) return std::nullopt;
+  return static_cast<int>(gpus_per_node / model_parallel);
+}
+
 ParallelPlan read_parallel(const JsonCursor& json, const ClusterSpec& cluster) {
   json.expect_only({"tp", "cp", "pp", "dp", "dp_shard", "vpp", "sequence_parallel", "zero", "schedule", "recompute",
                     "recompute_layers", "cp_algorithm", "cp_distribution", "stage_layers", "modality_stages",
-                    "redundant_computation"});
+                    "modules", "redundant_computation"});
   ParallelPlan plan;
   plan.tp = read_degree(json, "tp", 1);
   plan.cp = read_degree(json, "cp", 1);

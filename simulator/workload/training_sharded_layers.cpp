@@ -20,7 +20,7 @@ ShardedLayers::ShardedLayers(TrainingGraphBuilder& builder, int stage, const Chu
       mb_(mb),
       prefetch_(prefetch),
       unit_of_step_(chunk.steps.size(), -1) {
-  if (b_.s_.parallel.zero < 3 || b_.optimizer_shards() == 1) return;
+  if (b_.s_.parallel.zero < 3 || b_.optimizer_shards(stage_) == 1) return;
   // A unit: the steps of one block (a layer, or the input or output block) that holds
   // parameters, where some step has work in this pass.
   auto works = [&](const Step& step) {

@@ -15,7 +15,7 @@ TpOverlapPair TrainingGraphBuilder::tp_overlap_at(const Chunk& chunk, std::size_
   if (!s_.overlaps_tp_communication() || s_.parallel.zero >= 3 || i + 1 >= chunk.steps.size())
     return TpOverlapPair::none;
   if (!is_layer(chunk, i) || chunk.block[i] != chunk.block[i + 1]) return TpOverlapPair::none;
-  return tp_overlap_pair(chunk.steps[i], chunk.steps[i + 1], dims_.tp);
+  return tp_overlap_pair(chunk.steps[i], chunk.steps[i + 1], dims_.tp_at(chunk.group % s_.parallel.pp));
 }
 
 std::pair<PerPeer<OpId>, PerPeer<OpId>> TrainingGraphBuilder::emit_tp_overlap(TpOverlapPair overlap, int stage,
@@ -26,14 +26,14 @@ std::pair<PerPeer<OpId>, PerPeer<OpId>> TrainingGraphBuilder::emit_tp_overlap(Tp
   if (overlap == TpOverlapPair::gather_then_gemm) {
     // Ring exchange: each rank's GEMM starts on its own token shard while it passes the shard on
     // to its TP neighbour; each later part waits for the shard that arrives from the other side.
-    const std::int64_t parts = dims_.tp;
+    const std::int64_t parts = tp_of(stage);
     const RankCoordinates& at = stages_[static_cast<std::size_t>(stage)].front().coordinates;
     OpWork transfer = {};
     transfer.op_class = OpClass::send;
     transfer.network_bytes = first.forward->network_bytes / parts;
     transfer.shape = {transfer.network_bytes};
     transfer.comm_group = point_to_point_group(CommGroupKind::tp, stages_[static_cast<std::size_t>(stage)].front().rank,
-                                               dims_.rank_of({(at.tp + 1) % dims_.tp, at.cp, at.dp, at.pp}));
+                                               dims_.rank_of({(at.tp + 1) % tp_of(stage), at.cp, at.dp, at.pp}));
     const WorkId transfer_work = b_->intern_work(transfer);
     const WorkId part_work = b_->intern_work(gemm_row_part(*second.forward, parts));
     PerPeer<TensorId> shard = input;

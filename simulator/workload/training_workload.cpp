@@ -5,9 +5,10 @@
 
 namespace weft {
 
-StaticMemory rank_static_memory(const TrainingScenario& scenario, std::int64_t parameters, std::int64_t trained) {
+StaticMemory rank_static_memory(const TrainingScenario& scenario, std::int64_t parameters, std::int64_t trained,
+                                int position) {
   const ParallelPlan& p = scenario.parallel;
-  const std::int64_t optimizer_shards = p.zero_shards();
+  const std::int64_t optimizer_shards = p.zero_shards_at(position);
   // ZeRO-2 keeps only its shard of the reduced gradients (each bucket is reduce-scattered as the
   // backward pass produces it, so only the shard outlives it).
   const std::int64_t gradient_shards = p.zero >= 2 ? optimizer_shards : 1;

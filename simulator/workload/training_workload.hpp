@@ -23,8 +23,10 @@ struct StaticMemory {
 
 // What a rank holding `parameters` (bf16), `trained` of them trainable (bf16 gradients, 12 bytes of
 // Adam states and master weights each, sharded over the ZeRO shard group's ranks under ZeRO-1:
-// ParallelPlan::zero_shards) holds for the whole iteration, with the framework's overhead.
-StaticMemory rank_static_memory(const TrainingScenario& scenario, std::int64_t parameters, std::int64_t trained);
+// ParallelPlan::zero_shards_at: those of its pipeline position `position`) holds for the whole
+// iteration, with the framework's overhead.
+StaticMemory rank_static_memory(const TrainingScenario& scenario, std::int64_t parameters, std::int64_t trained,
+                                int position);
 
 struct SimulatedRank {
   std::int64_t rank = 0;

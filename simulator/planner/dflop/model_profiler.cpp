@@ -133,9 +133,9 @@ ModelProfile profile_model(ModelCosts& costs, const ProfileGrid& grid) {
       const double per_layer = 1.0 / profile.layers;
       const double one =
           static_cast<double>(rank_static_memory(unsharded, std::llround(static_cast<double>(parameters) * per_layer),
-                                                 std::llround(static_cast<double>(trained) * per_layer))
+                                                 std::llround(static_cast<double>(trained) * per_layer), 0)
                                   .total());
-      const double all = static_cast<double>(rank_static_memory(unsharded, parameters, trained).total());
+      const double all = static_cast<double>(rank_static_memory(unsharded, parameters, trained, 0).total());
       profile.model_state = profile.layers > 1 ? PiecewiseLinear({1.0, static_cast<double>(profile.layers)}, {one, all})
                                                : PiecewiseLinear({1.0}, {all});
       std::vector<double> throughput, attention, activations;

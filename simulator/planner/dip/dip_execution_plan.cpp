@@ -134,7 +134,7 @@ ExecutionPlan dip_execution_plan(const TrainingScenario& scenario, const DipPlan
                    scenario.parallel.dp);
   ExecutionPlan out;
   out.description = scenario.description;
-  out.dims = {p.tp, p.cp, p.dp, p.pp};
+  out.dims = p.dims();
   out.simulated_iteration_ns = plan.schedule.makespan;
   const std::vector<std::vector<RankAction>> ranks = rank_actions(plan.flows.stages, plan.schedule);
   for (std::size_t rank = 0; rank < ranks.size(); ++rank) {

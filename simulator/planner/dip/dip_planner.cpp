@@ -90,7 +90,7 @@ class HeldLayers {
   }
   Bytes static_memory(int rank) const {
     const auto r = static_cast<std::size_t>(rank);
-    return rank_static_memory(scenario_, parameters_[r], trained_[r]).total();
+    return rank_static_memory(scenario_, parameters_[r], trained_[r], rank).total();
   }
 
  private:
@@ -365,6 +365,11 @@ DipPlan plan_replica(const TrainingScenario& scenario, const DipOptions& options
 }  // namespace
 
 LayerPolicy layer_policy(const TrainingScenario& scenario) {
+  if (scenario.parallel.per_module_meshes()) {
+    throw InputError(
+        "parallel.modules: the stage model gives every module the plan's tp and dp (weft dflop searches each "
+        "module's mesh itself); leave it out");
+  }
   if (scenario.parallel.hybrid_sharding()) {
     throw InputError(
         "parallel.dp_shard: the stage model reduces gradients over all of data parallelism, not over hybrid shard "

@@ -110,7 +110,7 @@ Bytes stage_static_memory(Context& context, const TrainingScenario& scenario, in
     parameters += context.costs.at(layer, kOneOfEach).parameters;
     trained += context.costs.at(layer, kOneOfEach).trained;
   }
-  return rank_static_memory(scenario, parameters, trained).total();
+  return rank_static_memory(scenario, parameters, trained, 0).total();  // one mesh: any position
 }
 
 // Per stage of `config`, its first layer (encoder stages, then the LLM's), ending with the layer count.

@@ -96,7 +96,7 @@ TEST_CASE("a component's model state is what a rank holds at one layer and at al
     trained += costs.at_tp(2).at(layer, kOneOfEach).trained;
   }
   scenario.parallel.zero = 0;
-  CHECK(llm.model_state_bytes(4) == rank_static_memory(scenario, parameters, trained).total());
+  CHECK(llm.model_state_bytes(4) == rank_static_memory(scenario, parameters, trained, 0).total());
   CHECK(llm.model_state_bytes(1) < llm.model_state_bytes(2));
   CHECK(llm.model_state_bytes(2) - llm.model_state_bytes(1) ==
         Approx(static_cast<double>(llm.model_state_bytes(4) - llm.model_state_bytes(1)) / 3).margin(1));

@@ -1,0 +1,178 @@
+#include "simulator/workload/module_meshes.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "simulator/workload/training_scenario.hpp"
+
+namespace weft {
+namespace {
+
+[[noreturn]] void reject_meshes(const std::string& path, const char* rule, const std::string& message) {
+  throw InvalidPlan(path + ": " + message, rule);
+}
+
+std::string str(std::int64_t value) { return std::to_string(value); }
+
+int read_mesh_degree(const JsonCursor& json) {
+  const std::int64_t degree = json.as_positive_int();
+  if (degree > (1 << 20)) json.fail("expected at most 1048576");
+  return static_cast<int>(degree);
+}
+
+// The last module on the last stage of transformer module `module`: the projectors reading it
+// run there (modality_stages.hpp), and the last of them hands the stage's output on.
+std::size_t last_module_on_stage(const MultimodalSpec& model, std::size_t module) {
+  std::size_t last = module;
+  while (last + 1 < model.modules.size() && model.modules[last + 1].projector &&
+         model.modules[last + 1].inputs.front() == module) {
+    ++last;
+  }
+  return last;
+}
+
+}  // namespace
+
+PositionMesh ParallelPlan::mesh_at(int position) const {
+  if (per_module_meshes()) {
+    for (std::size_t m = 0; m < modality_stages.size(); ++m) {
+      if (position < modality_stages[m]) return module_meshes[m];
+      position -= modality_stages[m];
+    }
+  }
+  return {.tp = tp, .dp = dp};
+}
+
+ParallelDims ParallelPlan::dims() const {
+  ParallelDims dims{.tp = tp, .cp = cp, .dp = dp, .pp = pp, .positions = {}};
+  if (per_module_meshes()) {
+    for (int position = 0; position < pp; ++position) dims.positions.push_back(mesh_at(position));
+  }
+  return dims;
+}
+
+void read_module_meshes(const JsonCursor& parallel, TrainingScenario& scenario) {
+  const JsonCursor json = parallel.at("modules");
+  ParallelPlan& plan = scenario.parallel;
+  const MultimodalSpec& model = scenario.model;
+  if (plan.modality_stages.empty()) {
+    json.fail("modules on meshes of their own need parallel.modality_stages (each module on stages of its own)");
+  }
+  if (!parallel.find("dp")) {
+    parallel.fail("expected \"dp\", the last module's data-parallel degree, with modules on meshes of their own");
+  }
+  plan.module_meshes.assign(model.modules.size(), PositionMesh{.tp = plan.tp, .dp = plan.dp});
+  for (const auto& [name, value] : json.members()) {
+    const auto module = std::find_if(model.modules.begin(), model.modules.end(),
+                                     [&name = name](const ModuleSpec& candidate) { return candidate.name == name; });
+    if (module == model.modules.end()) value.fail("'" + name + "' is not a module of the model");
+    if (module->projector) {
+      value.fail("'" + name + "' is a projector: it runs on the last stage of the module it reads, on that mesh");
+    }
+    if (module + 1 == model.modules.end()) {
+      value.fail("'" + name + "' is the last module: its mesh is parallel.tp and parallel.dp");
+    }
+    value.expect_only({"tp", "dp"});
+    PositionMesh& mesh = plan.module_meshes[static_cast<std::size_t>(module - model.modules.begin())];
+    if (auto tp = value.find("tp")) mesh.tp = read_mesh_degree(*tp);
+    if (auto dp = value.find("dp")) mesh.dp = read_mesh_degree(*dp);
+  }
+  for (std::size_t m = 0; m < model.modules.size(); ++m) {
+    if (model.modules[m].projector) plan.module_meshes[m] = plan.module_meshes[model.modules[m].inputs.front()];
+  }
+}
+
+void validate_module_meshes(const TrainingScenario& s) {
+  const ParallelPlan& p = s.parallel;
+  if (!p.per_module_meshes()) return;
+  auto refuse = [](const std::string& path, const char* rule, const std::string& what) {
+    reject_meshes(path, rule, what + " is not simulated with modules on meshes of their own (parallel.modules)");
+  };
+  if (s.data) refuse("data", "module meshes with per-sample data", "per-sample data");
+  if (s.cluster.stragglers || !s.cluster.node_groups.empty()) {
+    refuse("cluster", "module meshes on a mixed or straggling cluster", "a cluster with stragglers or GPU types");
+  }
+  if (p.zero >= 3) refuse("parallel.zero", "module meshes with zero 3", "ZeRO-3");
+  if (p.dp_shard > 0) refuse("parallel.dp_shard", "module meshes with hybrid sharding", "hybrid sharding");
+  if (p.world_size() != s.cluster.gpus) {
+    reject_meshes("parallel.modules", "dp x tp x pp x cp is not the GPU count",
+                  "the modules' meshes hold " + str(p.world_size()) + " GPUs (" + describe_module_meshes(s) +
+                      "), not the cluster's " + str(s.cluster.gpus));
+  }
+  const std::int64_t slot = s.training.micro_batch * p.dp;
+  for (std::size_t m = 0; m < s.model.modules.size(); ++m) {
+    const ModuleSpec& module = s.model.modules[m];
+    const int dp = p.module_meshes[m].dp;
+    if (module.projector || slot % dp == 0) continue;
+    const std::string path = "parallel.modules." + module.name + ".dp";
+    if (module.tokens != TokenSource::images) {
+      reject_meshes(path, "a slot that does not split over the module's replicas",
+                    str(dp) + " does not divide a slot's " + str(slot) +
+                        " samples (training.micro_batch x parallel.dp), and module '" + module.name +
+                        "' deals them whole (only an image encoder deals a slot's images)");
+    }
+    if (slot * s.training.images < dp) {
+      reject_meshes(path, "more replicas than a slot's images",
+                    str(dp) + " replicas for the " + str(slot * s.training.images) + " images of a slot");
+    }
+  }
+}
+
+std::string describe_module_meshes(const TrainingScenario& s) {
+  const ParallelPlan& p = s.parallel;
+  std::string text;
+  for (std::size_t m = 0; m < p.modality_stages.size(); ++m) {
+    const int stages = p.modality_stages[m];
+    if (stages == 0) continue;
+    const PositionMesh mesh = p.module_meshes[m];
+    if (!text.empty()) text += "; ";
+    text += s.model.modules[m].name + " " + str(stages) + (stages == 1 ? " stage" : " stages") + " x tp " +
+            str(mesh.tp) + (p.cp > 1 ? " x cp " + str(p.cp) : "") + " x dp " + str(mesh.dp) + " = " +
+            str(std::int64_t{stages} * mesh.tp * p.cp * mesh.dp) + " GPUs";
+  }
+  return text;
+}
+
+ModuleShard module_shard(const TrainingScenario& s, std::size_t module, const ShardContext& base,
+                         const SampleShape& sample) {
+  const ParallelPlan& p = s.parallel;
+  ModuleShard shard{.context = base, .sample = sample, .work_share = 1.0};
+  if (!p.per_module_meshes()) return shard;
+  const PositionMesh mesh = p.module_meshes[module];
+  shard.context.tp = mesh.tp;
+  shard.context.sequence_parallel = p.sequence_parallel && mesh.tp > 1;
+  if (mesh.dp == p.dp) return shard;
+  const std::int64_t slot = base.micro_batch * p.dp;
+  if (slot % mesh.dp == 0) {
+    shard.context.micro_batch = slot / mesh.dp;
+    return shard;
+  }
+  // Whole images, as evenly as they go: the first replicas take one more, and one of them is
+  // simulated.
+  const std::int64_t images = slot * sample.images;
+  const std::int64_t busiest = (images + mesh.dp - 1) / mesh.dp;
+  shard.context.micro_batch = 1;
+  shard.sample.images = busiest;
+  shard.work_share = static_cast<double>(images) / static_cast<double>(busiest * mesh.dp);
+  return shard;
+}
+
+std::size_t module_at(const TrainingScenario& s, int position) {
+  const std::vector<int>& stages = s.parallel.modality_stages;
+  for (std::size_t m = 0; m < stages.size(); ++m) {
+    if (position < stages[m]) return m;
+    position -= stages[m];
+  }
+  return s.model.modules.size() - 1;
+}
+
+Bytes relay_bytes(const TrainingScenario& s, int from, int to) {
+  const ParallelPlan& p = s.parallel;
+  if (!p.per_module_meshes() || p.mesh_at(from).dp == p.mesh_at(to).dp) return 0;
+  const ModuleSpec& sender = s.model.modules[last_module_on_stage(s.model, module_at(s, from))];
+  const std::int64_t slot = s.training.micro_batch * p.dp;
+  return 2 * slot * module_tokens(sender, s.training.sample()) * sender.output_width() *
+         bytes_per_element(s.training.dtype);
+}
+
+}  // namespace weft
