@@ -94,11 +94,6 @@ void validate_module_meshes(const TrainingScenario& s) {
   }
   if (p.zero >= 3) refuse("parallel.zero", "module meshes with zero 3", "ZeRO-3");
   if (p.dp_shard > 0) refuse("parallel.dp_shard", "module meshes with hybrid sharding", "hybrid sharding");
-  if (p.world_size() != s.cluster.gpus) {
-    reject_meshes("parallel.modules", "dp x tp x pp x cp is not the GPU count",
-                  "the modules' meshes hold " + str(p.world_size()) + " GPUs (" + describe_module_meshes(s) +
-                      "), not the cluster's " + str(s.cluster.gpus));
-  }
   const std::int64_t slot = s.training.micro_batch * p.dp;
   for (std::size_t m = 0; m < s.model.modules.size(); ++m) {
     const ModuleSpec& module = s.model.modules[m];

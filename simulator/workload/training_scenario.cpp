@@ -530,6 +530,11 @@ void validate_training_scenario(const TrainingScenario& s) {
              "the entries add up to " + str(total) + " layers, the model has " + str(layers));
     }
   }
+  if (p.per_module_meshes() && p.world_size() != s.cluster.gpus) {
+    reject("parallel.modules", "dp x tp x pp x cp is not the GPU count",
+           "the modules' meshes hold " + str(p.world_size()) + " GPUs (" + describe_module_meshes(s) +
+               "), not the cluster's " + str(s.cluster.gpus));
+  }
   if (p.world_size() != s.cluster.gpus) {
     reject("parallel", "dp x tp x pp x cp is not the GPU count",
            "dp x tp x pp x cp = " + str(p.dp) + " x " + str(p.tp) + " x " + str(p.pp) + " x " + str(p.cp) + " = " +

@@ -1,0 +1,235 @@
+// Modules on meshes of their own (parallel.modules): DFLOP's per-module TP and DP (papers/003 §4)
+// in the training simulation, checked against uniform plans that run the same work and against
+// counts by hand.
+#include "simulator/workload/module_meshes.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <catch2/catch.hpp>
+
+#include "simulator/workload/training_scenario.hpp"
+#include "tests/simulator/workload/multimodal_test_support.hpp"
+
+namespace weft {
+namespace {
+
+using Catch::Matchers::Contains;
+using test::kImageTokens;
+using test::kLanguageHidden;
+using test::run_training;
+using test::scenario_from;
+using test::scenario_text;
+using test::TrainingRun;
+
+// The small VLM (multimodal_test_support.hpp) on 8 H100s of one node, vision on stage 0 and the
+// language model on stage 1; 8 samples of `images` images in microbatches of `micro_batch`.
+// Transfers and TP collectives cost nothing and the host keeps ahead, so that a pass takes its
+// kernels' time wherever it runs.
+std::string vlm(const std::string& parallel, int images, const std::string& extra_options = "", int micro_batch = 1) {
+  std::string text = scenario_text(
+      test::vlm_model(false, false), parallel,
+      fmt::format(R"({{"global_batch": 8, "micro_batch": {}, "seq_len": 256, "images": {}}})", micro_batch, images));
+  text.insert(text.rfind('}'),
+              R"(, "options": {"ideal_network": true, "host_issue": false)" + extra_options + "}");
+  return text;
+}
+
+// Vision at TP1 on `vision_dp` GPUs, the language model at TP2 DP2 on 4.
+std::string meshed(int vision_dp, int vision_tp = 1) {
+  return fmt::format(R"({{"tp": 2, "pp": 2, "dp": 2, "modality_stages": {{"vision": 1, "language": 1}},
+                          "modules": {{"vision": {{"tp": {}, "dp": {}}}}}}})",
+                     vision_tp, vision_dp);
+}
+
+// Every stage at TP `tp`, DP `dp`.
+std::string uniform(int tp, int dp) {
+  return fmt::format(R"({{"tp": {}, "pp": 2, "dp": {}, "modality_stages": {{"vision": 1, "language": 1}}}})", tp, dp);
+}
+
+TimeNs pass_time(const TrainingRun& run, int stage, PassKind kind) {
+  const auto& passes = run.workload.passes;
+  const auto it = std::find_if(passes.begin(), passes.end(), [&](const PassOp& p) {
+    return p.stage == stage && p.action.kind == kind && p.action.microbatch == 0 && !p.recompute;
+  });
+  REQUIRE(it != passes.end());
+  return run.result.end(it->op) - run.result.start(it->op);
+}
+
+const SimulatedRank& rank_of_stage(const TrainingRun& run, int stage) {
+  const auto it = std::find_if(run.workload.ranks.begin(), run.workload.ranks.end(),
+                               [&](const SimulatedRank& r) { return r.coordinates.pp == stage; });
+  REQUIRE(it != run.workload.ranks.end());
+  return *it;
+}
+
+// The ops whose names hold `what`, on the GPU of `stage`, with their communicators.
+std::vector<const CommGroup*> groups_of(const TrainingRun& run, int stage, std::string_view what) {
+  std::vector<const CommGroup*> groups;
+  const Graph& graph = run.workload.graph;
+  for (std::uint32_t i = 0; i < graph.op_count(); ++i) {
+    const OpId op(i);
+    if (graph.op_name(op).find(what) == std::string_view::npos) continue;
+    if (graph.op_device(op) != rank_of_stage(run, stage).device) continue;
+    groups.push_back(&run.workload.cost_model->group(graph.op_work(op).comm_group));
+  }
+  return groups;
+}
+
+TEST_CASE("module meshes: each module's stages on GPUs of their own, at its own TP and DP", "[workload][meshes]") {
+  const TrainingScenario scenario = scenario_from(vlm(meshed(4), 2));
+  const ParallelPlan& p = scenario.parallel;
+  CHECK(p.mesh_at(0) == PositionMesh{.tp = 1, .dp = 4});
+  CHECK(p.mesh_at(1) == PositionMesh{.tp = 2, .dp = 2});
+  // vision, projector (on vision's mesh), language.
+  CHECK(p.module_meshes == std::vector<PositionMesh>{{1, 4}, {1, 4}, {2, 2}});
+  CHECK(p.world_size() == 1 * 4 + 2 * 2);
+  CHECK(describe_module_meshes(scenario) ==
+        "vision 1 stage x tp 1 x dp 4 = 4 GPUs; language 1 stage x tp 2 x dp 2 = 4 GPUs");
+
+  const TrainingRun run = run_training(scenario, {.composites = false});
+  // Vision holds GPUs 0-3; the language model's first rank is GPU 4.
+  CHECK(rank_of_stage(run, 0).rank == 0);
+  CHECK(rank_of_stage(run, 1).rank == 4);
+  // Gradients are reduced over each module's own replicas; TP collectives only on the language
+  // model's mesh.
+  for (const CommGroup* group : groups_of(run, 0, "grad all-reduce")) CHECK(group->size == 4);
+  for (const CommGroup* group : groups_of(run, 1, "grad all-reduce")) CHECK(group->size == 2);
+  CHECK(!groups_of(run, 0, "grad all-reduce").empty());
+  CHECK(!groups_of(run, 1, "grad all-reduce").empty());
+  const std::vector<const CommGroup*> tp = groups_of(run, 1, "tp_reduce");
+  CHECK(!tp.empty());
+  for (const CommGroup* group : tp) CHECK(group->size == 2);
+  CHECK(groups_of(run, 0, "tp_").empty());
+}
+
+TEST_CASE("module meshes: ParallelDims places each position's ranks after the positions before it",
+          "[workload][meshes]") {
+  ParallelDims dims{.tp = 2, .cp = 1, .dp = 4, .pp = 4, .positions = {{1, 8}, {2, 4}, {2, 4}, {2, 4}}};
+  CHECK(dims.world_size() == 8 + 3 * 8);
+  CHECK(dims.first_rank(2) == 16);
+  // Stage 2, TP rank 1 of DP replica 2: 16 + 1 + 2 x 2.
+  CHECK(dims.rank_of({.tp = 1, .cp = 0, .dp = 2, .pp = 2}) == 21);
+  for (std::int64_t rank = 0; rank < dims.world_size(); ++rank) CHECK(dims.rank_of(dims.coordinates_of(rank)) == rank);
+  // Without positions, Megatron's order: tp fastest, then cp, dp and pp.
+  const ParallelDims plain{.tp = 4, .cp = 2, .dp = 3, .pp = 2, .positions = {}};
+  CHECK(plain.rank_of({.tp = 3, .cp = 1, .dp = 2, .pp = 1}) == 3 + 4 * (1 + 2 * (2 + 3 * 1)));
+  for (std::int64_t rank = 0; rank < plain.world_size(); ++rank) CHECK(plain.rank_of(plain.coordinates_of(rank)) == rank);
+}
+
+TEST_CASE("module meshes: an encoder replica's share of a slot costs what the same work costs on a uniform plan",
+          "[workload][meshes]") {
+  // A slot is the language model's 2 replicas' microbatch of one sample each.
+  SECTION("2 samples of 2 images over 4 replicas: one image each") {
+    const TrainingRun run = run_training(scenario_from(vlm(meshed(4), 2)));
+    // Every stage at TP1 on microbatches of one 1-image sample does the vision stage's work.
+    const TrainingRun one_image = run_training(scenario_from(vlm(uniform(1, 4), 1)));
+    const TrainingRun language = run_training(scenario_from(vlm(uniform(2, 2), 2)));
+    for (const PassKind kind : {PassKind::forward, PassKind::backward}) {
+      CHECK(pass_time(run, 0, kind) == pass_time(one_image, 0, kind));
+      CHECK(pass_time(run, 1, kind) == pass_time(language, 1, kind));
+    }
+    CHECK(rank_of_stage(run, 0).parameters == rank_of_stage(one_image, 0).parameters);
+    CHECK(rank_of_stage(run, 1).parameters == rank_of_stage(language, 1).parameters);
+  }
+  SECTION("2 samples of 3 images over 4 replicas: whole images, the busiest replica 2") {
+    const TrainingRun run = run_training(scenario_from(vlm(meshed(4), 3)));
+    const TrainingRun two_images = run_training(scenario_from(vlm(uniform(1, 4), 2)));
+    for (const PassKind kind : {PassKind::forward, PassKind::backward})
+      CHECK(pass_time(run, 0, kind) == pass_time(two_images, 0, kind));
+  }
+  SECTION("2 samples over 1 replica: both samples") {
+    // Vision at TP4 DP1 on 4 GPUs: each microbatch slot's 2 samples at TP4.
+    const TrainingRun run = run_training(scenario_from(vlm(meshed(1, 4), 2)));
+    const TrainingRun two_samples = run_training(scenario_from(vlm(uniform(4, 1), 2, "", 2)));
+    for (const PassKind kind : {PassKind::forward, PassKind::backward})
+      CHECK(pass_time(run, 0, kind) == pass_time(two_samples, 0, kind));
+  }
+}
+
+TEST_CASE("module meshes: model FLOPs are the model's, whatever its meshes", "[workload][meshes]") {
+  for (const int images : {2, 3}) {
+    const TrainingRun run = run_training(scenario_from(vlm(meshed(4), images)));
+    const TrainingRun reference = run_training(scenario_from(vlm(uniform(2, 2), images)));
+    CHECK(run.workload.model_flops_per_iteration ==
+          Approx(reference.workload.model_flops_per_iteration).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("module meshes: DFLOP's communicator relays a slot between meshes of different DP", "[workload][meshes]") {
+  auto send_bytes = [](const TrainingRun& run, std::string_view what) {
+    const Graph& graph = run.workload.graph;
+    std::vector<Bytes> bytes;
+    for (std::uint32_t i = 0; i < graph.op_count(); ++i) {
+      if (graph.op_name(OpId(i)).find(what) != std::string_view::npos)
+        bytes.push_back(graph.op_work(OpId(i)).network_bytes);
+    }
+    return bytes;
+  };
+  // Vision DP4, language DP2: the slot's 2 samples x 2 images x 16 tokens of the projector's
+  // width (the language model's hidden, 512) in bf16, gathered on one rank and scattered again.
+  const Bytes relay = 2 * (2 * 2 * kImageTokens * kLanguageHidden * 2);
+  const TrainingRun relayed = run_training(scenario_from(vlm(meshed(4), 2)), {.composites = false});
+  for (const std::string_view what : {"send activation mb", "send gradient mb"}) {
+    const std::vector<Bytes> bytes = send_bytes(relayed, what);
+    CHECK(bytes.size() == 4);  // 8 samples in microbatches of 1 over the language model's 2 replicas
+    for (const Bytes b : bytes) CHECK(b == relay);
+  }
+  // Vision TP2 DP2 feeds the language model's replicas one to one, as a uniform plan does.
+  const TrainingRun direct = run_training(scenario_from(vlm(meshed(2, 2), 2)), {.composites = false});
+  const TrainingRun reference = run_training(scenario_from(vlm(uniform(2, 2), 2)), {.composites = false});
+  CHECK(send_bytes(direct, "send activation mb") == send_bytes(reference, "send activation mb"));
+  CHECK(send_bytes(direct, "send activation mb").front() < relay);
+}
+
+TEST_CASE("module meshes: what the plan cannot hold is refused with the field", "[workload][meshes][errors]") {
+  auto rejects = [](const std::string& text, const std::string& message) {
+    CHECK_THROWS_WITH(scenario_from(text), Contains(message));
+  };
+  rejects(vlm(R"({"tp": 2, "pp": 2, "dp": 2, "modules": {"vision": {"tp": 1}}})", 2),
+          "parallel.modules: modules on meshes of their own need parallel.modality_stages");
+  auto with_modules = [](const std::string& modules, const std::string& rest = R"("dp": 2)") {
+    return fmt::format(
+        R"({{"tp": 2, "pp": 2, {}, "modality_stages": {{"vision": 1, "language": 1}}, "modules": {}}})", rest,
+        modules);
+  };
+  rejects(vlm(with_modules(R"({"audio": {"tp": 1}})"), 2), "parallel.modules.audio: 'audio' is not a module");
+  rejects(vlm(with_modules(R"({"projector": {"tp": 1}})"), 2), "'projector' is a projector");
+  rejects(vlm(with_modules(R"({"language": {"tp": 1}})"), 2),
+          "'language' is the last module: its mesh is parallel.tp and parallel.dp");
+  rejects(vlm(with_modules(R"({"vision": {"pp": 1}})"), 2), "parallel.modules.vision");
+  rejects(vlm(with_modules(R"({"vision": {"tp": 0}})"), 2), "parallel.modules.vision.tp");
+  rejects(vlm(with_modules(R"({"vision": {"tp": 1}})", R"("cp": 1)"), 2),
+          "parallel: expected \"dp\", the last module's data-parallel degree");
+  // 4 attention heads.
+  rejects(vlm(meshed(1, 3), 2), "parallel.modules.vision.tp: module 'vision': 3 does not divide attention heads 4");
+  rejects(vlm(meshed(8), 4),
+          "parallel.modules: the modules' meshes hold 12 GPUs (vision 1 stage x tp 1 x dp 8 = 8 GPUs; language 1 "
+          "stage x tp 2 x dp 2 = 4 GPUs), not the cluster's 8");
+  // A slot of 2 one-image samples cannot feed 4 replicas.
+  rejects(vlm(meshed(4), 1), "parallel.modules.vision.dp: 4 replicas for the 2 images of a slot");
+  rejects(vlm(R"({"tp": 2, "pp": 2, "dp": 2, "zero": 3, "modality_stages": {"vision": 1, "language": 1},
+                  "modules": {"vision": {"tp": 1, "dp": 4}}})",
+              2),
+          "parallel.zero: ZeRO-3 is not simulated with modules on meshes of their own");
+  CHECK_THROWS_WITH(run_training(scenario_from(vlm(meshed(4), 2)), true),
+                    Contains("--unfold: modules on meshes of their own (parallel.modules) are simulated folded"));
+}
+
+TEST_CASE("module meshes: an encoder of whole samples needs a DP that divides the slot", "[workload][meshes][errors]") {
+  // Vision (TP1 DP1) and audio (TP1 DP3) beside the language model (TP2 DP2): 1 + 3 + 4 GPUs.
+  const std::string parallel = R"({"tp": 2, "pp": 3, "dp": 2,
+      "modality_stages": {"vision": 1, "audio": 1, "language": 1},
+      "modules": {"vision": {"tp": 1, "dp": 1}, "audio": {"tp": 1, "dp": 3}}})";
+  CHECK_THROWS_WITH(scenario_from(scenario_text(test::kTwoEncoderModel, parallel,
+                                                R"({"global_batch": 8, "seq_len": 256, "images": 2,
+                                                    "audio_seconds": 2})")),
+                    Contains("parallel.modules.audio.dp: 3 does not divide a slot's 2 samples") &&
+                        Contains("deals them whole"));
+}
+
+}  // namespace
+}  // namespace weft
