@@ -113,7 +113,39 @@ TEST_CASE("modality stages put each encoder on GPUs of its own", "[cli][multimod
   CHECK(simulate_experiment("valm-s-16xh800", dir).result["parallel"]["modality_stages"].is_null());
 }
 
+TEST_CASE("modules on meshes of their own: DFLOP's layout against a uniform one", "[cli][multimodal][meshes]") {
+  const TempDir dir;
+  const auto [run, result] = simulate_experiment("llava-ov-llama3-8b-32xa100-meshes", dir);
+  CHECK_THAT(run.out, Contains("module meshes (vision 1 stage x tp 1 x dp 2 = 2 GPUs; language 3 stages x tp 2 x dp "
+                               "5 = 30 GPUs)"));
+  CHECK(result["gpus"] == 32);
+  CHECK(result["parallel"]["module_meshes"] ==
+        nlohmann::json({{"vision", {{"tp", 1}, {"dp", 2}, {"stages", 1}, {"gpus", 2}}},
+                        {"language", {{"tp", 2}, {"dp", 5}, {"stages", 3}, {"gpus", 30}}}}));
+  const auto uniform = simulate_experiment("llava-ov-llama3-8b-32xa100-uniform", dir);
+  CHECK(uniform.result["parallel"]["module_meshes"].empty());
+  // The same 240 samples: the same model FLOPs, whatever the layout.
+  CHECK(result["model_flops_per_iteration"].get<double>() ==
+        Approx(uniform.result["model_flops_per_iteration"].get<double>()).epsilon(1e-12));
+  // The encoder needs far fewer GPUs than the LLM: DFLOP's layout gives them to the LLM.
+  CHECK(result["iteration_time_s"].get<double>() < uniform.result["iteration_time_s"].get<double>());
+}
+
 TEST_CASE("bad multimodal scenarios exit 2 with the JSON path and the reason", "[cli][errors][multimodal]") {
+  test::expect_simulate_rejects(R"({"model": "llava-ov-llama3-8b", "cluster": {"base": "dgx-a100-superpod", "gpus": 32},
+                                    "parallel": {"tp": 2, "pp": 4, "dp": 5,
+                                                 "modality_stages": {"vision": 1, "language": 3},
+                                                 "modules": {"vision": {"tp": 1, "dp": 4}}},
+                                    "training": {"global_batch": 240, "seq_len": 6144, "images": 8}})",
+                                "parallel.modules: the modules' meshes hold 34 GPUs (vision 1 stage x tp 1 x dp 4 = 4 "
+                                "GPUs; language 3 stages x tp 2 x dp 5 = 30 GPUs), not the cluster's 32");
+  test::expect_simulate_rejects(R"({"model": "llava-ov-llama3-8b", "cluster": {"base": "dgx-a100-superpod", "gpus": 32},
+                                    "parallel": {"tp": 2, "pp": 4, "dp": 5,
+                                                 "modality_stages": {"vision": 1, "language": 3},
+                                                 "modules": {"vision": {"tp": 1, "dp": 2}}},
+                                    "training": {"global_batch": 240, "seq_len": 6144, "images": 8}})",
+                                "--unfold: modules on meshes of their own (parallel.modules) are simulated folded",
+                                "--unfold");
   const std::string rest = R"("cluster": {"base": "h800-testbed", "gpus": 16},
                               "parallel": {"tp": 4, "pp": 4, "stage_layers": "parameters"},
                               "training": {"global_batch": 16, "seq_len": 8192, "images": 8})";

@@ -150,6 +150,21 @@ TEST_CASE("module meshes: an encoder replica's share of a slot costs what the sa
   }
 }
 
+TEST_CASE("module meshes: a mesh that is the plan's own changes nothing", "[workload][meshes]") {
+  std::string text = vlm(meshed(2, 2), 2);
+  text.replace(text.find(R"("ideal_network": true)"), 21, R"("ideal_network": false)");
+  const TrainingRun run = run_training(scenario_from(text));
+  std::string plain = vlm(uniform(2, 2), 2);
+  plain.replace(plain.find(R"("ideal_network": true)"), 21, R"("ideal_network": false)");
+  const TrainingRun reference = run_training(scenario_from(plain));
+  CHECK(run.result.makespan == reference.result.makespan);
+  CHECK(run.workload.model_flops_per_iteration == reference.workload.model_flops_per_iteration);
+  for (std::size_t stage = 0; stage < 2; ++stage) {
+    CHECK(run.report.stages[stage].peak_memory == reference.report.stages[stage].peak_memory);
+    CHECK(run.report.stages[stage].compute_s == reference.report.stages[stage].compute_s);
+  }
+}
+
 TEST_CASE("module meshes: model FLOPs are the model's, whatever its meshes", "[workload][meshes]") {
   for (const int images : {2, 3}) {
     const TrainingRun run = run_training(scenario_from(vlm(meshed(4), images)));
