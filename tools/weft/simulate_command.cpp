@@ -158,7 +158,8 @@ void add_simulate_command(CLI::App& app) {
       "simulate",
       "Simulate one training iteration and report iteration time, throughput, MFU, time per pipeline stage and "
       "memory per GPU.\nSCENARIO is a training scenario (a model, or a multimodal model of encoders, "
-      "projectors and a backbone, some frozen; cluster, parallel plan, training, and optionally per-sample "
+      "projectors and a backbone, some frozen, each on a mesh of its own if asked; cluster, parallel plan, training, "
+      "and optionally per-sample "
       "data with images and video; docs/scenarios.md) or a graph scenario (devices, tensors, ops; "
       "docs/graph-scenarios.md).");
   command->add_option("SCENARIO", flags->scenario, "Scenario JSON file")->required();
