@@ -37,10 +37,10 @@ RunSetup make_run_setup(const TrainingScenario& scenario, const TrainingReport& 
                     kRecoveryKindNames.name(spec.recovery.kind)));
   }
   if (reshapes && scenario.parallel.per_module_meshes()) {
-    throw InputError(fmt::format(
-        "{}: its plans change the data-parallel ranks of one mesh, not of modules on meshes of their own "
-        "(parallel.modules); leave modules out",
-        kRecoveryKindNames.name(spec.recovery.kind)));
+    throw InputError(
+        fmt::format("{}: its plans change the data-parallel ranks of one mesh, not of modules on meshes of their own "
+                    "(parallel.modules); leave modules out",
+                    kRecoveryKindNames.name(spec.recovery.kind)));
   }
   if (spec.recovery.kind == RecoveryKind::oobleck) {
     setup.oobleck = std::make_shared<OobleckPlanner>(scenario, static_cast<int>(setup.job_nodes),

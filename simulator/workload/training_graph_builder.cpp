@@ -478,9 +478,8 @@ void TrainingGraphBuilder::create_static_tensors(int stage) {
   if (s_.parallel.redundant_computation) {
     // Bamboo's backup of the successor's layers: their parameters and optimizer states.
     const int successor = stage_of(replica_of(stage), (position_of(stage) + 1) % s_.parallel.pp);
-    const StaticMemory backup =
-        rank_static_memory(s_, stage_parameters(successor, false), stage_parameters(successor, true),
-                           position_of(successor));
+    const StaticMemory backup = rank_static_memory(s_, stage_parameters(successor, false),
+                                                   stage_parameters(successor, true), position_of(successor));
     memory.parameters += backup.parameters;
     memory.optimizer_states += backup.optimizer_states;
   }

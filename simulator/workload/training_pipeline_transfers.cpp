@@ -36,7 +36,8 @@ void TrainingGraphBuilder::send(int stage, int to_group, const BoundaryKey& key,
   const PerPeer<TensorId> received = boundary_tensor(key, to_stage);
   // Between meshes of different DP, DFLOP's communicator relays the slot (module_meshes.hpp).
   const int sender = key.group % s_.parallel.pp;
-  const Bytes relay = relay_bytes(s_, sender, sender == position_of(stage) ? position_of(to_stage) : position_of(stage));
+  const Bytes relay =
+      relay_bytes(s_, sender, sender == position_of(stage) ? position_of(to_stage) : position_of(stage));
   const Bytes bytes = relay > 0 ? relay : boundary_bytes(key.group);
   WorkId& work_id = transfer_work_[{stage, to_stage, bytes}];
   if (!work_id.valid()) {

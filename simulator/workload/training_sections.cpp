@@ -52,8 +52,8 @@ std::optional<int> node_shard_dp(int gpus_per_node, int tp, int cp) {
 
 ParallelPlan read_parallel(const JsonCursor& json, const ClusterSpec& cluster) {
   json.expect_only({"tp", "cp", "pp", "dp", "dp_shard", "vpp", "sequence_parallel", "zero", "schedule", "recompute",
-                    "recompute_layers", "cp_algorithm", "cp_distribution", "stage_layers", "modality_stages",
-                    "modules", "redundant_computation"});
+                    "recompute_layers", "cp_algorithm", "cp_distribution", "stage_layers", "modality_stages", "modules",
+                    "redundant_computation"});
   ParallelPlan plan;
   plan.tp = read_degree(json, "tp", 1);
   plan.cp = read_degree(json, "cp", 1);

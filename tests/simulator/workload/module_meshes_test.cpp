@@ -33,8 +33,7 @@ std::string vlm(const std::string& parallel, int images, const std::string& extr
   std::string text = scenario_text(
       test::vlm_model(false, false), parallel,
       fmt::format(R"({{"global_batch": 8, "micro_batch": {}, "seq_len": 256, "images": {}}})", micro_batch, images));
-  text.insert(text.rfind('}'),
-              R"(, "options": {"ideal_network": true, "host_issue": false)" + extra_options + "}");
+  text.insert(text.rfind('}'), R"(, "options": {"ideal_network": true, "host_issue": false)" + extra_options + "}");
   return text;
 }
 
@@ -117,7 +116,8 @@ TEST_CASE("module meshes: ParallelDims places each position's ranks after the po
   // Without positions, Megatron's order: tp fastest, then cp, dp and pp.
   const ParallelDims plain{.tp = 4, .cp = 2, .dp = 3, .pp = 2, .positions = {}};
   CHECK(plain.rank_of({.tp = 3, .cp = 1, .dp = 2, .pp = 1}) == 3 + 4 * (1 + 2 * (2 + 3 * 1)));
-  for (std::int64_t rank = 0; rank < plain.world_size(); ++rank) CHECK(plain.rank_of(plain.coordinates_of(rank)) == rank);
+  for (std::int64_t rank = 0; rank < plain.world_size(); ++rank)
+    CHECK(plain.rank_of(plain.coordinates_of(rank)) == rank);
 }
 
 TEST_CASE("module meshes: an encoder replica's share of a slot costs what the same work costs on a uniform plan",
@@ -207,9 +207,8 @@ TEST_CASE("module meshes: what the plan cannot hold is refused with the field", 
   rejects(vlm(R"({"tp": 2, "pp": 2, "dp": 2, "modules": {"vision": {"tp": 1}}})", 2),
           "parallel.modules: modules on meshes of their own need parallel.modality_stages");
   auto with_modules = [](const std::string& modules, const std::string& rest = R"("dp": 2)") {
-    return fmt::format(
-        R"({{"tp": 2, "pp": 2, {}, "modality_stages": {{"vision": 1, "language": 1}}, "modules": {}}})", rest,
-        modules);
+    return fmt::format(R"({{"tp": 2, "pp": 2, {}, "modality_stages": {{"vision": 1, "language": 1}}, "modules": {}}})",
+                       rest, modules);
   };
   rejects(vlm(with_modules(R"({"audio": {"tp": 1}})"), 2), "parallel.modules.audio: 'audio' is not a module");
   rejects(vlm(with_modules(R"({"projector": {"tp": 1}})"), 2), "'projector' is a projector");
@@ -239,11 +238,11 @@ TEST_CASE("module meshes: an encoder of whole samples needs a DP that divides th
   const std::string parallel = R"({"tp": 2, "pp": 3, "dp": 2,
       "modality_stages": {"vision": 1, "audio": 1, "language": 1},
       "modules": {"vision": {"tp": 1, "dp": 1}, "audio": {"tp": 1, "dp": 3}}})";
-  CHECK_THROWS_WITH(scenario_from(scenario_text(test::kTwoEncoderModel, parallel,
-                                                R"({"global_batch": 8, "seq_len": 256, "images": 2,
+  CHECK_THROWS_WITH(
+      scenario_from(scenario_text(test::kTwoEncoderModel, parallel,
+                                  R"({"global_batch": 8, "seq_len": 256, "images": 2,
                                                     "audio_seconds": 2})")),
-                    Contains("parallel.modules.audio.dp: 3 does not divide a slot's 2 samples") &&
-                        Contains("deals them whole"));
+      Contains("parallel.modules.audio.dp: 3 does not divide a slot's 2 samples") && Contains("deals them whole"));
 }
 
 }  // namespace
