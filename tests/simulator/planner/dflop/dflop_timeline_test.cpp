@@ -4,7 +4,11 @@
 
 #include <catch2/catch.hpp>
 
+#include "simulator/core/json_cursor.hpp"
+#include "simulator/engine/engine.hpp"
 #include "simulator/planner/entrain/entrain_schedule.hpp"
+#include "simulator/workload/training_report.hpp"
+#include "simulator/workload/training_workload.hpp"
 #include "tests/simulator/planner/dflop/dflop_test_support.hpp"
 
 namespace weft::dflop {
@@ -182,6 +186,34 @@ TEST_CASE("a sample's observed durations are its share of the costliest stages' 
     attention += static_cast<double>(own.attention_forward + own.attention_backward);
   }
   CHECK(seen.llm[0] == Approx((linear / 1024.0 * 512.0 + attention) / 1e9 + 0.25));
+}
+
+TEST_CASE("the stage model and the full simulator agree on DFLOP's layout of modules on meshes of their own",
+          "[dflop][meshes]") {
+  // Two implementations of one layout: the bundled scenario simulated op by op (every transfer,
+  // collective, kernel gap and the optimizer step), and DFLOP's stage model of the same meshes,
+  // stages, slots and uniform samples.
+  const JsonDocument document =
+      JsonDocument::parse_file(WEFT_SOURCE_DIR "/scenarios/experiments/llava-ov-llama3-8b-32xa100-meshes.json");
+  const TrainingScenario scenario = load_training_scenario(document.root());
+  TrainingWorkload workload = build_training_workload(scenario, {});
+  const SimulationResult result = simulate(workload.graph, *workload.cost_model, {});
+  const double simulated = make_training_report(scenario, workload, result).iteration_time_s;
+
+  TrainingScenario one_mesh = scenario;  // the stage model's costs do not depend on the meshes
+  one_mesh.parallel.module_meshes.clear();
+  ModelCosts costs(one_mesh);
+  const int slots = static_cast<int>(scenario.microbatches());
+  const DflopPlan plan = plan_of({1, 1, 2}, {2, 3, 5}, slots);
+  const std::vector<int>& layers = scenario.parallel.stage_layers;
+  const StageLayers stages{{layers[0]}, {layers[1], layers[2], layers[3]}};
+  const std::vector<SampleShape> samples(static_cast<std::size_t>(scenario.training.global_batch),
+                                         scenario.training.sample());
+  std::vector<std::vector<std::size_t>> buckets;
+  for (std::size_t i = 0; i < samples.size(); ++i) buckets.push_back({i});
+  const double staged = static_cast<double>(time_iteration(costs, plan, stages, samples, buckets, 128)) / 1e9;
+  INFO("simulated " << simulated << " s, stage model " << staged << " s");
+  CHECK(simulated == Approx(staged).epsilon(0.05));
 }
 
 }  // namespace
