@@ -165,6 +165,19 @@ TEST_CASE("module meshes: a mesh that is the plan's own changes nothing", "[work
   }
 }
 
+TEST_CASE("module meshes: ZeRO shards each module's states over its own replicas", "[workload][meshes]") {
+  auto with_zero = [](std::string parallel) { return parallel.insert(parallel.find(R"("pp")"), R"("zero": 1, )"); };
+  const TrainingRun run = run_training(scenario_from(vlm(with_zero(meshed(4)), 2)));
+  const TrainingRun vision = run_training(scenario_from(vlm(with_zero(uniform(1, 4)), 1)));
+  const TrainingRun language = run_training(scenario_from(vlm(with_zero(uniform(2, 2)), 2)));
+  const StaticMemory& encoder = rank_of_stage(run, 0).static_memory;
+  CHECK(encoder.optimizer_states == rank_of_stage(vision, 0).static_memory.optimizer_states);
+  CHECK(rank_of_stage(run, 1).static_memory.optimizer_states ==
+        rank_of_stage(language, 1).static_memory.optimizer_states);
+  // By hand: 12 bytes of Adam states and main weights per trained parameter, over 4 replicas.
+  CHECK(encoder.optimizer_states == 12 * rank_of_stage(run, 0).parameters / 4);
+}
+
 TEST_CASE("module meshes: model FLOPs are the model's, whatever its meshes", "[workload][meshes]") {
   for (const int images : {2, 3}) {
     const TrainingRun run = run_training(scenario_from(vlm(meshed(4), images)));
