@@ -17,6 +17,36 @@ using dflop::DflopReport;
 using dflop::DflopRun;
 using dflop::ModuleLayout;
 
+// Each layout op by op on uniform samples, beside the stage model on the same samples.
+std::string full_simulation_text(const std::vector<dflop::FullSimulation>& full) {
+  if (full.empty()) return {};
+  const SampleShape& sample = full.front().sample;
+  std::string out = fmt::format(
+      "\nEach layout op by op (weft simulate, each component on a mesh of its own) on uniform samples of {} images "
+      "and {} tokens, as many as its buckets hold, against the stage model on the same samples:\n",
+      sample.images, sample.seq_len);
+  TextTable table;
+  table.add_column("layout", TextTable::Align::left);
+  for (const char* name : {"samples", "iteration", "samples/s", "stage model", "full vs stage model"})
+    table.add_column(name, TextTable::Align::right);
+  for (const dflop::FullSimulation& run : full) {
+    if (!run.iteration_s) {
+      table.add_row(
+          {run.layout, std::to_string(run.samples), "not simulated", "", format_seconds(run.stage_model_s), ""});
+      continue;
+    }
+    table.add_row({run.layout, std::to_string(run.samples),
+                   format_seconds(*run.iteration_s) + (run.out_of_memory ? " (out of memory)" : ""),
+                   fmt::format("{:.1f}", run.samples_per_s), format_seconds(run.stage_model_s),
+                   fmt::format("{:+.1f}%", (*run.iteration_s / run.stage_model_s - 1.0) * 100.0)});
+  }
+  out += table.render("  ");
+  for (const dflop::FullSimulation& run : full) {
+    if (!run.refused.empty()) out += "  " + run.layout + " not simulated: " + run.refused + "\n";
+  }
+  return out;
+}
+
 std::string layout_text(const ModuleLayout& layout) {
   return fmt::format("TP {} PP {} DP {} ({} GPUs)", layout.tp, layout.pp, layout.dp, layout.gpus());
 }
@@ -165,6 +195,7 @@ std::string render_dflop_report(const std::string& subject, const DflopReport& r
                   fmt::format("{:.1f}", run.tflops_per_gpu), fmt::format("{:.2f}x", run.samples_per_s / reference)});
   }
   out += runs.render("  ");
+  out += full_simulation_text(report.full);
   // Wall-clock times last: they differ run to run.
   double solve_ms = 0.0;
   double slowest_ms = 0.0;
@@ -231,6 +262,19 @@ nlohmann::json dflop_json(const std::string& scenario, const DflopReport& report
                     {"tflops_per_gpu", run.tflops_per_gpu}});
   }
   out["runs"] = std::move(runs);
+  nlohmann::json full = nlohmann::json::array();
+  for (const dflop::FullSimulation& run : report.full) {
+    full.push_back({{"layout", run.layout},
+                    {"plan", plan_json(run.plan)},
+                    {"sample", {{"images", run.sample.images}, {"tokens", run.sample.seq_len}}},
+                    {"samples", run.samples},
+                    {"stage_model_s", run.stage_model_s},
+                    {"iteration_s", run.iteration_s ? nlohmann::json(*run.iteration_s) : nlohmann::json()},
+                    {"samples_per_s", run.samples_per_s},
+                    {"out_of_memory", run.out_of_memory},
+                    {"refused", run.refused}});
+  }
+  out["full_simulation"] = std::move(full);
   out["timings_ms"] = {
       {"profile", report.profile_ms}, {"search", report.dflop_search_ms}, {"uniform_search", report.uniform_search_ms}};
   return out;

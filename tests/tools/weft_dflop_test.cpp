@@ -60,6 +60,23 @@ TEST_CASE("weft dflop profiles, plans, schedules and runs the bundled LLaVA-OV s
     CHECK(samples == 256);
     CHECK(step["c_max_s"].get<double>() <= step["random_c_max_s"].get<double>());
   }
+  SECTION("each layout runs op by op, close to the stage model on the same samples") {
+    CHECK_THAT(run.out, Contains("Each layout op by op (weft simulate, each component on a mesh of its own)"));
+    // The scenario's layout, the best uniform one and DFLOP's: three, or fewer where two coincide.
+    const auto& full = json["full_simulation"];
+    REQUIRE(full.size() >= 2);
+    CHECK(full.back()["layout"].get<std::string>().find("DFLOP's layout") != std::string::npos);
+    for (const auto& layout : full) {
+      INFO(layout.dump());
+      REQUIRE(layout["iteration_s"].is_number());
+      // Two implementations of one layout: within 5% of each other.
+      CHECK(layout["iteration_s"].get<double>() == Approx(layout["stage_model_s"].get<double>()).epsilon(0.05));
+      const int buckets = layout["plan"]["microbatches"].get<int>() * layout["plan"]["llm"]["dp"].get<int>();
+      CHECK(layout["samples"].get<int>() % buckets == 0);
+      CHECK(layout["samples"].get<int>() >= 256);
+      CHECK(layout["samples"].get<int>() < 256 + buckets);
+    }
+  }
   SECTION("anomalies are reported and slow the runs") {
     const auto slowed =
         run_weft("dflop '" + kDflop + "' --iterations 2 --anomalies 0.05,1 --json " + quoted(dir.file("a.json")));

@@ -122,10 +122,12 @@ DflopReport plan_dflop(const TrainingScenario& scenario, const DflopOptions& opt
   struct Setup {
     DflopRun run;
     StageLayers stages;
+    std::string layout;  // whose layout it runs
   };
   std::vector<Setup> setups;
-  auto add = [&](std::string name, const DflopPlan& plan, BucketMethod split) {
+  auto add = [&](std::string name, std::string layout, const DflopPlan& plan, BucketMethod split) {
     Setup setup;
+    setup.layout = std::move(layout);
     setup.run.name = std::move(name);
     setup.run.plan = plan;
     setup.run.split = split;
@@ -135,13 +137,14 @@ DflopReport plan_dflop(const TrainingScenario& scenario, const DflopOptions& opt
   if (const std::optional<DflopPlan> given = scenario_plan(costs, report, space)) {
     const bool fits = given->encoder_memory <= report.memory_capacity && given->llm_memory <= report.memory_capacity;
     add(fits ? "the scenario's layout, random split" : "the scenario's layout, random split (over memory by Eqs. 4-5)",
-        *given, BucketMethod::random);
+        "the scenario's layout", *given, BucketMethod::random);
   }
   if (report.uniform.best)
-    add("best uniform layout, random split (Megatron-LM, PyTorch)", *report.uniform.best, BucketMethod::random);
-  add("DFLOP's layout, random split (its optimizer alone)", best, BucketMethod::random);
-  add("DFLOP's layout and online scheduler (DFLOP)", best, BucketMethod::ilp);
-  add("DFLOP with adaptive correction", best, BucketMethod::ilp);
+    add("best uniform layout, random split (Megatron-LM, PyTorch)", "best uniform layout", *report.uniform.best,
+        BucketMethod::random);
+  add("DFLOP's layout, random split (its optimizer alone)", "DFLOP's layout", best, BucketMethod::random);
+  add("DFLOP's layout and online scheduler (DFLOP)", "DFLOP's layout", best, BucketMethod::ilp);
+  add("DFLOP with adaptive correction", "DFLOP's layout", best, BucketMethod::ilp);
   Setup& scheduled = setups[setups.size() - 2];
   Setup& corrected = setups.back();
   AdaptiveCorrection correction(options.correction);
@@ -196,6 +199,21 @@ DflopReport plan_dflop(const TrainingScenario& scenario, const DflopOptions& opt
     }
     report.scheduler.push_back(std::move(step));
     report.correction.push_back(tracked);
+  }
+  // Each layout once more, op by op on uniform samples (full_simulation.hpp).
+  for (const Setup& setup : setups) {
+    const DflopPlan& plan = setup.run.plan;
+    const std::string& layout = setup.layout;
+    const auto seen = std::find_if(report.full.begin(), report.full.end(), [&](const FullSimulation& done) {
+      return done.plan.encoder == plan.encoder && done.plan.llm == plan.llm &&
+             done.plan.microbatches == plan.microbatches;
+    });
+    if (seen == report.full.end()) {
+      report.full.push_back(
+          simulate_layout(scenario, costs, layout, plan, setup.stages, report.data, report.global_batch, data.pad_to));
+    } else if (seen->layout.find(layout) == std::string::npos) {
+      seen->layout += " = " + layout;  // another run's layout is the same
+    }
   }
   for (Setup& setup : setups) {
     DflopRun& run = setup.run;

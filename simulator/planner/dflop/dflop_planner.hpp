@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "simulator/planner/dflop/adaptive_correction.hpp"
+#include "simulator/planner/dflop/full_simulation.hpp"
 #include "simulator/planner/dflop/microbatch_scheduler.hpp"
 #include "simulator/planner/dflop/model_profiler.hpp"
 #include "simulator/planner/dflop/parallelism_search.hpp"
@@ -69,6 +70,8 @@ struct DflopReport {
   // The scenario's layout and the best uniform one with random splits, DFLOP's layout with a
   // random split, with its scheduler, and with adaptive correction.
   std::vector<DflopRun> runs;
+  // Each of their layouts in weft's full simulation, on uniform samples (full_simulation.hpp).
+  std::vector<FullSimulation> full;
 };
 
 // DFLOP (papers/003 §3) on the scenario's model, cluster and per-sample data: the Model Profiler
