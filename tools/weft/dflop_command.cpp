@@ -76,7 +76,9 @@ void add_dflop_command(CLI::App& app) {
       "its adaptive "
       "correction. Each batch is then timed on the stage model under the scenario's layout and the best uniform "
       "layout with a random split (Megatron-LM's and PyTorch's), under DFLOP's layout with a random split, with its "
-      "scheduler, and with adaptive correction (docs/dflop.md).");
+      "scheduler, and with adaptive correction; and each of those layouts is simulated op by op, each component on a "
+      "mesh of its own, on uniform samples of the dataset's mean shape, beside the stage model on the same samples "
+      "(docs/dflop.md).");
   command
       ->add_option("SCENARIO", flags->scenario,
                    "Training scenario JSON file: an encoder and a language model and per-sample data; its parallel "
