@@ -12,24 +12,17 @@ stage model on the same samples, for each layout.
 """
 import os
 import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
-from weft_runs import weft_json  # noqa: E402
+from importlib import import_module
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from importlib import import_module  # noqa: E402
-
-CASES = import_module("dflop-table").CASES
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+reports = import_module("dflop-table").reports
 
 
 def main():
     print("| model | GPUs | uniform sample | hand layout, full simulation | best uniform | DFLOP's layout "
           "| full simulation over the stage model, per layout |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
-    for name, case in CASES:
-        scenario = os.path.join(ROOT, "scenarios", "experiments", case + ".json")
-        report = weft_json(["dflop", scenario, "--ilp-seconds", "0.001"])
+    for name, report in reports():
         full = report["full_simulation"]
         by_layout = {}
         for run in full:

@@ -35,13 +35,18 @@ def layout(plan):
             f"{plan['microbatches']} mb")
 
 
+def reports():
+    """(model name, `weft dflop --json` report) of each case, the ILP given 1 ms."""
+    for name, case in CASES:
+        scenario = os.path.join(ROOT, "scenarios", "experiments", case + ".json")
+        yield name, weft_json(["dflop", scenario, "--ilp-seconds", "0.001"])
+
+
 def main():
     print("| model | GPUs | hand layout (TP/PP/DP) | its iteration | best uniform | DFLOP's optimizer alone | DFLOP "
           "| DFLOP's layout (TP/PP/DP, microbatches) | stage model over Algorithm 1's expectation |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    for name, case in CASES:
-        scenario = os.path.join(ROOT, "scenarios", "experiments", case + ".json")
-        report = weft_json(["dflop", scenario, "--ilp-seconds", "0.001"])
+    for name, report in reports():
         runs = report["runs"]
         hand, uniform, alone, dflop = runs[0], runs[1], runs[2], runs[3]
         base = hand["mean_iteration_s"]

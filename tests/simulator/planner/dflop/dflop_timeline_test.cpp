@@ -14,6 +14,8 @@
 namespace weft::dflop {
 namespace {
 
+using test::plan_of;
+
 struct Pass {
   TimeNs forward = 0;
   TimeNs backward = 0;
@@ -34,14 +36,6 @@ TrainingScenario ideal_scenario() {
   TrainingScenario scenario = test::load_scenario_text(test::small_dflop_scenario());
   scenario.options.ideal_network = true;  // transfers take no time: the schedule by hand below
   return scenario;
-}
-
-DflopPlan plan_of(ModuleLayout encoder, ModuleLayout llm, int microbatches) {
-  DflopPlan plan;
-  plan.encoder = encoder;
-  plan.llm = llm;
-  plan.microbatches = microbatches;
-  return plan;
 }
 
 TEST_CASE("two slots through an encoder stage and an LLM stage run 1F1B", "[dflop]") {

@@ -14,14 +14,7 @@ namespace weft::dflop {
 namespace {
 
 using Catch::Matchers::Contains;
-
-DflopPlan layout(ModuleLayout encoder, ModuleLayout llm, int microbatches) {
-  DflopPlan plan;
-  plan.encoder = encoder;
-  plan.llm = llm;
-  plan.microbatches = microbatches;
-  return plan;
-}
+using test::plan_of;
 
 DatasetProfile mean_shape(double images, double tokens) {
   DatasetProfile data;
@@ -35,7 +28,7 @@ TEST_CASE("a layout runs op by op as the same layout written out as a scenario",
   ModelCosts costs(base);
   // The encoder at TP1 DP4 on 4 GPUs, the LLM at TP2 DP2 on 4; 3 slots of 2 buckets hold the 16
   // samples at 3 a bucket: 18 samples of 3 images (2.6 rounded) and 1,024 tokens (900 padded to 128).
-  const FullSimulation full = simulate_layout(base, costs, "test", layout({1, 1, 4}, {2, 1, 2}, 3), {{4}, {4}},
+  const FullSimulation full = simulate_layout(base, costs, "test", plan_of({1, 1, 4}, {2, 1, 2}, 3), {{4}, {4}},
                                               mean_shape(2.6, 900.0), 16, 128);
   CHECK(full.samples == 18);
   CHECK(full.sample.images == 3);
@@ -64,8 +57,8 @@ TEST_CASE("a layout the simulation cannot hold is timed on the stage model alone
   const TrainingScenario base = test::load_scenario_text(test::small_dflop_scenario());
   ModelCosts costs(base);
   // One sample of one image a bucket: a slot's 2 images cannot feed 4 encoder replicas.
-  const FullSimulation full =
-      simulate_layout(base, costs, "test", layout({1, 1, 4}, {2, 1, 2}, 3), {{4}, {4}}, mean_shape(1.0, 300.0), 6, 128);
+  const FullSimulation full = simulate_layout(base, costs, "test", plan_of({1, 1, 4}, {2, 1, 2}, 3), {{4}, {4}},
+                                              mean_shape(1.0, 300.0), 6, 128);
   CHECK_FALSE(full.iteration_s.has_value());
   CHECK_THAT(full.refused, Contains("parallel.modules.vision.dp: 4 replicas for the 2 images of a slot"));
   CHECK(full.stage_model_s > 0.0);
