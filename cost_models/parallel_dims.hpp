@@ -33,7 +33,7 @@ struct ParallelDims {
   // Per pipeline position, its own TP and DP (pp entries), or empty where every position has tp
   // and dp. Positions keep Megatron's order inside them and follow each other: position p's
   // ranks come after every rank of the positions before it.
-  std::vector<PositionMesh> positions;
+  std::vector<PositionMesh> positions{};
 
   int tp_at(int position) const { return positions.empty() ? tp : positions[static_cast<std::size_t>(position)].tp; }
   int dp_at(int position) const { return positions.empty() ? dp : positions[static_cast<std::size_t>(position)].dp; }

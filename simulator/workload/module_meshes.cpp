@@ -12,8 +12,6 @@ namespace {
   throw InvalidPlan(path + ": " + message, rule);
 }
 
-std::string str(std::int64_t value) { return std::to_string(value); }
-
 int read_mesh_degree(const JsonCursor& json) {
   const std::int64_t degree = json.as_positive_int();
   if (degree > (1 << 20)) json.fail("expected at most 1048576");
@@ -88,7 +86,6 @@ void validate_module_meshes(const TrainingScenario& s) {
   auto refuse = [](const std::string& path, const char* rule, const std::string& what) {
     reject_meshes(path, rule, what + " is not simulated with modules on meshes of their own (parallel.modules)");
   };
-  if (s.data) refuse("data", "module meshes with per-sample data", "per-sample data");
   if (s.cluster.stragglers || !s.cluster.node_groups.empty()) {
     refuse("cluster", "module meshes on a mixed or straggling cluster", "a cluster with stragglers or GPU types");
   }
@@ -102,13 +99,14 @@ void validate_module_meshes(const TrainingScenario& s) {
     const std::string path = "parallel.modules." + module.name + ".dp";
     if (module.tokens != TokenSource::images) {
       reject_meshes(path, "a slot that does not split over the module's replicas",
-                    str(dp) + " does not divide a slot's " + str(slot) +
+                    std::to_string(dp) + " does not divide a slot's " + std::to_string(slot) +
                         " samples (training.micro_batch x parallel.dp), and module '" + module.name +
                         "' deals them whole (only an image encoder deals a slot's images)");
     }
-    if (slot * s.training.images < dp) {
-      reject_meshes(path, "more replicas than a slot's images",
-                    str(dp) + " replicas for the " + str(slot * s.training.images) + " images of a slot");
+    if (!s.data && slot * s.training.images < dp) {  // per-sample data: each slot its own images
+      reject_meshes(
+          path, "more replicas than a slot's images",
+          std::to_string(dp) + " replicas for the " + std::to_string(slot * s.training.images) + " images of a slot");
     }
   }
 }
@@ -121,9 +119,9 @@ std::string describe_module_meshes(const TrainingScenario& s) {
     if (stages == 0) continue;
     const PositionMesh mesh = p.module_meshes[m];
     if (!text.empty()) text += "; ";
-    text += s.model.modules[m].name + " " + str(stages) + (stages == 1 ? " stage" : " stages") + " x tp " +
-            str(mesh.tp) + (p.cp > 1 ? " x cp " + str(p.cp) : "") + " x dp " + str(mesh.dp) + " = " +
-            str(std::int64_t{stages} * mesh.tp * p.cp * mesh.dp) + " GPUs";
+    text += s.model.modules[m].name + " " + std::to_string(stages) + (stages == 1 ? " stage" : " stages") + " x tp " +
+            std::to_string(mesh.tp) + (p.cp > 1 ? " x cp " + std::to_string(p.cp) : "") + " x dp " +
+            std::to_string(mesh.dp) + " = " + std::to_string(std::int64_t{stages} * mesh.tp * p.cp * mesh.dp) + " GPUs";
   }
   return text;
 }

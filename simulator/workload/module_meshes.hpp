@@ -34,8 +34,9 @@ struct TrainingScenario;
 void read_module_meshes(const JsonCursor& parallel, TrainingScenario& scenario);
 
 // Checks what this version simulates with meshes of their own (InvalidPlan naming the field):
-// uniform data on healthy GPUs of one type, folded, ZeRO below 3, no hybrid sharding or
-// redundant computation; a slot that splits over each module's replicas.
+// healthy GPUs of one type, ZeRO below 3, no hybrid sharding; a slot that splits over each
+// module's replicas. The simulation itself takes uniform data only, folded (the training graph
+// builder refuses the rest); weft dflop times such a layout on per-sample data.
 void validate_module_meshes(const TrainingScenario& s);
 
 // Each module's GPUs: "vision 1 stage x tp 1 x dp 8 = 8 GPUs; language 3 stages x tp 2 x dp 4 = 24 GPUs".

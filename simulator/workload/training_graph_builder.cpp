@@ -58,6 +58,11 @@ TrainingGraphBuilder::TrainingGraphBuilder(const TrainingScenario& scenario, con
   if (plan.per_module_meshes() && unfold_) {
     throw InputError("--unfold: modules on meshes of their own (parallel.modules) are simulated folded");
   }
+  if (plan.per_module_meshes() && microbatch_shapes_) {
+    throw InputError(
+        "data: modules on meshes of their own (parallel.modules) are simulated on uniform samples; leave the data "
+        "section out (weft dflop times the layout on it)");
+  }
   if (plan.hybrid_sharding() && unfold_) {
     throw InputError(
         "--unfold: hybrid sharding (parallel.dp_shard) is simulated folded, with one replica of each stage");

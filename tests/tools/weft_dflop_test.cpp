@@ -109,6 +109,34 @@ TEST_CASE("weft dflop profiles, plans, schedules and runs the bundled LLaVA-OV s
   }
 }
 
+TEST_CASE("weft dflop times a scenario whose modules have meshes of their own as its layout", "[cli][dflop][meshes]") {
+  const TempDir dir;
+  // DFLOP's layout for this model (the bundled run's), written into the scenario: the encoder at
+  // TP1 DP2 on 2 GPUs, the LLM at TP2 PP3 DP5 on 30; 240 samples, 48 slots of 5.
+  auto scenario = nlohmann::json::parse(read_file(kDflop));
+  scenario["parallel"] = nlohmann::json::parse(R"({"tp": 2, "pp": 4, "dp": 5, "schedule": "1f1b", "recompute": "full",
+      "modality_stages": {"vision": 1, "language": 3}, "modules": {"vision": {"tp": 1, "dp": 2}}})");
+  scenario["training"]["global_batch"] = 240;
+  const auto file = dir.write("meshes.json", scenario.dump());
+  const auto run = run_weft("dflop " + quoted(file) + " --iterations 1 --json " + quoted(dir.file("d.json")));
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  const auto json = nlohmann::json::parse(read_file(dir.file("d.json")));
+  const auto& given = json["runs"][0];
+  CHECK(given["name"] == "the scenario's layout, random split");
+  CHECK(given["plan"]["encoder"] == nlohmann::json({{"tp", 1}, {"pp", 1}, {"dp", 2}}));
+  CHECK(given["plan"]["llm"] == nlohmann::json({{"tp", 2}, {"pp", 3}, {"dp", 5}}));
+  CHECK(given["plan"]["microbatches"] == 48);
+  const auto& full = json["full_simulation"][0];
+  CHECK(full["layout"].get<std::string>().rfind("the scenario's layout", 0) == 0);
+  CHECK(full["iteration_s"].is_number());
+  // weft simulate runs such a layout on uniform samples only.
+  const auto simulated = run_weft("simulate " + quoted(file));
+  CHECK(simulated.exit_code == 2);
+  CHECK_THAT(simulated.err, Contains("data: modules on meshes of their own (parallel.modules) are simulated on "
+                                     "uniform samples"));
+}
+
 TEST_CASE("weft dflop refuses bad input with exit 2 and leaves no file", "[cli][dflop]") {
   const TempDir dir;
   const auto rejects = [&](const std::string& arguments, const std::string& message) {

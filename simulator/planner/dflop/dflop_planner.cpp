@@ -33,9 +33,9 @@ double batch_flops(const SampleFlops& flops, std::span<const SampleShape> sample
   return total;
 }
 
-// The scenario's own layout as a uniform DFLOP plan: its TP and DP for both components, its
-// pipeline stages split between them (modality_stages, or the stages of its layer split that hold
-// only encoder layers), its microbatch count. None when it does not split that way (virtual
+// The scenario's own layout as a DFLOP plan: its TP and DP for both components (the encoder
+// component's own under parallel.modules), its pipeline stages split between them (modality_stages, or the stages of
+// its layer split that hold only encoder layers), its microbatch count. None when it does not split that way (virtual
 // stages, context parallelism, a stage of both components).
 std::optional<DflopPlan> scenario_plan(const ModelCosts& costs, const DflopReport& report, const SearchSpace& space) {
   const TrainingScenario& s = costs.scenario();
@@ -54,9 +54,12 @@ std::optional<DflopPlan> scenario_plan(const ModelCosts& costs, const DflopRepor
     if (layers != costs.encoder_layers()) return std::nullopt;
   }
   if (encoder_stages < 1 || encoder_stages >= p.pp) return std::nullopt;
-  SearchSpace uniform = space;
-  uniform.uniform = true;
-  return evaluate_plan(report.profile, report.data, uniform, {p.tp, encoder_stages, p.dp},
+  // Modules on meshes of their own (parallel.modules): the encoder component's, one for all its stages.
+  const PositionMesh encoder = p.mesh_at(0);
+  for (int position = 1; position < encoder_stages; ++position) {
+    if (p.mesh_at(position) != encoder) return std::nullopt;
+  }
+  return evaluate_plan(report.profile, report.data, space, {encoder.tp, encoder_stages, encoder.dp},
                        {p.tp, p.pp - encoder_stages, p.dp}, checked_int(s.microbatches(), "microbatches"));
 }
 

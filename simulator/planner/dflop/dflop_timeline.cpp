@@ -11,8 +11,6 @@
 namespace weft::dflop {
 namespace {
 
-std::int64_t padded(std::int64_t tokens, std::int64_t pad_to) { return (tokens + pad_to - 1) / pad_to * pad_to; }
-
 struct PassTimes {
   TimeNs forward = 0;
   TimeNs backward = 0;

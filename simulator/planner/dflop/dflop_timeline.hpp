@@ -10,6 +10,9 @@
 
 namespace weft::dflop {
 
+// `tokens` padded up to a multiple of `pad_to`, as a bucket's packed sequence is.
+inline std::int64_t padded(std::int64_t tokens, std::int64_t pad_to) { return (tokens + pad_to - 1) / pad_to * pad_to; }
+
 // Each component's layers per pipeline stage.
 struct StageLayers {
   std::vector<int> encoder;

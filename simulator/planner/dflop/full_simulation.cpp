@@ -13,8 +13,6 @@
 namespace weft::dflop {
 namespace {
 
-std::int64_t padded(std::int64_t tokens, std::int64_t pad_to) { return (tokens + pad_to - 1) / pad_to * pad_to; }
-
 // The layout as a weft scenario: the encoder component's module (with its projectors) on E_pp
 // stages of its mesh, the LLM on L_pp stages of its own, each stage holding the layers `stages`
 // give it; data parallel without ZeRO, as DFLOP's framework and its memory model (Eqs. 4 - 5) run.

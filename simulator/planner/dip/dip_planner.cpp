@@ -20,6 +20,7 @@ namespace {
 void check_plannable(const TrainingScenario& scenario) {
   const ParallelPlan& p = scenario.parallel;
   if (p.cp != 1) throw InputError("parallel.cp: the planner splits sequences whole; expected 1");
+  if (p.per_module_meshes()) throw InputError(std::string(kOneMesh));
   if (splits_weight_gradients(p.schedule))
     throw InputError("parallel.schedule: " + std::string(kPipelineScheduleNames.name(p.schedule)) +
                      " splits weight passes, which the stage model does not; the baseline must be gpipe, 1f1b, "
@@ -365,11 +366,6 @@ DipPlan plan_replica(const TrainingScenario& scenario, const DipOptions& options
 }  // namespace
 
 LayerPolicy layer_policy(const TrainingScenario& scenario) {
-  if (scenario.parallel.per_module_meshes()) {
-    throw InputError(
-        "parallel.modules: the stage model gives every module the plan's tp and dp (weft dflop searches each "
-        "module's mesh itself); leave it out");
-  }
   if (scenario.parallel.hybrid_sharding()) {
     throw InputError(
         "parallel.dp_shard: the stage model reduces gradients over all of data parallelism, not over hybrid shard "

@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "simulator/planner/dip/layer_tuning.hpp"
@@ -45,6 +46,11 @@ struct ScheduleOutcome {
 // Megatron-LM's selective recompute, not per-op checkpointing, and one policy for every layer:
 // InputError for per-op checkpointing and for full recompute of some layers (recompute_layers).
 LayerPolicy layer_policy(const TrainingScenario& scenario);
+
+// Why weft plan and entrain refuse modules on meshes of their own.
+inline constexpr std::string_view kOneMesh =
+    "parallel.modules: the stage model gives every module the plan's tp and dp (weft dflop times and searches each "
+    "module's mesh); leave it out";
 
 struct SimulatedDipPlan;
 

@@ -23,6 +23,7 @@ constexpr std::int64_t kMaxEntrainSamples = std::int64_t{1} << 24;
 
 void check_scenario(const TrainingScenario& scenario) {
   check_encoder_llm_scenario(scenario, "Entrain");
+  if (scenario.parallel.per_module_meshes()) throw InputError(std::string(dip::kOneMesh));
   if (!scenario.data->pack || scenario.data->max_samples < 1)
     throw InputError(
         "data.pack: an Entrain microbatch is several samples packed into one sequence: set \"pack\": "
