@@ -53,8 +53,6 @@ TrainingGraphBuilder::TrainingGraphBuilder(const TrainingScenario& scenario, con
     replica_dp_ = unfold_ ? std::vector<int>{0} : distinct_replicas(scenario.cluster, dims_);
   }
   replicas_ = static_cast<int>(replica_dp_.size());
-  // Joining simulated replicas' collectives assumes one data-parallel group per stage (the
-  // scenario's validation refuses per-sample data and stragglers with hybrid sharding).
   if (plan.per_module_meshes() && unfold_) {
     throw InputError("--unfold: modules on meshes of their own (parallel.modules) are simulated folded");
   }
@@ -63,6 +61,8 @@ TrainingGraphBuilder::TrainingGraphBuilder(const TrainingScenario& scenario, con
         "data: modules on meshes of their own (parallel.modules) are simulated on uniform samples; leave the data "
         "section out (weft dflop times the layout on it)");
   }
+  // Joining simulated replicas' collectives assumes one data-parallel group per stage (the
+  // scenario's validation refuses per-sample data and stragglers with hybrid sharding).
   if (plan.hybrid_sharding() && unfold_) {
     throw InputError(
         "--unfold: hybrid sharding (parallel.dp_shard) is simulated folded, with one replica of each stage");
@@ -189,7 +189,7 @@ std::uint32_t TrainingGraphBuilder::group_id(CommGroupKind kind, const RankCoord
       for (int cp = 0; cp < dims_.cp; ++cp) add({c.tp, cp, c.dp, c.pp});
       break;
     case CommGroupKind::dp: {  // gradients are reduced over data and context parallel ranks
-      const int width = s_.parallel.per_module_meshes() ? dims_.dp_at(c.pp) : s_.parallel.shard_dp();
+      const int width = s_.parallel.shard_dp_at(c.pp);
       const int first = c.dp / width * width;
       for (int dp = first; dp < first + width; ++dp) {
         for (int cp = 0; cp < dims_.cp; ++cp) add({c.tp, cp, dp, c.pp});
@@ -412,9 +412,7 @@ void TrainingGraphBuilder::create_chunks(std::vector<std::vector<Chunk>>& chunks
     chunk.group = group;
     const auto g = static_cast<std::size_t>(group);
     // Under per-module meshes, a stage's module shards its part of the slot on its own mesh.
-    const ModuleShard shard = s_.parallel.per_module_meshes()
-                                  ? module_shard(s_, module_at(s_, group % s_.parallel.pp), context_, sample_)
-                                  : ModuleShard{.context = context_, .sample = sample_, .work_share = 1.0};
+    const ModuleShard shard = module_shard(s_, module_at(s_, group % s_.parallel.pp), context_, sample_);
     chunk.work_share = shard.work_share;
     model_.append_steps(shard.context, shard.sample,
                         {first_layer[g], first_layer[g + 1], group == 0, group + 1 == group_count()},

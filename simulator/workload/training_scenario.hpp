@@ -83,9 +83,11 @@ struct ParallelPlan {
   bool hybrid_sharding() const { return shard_replicas() > 1; }
   // The ranks ZeRO divides optimizer states (and, from zero 2, gradients; at 3, parameters) over.
   std::int64_t zero_shards() const { return zero >= 1 ? std::int64_t{shard_dp()} * cp : 1; }
-  // The same for the stages at `position`, whose module may have a DP of its own.
+  // The same for the stages at `position`, whose module may have a DP of its own (hybrid
+  // sharding and module meshes do not go together).
+  int shard_dp_at(int position) const { return per_module_meshes() ? mesh_at(position).dp : shard_dp(); }
   std::int64_t zero_shards_at(int position) const {
-    return per_module_meshes() && zero >= 1 ? std::int64_t{mesh_at(position).dp} * cp : zero_shards();
+    return zero >= 1 ? std::int64_t{shard_dp_at(position)} * cp : 1;
   }
   RecomputeChoice recompute_choice() const { return {.policy = recompute, .layers = recompute_layers}; }
 };
