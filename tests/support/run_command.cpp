@@ -39,15 +39,6 @@ std::filesystem::path TempDir::write(const std::string& name, const std::string&
 
 namespace {
 
-CommandResult run_captured(const std::string& command_line) {
-  const TempDir capture;
-  const std::string command =
-      command_line + " >'" + capture.file("out").string() + "' 2>'" + capture.file("err").string() + "'";
-  const int status = std::system(command.c_str());
-  if (status == -1 || !WIFEXITED(status)) throw std::runtime_error("could not run: " + command);
-  return {WEXITSTATUS(status), read_file(capture.file("out")), read_file(capture.file("err"))};
-}
-
 // Open MPI unloads the components it does not select, and with them what LeakSanitizer needs to
 // name the allocations they made. Under the sanitizers, processes that start MPI therefore record
 // full stacks at each allocation (slow, so only those), which reach Open MPI's own libraries, whose
@@ -57,6 +48,19 @@ std::string mpi_environment() {
   return asan == nullptr ? "" : std::string("ASAN_OPTIONS='") + asan + ":fast_unwind_on_malloc=0' ";
 }
 
+// Runs `command_line` in a shell, its output captured. A process that starts MPI gets the capture
+// directory as its TMPDIR: Open MPI's session directory there is named by host and user alone, and
+// two runs at once (ctest -j2) would race to create and remove the same one under /tmp.
+CommandResult run_captured(const std::string& command_line, bool mpi) {
+  const TempDir capture;
+  const std::string environment = mpi ? mpi_environment() + "TMPDIR='" + capture.path().string() + "' " : std::string();
+  const std::string command =
+      environment + command_line + " >'" + capture.file("out").string() + "' 2>'" + capture.file("err").string() + "'";
+  const int status = std::system(command.c_str());
+  if (status == -1 || !WIFEXITED(status)) throw std::runtime_error("could not run: " + command);
+  return {WEXITSTATUS(status), read_file(capture.file("out")), read_file(capture.file("err"))};
+}
+
 bool starts_mpi(const std::string& arguments) {
   return arguments.starts_with("bench") || arguments.starts_with("live");
 }
@@ -64,8 +68,7 @@ bool starts_mpi(const std::string& arguments) {
 }  // namespace
 
 CommandResult run_weft(const std::string& arguments) {
-  const std::string environment = starts_mpi(arguments) ? mpi_environment() : "";
-  return run_captured(environment + "'" + WEFT_BINARY + "' " + arguments);
+  return run_captured("'" + std::string(WEFT_BINARY) + "' " + arguments, starts_mpi(arguments));
 }
 
 std::string mpi_launcher(int ranks) {
@@ -76,10 +79,10 @@ std::string mpi_launcher(int ranks) {
 std::string weft_binary() { return WEFT_BINARY; }
 
 CommandResult run_mpi(int ranks, const std::string& program) {
-  return run_captured(mpi_environment() + "WEFT='" + WEFT_BINARY + "' " + mpi_launcher(ranks) + " " + program);
+  return run_captured("WEFT='" + std::string(WEFT_BINARY) + "' " + mpi_launcher(ranks) + " " + program, true);
 }
 
-CommandResult run_shell(const std::string& command_line) { return run_captured(mpi_environment() + command_line); }
+CommandResult run_shell(const std::string& command_line) { return run_captured(command_line, true); }
 
 CommandResult run_weft_mpi(int ranks, const std::string& arguments) {
   return run_mpi(ranks, std::string("'") + WEFT_BINARY + "' " + arguments);
