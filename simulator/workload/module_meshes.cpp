@@ -146,7 +146,7 @@ ModuleShard module_shard(const TrainingScenario& s, std::size_t module, const Sh
   const std::int64_t busiest = (images + mesh.dp - 1) / mesh.dp;
   shard.context.micro_batch = 1;
   shard.sample.images = busiest;
-  shard.work_share = static_cast<double>(images) / static_cast<double>(busiest * mesh.dp);
+  if (busiest > 0) shard.work_share = static_cast<double>(images) / static_cast<double>(busiest * mesh.dp);
   return shard;
 }
 
