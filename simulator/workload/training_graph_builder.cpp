@@ -56,10 +56,15 @@ TrainingGraphBuilder::TrainingGraphBuilder(const TrainingScenario& scenario, con
   if (plan.per_module_meshes() && unfold_) {
     throw InputError("--unfold: modules on meshes of their own (parallel.modules) are simulated folded");
   }
-  if (plan.per_module_meshes() && microbatch_shapes_) {
+  // Each replica of the last module draws its own samples; a module whose replicas split another
+  // module's slots would take shares of several replicas' samples, which are simulated apart.
+  if (plan.per_module_meshes() && microbatch_shapes_ &&
+      std::any_of(plan.module_meshes.begin(), plan.module_meshes.end(),
+                  [&](const PositionMesh& mesh) { return mesh.dp != plan.dp; })) {
     throw InputError(
-        "data: modules on meshes of their own (parallel.modules) are simulated on uniform samples; leave the data "
-        "section out (weft dflop times the layout on it)");
+        "data: with per-sample data every module on a mesh of its own (parallel.modules) takes parallel.dp, as "
+        "the last module does; simulate a module of another DP on uniform samples (weft dflop times it on the "
+        "data)");
   }
   // Joining simulated replicas' collectives assumes one data-parallel group per stage (the
   // scenario's validation refuses per-sample data and stragglers with hybrid sharding).

@@ -150,6 +150,46 @@ TEST_CASE("module meshes: an encoder replica's share of a slot costs what the sa
   }
 }
 
+TEST_CASE("module meshes: per-sample data where every module has the last one's DP", "[workload][meshes][data]") {
+  // Each DP replica draws its own samples of the tiled image dataset; vision at TP1, the language
+  // model at TP2, both at DP2, on 6 GPUs. Every pass costs what the same drawn microbatch costs on a
+  // uniform plan at its module's TP (the draws depend on DP and the microbatches, not on TP).
+  auto with_data = [](const std::string& parallel, int gpus) {
+    std::string text = vlm(parallel, 0);
+    text.replace(text.find(R"("images": 0)"), 11, R"("images": 0, "seq_len": 512)");
+    text.replace(text.find(R"("seq_len": 256, )"), 16, "");
+    text.replace(text.find(R"("gpus": 8)"), 9, R"("gpus": )" + std::to_string(gpus));
+    text.insert(text.rfind('}'), R"(, "data": {"dataset": "tiled-image-qa", "seed": 3, "pad_to": 128})");
+    return text;
+  };
+  const TrainingRun run = run_training(scenario_from(with_data(
+      R"({"tp": 2, "pp": 2, "dp": 2, "modality_stages": {"vision": 1, "language": 1}, "modules": {"vision": {"tp": 1}}})",
+      6)));
+  const TrainingRun vision = run_training(scenario_from(with_data(uniform(1, 2), 4)));
+  const TrainingRun language = run_training(scenario_from(with_data(uniform(2, 2), 8)));
+  REQUIRE(run.workload.per_replica);
+  auto duration = [](const TrainingRun& r, const PassOp& pass) {
+    return r.result.end(pass.op) - r.result.start(pass.op);
+  };
+  std::size_t compared = 0;
+  for (const PassOp& pass : run.workload.passes) {
+    const TrainingRun& reference = pass.stage == 0 ? vision : language;
+    const auto same =
+        std::find_if(reference.workload.passes.begin(), reference.workload.passes.end(), [&](const PassOp& other) {
+          return other.stage == pass.stage && other.replica == pass.replica && other.action.kind == pass.action.kind &&
+                 other.action.microbatch == pass.action.microbatch && other.recompute == pass.recompute;
+        });
+    REQUIRE(same != reference.workload.passes.end());
+    CHECK(duration(run, pass) == duration(reference, *same));
+    ++compared;
+  }
+  CHECK(compared == 2 * 2 * 4 * 2);  // replicas x stages x microbatches x (forward, backward)
+  // A module of another DP would take shares of several replicas' samples.
+  CHECK_THROWS_WITH(run_training(scenario_from(with_data(meshed(4), 8))),
+                    Contains("data: with per-sample data every module on a mesh of its own (parallel.modules) takes "
+                             "parallel.dp"));
+}
+
 TEST_CASE("module meshes: a mesh that is the plan's own changes nothing", "[workload][meshes]") {
   std::string text = vlm(meshed(2, 2), 2);
   text.replace(text.find(R"("ideal_network": true)"), 21, R"("ideal_network": false)");
