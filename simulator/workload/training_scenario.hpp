@@ -86,9 +86,7 @@ struct ParallelPlan {
   // The same for the stages at `position`, whose module may have a DP of its own (hybrid
   // sharding and module meshes do not go together).
   int shard_dp_at(int position) const { return per_module_meshes() ? mesh_at(position).dp : shard_dp(); }
-  std::int64_t zero_shards_at(int position) const {
-    return zero >= 1 ? std::int64_t{shard_dp_at(position)} * cp : 1;
-  }
+  std::int64_t zero_shards_at(int position) const { return zero >= 1 ? std::int64_t{shard_dp_at(position)} * cp : 1; }
   RecomputeChoice recompute_choice() const { return {.policy = recompute, .layers = recompute_layers}; }
 };
 
