@@ -46,19 +46,26 @@ void check_model_shape(const MultimodalSpec& model) {
 
 }  // namespace
 
+std::size_t transformer_module_named(const JsonCursor& value, const MultimodalSpec& model, const std::string& name,
+                                     std::string_view projector_note) {
+  const auto module = std::find_if(model.modules.begin(), model.modules.end(),
+                                   [&](const ModuleSpec& candidate) { return candidate.name == name; });
+  if (module == model.modules.end()) value.fail("'" + name + "' is not a module of the model");
+  if (module->projector) {
+    value.fail("'" + name + "' is a projector: it runs on the last stage of the module it reads" +
+               std::string(projector_note));
+  }
+  return static_cast<std::size_t>(module - model.modules.begin());
+}
+
 std::vector<int> read_modality_stages(const JsonCursor& json, const MultimodalSpec& model) {
   if (!model.multimodal()) json.fail("modality parallelism needs a model of several modules");
   std::vector<int> stages(model.modules.size(), 0);
   for (const auto& [name, value] : json.members()) {
-    const auto module = std::find_if(model.modules.begin(), model.modules.end(),
-                                     [&name = name](const ModuleSpec& candidate) { return candidate.name == name; });
-    if (module == model.modules.end()) value.fail("'" + name + "' is not a module of the model");
-    if (module->projector) {
-      value.fail("'" + name + "' is a projector: it runs on the last stage of the module it reads");
-    }
+    const std::size_t module = transformer_module_named(value, model, name, "");
     const std::int64_t count = value.as_positive_int();
     if (count > (1 << 20)) value.fail("expected at most 1048576");
-    stages[static_cast<std::size_t>(module - model.modules.begin())] = static_cast<int>(count);
+    stages[module] = static_cast<int>(count);
   }
   for (std::size_t m = 0; m < model.modules.size(); ++m) {
     if (!model.modules[m].projector && stages[m] == 0) {

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -22,6 +23,11 @@ struct ParallelPlan;
 // Reads {"module name": stages, ...}: per module of `model`, its stages (0 for a projector).
 // Errors name the key: an unknown module, a projector, a module left out, a count below one.
 std::vector<int> read_modality_stages(const JsonCursor& json, const MultimodalSpec& model);
+
+// The index of the transformer module of `model` named `name`, a key of an object whose value is
+// `value`; fails at `value` for an unknown module or a projector (`projector_note` ends that message).
+std::size_t transformer_module_named(const JsonCursor& value, const MultimodalSpec& model, const std::string& name,
+                                     std::string_view projector_note);
 
 // Checks a plan with modality stages (InvalidPlan naming the field): schedule gpipe or 1f1b
 // with vpp = 1; the stages add up to pp; no module has more stages than layers; given

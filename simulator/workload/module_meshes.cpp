@@ -1,8 +1,8 @@
 #include "simulator/workload/module_meshes.hpp"
 
-#include <algorithm>
 #include <string>
 
+#include "simulator/workload/modality_stages.hpp"
 #include "simulator/workload/training_scenario.hpp"
 
 namespace weft {
@@ -61,17 +61,12 @@ void read_module_meshes(const JsonCursor& parallel, TrainingScenario& scenario) 
   }
   plan.module_meshes.assign(model.modules.size(), PositionMesh{.tp = plan.tp, .dp = plan.dp});
   for (const auto& [name, value] : json.members()) {
-    const auto module = std::find_if(model.modules.begin(), model.modules.end(),
-                                     [&name = name](const ModuleSpec& candidate) { return candidate.name == name; });
-    if (module == model.modules.end()) value.fail("'" + name + "' is not a module of the model");
-    if (module->projector) {
-      value.fail("'" + name + "' is a projector: it runs on the last stage of the module it reads, on that mesh");
-    }
-    if (module + 1 == model.modules.end()) {
+    const std::size_t module = transformer_module_named(value, model, name, ", on that mesh");
+    if (module + 1 == model.modules.size()) {
       value.fail("'" + name + "' is the last module: its mesh is parallel.tp and parallel.dp");
     }
     value.expect_only({"tp", "dp"});
-    PositionMesh& mesh = plan.module_meshes[static_cast<std::size_t>(module - model.modules.begin())];
+    PositionMesh& mesh = plan.module_meshes[module];
     if (auto tp = value.find("tp")) mesh.tp = read_mesh_degree(*tp);
     if (auto dp = value.find("dp")) mesh.dp = read_mesh_degree(*dp);
   }

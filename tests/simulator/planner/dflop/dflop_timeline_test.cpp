@@ -194,9 +194,7 @@ TEST_CASE("the stage model and the full simulator agree on DFLOP's layout of mod
   const SimulationResult result = simulate(workload.graph, *workload.cost_model, {});
   const double simulated = make_training_report(scenario, workload, result).iteration_time_s;
 
-  TrainingScenario one_mesh = scenario;  // the stage model's costs do not depend on the meshes
-  one_mesh.parallel.module_meshes.clear();
-  ModelCosts costs(one_mesh);
+  ModelCosts costs(scenario);
   const int slots = static_cast<int>(scenario.microbatches());
   const DflopPlan plan = plan_of({1, 1, 2}, {2, 3, 5}, slots);
   const std::vector<int>& layers = scenario.parallel.stage_layers;
