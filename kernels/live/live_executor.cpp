@@ -52,9 +52,11 @@ struct LiveExecutor::State {
         coordinates(p.dims.coordinates_of(w.rank())),
         pool(b) {
     for (CommGroupKind kind : kGroupKinds) {
-      const std::vector<int> members = plan_group_members(plan.dims, coordinates, kind);
-      groups[std::string(kCommGroupKindNames.name(kind))] =
-          world.split(*std::min_element(members.begin(), members.end()), world.rank());
+      // A rank outside its stage's group (a middle stage and the embedding group) stays out.
+      const std::vector<int> members = plan_group_members(plan, coordinates, kind);
+      const bool member = std::find(members.begin(), members.end(), w.rank()) != members.end();
+      auto group = world.split(member ? *std::min_element(members.begin(), members.end()) : -1, world.rank());
+      if (group) groups[std::string(kCommGroupKindNames.name(kind))] = std::move(group);
     }
     std::int64_t read = 0;
     std::int64_t write = 0;
@@ -93,7 +95,10 @@ struct LiveExecutor::State {
 
   Communicator& group(const PlanOp& op) {
     const auto it = groups.find(op.group);
-    if (it == groups.end()) throw InputError("op '" + op.name + "': no communicator '" + op.group + "'");
+    if (it == groups.end()) {
+      throw InputError("op '" + op.name + "': no communicator '" + op.group + "' holds rank " +
+                       std::to_string(world.rank()));
+    }
     return *it->second;
   }
 

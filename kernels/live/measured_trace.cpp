@@ -83,7 +83,7 @@ std::int64_t last_launch(const ExecutionPlan& plan, const SpanIndex& index, cons
   }
   const auto kind = kCommGroupKindNames.parse(source.group);
   if (!kind || !is_collective_class(source.work.op_class)) return latest;
-  for (int member : plan_group_members(plan.dims, c, *kind)) {
+  for (int member : plan_group_members(plan, c, *kind)) {
     const auto& by_name = collectives[static_cast<std::size_t>(plan.program_of_rank[static_cast<std::size_t>(member)])];
     if (const auto op = by_name.find(source.name); op != by_name.end())
       consider(static_cast<std::size_t>(member), op->second);

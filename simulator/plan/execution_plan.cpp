@@ -190,18 +190,21 @@ nlohmann::json execution_plan_json(const ExecutionPlan& plan) {
     for (const PlanAction& action : program.actions) actions.push_back(action_json(action));
     programs.push_back({{"label", program.label}, {"stage", program.stage}, {"actions", actions}});
   }
-  return {{"format", kFormat},
-          {"version", kVersion},
-          {"description", plan.description},
-          {"parallel", {{"tp", plan.dims.tp}, {"cp", plan.dims.cp}, {"dp", plan.dims.dp}, {"pp", plan.dims.pp}}},
-          {"simulated_iteration_ns", plan.simulated_iteration_ns},
-          {"programs", programs},
-          {"program_of_rank", plan.program_of_rank}};
+  nlohmann::json json = {
+      {"format", kFormat},
+      {"version", kVersion},
+      {"description", plan.description},
+      {"parallel", {{"tp", plan.dims.tp}, {"cp", plan.dims.cp}, {"dp", plan.dims.dp}, {"pp", plan.dims.pp}}},
+      {"simulated_iteration_ns", plan.simulated_iteration_ns},
+      {"programs", programs},
+      {"program_of_rank", plan.program_of_rank}};
+  if (plan.embedding_stage != 0) json["embedding_stage"] = plan.embedding_stage;
+  return json;
 }
 
 ExecutionPlan read_execution_plan(const JsonCursor& root) {
-  root.expect_only(
-      {"format", "version", "description", "parallel", "simulated_iteration_ns", "programs", "program_of_rank"});
+  root.expect_only({"format", "version", "description", "parallel", "simulated_iteration_ns", "embedding_stage",
+                    "programs", "program_of_rank"});
   const JsonCursor format = root.at("format");
   if (format.as_string() != kFormat)
     format.fail("expected \"" + std::string(kFormat) + "\" (weft simulate --emit-plan)");
@@ -219,6 +222,8 @@ ExecutionPlan read_execution_plan(const JsonCursor& root) {
     parallel.fail("tp x cp x dp x pp is more than " + std::to_string(kMaxRanks) + " ranks");
   }
   plan.simulated_iteration_ns = root.at("simulated_iteration_ns").as_nonnegative_int();
+  if (auto stage = root.find("embedding_stage"))
+    plan.embedding_stage = static_cast<int>(stage->as_int_in(0, plan.dims.pp - 1));
   for (const JsonCursor& program : root.at("programs").elements()) {
     plan.programs.push_back(ProgramReader(plan.dims).read(program));
   }

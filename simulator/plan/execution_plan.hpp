@@ -75,6 +75,10 @@ struct ExecutionPlan {
   std::string description;
   ParallelDims dims;
   std::int64_t simulated_iteration_ns = 0;
+  // The stage holding the input embedding table that the last stage's head shares (tied
+  // embeddings): the embedding communicator joins it and the last stage. 0 but in a model of
+  // several modules, where the language model's first layer may sit on a later stage.
+  int embedding_stage = 0;
   std::vector<PlanProgram> programs;
   std::vector<int> program_of_rank;  // per rank
 
@@ -83,8 +87,9 @@ struct ExecutionPlan {
 
 // The ranks of `kind`'s communicator that rank `c` belongs to, as the simulator groups them:
 // tp varies the tp coordinate; cp the cp coordinate; dp the dp and cp coordinates (gradients are
-// reduced over both); embedding joins the first and last pipeline stages (tied embeddings).
-std::vector<int> plan_group_members(const ParallelDims& dims, const RankCoordinates& c, CommGroupKind kind);
+// reduced over both); embedding joins the plan's embedding stage and the last stage (tied
+// embeddings).
+std::vector<int> plan_group_members(const ExecutionPlan& plan, const RankCoordinates& c, CommGroupKind kind);
 
 nlohmann::json execution_plan_json(const ExecutionPlan& plan);
 // Reads and checks a plan (docs/live.md): every field, op ids in order, `after` naming earlier

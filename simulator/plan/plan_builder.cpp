@@ -77,6 +77,7 @@ class PlanBuilder {
     plan.dims = p.dims();
     plan.simulated_iteration_ns = start_.empty() ? 0 : *std::max_element(end_.begin(), end_.end());
     for (std::size_t r = 0; r < workload_.ranks.size(); ++r) plan.programs.push_back(program(r));
+    plan.embedding_stage = embedding_stage(plan);
     for (std::int64_t rank = 0; rank < plan.dims.world_size(); ++rank) {
       const RankCoordinates c = plan.dims.coordinates_of(rank);
       for (std::size_t r = 0; r < workload_.ranks.size(); ++r) {
@@ -92,6 +93,20 @@ class PlanBuilder {
 
  private:
   DeviceId device_of(OpId op) const { return flat_.graph.op_device(op); }
+
+  // The stage other than the last whose ops reduce over the embedding communicator: where a
+  // model of several modules has its language model's first layer (0 for a model of one).
+  static int embedding_stage(const ExecutionPlan& plan) {
+    for (const PlanProgram& program : plan.programs) {
+      if (program.stage == plan.dims.pp - 1) continue;
+      for (const PlanAction& action : program.actions) {
+        for (const PlanOp& op : action.ops) {
+          if (op.group == "embedding") return program.stage;
+        }
+      }
+    }
+    return 0;
+  }
 
   bool on_compute_stream(OpId op) const { return flat_.graph.stream(flat_.graph.op_stream(op)).name == "compute"; }
 
@@ -264,10 +279,6 @@ void check_execution_plan_scope(const TrainingScenario& scenario) {
         std::to_string(scenario.parallel.tp) +
         "); weft live runs TP collectives on their own: simulate the plan it runs with \"stack\": {\"base\": \"" +
         scenario.stack.name + "\", \"tp_comm_overlap\": false}");
-  }
-  if (scenario.model.multimodal()) {
-    throw InputError("execution plans do not cover models of several modules yet (model '" + scenario.model.name +
-                     "')");
   }
   if (scenario.parallel.hybrid_sharding()) {
     throw InputError("execution plans do not cover hybrid sharding yet (parallel.dp_shard = " +

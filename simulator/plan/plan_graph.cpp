@@ -70,7 +70,7 @@ class PlanGraphBuilder {
     if (!added) return it->second;
     const CommGroupKind kind = kCommGroupKindNames.parse(name).value();
     std::vector<std::int64_t> members;
-    for (int rank : plan_group_members(plan_.dims, coordinates(p), kind)) members.push_back(rank);
+    for (int rank : plan_group_members(plan_, coordinates(p), kind)) members.push_back(rank);
     it->second = cost_->add_group(make_comm_group(kind, members, cluster_));
     return it->second;
   }

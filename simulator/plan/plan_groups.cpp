@@ -2,7 +2,8 @@
 
 namespace weft {
 
-std::vector<int> plan_group_members(const ParallelDims& dims, const RankCoordinates& c, CommGroupKind kind) {
+std::vector<int> plan_group_members(const ExecutionPlan& plan, const RankCoordinates& c, CommGroupKind kind) {
+  const ParallelDims& dims = plan.dims;
   std::vector<int> ranks;
   auto add = [&](RankCoordinates member) { ranks.push_back(static_cast<int>(dims.rank_of(member))); };
   switch (kind) {
@@ -18,8 +19,8 @@ std::vector<int> plan_group_members(const ParallelDims& dims, const RankCoordina
       }
       break;
     case CommGroupKind::embedding:
-      add({c.tp, c.cp, c.dp, 0});
-      if (dims.pp > 1) add({c.tp, c.cp, c.dp, dims.pp - 1});
+      add({c.tp, c.cp, c.dp, plan.embedding_stage});
+      if (plan.embedding_stage != dims.pp - 1) add({c.tp, c.cp, c.dp, dims.pp - 1});
       break;
     case CommGroupKind::pp:
       for (int pp = 0; pp < dims.pp; ++pp) add({c.tp, c.cp, c.dp, pp});

@@ -19,9 +19,11 @@ using test::run_weft;
 using test::run_weft_mpi;
 using test::TempDir;
 
-// Writes the execution plan of the tiny GPT under `parallel` to plan.json in `dir`.
-std::filesystem::path emit_plan(const TempDir& dir, const std::string& parallel) {
-  const auto scenario = dir.write("scenario.json", test::tiny_gpt_scenario(parallel));
+// Writes the execution plan of `scenario_text` (by default the tiny GPT under `parallel`) to
+// plan.json in `dir`.
+std::filesystem::path emit_plan(const TempDir& dir, const std::string& parallel, std::string scenario_text = "") {
+  if (scenario_text.empty()) scenario_text = test::tiny_gpt_scenario(parallel);
+  const auto scenario = dir.write("scenario.json", scenario_text);
   const auto plan = dir.file("plan.json");
   const auto run = run_weft("simulate '" + scenario.string() + "' --emit-plan '" + plan.string() + "'");
   INFO(run.err);
@@ -85,6 +87,33 @@ TEST_CASE("weft live runs a pipeline plan on two ranks and traces every op of it
     }
     CHECK(traced == expected);
   }
+}
+
+TEST_CASE("weft live runs a plan of a model of several modules", "[cli][live][mpi][multimodal]") {
+  // The ViT and its projector on rank 0; the language model on ranks 1 and 2, which hold its
+  // embedding table and its head and reduce their tied gradients together, without rank 0.
+  const TempDir dir;
+  const auto plan_file =
+      emit_plan(dir, "",
+                test::tiny_vlm_scenario(R"({"pp": 3, "modality_stages": {"vision": 1, "language": 2}})",
+                                        test::test_cpu_cluster(3)));
+  const auto trace_file = dir.file("measured.json");
+  const auto run = run_weft_mpi(
+      3, "live '" + plan_file.string() + "' --warmup 0 --iterations 1 --trace '" + trace_file.string() + "'");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK(nlohmann::json::parse(read_file(plan_file))["embedding_stage"] == 1);
+  const auto trace = nlohmann::json::parse(read_file(trace_file));
+  std::map<int, int> vision, embedding;  // spans per rank (pid rank + 1)
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    const std::string name = e["name"];
+    vision[e["pid"]] += name.find("/vision.") != std::string::npos ? 1 : 0;
+    embedding[e["pid"]] += name == "embedding grad all-reduce" ? 1 : 0;
+  }
+  CHECK(vision == std::map<int, int>{{1, vision[1]}, {2, 0}, {3, 0}});
+  CHECK(vision[1] > 0);
+  CHECK(embedding == std::map<int, int>{{1, 0}, {2, 1}, {3, 1}});
 }
 
 TEST_CASE("a plan for another number of ranks is refused by every rank", "[cli][live][mpi]") {

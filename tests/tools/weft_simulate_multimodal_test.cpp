@@ -162,8 +162,6 @@ TEST_CASE("bad multimodal scenarios exit 2 with the JSON path and the reason", "
                                     "parallel": {"tp": 4, "pp": 4, "stage_layers": "parameters"},
                                     "training": {"global_batch": 16, "seq_len": 4096}})",
                                 "training.audio_seconds: module 'audio': its tokens are audio");
-  test::expect_simulate_rejects(R"({"model": "vlm-s", )" + rest + "}", "execution plans do not cover models of several",
-                                "--emit-plan plan.json");
   test::expect_simulate_rejects(R"({"model": "t2v-s", "cluster": {"base": "h800-testbed", "gpus": 16},
                                     "parallel": {"tp": 4, "pp": 4}, "training": {"global_batch": 16, "seq_len": 2048},
                                     "data": {"dataset": "video-clips", "max_samples": 8}})",

@@ -2,10 +2,13 @@
 
 #include <map>
 
+#include "simulator/engine/simulation.hpp"
 #include "simulator/graph/flatten.hpp"
 #include "simulator/plan/plan_builder.hpp"
+#include "simulator/plan/plan_graph.hpp"
 #include "simulator/workload/pipeline_schedule.hpp"
 #include "tests/simulator/workload/training_test_support.hpp"
+#include "tests/support/cpu_scenario.hpp"
 
 namespace weft {
 namespace {
@@ -32,9 +35,9 @@ ActionKind stage_kind(PassKind kind) {
   return ActionKind::compute;
 }
 
-void check_plan(const std::string& parallel, int gpus) {
-  INFO(parallel);
-  const TrainingScenario scenario = test::scenario_from(scenario_text(parallel, gpus));
+// Every op the simulation ran on each rank, once, in passes that follow the schedule; each
+// transfer sent once and received once between neighbouring stages; the file form reads back.
+void check_plan(const TrainingScenario& scenario) {
   const test::TrainingRun run = test::run_training(scenario);
   const ExecutionPlan plan = build_execution_plan(scenario, run.workload, run.result);
   const ParallelPlan& p = scenario.parallel;
@@ -106,12 +109,80 @@ void check_plan(const std::string& parallel, int gpus) {
   CHECK(execution_plan_json(read_execution_plan(document.root())) == json);
 }
 
+void check_plan(const std::string& parallel, int gpus) {
+  INFO(parallel);
+  check_plan(test::scenario_from(scenario_text(parallel, gpus)));
+}
+
+// The plan as weft live would run it, simulated again (plan_graph).
+TimeNs replanned_makespan(const TrainingScenario& scenario, const ExecutionPlan& plan) {
+  PlanGraph planned = plan_graph(plan, scenario.cluster);
+  return simulate(planned.graph, *planned.cost_model).makespan;
+}
+
 TEST_CASE("plans follow the pipeline schedule and hold every simulated op", "[plan]") {
   check_plan(R"({"pp": 4, "dp": 2})", 8);
   check_plan(R"({"pp": 2, "vpp": 2, "schedule": "interleaved"})", 2);
   check_plan(R"({"pp": 2, "schedule": "zb-h1", "tp": 2, "sequence_parallel": true})", 4);
   check_plan(R"({"pp": 2, "recompute": "full", "dp": 2, "zero": 1})", 4);
   check_plan(R"({"tp": 2, "pp": 1, "schedule": "gpipe"})", 2);
+}
+
+TEST_CASE("plans of a model of several modules on one pipeline", "[plan][multimodal]") {
+  // The ViT and its projector on stage 0, the language model's 4 layers over stages 1 to 3: its
+  // embedding table on stage 1 and, tied to it, its head on stage 3.
+  const TrainingScenario scenario = test::scenario_from(test::tiny_vlm_scenario(
+      R"({"pp": 4, "modality_stages": {"vision": 1, "language": 3}})", R"({"base": "dgx-h100", "gpus": 4})"));
+  check_plan(scenario);
+  const test::TrainingRun run = test::run_training(scenario);
+  const ExecutionPlan plan = build_execution_plan(scenario, run.workload, run.result);
+  CHECK(plan.embedding_stage == 1);
+  std::vector<int> embedding_holders;
+  for (const PlanProgram& program : plan.programs) {
+    for (const PlanAction& action : program.actions) {
+      if (!action.ops.empty() && action.ops.front().group == "embedding") embedding_holders.push_back(program.stage);
+    }
+  }
+  CHECK(embedding_holders == std::vector<int>{1, 3});
+  // The communicator joins the two stages, whichever rank asks (live: a rank outside stays out).
+  for (int stage = 0; stage < 4; ++stage) {
+    CHECK(plan_group_members(plan, {0, 0, 0, stage}, CommGroupKind::embedding) == std::vector<int>{1, 3});
+  }
+  // Read back, the file keeps the embedding stage; run as planned, the iteration takes as long.
+  const JsonDocument document = JsonDocument::parse_text(execution_plan_json(plan).dump(), "plan");
+  CHECK(read_execution_plan(document.root()).embedding_stage == 1);
+  CHECK(replanned_makespan(scenario, plan) == Approx(run.result.makespan).epsilon(0.02));
+}
+
+TEST_CASE("plans of encoders side by side feed the language model's first stage from each", "[plan][multimodal]") {
+  // Modality parallelism (papers/004 §4.1): the vision encoder on stage 0, the audio encoder on
+  // stage 1, the language model on stages 2 and 3.
+  const TrainingScenario scenario = test::scenario_from(
+      test::tiny_vlm_scenario(R"({"pp": 4, "modality_stages": {"vision": 1, "audio": 1, "language": 2}})",
+                              R"({"base": "dgx-h100", "gpus": 4})", true));
+  const test::TrainingRun run = test::run_training(scenario);
+  const ExecutionPlan plan = build_execution_plan(scenario, run.workload, run.result);
+  REQUIRE(plan.programs.size() == 4);
+  // Per stage: the stages it sends to and receives from, and how many transfers each way.
+  std::vector<std::map<std::pair<ActionKind, int>, int>> peers(4);
+  for (const PlanProgram& program : plan.programs) {
+    for (const PlanAction& action : program.actions) {
+      if (action.kind == ActionKind::isend || action.kind == ActionKind::irecv)
+        ++peers[static_cast<std::size_t>(program.stage)][{action.kind, action.peer_stage}];
+    }
+  }
+  const int m = static_cast<int>(scenario.microbatches());
+  using Peers = std::map<std::pair<ActionKind, int>, int>;
+  // Activations forward, gradients back: every module is trained.
+  CHECK(peers[0] == Peers{{{ActionKind::isend, 2}, m}, {{ActionKind::irecv, 2}, m}});
+  CHECK(peers[1] == Peers{{{ActionKind::isend, 2}, m}, {{ActionKind::irecv, 2}, m}});
+  CHECK(peers[2] == Peers{{{ActionKind::irecv, 0}, m},
+                          {{ActionKind::irecv, 1}, m},
+                          {{ActionKind::isend, 0}, m},
+                          {{ActionKind::isend, 1}, m},
+                          {{ActionKind::isend, 3}, m},
+                          {{ActionKind::irecv, 3}, m}});
+  CHECK(replanned_makespan(scenario, plan) == Approx(run.result.makespan).epsilon(0.02));
 }
 
 TEST_CASE("a recompute pass precedes the backward pass it serves", "[plan]") {
@@ -175,6 +246,8 @@ TEST_CASE("bad plan files name the JSON path", "[plan]") {
   CHECK_THROWS_WITH(read(std::string(head).replace(head.find("[0]"), 3, "[0, 0]") + "[]}]}"),
                     Catch::Contains("program_of_rank: expected one program per rank of tp x cp x dp x pp = 1"));
   CHECK_THROWS_WITH(read(R"({"format": "weft-measurements"})"), Catch::Contains("format: expected \"weft-plan\""));
+  CHECK_THROWS_WITH(read(std::string(head).replace(0, 1, R"({"embedding_stage": 1, )") + "[]}]}"),
+                    Catch::Contains("embedding_stage: expected an integer from 0 to 0, got 1"));
 }
 
 }  // namespace
