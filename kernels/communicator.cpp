@@ -1,6 +1,32 @@
 #include "kernels/communicator.hpp"
 
 namespace weft {
+namespace {
+
+class AllOf final : public Request {
+ public:
+  explicit AllOf(std::vector<std::unique_ptr<Request>> parts) : parts_(std::move(parts)) {}
+
+  bool test() override {
+    bool done = true;
+    for (const auto& part : parts_) done = part->test() && done;  // every part progresses
+    return done;
+  }
+
+  void order_before_compute(std::chrono::steady_clock::time_point deadline) override {
+    for (const auto& part : parts_) part->order_before_compute(deadline);
+  }
+
+ private:
+  std::vector<std::unique_ptr<Request>> parts_;
+};
+
+}  // namespace
+
+std::unique_ptr<Request> all_of(std::vector<std::unique_ptr<Request>> parts) {
+  if (parts.size() == 1) return std::move(parts.front());
+  return std::make_unique<AllOf>(std::move(parts));
+}
 
 std::vector<std::unique_ptr<Request>> Communicator::start_group(const std::vector<GroupedOp>& ops) {
   std::vector<std::unique_ptr<Request>> requests;

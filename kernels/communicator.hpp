@@ -44,6 +44,10 @@ class Request {
   virtual void order_before_compute(std::chrono::steady_clock::time_point deadline) = 0;
 };
 
+// One request for several (a transfer's messages to each of its peers): complete when every part
+// is. A single part comes back as it is.
+std::unique_ptr<Request> all_of(std::vector<std::unique_ptr<Request>> parts);
+
 // Ranks that communicate. Collective calls (split, start of a collective) must be made by every
 // member in the same order.
 class Communicator {

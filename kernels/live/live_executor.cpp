@@ -36,6 +36,7 @@ struct LiveExecutor::State {
   std::map<std::uint32_t, KernelOp> kernels;                    // compute ops by id
   std::map<std::uint32_t, Buffer> receive_buffers;              // by span id
   std::map<std::uint32_t, std::unique_ptr<Request>> in_flight;  // by span id
+  std::map<std::uint32_t, std::vector<int>> transfer_peers;     // by transfer id
   std::map<std::uint32_t, std::string> timed;                   // the spans each iteration must report, by id
   std::map<std::size_t, std::size_t> transfer_batch_end;        // by the action that starts a batch
   std::vector<std::vector<TimedSpan>> iterations;
@@ -77,11 +78,15 @@ struct LiveExecutor::State {
         kernels[op.id] = kernel;
         if (kernel.kind != KernelKind::none) timed[op.id] = "op '" + op.name + "'";
       }
-      if (action.kind == ActionKind::isend || action.kind == ActionKind::irecv) ++issued;
+      if (action.kind != ActionKind::isend && action.kind != ActionKind::irecv) continue;
+      std::vector<int>& peers = transfer_peers[action.transfer] =
+          plan_transfer_peers(plan, coordinates, action.peer_stage, action.kind == ActionKind::isend);
+      if (peers.empty()) continue;  // a sender of more TP ranks than its receiver's mesh
+      ++issued;
       if (action.kind == ActionKind::isend) read = std::max(read, action.bytes);
       if (action.kind == ActionKind::irecv)
         receive_buffers[kTransferSpan + action.transfer] = backend.allocate(action.bytes);
-      if ((action.kind == ActionKind::isend || action.kind == ActionKind::irecv) && backend.device().times_async_work) {
+      if (backend.device().times_async_work) {
         timed[kTransferSpan + action.transfer] =
             fmt::format("transfer {} ({} stage {})", action.transfer,
                         action.kind == ActionKind::isend ? "send to" : "receive from", action.peer_stage);
@@ -163,30 +168,34 @@ struct LiveExecutor::State {
     }
   }
 
-  CommOp transfer_op(const PlanAction& action) const {
-    CommOp op;
-    op.op_class = action.kind == ActionKind::isend ? OpClass::send : OpClass::recv;
-    op.bytes = action.bytes;
-    op.peer = static_cast<int>(plan.dims.rank_of({coordinates.tp, coordinates.cp, coordinates.dp, action.peer_stage}));
-    op.tag = static_cast<int>(action.tag);
-    return op;
-  }
-
-  // Starts the transfers of actions [first, last) as one group.
+  // Starts the transfers of actions [first, last) as one group: a message to or from each peer.
   void launch_transfers(std::size_t first, std::size_t last) {
     std::vector<GroupedOp> ops;
-    std::vector<std::uint32_t> spans;
+    std::vector<std::pair<std::uint32_t, std::size_t>> spans;  // each span and its messages
     for (std::size_t i = first; i < last; ++i) {
-      const std::uint32_t span = kTransferSpan + program.actions[i].transfer;
+      const PlanAction& action = program.actions[i];
+      const std::vector<int>& peers = transfer_peers.at(action.transfer);
+      if (peers.empty()) continue;
+      const std::uint32_t span = kTransferSpan + action.transfer;
       const auto receive = receive_buffers.find(span);
-      ops.push_back({transfer_op(program.actions[i]), pool.read(),
-                     receive == receive_buffers.end() ? nullptr : receive->second.data()});
-      spans.push_back(span);
+      for (int peer : peers) {
+        const CommOp op{.op_class = action.kind == ActionKind::isend ? OpClass::send : OpClass::recv,
+                        .bytes = action.bytes,
+                        .peer = peer,
+                        .tag = static_cast<int>(action.tag)};
+        ops.push_back({op, pool.read(), receive == receive_buffers.end() ? nullptr : receive->second.data()});
+      }
+      spans.emplace_back(span, peers.size());
       backend.open_span(span);
     }
+    if (ops.empty()) return;
     std::vector<std::unique_ptr<Request>> requests = world.start_group(ops);
-    for (auto span = spans.rbegin(); span != spans.rend(); ++span) backend.issued_span(*span);
-    for (std::size_t k = 0; k < spans.size(); ++k) in_flight[spans[k]] = std::move(requests[k]);
+    for (auto span = spans.rbegin(); span != spans.rend(); ++span) backend.issued_span(span->first);
+    auto next = requests.begin();
+    for (const auto& [span, messages] : spans) {
+      in_flight[span] = all_of({std::make_move_iterator(next), std::make_move_iterator(next + messages)});
+      next += messages;
+    }
   }
 
   // A group's transfers run as one kernel on a GPU, which CUPTI attributes to one of them: the

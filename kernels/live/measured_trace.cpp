@@ -18,6 +18,7 @@ struct SpanSource {
   OpWork work;
   std::string group;
   int peer_stage = -1;  // transfers: the pipeline stage of the other end
+  bool sends = false;   // transfers: whether the span's rank is the sender
 };
 
 std::map<std::uint32_t, SpanSource> span_sources(const PlanProgram& program) {
@@ -33,6 +34,7 @@ std::map<std::uint32_t, SpanSource> span_sources(const PlanProgram& program) {
       source.work.shape = {action.bytes};
       source.group = "pp";
       source.peer_stage = action.peer_stage;
+      source.sends = action.kind == ActionKind::isend;
       sources[kTransferSpan + action.transfer] = source;
     }
   }
@@ -41,11 +43,10 @@ std::map<std::uint32_t, SpanSource> span_sources(const PlanProgram& program) {
 
 double microseconds(std::int64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
-// The rank at the other end of a transfer of `rank`: the one of the peer stage with its other
-// coordinates.
-std::size_t transfer_peer(const ExecutionPlan& plan, std::size_t rank, const SpanSource& transfer) {
-  const RankCoordinates c = plan.dims.coordinates_of(static_cast<std::int64_t>(rank));
-  return static_cast<std::size_t>(plan.dims.rank_of({c.tp, c.cp, c.dp, transfer.peer_stage}));
+// The ranks at the other end of a transfer of `rank` (plan_transfer_peers).
+std::vector<int> transfer_peers(const ExecutionPlan& plan, std::size_t rank, const SpanSource& transfer) {
+  return plan_transfer_peers(plan, plan.dims.coordinates_of(static_cast<std::int64_t>(rank)), transfer.peer_stage,
+                             transfer.sends);
 }
 
 // Spans by id, per rank.
@@ -78,7 +79,7 @@ std::int64_t last_launch(const ExecutionPlan& plan, const SpanIndex& index, cons
     if (span != index[member].end()) latest = std::max(latest, span->second.start_ns);
   };
   if (id >= kTransferSpan) {
-    consider(transfer_peer(plan, rank, source), id);
+    for (int peer : transfer_peers(plan, rank, source)) consider(static_cast<std::size_t>(peer), id);
     return latest;
   }
   const auto kind = kCommGroupKindNames.parse(source.group);
@@ -95,13 +96,18 @@ std::int64_t last_launch(const ExecutionPlan& plan, const SpanIndex& index, cons
 // tests or waits for it, which may be long after (a rank tests between its ops, some of them
 // 100 ms long), so a send ends at the earlier of the two ends' sightings. A sender may learn
 // that a large message has arrived only at its next test, while a receiver already waiting for
-// it sees the end at once.
+// it sees the end at once. A send to several receivers is over when the last of them has it.
 std::int64_t send_end(const ExecutionPlan& plan, const SpanIndex& index, std::size_t rank, const TimedSpan& span,
                       const SpanSource& source) {
-  const std::size_t peer = transfer_peer(plan, rank, source);
-  if (peer >= index.size()) return span.end_ns;
-  const auto received = index[peer].find(span.id);
-  return received == index[peer].end() ? span.end_ns : std::min(span.end_ns, received->second.end_ns);
+  std::int64_t received_by_all = 0;
+  for (int peer : transfer_peers(plan, rank, source)) {
+    const auto p = static_cast<std::size_t>(peer);
+    if (p >= index.size()) return span.end_ns;
+    const auto received = index[p].find(span.id);
+    if (received == index[p].end()) return span.end_ns;
+    received_by_all = std::max(received_by_all, received->second.end_ns);
+  }
+  return std::min(span.end_ns, received_by_all);
 }
 
 }  // namespace

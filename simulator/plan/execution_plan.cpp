@@ -73,6 +73,21 @@ nlohmann::json action_json(const PlanAction& action) {
   return json;
 }
 
+// Per pipeline stage, its own TP and DP (modules on meshes of their own).
+void read_stage_meshes(const JsonCursor& stages, ParallelDims& dims) {
+  const std::vector<JsonCursor> meshes = stages.elements();
+  if (meshes.size() != static_cast<std::size_t>(dims.pp)) stages.fail("expected one mesh per stage (pp)");
+  std::int64_t ranks = 0;
+  for (const JsonCursor& mesh : meshes) {
+    mesh.expect_only({"tp", "dp"});
+    const PositionMesh position{static_cast<int>(mesh.at("tp").as_int_in(1, kMaxRanks)),
+                                static_cast<int>(mesh.at("dp").as_int_in(1, kMaxRanks))};
+    ranks = saturating_add(ranks, saturating_mul(saturating_mul(position.tp, dims.cp), position.dp));
+    if (ranks > kMaxRanks) mesh.fail("the stages hold more than " + std::to_string(kMaxRanks) + " ranks");
+    dims.positions.push_back(position);
+  }
+}
+
 // Reads the programs' ops and actions, checking the references between them.
 class ProgramReader {
  public:
@@ -85,14 +100,15 @@ class ProgramReader {
     const JsonCursor stage = json.at("stage");
     program.stage = stage.as_nonnegative_int32();
     if (program.stage >= dims_.pp) stage.fail("expected a stage below parallel.pp = " + std::to_string(dims_.pp));
-    for (const JsonCursor& action : json.at("actions").elements()) program.actions.push_back(read_action(action));
+    for (const JsonCursor& action : json.at("actions").elements())
+      program.actions.push_back(read_action(action, program.stage));
     for (const auto& [transfer, where] : launched_)
       where.second.fail("transfer " + std::to_string(transfer) + " is never waited for");
     return program;
   }
 
  private:
-  PlanAction read_action(const JsonCursor& json) {
+  PlanAction read_action(const JsonCursor& json, int stage) {
     PlanAction action;
     action.kind = json.at("action").as_enum(kActionKindNames);
     if (has_ops(action.kind)) {
@@ -118,6 +134,11 @@ class ProgramReader {
       const JsonCursor peer = json.at("peer_stage");
       action.peer_stage = peer.as_nonnegative_int32();
       if (action.peer_stage >= dims_.pp) peer.fail("expected a stage below parallel.pp = " + std::to_string(dims_.pp));
+      if (dims_.dp_at(action.peer_stage) != dims_.dp_at(stage)) {
+        peer.fail("stage " + std::to_string(action.peer_stage) + " has dp " +
+                  std::to_string(dims_.dp_at(action.peer_stage)) + " where this program's stage has " +
+                  std::to_string(dims_.dp_at(stage)) + ": transfers join stages of one DP");
+      }
       action.tag = json.at("tag").as_nonnegative_int();
       action.bytes = json.at("bytes").as_positive_int();
       if (auto name = json.find("name")) action.name = name->as_string();
@@ -190,14 +211,19 @@ nlohmann::json execution_plan_json(const ExecutionPlan& plan) {
     for (const PlanAction& action : program.actions) actions.push_back(action_json(action));
     programs.push_back({{"label", program.label}, {"stage", program.stage}, {"actions", actions}});
   }
-  nlohmann::json json = {
-      {"format", kFormat},
-      {"version", kVersion},
-      {"description", plan.description},
-      {"parallel", {{"tp", plan.dims.tp}, {"cp", plan.dims.cp}, {"dp", plan.dims.dp}, {"pp", plan.dims.pp}}},
-      {"simulated_iteration_ns", plan.simulated_iteration_ns},
-      {"programs", programs},
-      {"program_of_rank", plan.program_of_rank}};
+  nlohmann::json parallel = {{"tp", plan.dims.tp}, {"cp", plan.dims.cp}, {"dp", plan.dims.dp}, {"pp", plan.dims.pp}};
+  if (!plan.dims.positions.empty()) {
+    parallel["stages"] = nlohmann::json::array();
+    for (const PositionMesh& mesh : plan.dims.positions)
+      parallel["stages"].push_back({{"tp", mesh.tp}, {"dp", mesh.dp}});
+  }
+  nlohmann::json json = {{"format", kFormat},
+                         {"version", kVersion},
+                         {"description", plan.description},
+                         {"parallel", parallel},
+                         {"simulated_iteration_ns", plan.simulated_iteration_ns},
+                         {"programs", programs},
+                         {"program_of_rank", plan.program_of_rank}};
   if (plan.embedding_stage != 0) json["embedding_stage"] = plan.embedding_stage;
   return json;
 }
@@ -213,14 +239,17 @@ ExecutionPlan read_execution_plan(const JsonCursor& root) {
   ExecutionPlan plan;
   if (auto description = root.find("description")) plan.description = description->as_string();
   const JsonCursor parallel = root.at("parallel");
-  parallel.expect_only({"tp", "cp", "dp", "pp"});
-  auto degree = [&](const char* key) { return static_cast<int>(parallel.at(key).as_int_in(1, kMaxRanks)); };
-  plan.dims = {degree("tp"), degree("cp"), degree("dp"), degree("pp"), {}};
+  parallel.expect_only({"tp", "cp", "dp", "pp", "stages"});
+  auto degree = [](const JsonCursor& mesh, const char* key) {
+    return static_cast<int>(mesh.at(key).as_int_in(1, kMaxRanks));
+  };
+  plan.dims = {degree(parallel, "tp"), degree(parallel, "cp"), degree(parallel, "dp"), degree(parallel, "pp"), {}};
   // Multiplied saturating: four degrees in range can still overflow together.
   if (saturating_mul(saturating_mul(plan.dims.tp, plan.dims.cp), saturating_mul(plan.dims.dp, plan.dims.pp)) >
       kMaxRanks) {
     parallel.fail("tp x cp x dp x pp is more than " + std::to_string(kMaxRanks) + " ranks");
   }
+  if (auto stages = parallel.find("stages")) read_stage_meshes(*stages, plan.dims);
   plan.simulated_iteration_ns = root.at("simulated_iteration_ns").as_nonnegative_int();
   if (auto stage = root.find("embedding_stage"))
     plan.embedding_stage = static_cast<int>(stage->as_int_in(0, plan.dims.pp - 1));

@@ -91,6 +91,13 @@ struct ExecutionPlan {
 // embeddings).
 std::vector<int> plan_group_members(const ExecutionPlan& plan, const RankCoordinates& c, CommGroupKind kind);
 
+// The ranks at the other end of a transfer that the rank at `c` launches to (`sends`) or from
+// `peer_stage`: the rank there with c's other coordinates. Between stages whose meshes differ in
+// TP (modules on meshes of their own, of one DP), a receiver at tp j takes its copy from the
+// sender at tp j mod the sender's TP: a sender of fewer TP ranks than its receiver sends to
+// several, one of more sends to none past the receiver's TP.
+std::vector<int> plan_transfer_peers(const ExecutionPlan& plan, const RankCoordinates& c, int peer_stage, bool sends);
+
 nlohmann::json execution_plan_json(const ExecutionPlan& plan);
 // Reads and checks a plan (docs/live.md): every field, op ids in order, `after` naming earlier
 // asynchronous ops, waits naming launched transfers; errors name the JSON path.

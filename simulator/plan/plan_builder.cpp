@@ -4,9 +4,12 @@
 #include <map>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "simulator/core/input_error.hpp"
 #include "simulator/engine/expanded_ops.hpp"
 #include "simulator/graph/flatten.hpp"
+#include "simulator/workload/module_meshes.hpp"
 
 namespace weft {
 namespace {
@@ -262,6 +265,30 @@ class PlanBuilder {
   std::vector<Transfer> transfers_;
 };
 
+// Modules on meshes of their own: a transfer between two meshes joins ranks of one DP replica
+// (plan_transfer_peers); between meshes of different DP, DFLOP's communicator would gather and
+// scatter a slot's samples, which plans do not carry.
+void check_mesh_scope(const TrainingScenario& scenario) {
+  const ParallelPlan& p = scenario.parallel;
+  if (!p.per_module_meshes()) return;
+  bool tp_differs = false;
+  for (int position = 0; position < p.pp; ++position) {
+    const PositionMesh mesh = p.mesh_at(position);
+    tp_differs = tp_differs || mesh.tp != p.tp;
+    if (mesh.dp == p.dp) continue;
+    throw InputError(fmt::format(
+        "parallel.modules: execution plans join meshes of one DP (module '{}' has dp {}, the last module {}): DFLOP's "
+        "communicator, which gathers a microbatch slot from one mesh's replicas and scatters it to the other's, is not "
+        "in plans yet",
+        scenario.model.modules[module_at(scenario, position)].name, mesh.dp, p.dp));
+  }
+  if (tp_differs && p.sequence_parallel) {
+    throw InputError(
+        "parallel.modules: with sequence_parallel each rank hands on its TP shard of the tokens, which execution plans "
+        "do not reshard between meshes of different TP; emit the plan without sequence parallelism");
+  }
+}
+
 }  // namespace
 
 void check_execution_plan_scope(const TrainingScenario& scenario) {
@@ -280,6 +307,7 @@ void check_execution_plan_scope(const TrainingScenario& scenario) {
         "); weft live runs TP collectives on their own: simulate the plan it runs with \"stack\": {\"base\": \"" +
         scenario.stack.name + "\", \"tp_comm_overlap\": false}");
   }
+  check_mesh_scope(scenario);
   if (scenario.parallel.hybrid_sharding()) {
     throw InputError("execution plans do not cover hybrid sharding yet (parallel.dp_shard = " +
                      std::to_string(scenario.parallel.dp_shard) + " of dp = " + std::to_string(scenario.parallel.dp) +

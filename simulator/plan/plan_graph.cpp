@@ -112,15 +112,15 @@ class PlanGraphBuilder {
   }
 
   void send(std::size_t p, const PlanAction& action) {
-    RankCoordinates peer = coordinates(p);
-    peer.pp = action.peer_stage;
+    // The program's first rank (tp 0) has a peer whatever the meshes: its first one stands for all.
     const std::int64_t from = first_rank_[p];
-    const std::int64_t to = plan_.dims.rank_of(peer);
+    const std::int64_t to = plan_transfer_peers(plan_, coordinates(p), action.peer_stage, true).front();
     const auto key = std::make_pair(from, to);
     auto [link, added] = links_.try_emplace(key, StreamId::none());
     if (added) {
       const DeviceId device = b_.add_device(
-          fmt::format("p2p stage {} -> {} (rank {} -> {})", coordinates(p).pp, peer.pp, from, to), link_spec_);
+          fmt::format("p2p stage {} -> {} (rank {} -> {})", coordinates(p).pp, action.peer_stage, from, to),
+          link_spec_);
       link->second = b_.add_stream(device, "transfer", StreamPolicy::first_ready);
     }
     OpWork work;

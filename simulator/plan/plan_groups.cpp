@@ -8,13 +8,13 @@ std::vector<int> plan_group_members(const ExecutionPlan& plan, const RankCoordin
   auto add = [&](RankCoordinates member) { ranks.push_back(static_cast<int>(dims.rank_of(member))); };
   switch (kind) {
     case CommGroupKind::tp:
-      for (int tp = 0; tp < dims.tp; ++tp) add({tp, c.cp, c.dp, c.pp});
+      for (int tp = 0; tp < dims.tp_at(c.pp); ++tp) add({tp, c.cp, c.dp, c.pp});
       break;
     case CommGroupKind::cp:
       for (int cp = 0; cp < dims.cp; ++cp) add({c.tp, cp, c.dp, c.pp});
       break;
     case CommGroupKind::dp:
-      for (int dp = 0; dp < dims.dp; ++dp) {
+      for (int dp = 0; dp < dims.dp_at(c.pp); ++dp) {
         for (int cp = 0; cp < dims.cp; ++cp) add({c.tp, cp, dp, c.pp});
       }
       break;
@@ -27,6 +27,17 @@ std::vector<int> plan_group_members(const ExecutionPlan& plan, const RankCoordin
       break;
   }
   return ranks;
+}
+
+std::vector<int> plan_transfer_peers(const ExecutionPlan& plan, const RankCoordinates& c, int peer_stage, bool sends) {
+  const ParallelDims& dims = plan.dims;
+  const int own_tp = dims.tp_at(c.pp);
+  const int peer_tp = dims.tp_at(peer_stage);
+  auto rank = [&](int tp) { return static_cast<int>(dims.rank_of({tp, c.cp, c.dp, peer_stage})); };
+  if (!sends) return {rank(c.tp % peer_tp)};
+  std::vector<int> peers;
+  for (int tp = c.tp; tp < peer_tp; tp += own_tp) peers.push_back(rank(tp));
+  return peers;
 }
 
 }  // namespace weft

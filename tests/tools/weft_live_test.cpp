@@ -116,6 +116,33 @@ TEST_CASE("weft live runs a plan of a model of several modules", "[cli][live][mp
   CHECK(embedding == std::map<int, int>{{1, 0}, {2, 1}, {3, 1}});
 }
 
+TEST_CASE("weft live runs modules on meshes of their own", "[cli][live][mpi][meshes]") {
+  // The ViT at TP1 on rank 0, the language model at TP2 on ranks 1 and 2 (DFLOP's per-module TP).
+  const TempDir dir;
+  const auto plan_file = emit_plan(dir, "",
+                                   test::tiny_vlm_scenario(R"({"pp": 2, "tp": 2, "dp": 1, "modality_stages":
+                                                             {"vision": 1, "language": 1},
+                                                             "modules": {"vision": {"tp": 1}}})",
+                                                           test::test_cpu_cluster(3)));
+  const auto trace_file = dir.file("measured.json");
+  const auto run = run_weft_mpi(
+      3, "live '" + plan_file.string() + "' --warmup 0 --iterations 1 --trace '" + trace_file.string() + "'");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  // Transfer spans per rank (pid rank + 1): the encoder's rank sends each activation to both TP
+  // ranks at once and receives each gradient from the one at tp 0; the one at tp 1 only receives.
+  const auto trace = nlohmann::json::parse(read_file(trace_file));
+  std::map<int, std::map<std::string, int>> transfers;
+  for (const auto& e : trace["traceEvents"]) {
+    const std::string name = e["name"];
+    if (e["ph"] == "X" && name.rfind("send ", 0) == 0) ++transfers[e["pid"]][name.substr(0, name.find(" mb"))];
+  }
+  const int microbatches = 4;
+  CHECK(transfers[1] == std::map<std::string, int>{{"send activation", microbatches}, {"send gradient", microbatches}});
+  CHECK(transfers[2] == std::map<std::string, int>{{"send activation", microbatches}, {"send gradient", microbatches}});
+  CHECK(transfers[3] == std::map<std::string, int>{{"send activation", microbatches}});
+}
+
 TEST_CASE("a plan for another number of ranks is refused by every rank", "[cli][live][mpi]") {
   const TempDir dir;
   const auto plan_file = emit_plan(dir, R"({"tp": 2})");

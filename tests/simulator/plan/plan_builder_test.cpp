@@ -185,6 +185,46 @@ TEST_CASE("plans of encoders side by side feed the language model's first stage 
   CHECK(replanned_makespan(scenario, plan) == Approx(run.result.makespan).epsilon(0.02));
 }
 
+TEST_CASE("plans of modules on meshes of their own hand activations across TP", "[plan][multimodal][meshes]") {
+  // The ViT on one rank at TP1, the language model on two at TP2 (ranks 1 and 2), one DP.
+  const TrainingScenario scenario = test::scenario_from(test::tiny_vlm_scenario(
+      R"({"pp": 2, "tp": 2, "dp": 1, "modality_stages": {"vision": 1, "language": 1},
+          "modules": {"vision": {"tp": 1}}})",
+      test::test_cpu_cluster(3)));
+  check_plan(scenario);
+  const test::TrainingRun run = test::run_training(scenario);
+  const ExecutionPlan plan = build_execution_plan(scenario, run.workload, run.result);
+  CHECK(plan.dims.positions == std::vector<PositionMesh>{{1, 1}, {2, 1}});
+  CHECK(plan.program_of_rank == std::vector<int>{0, 1, 1});
+  // The encoder's rank sends its output to both TP ranks of the language model; of those, the
+  // one at tp 0 sends the gradient back and the one at tp 1 nothing.
+  CHECK(plan_transfer_peers(plan, {0, 0, 0, 0}, 1, true) == std::vector<int>{1, 2});
+  CHECK(plan_transfer_peers(plan, {1, 0, 0, 1}, 0, false) == std::vector<int>{0});
+  CHECK(plan_transfer_peers(plan, {0, 0, 0, 1}, 0, true) == std::vector<int>{0});
+  CHECK(plan_transfer_peers(plan, {1, 0, 0, 1}, 0, true).empty());
+  CHECK(plan_transfer_peers(plan, {0, 0, 0, 0}, 1, false) == std::vector<int>{1});
+  CHECK(plan_group_members(plan, {1, 0, 0, 1}, CommGroupKind::tp) == std::vector<int>{1, 2});
+  CHECK(plan_group_members(plan, {0, 0, 0, 0}, CommGroupKind::tp) == std::vector<int>{0});
+  const JsonDocument document = JsonDocument::parse_text(execution_plan_json(plan).dump(), "plan");
+  CHECK(read_execution_plan(document.root()).dims.positions == plan.dims.positions);
+  CHECK(replanned_makespan(scenario, plan) == Approx(run.result.makespan).epsilon(0.02));
+}
+
+TEST_CASE("plans do not join meshes of different DP, nor reshard sequence-parallel shards", "[plan][meshes]") {
+  auto rejects = [](const std::string& parallel, int gpus, const std::string& message) {
+    INFO(parallel);
+    const TrainingScenario scenario =
+        test::scenario_from(test::tiny_vlm_scenario(parallel, test::test_cpu_cluster(gpus)));
+    CHECK_THROWS_WITH(check_execution_plan_scope(scenario), Catch::Contains(message));
+  };
+  rejects(R"({"pp": 2, "tp": 2, "dp": 1, "modality_stages": {"vision": 1, "language": 1},
+              "modules": {"vision": {"tp": 1, "dp": 2}}})",
+          4, "parallel.modules: execution plans join meshes of one DP (module 'vision' has dp 2, the last module 1)");
+  rejects(R"({"pp": 2, "tp": 2, "dp": 1, "sequence_parallel": true, "modality_stages": {"vision": 1, "language": 1},
+              "modules": {"vision": {"tp": 1}}})",
+          3, "with sequence_parallel each rank hands on its TP shard");
+}
+
 TEST_CASE("a recompute pass precedes the backward pass it serves", "[plan]") {
   // Stage 0's chunk ends with a layer, whose recompute is a pass of its own; stage 1's ends with
   // the head, and its backward pass recomputes inside.
@@ -246,6 +286,17 @@ TEST_CASE("bad plan files name the JSON path", "[plan]") {
   CHECK_THROWS_WITH(read(std::string(head).replace(head.find("[0]"), 3, "[0, 0]") + "[]}]}"),
                     Catch::Contains("program_of_rank: expected one program per rank of tp x cp x dp x pp = 1"));
   CHECK_THROWS_WITH(read(R"({"format": "weft-measurements"})"), Catch::Contains("format: expected \"weft-plan\""));
+  const std::string meshes = R"({"format": "weft-plan", "version": 1, "simulated_iteration_ns": 5,
+      "parallel": {"tp": 2, "cp": 1, "dp": 1, "pp": 2, "stages": [{"tp": 1, "dp": 2}, {"tp": 2, "dp": 1}]},
+      "program_of_rank": [0, 0, 1, 1], "programs": [
+        {"label": "a", "stage": 0, "actions": [{"action": "isend", "transfer": 0, "peer_stage": 1, "tag": 0,
+                                               "bytes": 8}, {"action": "wait_isend", "transfer": 0}]},
+        {"label": "b", "stage": 1, "actions": []}]})";
+  CHECK_THROWS_WITH(read(meshes), Catch::Contains("programs[0].actions[0].peer_stage: stage 1 has dp 1 where this "
+                                                  "program's stage has 2: transfers join stages of one DP"));
+  const std::string second_mesh = R"(, {"tp": 2, "dp": 1}])";
+  CHECK_THROWS_WITH(read(std::string(meshes).replace(meshes.find(second_mesh), second_mesh.size(), "]")),
+                    Catch::Contains("parallel.stages: expected one mesh per stage (pp)"));
   CHECK_THROWS_WITH(read(std::string(head).replace(0, 1, R"({"embedding_stage": 1, )") + "[]}]}"),
                     Catch::Contains("embedding_stage: expected an integer from 0 to 0, got 1"));
 }
