@@ -85,7 +85,12 @@ class PlanBuilder {
       const RankCoordinates c = plan.dims.coordinates_of(rank);
       for (std::size_t r = 0; r < workload_.ranks.size(); ++r) {
         const SimulatedRank& simulated = workload_.ranks[r];
-        if (workload_.folded ? simulated.coordinates.pp == c.pp : simulated.rank == rank) {
+        // Folded, a simulated rank stands for its stage's TP, CP (and, unless replicas were
+        // simulated apart, DP) peers.
+        const bool runs = !workload_.folded ? simulated.rank == rank
+                                            : simulated.coordinates.pp == c.pp &&
+                                                  (!workload_.per_replica || simulated.coordinates.dp == c.dp);
+        if (runs) {
           plan.program_of_rank.push_back(static_cast<int>(r));
           break;
         }
@@ -295,9 +300,6 @@ void check_execution_plan_scope(const TrainingScenario& scenario) {
   if (scenario.parallel.cp > 1) {
     throw InputError("execution plans do not cover context parallelism yet (parallel.cp = " +
                      std::to_string(scenario.parallel.cp) + ")");
-  }
-  if (scenario.data) {
-    throw InputError("execution plans do not cover per-sample data yet (the scenario's \"data\" section)");
   }
   if (scenario.overlaps_tp_communication()) {
     throw InputError(

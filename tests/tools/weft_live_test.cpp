@@ -31,33 +31,11 @@ std::filesystem::path emit_plan(const TempDir& dir, const std::string& parallel,
   return plan;
 }
 
-TEST_CASE("weft live runs a pipeline plan on two ranks and traces every op of it", "[cli][live][mpi]") {
-  const TempDir dir;
-  const auto plan_file = emit_plan(dir, R"({"pp": 2})");
-  const auto trace_file = dir.file("measured.json");
-  const auto run = run_weft_mpi(
-      2, "live '" + plan_file.string() + "' --warmup 1 --iterations 2 --trace '" + trace_file.string() + "'");
-  INFO(run.err);
-  REQUIRE(run.exit_code == 0);
-  CHECK_THAT(run.out, Contains("Iteration time") && Contains("median of 2"));
-
-  const auto plan = nlohmann::json::parse(read_file(plan_file));
-  const auto trace = nlohmann::json::parse(read_file(trace_file));
-  const auto& measured = trace["otherData"]["measured"];
-  REQUIRE(measured["iteration_ns"].size() == 2);
+// Per rank (pid rank + 1): one span per op and per transfer of its program, named as in the
+// plan; compute-stream spans one after another, all inside the iteration.
+void expect_spans_of_programs(const nlohmann::json& plan, const nlohmann::json& trace, int ranks) {
   const auto makespan = trace["otherData"]["makespan_ns"].get<std::int64_t>();
-  CHECK(makespan == measured["iteration_ns"][measured["traced_iteration"].get<std::size_t>()].get<std::int64_t>());
-  CHECK(measured["simulated_iteration_ns"] == plan["simulated_iteration_ns"]);
-  // The iteration is timed on the spans' clock: it ends when the last op of the slower rank does.
-  double last_end_us = 0.0;
-  for (const auto& e : trace["traceEvents"]) {
-    if (e["ph"] == "X") last_end_us = std::max(last_end_us, e["ts"].get<double>() + e["dur"].get<double>());
-  }
-  CHECK(last_end_us == Approx(static_cast<double>(makespan) / 1000.0).margin(0.002));
-
-  // Per rank (pid rank + 1): one span per op and per transfer of its program, named as in the
-  // plan; compute-stream spans one after another, all inside the iteration.
-  for (int rank = 0; rank < 2; ++rank) {
+  for (int rank = 0; rank < ranks; ++rank) {
     INFO("rank " << rank);
     const auto& program = plan["programs"][plan["program_of_rank"][rank].get<std::size_t>()];
     std::multiset<std::string> expected;
@@ -87,6 +65,33 @@ TEST_CASE("weft live runs a pipeline plan on two ranks and traces every op of it
     }
     CHECK(traced == expected);
   }
+}
+
+TEST_CASE("weft live runs a pipeline plan on two ranks and traces every op of it", "[cli][live][mpi]") {
+  const TempDir dir;
+  const auto plan_file = emit_plan(dir, R"({"pp": 2})");
+  const auto trace_file = dir.file("measured.json");
+  const auto run = run_weft_mpi(
+      2, "live '" + plan_file.string() + "' --warmup 1 --iterations 2 --trace '" + trace_file.string() + "'");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.out, Contains("Iteration time") && Contains("median of 2"));
+
+  const auto plan = nlohmann::json::parse(read_file(plan_file));
+  const auto trace = nlohmann::json::parse(read_file(trace_file));
+  const auto& measured = trace["otherData"]["measured"];
+  REQUIRE(measured["iteration_ns"].size() == 2);
+  const auto makespan = trace["otherData"]["makespan_ns"].get<std::int64_t>();
+  CHECK(makespan == measured["iteration_ns"][measured["traced_iteration"].get<std::size_t>()].get<std::int64_t>());
+  CHECK(measured["simulated_iteration_ns"] == plan["simulated_iteration_ns"]);
+  // The iteration is timed on the spans' clock: it ends when the last op of the slower rank does.
+  double last_end_us = 0.0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "X") last_end_us = std::max(last_end_us, e["ts"].get<double>() + e["dur"].get<double>());
+  }
+  CHECK(last_end_us == Approx(static_cast<double>(makespan) / 1000.0).margin(0.002));
+
+  expect_spans_of_programs(plan, trace, 2);
 }
 
 TEST_CASE("weft live runs a plan of a model of several modules", "[cli][live][mpi][multimodal]") {
@@ -141,6 +146,23 @@ TEST_CASE("weft live runs modules on meshes of their own", "[cli][live][mpi][mes
   CHECK(transfers[1] == std::map<std::string, int>{{"send activation", microbatches}, {"send gradient", microbatches}});
   CHECK(transfers[2] == std::map<std::string, int>{{"send activation", microbatches}, {"send gradient", microbatches}});
   CHECK(transfers[3] == std::map<std::string, int>{{"send activation", microbatches}});
+}
+
+TEST_CASE("weft live runs a plan on per-sample data, each DP replica its own programs", "[cli][live][mpi][data]") {
+  // Two stages of two replicas on four ranks: rank = replica + 2 x stage.
+  std::string scenario = test::tiny_vlm_scenario(R"({"pp": 2, "dp": 2})", test::test_cpu_cluster(4));
+  scenario.insert(scenario.rfind('}'),
+                  R"(, "data": {"dataset": "image-text-mix", "seed": 1, "pad_to": 16, "pack": true})");
+  const TempDir dir;
+  const auto plan_file = emit_plan(dir, "", scenario);
+  const auto plan = nlohmann::json::parse(read_file(plan_file));
+  CHECK(plan["program_of_rank"] == nlohmann::json::array({0, 2, 1, 3}));
+  const auto trace_file = dir.file("measured.json");
+  const auto run = run_weft_mpi(
+      4, "live '" + plan_file.string() + "' --warmup 0 --iterations 1 --trace '" + trace_file.string() + "'");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  expect_spans_of_programs(plan, nlohmann::json::parse(read_file(trace_file)), 4);
 }
 
 TEST_CASE("a plan for another number of ranks is refused by every rank", "[cli][live][mpi]") {

@@ -225,6 +225,34 @@ TEST_CASE("plans do not join meshes of different DP, nor reshard sequence-parall
           3, "with sequence_parallel each rank hands on its TP shard");
 }
 
+TEST_CASE("plans on per-sample data give each DP replica's stages programs of their own", "[plan][data]") {
+  std::string text = test::tiny_vlm_scenario(R"({"pp": 2, "dp": 2})", R"({"base": "dgx-h100", "gpus": 4})");
+  text.insert(text.rfind('}'), R"(, "data": {"dataset": "image-text-mix", "seed": 1, "pad_to": 16, "pack": true})");
+  const TrainingScenario scenario = test::scenario_from(text);
+  const test::TrainingRun run = test::run_training(scenario);
+  REQUIRE(run.workload.per_replica);
+  const ExecutionPlan plan = build_execution_plan(scenario, run.workload, run.result);
+  REQUIRE(plan.programs.size() == 4);
+  // Megatron's order: rank = dp + 2 x stage; each rank runs its own stage's program of its replica.
+  for (std::int64_t rank = 0; rank < 4; ++rank) {
+    const RankCoordinates c = plan.dims.coordinates_of(rank);
+    const PlanProgram& program = plan.programs[static_cast<std::size_t>(plan.program_of_rank[rank])];
+    CHECK(program.stage == c.pp);
+    CHECK(program.label == plan.dims.label_of(c));
+  }
+  // The replicas' microbatches hold other samples: the stage-0 programs' forward ops differ in shape.
+  auto shapes = [&](std::int64_t rank) {
+    std::vector<std::vector<std::int64_t>> out;
+    for (const PlanAction& action : plan.programs[static_cast<std::size_t>(plan.program_of_rank[rank])].actions) {
+      if (action.kind != ActionKind::forward_stage) continue;
+      for (const PlanOp& op : action.ops) out.push_back(op.work.shape);
+    }
+    return out;
+  };
+  CHECK(shapes(0) != shapes(1));
+  CHECK(replanned_makespan(scenario, plan) == Approx(run.result.makespan).epsilon(0.02));
+}
+
 TEST_CASE("a recompute pass precedes the backward pass it serves", "[plan]") {
   // Stage 0's chunk ends with a layer, whose recompute is a pass of its own; stage 1's ends with
   // the head, and its backward pass recomputes inside.
