@@ -21,7 +21,40 @@ class AllOf final : public Request {
   std::vector<std::unique_ptr<Request>> parts_;
 };
 
+class Then final : public Request {
+ public:
+  Then(std::unique_ptr<Request> first, std::function<std::unique_ptr<Request>()> next)
+      : current_(std::move(first)), next_(std::move(next)) {}
+
+  bool test() override {
+    if (!current_->test()) return false;
+    if (!next_) return true;
+    start_next();
+    return current_->test();
+  }
+
+  void order_before_compute(std::chrono::steady_clock::time_point deadline) override {
+    current_->order_before_compute(deadline);
+    if (!next_) return;
+    start_next();
+    current_->order_before_compute(deadline);
+  }
+
+ private:
+  void start_next() {
+    current_ = next_();
+    next_ = nullptr;
+  }
+
+  std::unique_ptr<Request> current_;
+  std::function<std::unique_ptr<Request>()> next_;
+};
+
 }  // namespace
+
+std::unique_ptr<Request> then(std::unique_ptr<Request> first, std::function<std::unique_ptr<Request>()> next) {
+  return std::make_unique<Then>(std::move(first), std::move(next));
+}
 
 std::unique_ptr<Request> all_of(std::vector<std::unique_ptr<Request>> parts) {
   if (parts.size() == 1) return std::move(parts.front());

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -47,6 +48,10 @@ class Request {
 // One request for several (a transfer's messages to each of its peers): complete when every part
 // is. A single part comes back as it is.
 std::unique_ptr<Request> all_of(std::vector<std::unique_ptr<Request>> parts);
+
+// `first`, then the request `next` starts once `first` has completed (seen by a test or a wait):
+// a relay's second phase, which hands on what the first gathered.
+std::unique_ptr<Request> then(std::unique_ptr<Request> first, std::function<std::unique_ptr<Request>()> next);
 
 // Ranks that communicate. Collective calls (split, start of a collective) must be made by every
 // member in the same order.

@@ -33,12 +33,12 @@ struct LiveExecutor::State {
   RankCoordinates coordinates;
   OperandPool pool;
   std::map<std::string, std::unique_ptr<Communicator>> groups;
-  std::map<std::uint32_t, KernelOp> kernels;                    // compute ops by id
-  std::map<std::uint32_t, Buffer> receive_buffers;              // by span id
-  std::map<std::uint32_t, std::unique_ptr<Request>> in_flight;  // by span id
-  std::map<std::uint32_t, std::vector<int>> transfer_peers;     // by transfer id
-  std::map<std::uint32_t, std::string> timed;                   // the spans each iteration must report, by id
-  std::map<std::size_t, std::size_t> transfer_batch_end;        // by the action that starts a batch
+  std::map<std::uint32_t, KernelOp> kernels;                                // compute ops by id
+  std::map<std::uint32_t, Buffer> receive_buffers;                          // by span id
+  std::map<std::uint32_t, std::unique_ptr<Request>> in_flight;              // by span id
+  std::map<std::uint32_t, std::vector<TransferMessage>> transfer_messages;  // by transfer id
+  std::map<std::uint32_t, std::string> timed;             // the spans each iteration must report, by id
+  std::map<std::size_t, std::size_t> transfer_batch_end;  // by the action that starts a batch
   std::vector<std::vector<TimedSpan>> iterations;
   std::vector<std::int64_t> iteration_ns;
   std::vector<std::int64_t> issue_ns;
@@ -79,12 +79,14 @@ struct LiveExecutor::State {
         if (kernel.kind != KernelKind::none) timed[op.id] = "op '" + op.name + "'";
       }
       if (action.kind != ActionKind::isend && action.kind != ActionKind::irecv) continue;
-      std::vector<int>& peers = transfer_peers[action.transfer] =
-          plan_transfer_peers(plan, coordinates, action.peer_stage, action.kind == ActionKind::isend);
-      if (peers.empty()) continue;  // a sender of more TP ranks than its receiver's mesh
+      const std::vector<TransferMessage>& messages = transfer_messages[action.transfer] =
+          plan_transfer_messages(plan, coordinates, action);
+      // Nothing to do: a sender of more TP ranks than its receiver's mesh, a rank the
+      // communicator between meshes of different DP leaves out.
+      if (messages.empty()) continue;
       ++issued;
-      if (action.kind == ActionKind::isend) read = std::max(read, action.bytes);
-      if (action.kind == ActionKind::irecv)
+      read = std::max(read, action.bytes);
+      if (std::any_of(messages.begin(), messages.end(), [](const TransferMessage& m) { return !m.sends; }))
         receive_buffers[kTransferSpan + action.transfer] = backend.allocate(action.bytes);
       if (backend.device().times_async_work) {
         timed[kTransferSpan + action.transfer] =
@@ -168,33 +170,49 @@ struct LiveExecutor::State {
     }
   }
 
-  // Starts the transfers of actions [first, last) as one group: a message to or from each peer.
+  // The grouped ops of a transfer's messages of one phase.
+  std::vector<GroupedOp> message_ops(const PlanAction& action, bool second_phase) {
+    const auto receive = receive_buffers.find(kTransferSpan + action.transfer);
+    std::vector<GroupedOp> ops;
+    for (const TransferMessage& message : transfer_messages.at(action.transfer)) {
+      if (message.second_phase != second_phase) continue;
+      const CommOp op{.op_class = message.sends ? OpClass::send : OpClass::recv,
+                      .bytes = message.bytes,
+                      .peer = message.peer,
+                      .tag = static_cast<int>(action.tag)};
+      ops.push_back({op, pool.read(), receive == receive_buffers.end() ? nullptr : receive->second.data()});
+    }
+    return ops;
+  }
+
+  // Starts the transfers of actions [first, last) as one group: each one's messages of its first
+  // phase. A relay's second phase starts as one group of its own once the first has completed.
   void launch_transfers(std::size_t first, std::size_t last) {
     std::vector<GroupedOp> ops;
-    std::vector<std::pair<std::uint32_t, std::size_t>> spans;  // each span and its messages
+    std::vector<std::pair<const PlanAction*, std::size_t>> launched;  // each transfer and its messages
     for (std::size_t i = first; i < last; ++i) {
       const PlanAction& action = program.actions[i];
-      const std::vector<int>& peers = transfer_peers.at(action.transfer);
-      if (peers.empty()) continue;
-      const std::uint32_t span = kTransferSpan + action.transfer;
-      const auto receive = receive_buffers.find(span);
-      for (int peer : peers) {
-        const CommOp op{.op_class = action.kind == ActionKind::isend ? OpClass::send : OpClass::recv,
-                        .bytes = action.bytes,
-                        .peer = peer,
-                        .tag = static_cast<int>(action.tag)};
-        ops.push_back({op, pool.read(), receive == receive_buffers.end() ? nullptr : receive->second.data()});
-      }
-      spans.emplace_back(span, peers.size());
-      backend.open_span(span);
+      if (transfer_messages.at(action.transfer).empty()) continue;
+      std::vector<GroupedOp> first_phase = message_ops(action, false);
+      launched.emplace_back(&action, first_phase.size());
+      ops.insert(ops.end(), first_phase.begin(), first_phase.end());
+      backend.open_span(kTransferSpan + action.transfer);
     }
-    if (ops.empty()) return;
-    std::vector<std::unique_ptr<Request>> requests = world.start_group(ops);
-    for (auto span = spans.rbegin(); span != spans.rend(); ++span) backend.issued_span(span->first);
+    std::vector<std::unique_ptr<Request>> requests;
+    if (!ops.empty()) requests = world.start_group(ops);
+    for (auto it = launched.rbegin(); it != launched.rend(); ++it)
+      backend.issued_span(kTransferSpan + it->first->transfer);
     auto next = requests.begin();
-    for (const auto& [span, messages] : spans) {
-      in_flight[span] = all_of({std::make_move_iterator(next), std::make_move_iterator(next + messages)});
-      next += messages;
+    for (const auto& [action, messages] : launched) {
+      std::unique_ptr<Request> request = all_of(
+          {std::make_move_iterator(next), std::make_move_iterator(next + static_cast<std::ptrdiff_t>(messages))});
+      next += static_cast<std::ptrdiff_t>(messages);
+      std::vector<GroupedOp> second_phase = message_ops(*action, true);
+      if (!second_phase.empty()) {
+        request =
+            then(std::move(request), [this, ops = std::move(second_phase)] { return all_of(world.start_group(ops)); });
+      }
+      in_flight[kTransferSpan + action->transfer] = std::move(request);
     }
   }
 

@@ -43,10 +43,12 @@ std::map<std::uint32_t, SpanSource> span_sources(const PlanProgram& program) {
 
 double microseconds(std::int64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
-// The ranks at the other end of a transfer of `rank` (plan_transfer_peers).
+// The ranks at the other end of a transfer of `rank` (plan_transfer_peers); none for one through
+// DFLOP's communicator, whose two phases join other ranks: its span is the rank's own sighting.
 std::vector<int> transfer_peers(const ExecutionPlan& plan, std::size_t rank, const SpanSource& transfer) {
-  return plan_transfer_peers(plan, plan.dims.coordinates_of(static_cast<std::int64_t>(rank)), transfer.peer_stage,
-                             transfer.sends);
+  const RankCoordinates c = plan.dims.coordinates_of(static_cast<std::int64_t>(rank));
+  if (plan_relays(plan.dims, c.pp, transfer.peer_stage)) return {};
+  return plan_transfer_peers(plan, c, transfer.peer_stage, transfer.sends);
 }
 
 // Spans by id, per rank.
@@ -99,8 +101,10 @@ std::int64_t last_launch(const ExecutionPlan& plan, const SpanIndex& index, cons
 // it sees the end at once. A send to several receivers is over when the last of them has it.
 std::int64_t send_end(const ExecutionPlan& plan, const SpanIndex& index, std::size_t rank, const TimedSpan& span,
                       const SpanSource& source) {
+  const std::vector<int> peers = transfer_peers(plan, rank, source);
+  if (peers.empty()) return span.end_ns;
   std::int64_t received_by_all = 0;
-  for (int peer : transfer_peers(plan, rank, source)) {
+  for (int peer : peers) {
     const auto p = static_cast<std::size_t>(peer);
     if (p >= index.size()) return span.end_ns;
     const auto received = index[p].find(span.id);

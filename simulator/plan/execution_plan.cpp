@@ -100,15 +100,14 @@ class ProgramReader {
     const JsonCursor stage = json.at("stage");
     program.stage = stage.as_nonnegative_int32();
     if (program.stage >= dims_.pp) stage.fail("expected a stage below parallel.pp = " + std::to_string(dims_.pp));
-    for (const JsonCursor& action : json.at("actions").elements())
-      program.actions.push_back(read_action(action, program.stage));
+    for (const JsonCursor& action : json.at("actions").elements()) program.actions.push_back(read_action(action));
     for (const auto& [transfer, where] : launched_)
       where.second.fail("transfer " + std::to_string(transfer) + " is never waited for");
     return program;
   }
 
  private:
-  PlanAction read_action(const JsonCursor& json, int stage) {
+  PlanAction read_action(const JsonCursor& json) {
     PlanAction action;
     action.kind = json.at("action").as_enum(kActionKindNames);
     if (has_ops(action.kind)) {
@@ -134,11 +133,6 @@ class ProgramReader {
       const JsonCursor peer = json.at("peer_stage");
       action.peer_stage = peer.as_nonnegative_int32();
       if (action.peer_stage >= dims_.pp) peer.fail("expected a stage below parallel.pp = " + std::to_string(dims_.pp));
-      if (dims_.dp_at(action.peer_stage) != dims_.dp_at(stage)) {
-        peer.fail("stage " + std::to_string(action.peer_stage) + " has dp " +
-                  std::to_string(dims_.dp_at(action.peer_stage)) + " where this program's stage has " +
-                  std::to_string(dims_.dp_at(stage)) + ": transfers join stages of one DP");
-      }
       action.tag = json.at("tag").as_nonnegative_int();
       action.bytes = json.at("bytes").as_positive_int();
       if (auto name = json.find("name")) action.name = name->as_string();

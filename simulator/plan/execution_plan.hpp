@@ -92,11 +92,37 @@ struct ExecutionPlan {
 std::vector<int> plan_group_members(const ExecutionPlan& plan, const RankCoordinates& c, CommGroupKind kind);
 
 // The ranks at the other end of a transfer that the rank at `c` launches to (`sends`) or from
-// `peer_stage`: the rank there with c's other coordinates. Between stages whose meshes differ in
-// TP (modules on meshes of their own, of one DP), a receiver at tp j takes its copy from the
-// sender at tp j mod the sender's TP: a sender of fewer TP ranks than its receiver sends to
-// several, one of more sends to none past the receiver's TP.
+// `peer_stage`, a stage of the same DP: the rank there with c's other coordinates. Between
+// stages whose meshes differ in TP (modules on meshes of their own), a receiver at tp j takes its
+// copy from the sender at tp j mod the sender's TP: a sender of fewer TP ranks than its receiver
+// sends to several, one of more sends to none past the receiver's TP.
 std::vector<int> plan_transfer_peers(const ExecutionPlan& plan, const RankCoordinates& c, int peer_stage, bool sends);
+
+// Whether a transfer between `stage` and `peer_stage` goes through DFLOP's inter-model
+// communicator (papers/003 §4, Fig. 6): their meshes differ in DP. Such a transfer's bytes are
+// what crosses the communicator rank, the microbatch slot's output (or its gradient) gathered and
+// then scattered: twice the slot's.
+bool plan_relays(const ParallelDims& dims, int stage, int peer_stage);
+
+// One message of a transfer as one rank exchanges it. A relay's second phase (the communicator
+// handing on what it gathered) starts once the first phase has completed on that rank.
+struct TransferMessage {
+  int peer = 0;
+  std::int64_t bytes = 0;
+  bool sends = false;
+  bool second_phase = false;
+  auto operator<=>(const TransferMessage&) const = default;
+};
+
+// The messages the rank at `c` exchanges for `action`, one of its isends or irecvs. Between
+// stages of one DP: the action's bytes to or from each of plan_transfer_peers. Through the
+// communicator (plan_relays), for a slot of S bytes (half the action's) from the sending mesh of
+// E replicas to the receiving mesh of L, whether activations forward or gradients back: the
+// communicator is the sending or receiving encoder-side stage's first rank (tp 0, dp 0); each
+// other replica of the sending mesh sends it S / E from its tp 0 rank; it then sends S / L to every
+// rank of each receiving replica but itself. Other ranks exchange nothing.
+std::vector<TransferMessage> plan_transfer_messages(const ExecutionPlan& plan, const RankCoordinates& c,
+                                                    const PlanAction& action);
 
 nlohmann::json execution_plan_json(const ExecutionPlan& plan);
 // Reads and checks a plan (docs/live.md): every field, op ids in order, `after` naming earlier

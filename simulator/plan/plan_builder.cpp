@@ -4,12 +4,9 @@
 #include <map>
 #include <stdexcept>
 
-#include <fmt/format.h>
-
 #include "simulator/core/input_error.hpp"
 #include "simulator/engine/expanded_ops.hpp"
 #include "simulator/graph/flatten.hpp"
-#include "simulator/workload/module_meshes.hpp"
 
 namespace weft {
 namespace {
@@ -270,23 +267,14 @@ class PlanBuilder {
   std::vector<Transfer> transfers_;
 };
 
-// Modules on meshes of their own: a transfer between two meshes joins ranks of one DP replica
-// (plan_transfer_peers); between meshes of different DP, DFLOP's communicator would gather and
-// scatter a slot's samples, which plans do not carry.
+// Modules on meshes of their own: a transfer hands each rank of the receiving mesh the whole
+// activation (plan_transfer_messages), where sequence parallelism would have each rank hand on
+// its TP shard of the tokens.
 void check_mesh_scope(const TrainingScenario& scenario) {
   const ParallelPlan& p = scenario.parallel;
   if (!p.per_module_meshes()) return;
   bool tp_differs = false;
-  for (int position = 0; position < p.pp; ++position) {
-    const PositionMesh mesh = p.mesh_at(position);
-    tp_differs = tp_differs || mesh.tp != p.tp;
-    if (mesh.dp == p.dp) continue;
-    throw InputError(fmt::format(
-        "parallel.modules: execution plans join meshes of one DP (module '{}' has dp {}, the last module {}): DFLOP's "
-        "communicator, which gathers a microbatch slot from one mesh's replicas and scatters it to the other's, is not "
-        "in plans yet",
-        scenario.model.modules[module_at(scenario, position)].name, mesh.dp, p.dp));
-  }
+  for (int position = 0; position < p.pp; ++position) tp_differs = tp_differs || p.mesh_at(position).tp != p.tp;
   if (tp_differs && p.sequence_parallel) {
     throw InputError(
         "parallel.modules: with sequence_parallel each rank hands on its TP shard of the tokens, which execution plans "

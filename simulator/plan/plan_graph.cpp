@@ -112,9 +112,13 @@ class PlanGraphBuilder {
   }
 
   void send(std::size_t p, const PlanAction& action) {
-    // The program's first rank (tp 0) has a peer whatever the meshes: its first one stands for all.
+    // One message stands for all, as weft simulate times them: the program's first rank (tp 0) has
+    // a peer whatever the TP of the meshes; through DFLOP's communicator, the slot crosses the
+    // communicator rank (the sending stage's or the receiving stage's first) towards the other.
     const std::int64_t from = first_rank_[p];
-    const std::int64_t to = plan_transfer_peers(plan_, coordinates(p), action.peer_stage, true).front();
+    const std::int64_t to = plan_relays(plan_.dims, coordinates(p).pp, action.peer_stage)
+                                ? plan_.dims.first_rank(action.peer_stage)
+                                : plan_transfer_peers(plan_, coordinates(p), action.peer_stage, true).front();
     const auto key = std::make_pair(from, to);
     auto [link, added] = links_.try_emplace(key, StreamId::none());
     if (added) {

@@ -29,15 +29,4 @@ std::vector<int> plan_group_members(const ExecutionPlan& plan, const RankCoordin
   return ranks;
 }
 
-std::vector<int> plan_transfer_peers(const ExecutionPlan& plan, const RankCoordinates& c, int peer_stage, bool sends) {
-  const ParallelDims& dims = plan.dims;
-  const int own_tp = dims.tp_at(c.pp);
-  const int peer_tp = dims.tp_at(peer_stage);
-  auto rank = [&](int tp) { return static_cast<int>(dims.rank_of({tp, c.cp, c.dp, peer_stage})); };
-  if (!sends) return {rank(c.tp % peer_tp)};
-  std::vector<int> peers;
-  for (int tp = c.tp; tp < peer_tp; tp += own_tp) peers.push_back(rank(tp));
-  return peers;
-}
-
 }  // namespace weft

@@ -121,31 +121,61 @@ TEST_CASE("weft live runs a plan of a model of several modules", "[cli][live][mp
   CHECK(embedding == std::map<int, int>{{1, 0}, {2, 1}, {3, 1}});
 }
 
+// Transfer spans per rank (pid rank + 1) and op class, by what they move ("send activation", "send
+// gradient"), in the measured trace of `plan_file` run on `ranks` ranks.
+std::map<int, std::map<std::string, int>> live_transfers(const TempDir& dir, const std::filesystem::path& plan_file,
+                                                         int ranks) {
+  const auto trace_file = dir.file("measured.json");
+  const auto run = run_weft_mpi(
+      ranks, "live '" + plan_file.string() + "' --warmup 0 --iterations 1 --trace '" + trace_file.string() + "'");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  const auto trace = nlohmann::json::parse(read_file(trace_file));
+  std::map<int, std::map<std::string, int>> transfers;
+  for (const auto& e : trace["traceEvents"]) {
+    const std::string name = e["name"];
+    if (e["ph"] == "X" && name.rfind("send ", 0) == 0)
+      ++transfers[e["pid"]][name.substr(0, name.find(" mb")) + " " + e["args"]["class"].get<std::string>()];
+  }
+  return transfers;
+}
+
+using Transfers = std::map<std::string, int>;
+constexpr int kTinyMicrobatches = 4;
+
 TEST_CASE("weft live runs modules on meshes of their own", "[cli][live][mpi][meshes]") {
-  // The ViT at TP1 on rank 0, the language model at TP2 on ranks 1 and 2 (DFLOP's per-module TP).
+  // The ViT at TP1 on rank 0, the language model at TP2 on ranks 1 and 2 (DFLOP's per-module TP):
+  // the encoder's rank sends each activation to both TP ranks at once and receives each gradient
+  // from the one at tp 0; the one at tp 1 only receives.
   const TempDir dir;
   const auto plan_file = emit_plan(dir, "",
                                    test::tiny_vlm_scenario(R"({"pp": 2, "tp": 2, "dp": 1, "modality_stages":
                                                              {"vision": 1, "language": 1},
                                                              "modules": {"vision": {"tp": 1}}})",
                                                            test::test_cpu_cluster(3)));
-  const auto trace_file = dir.file("measured.json");
-  const auto run = run_weft_mpi(
-      3, "live '" + plan_file.string() + "' --warmup 0 --iterations 1 --trace '" + trace_file.string() + "'");
-  INFO(run.err);
-  REQUIRE(run.exit_code == 0);
-  // Transfer spans per rank (pid rank + 1): the encoder's rank sends each activation to both TP
-  // ranks at once and receives each gradient from the one at tp 0; the one at tp 1 only receives.
-  const auto trace = nlohmann::json::parse(read_file(trace_file));
-  std::map<int, std::map<std::string, int>> transfers;
-  for (const auto& e : trace["traceEvents"]) {
-    const std::string name = e["name"];
-    if (e["ph"] == "X" && name.rfind("send ", 0) == 0) ++transfers[e["pid"]][name.substr(0, name.find(" mb"))];
-  }
-  const int microbatches = 4;
-  CHECK(transfers[1] == std::map<std::string, int>{{"send activation", microbatches}, {"send gradient", microbatches}});
-  CHECK(transfers[2] == std::map<std::string, int>{{"send activation", microbatches}, {"send gradient", microbatches}});
-  CHECK(transfers[3] == std::map<std::string, int>{{"send activation", microbatches}});
+  const auto transfers = live_transfers(dir, plan_file, 3);
+  const int m = kTinyMicrobatches;
+  CHECK(transfers.at(1) == Transfers{{"send activation send", m}, {"send gradient recv", m}});
+  CHECK(transfers.at(2) == Transfers{{"send activation recv", m}, {"send gradient send", m}});
+  CHECK(transfers.at(3) == Transfers{{"send activation recv", m}});
+}
+
+TEST_CASE("weft live relays between meshes of different DP through DFLOP's communicator", "[cli][live][mpi][meshes]") {
+  // The ViT on two replicas at TP1 (ranks 0 and 1), the language model on one at TP2 (ranks 2 and
+  // 3): rank 0 gathers replica 1's half of each slot and sends the slot to both LLM ranks; back,
+  // the LLM's tp 0 rank gives rank 0 the gradient, which hands replica 1 its half.
+  const TempDir dir;
+  const auto plan_file = emit_plan(dir, "",
+                                   test::tiny_vlm_scenario(R"({"pp": 2, "tp": 2, "dp": 1, "modality_stages":
+                                                             {"vision": 1, "language": 1},
+                                                             "modules": {"vision": {"tp": 1, "dp": 2}}})",
+                                                           test::test_cpu_cluster(4)));
+  const auto transfers = live_transfers(dir, plan_file, 4);
+  const int m = kTinyMicrobatches;
+  CHECK(transfers.at(1) == Transfers{{"send activation send", m}, {"send gradient recv", m}});
+  CHECK(transfers.at(2) == Transfers{{"send activation send", m}, {"send gradient recv", m}});
+  CHECK(transfers.at(3) == Transfers{{"send activation recv", m}, {"send gradient send", m}});
+  CHECK(transfers.at(4) == Transfers{{"send activation recv", m}});
 }
 
 TEST_CASE("weft live runs a plan on per-sample data, each DP replica its own programs", "[cli][live][mpi][data]") {

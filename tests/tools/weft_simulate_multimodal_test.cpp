@@ -146,11 +146,14 @@ TEST_CASE("bad multimodal scenarios exit 2 with the JSON path and the reason", "
                                     "training": {"global_batch": 240, "seq_len": 6144, "images": 8}})",
                                 "--unfold: modules on meshes of their own (parallel.modules) are simulated folded",
                                 "--unfold");
-  test::expect_simulate_rejects(
-      read_file(test::experiment("llava-ov-llama3-8b-32xa100-meshes")),
-      "--emit-plan: parallel.modules: execution plans join meshes of one DP (module 'vision' has dp 2, the last "
-      "module 5)",
-      "--emit-plan plan.json");
+  test::expect_simulate_rejects(R"({"model": "llava-ov-llama3-8b", "cluster": {"base": "dgx-a100-superpod", "gpus": 32},
+                                    "stack": {"base": "megatron-core", "tp_comm_overlap": false},
+                                    "parallel": {"tp": 2, "pp": 4, "dp": 5, "sequence_parallel": true,
+                                                 "modality_stages": {"vision": 1, "language": 3},
+                                                 "modules": {"vision": {"tp": 1, "dp": 2}}},
+                                    "training": {"global_batch": 240, "seq_len": 6144, "images": 8}})",
+                                "--emit-plan: parallel.modules: with sequence_parallel each rank hands on its TP shard",
+                                "--emit-plan plan.json");
   const std::string rest = R"("cluster": {"base": "h800-testbed", "gpus": 16},
                               "parallel": {"tp": 4, "pp": 4, "stage_layers": "parameters"},
                               "training": {"global_batch": 16, "seq_len": 8192, "images": 8})";
