@@ -12,7 +12,7 @@ ExecutionPlan two_meshes(PositionMesh first, PositionMesh second) {
   return plan;
 }
 
-PlanAction transfer(ActionKind kind, int peer_stage, std::int64_t bytes) {
+PlanAction launch(ActionKind kind, int peer_stage, std::int64_t bytes) {
   PlanAction action;
   action.kind = kind;
   action.peer_stage = peer_stage;
@@ -31,7 +31,7 @@ TEST_CASE("between meshes of one DP a receiver at tp j takes its copy from the s
   CHECK(plan_transfer_peers(plan, {0, 0, 1, 1}, 0, true) == std::vector<int>{1});
   CHECK(plan_transfer_peers(plan, {1, 0, 1, 1}, 0, true).empty());
   CHECK_FALSE(plan_relays(plan.dims, 0, 1));
-  CHECK(plan_transfer_messages(plan, {0, 0, 1, 0}, transfer(ActionKind::isend, 1, 100)) ==
+  CHECK(plan_transfer_messages(plan, {0, 0, 1, 0}, launch(ActionKind::isend, 1, 100)) ==
         Messages{{4, 100, true, false}, {5, 100, true, false}});
 }
 
@@ -42,8 +42,8 @@ TEST_CASE("DFLOP's communicator gathers a slot from one mesh's replicas and scat
   const ExecutionPlan plan = two_meshes({1, 2}, {2, 1});
   REQUIRE(plan_relays(plan.dims, 0, 1));
   const std::int64_t slot = 8192;
-  const PlanAction forward_send = transfer(ActionKind::isend, 1, 2 * slot);
-  const PlanAction forward_receive = transfer(ActionKind::irecv, 0, 2 * slot);
+  const PlanAction forward_send = launch(ActionKind::isend, 1, 2 * slot);
+  const PlanAction forward_receive = launch(ActionKind::irecv, 0, 2 * slot);
   // Forward: replica 1 gives its half to rank 0, which, once it has it, sends the whole slot (the
   // LLM's one replica) to both of the LLM's TP ranks.
   CHECK(plan_transfer_messages(plan, {0, 0, 0, 0}, forward_send) ==
@@ -53,8 +53,8 @@ TEST_CASE("DFLOP's communicator gathers a slot from one mesh's replicas and scat
   CHECK(plan_transfer_messages(plan, {1, 0, 0, 1}, forward_receive) == Messages{{0, slot, false, false}});
   // Backward: the LLM's tp 0 rank gives the gradient to rank 0, which hands replica 1 its half;
   // the LLM's tp 1 rank, which holds the same gradient, sends nothing.
-  const PlanAction backward_send = transfer(ActionKind::isend, 0, 2 * slot);
-  const PlanAction backward_receive = transfer(ActionKind::irecv, 1, 2 * slot);
+  const PlanAction backward_send = launch(ActionKind::isend, 0, 2 * slot);
+  const PlanAction backward_receive = launch(ActionKind::irecv, 1, 2 * slot);
   CHECK(plan_transfer_messages(plan, {0, 0, 0, 1}, backward_send) == Messages{{0, slot, true, false}});
   CHECK(plan_transfer_messages(plan, {1, 0, 0, 1}, backward_send).empty());
   CHECK(plan_transfer_messages(plan, {0, 0, 0, 0}, backward_receive) ==
@@ -68,13 +68,13 @@ TEST_CASE("an encoder of more TP ranks gathers from each replica's tp 0 and hand
   // rank 0, which has the whole slot; rank 1 (its TP peer, same output) sends nothing.
   const ExecutionPlan plan = two_meshes({2, 1}, {1, 2});
   const std::int64_t slot = 4096;
-  CHECK(plan_transfer_messages(plan, {0, 0, 0, 0}, transfer(ActionKind::isend, 1, 2 * slot)) ==
+  CHECK(plan_transfer_messages(plan, {0, 0, 0, 0}, launch(ActionKind::isend, 1, 2 * slot)) ==
         Messages{{2, slot / 2, true, true}, {3, slot / 2, true, true}});
-  CHECK(plan_transfer_messages(plan, {1, 0, 0, 0}, transfer(ActionKind::isend, 1, 2 * slot)).empty());
+  CHECK(plan_transfer_messages(plan, {1, 0, 0, 0}, launch(ActionKind::isend, 1, 2 * slot)).empty());
   // Back: each LLM replica's half to rank 0, which hands rank 1 the whole slot's gradient.
-  CHECK(plan_transfer_messages(plan, {0, 0, 1, 1}, transfer(ActionKind::isend, 0, 2 * slot)) ==
+  CHECK(plan_transfer_messages(plan, {0, 0, 1, 1}, launch(ActionKind::isend, 0, 2 * slot)) ==
         Messages{{0, slot / 2, true, false}});
-  CHECK(plan_transfer_messages(plan, {0, 0, 0, 0}, transfer(ActionKind::irecv, 1, 2 * slot)) ==
+  CHECK(plan_transfer_messages(plan, {0, 0, 0, 0}, launch(ActionKind::irecv, 1, 2 * slot)) ==
         Messages{{2, slot / 2, false, false}, {3, slot / 2, false, false}, {1, slot, true, true}});
 }
 
