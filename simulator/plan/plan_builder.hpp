@@ -8,7 +8,8 @@ namespace weft {
 
 // Throws InputError if execution plans do not cover the scenario yet: context parallelism, TP
 // communication overlapped with GEMMs, hybrid sharding, redundant computation, stragglers or
-// mixed GPUs, meshes of different DP. Check before simulating, not to learn it after.
+// mixed GPUs, sequence parallelism between meshes of different TP. Check before simulating, not to
+// learn it after.
 void check_execution_plan_scope(const TrainingScenario& scenario);
 
 // The execution plan of a simulated training iteration (docs/live.md), read off the simulated

@@ -20,7 +20,8 @@ struct PlanGraph {
 // synchronous op issued before it (a synchronous one also follows the op before it on its
 // stream), and for the asynchronous ops in its `after`. A transfer is a send on a link from its
 // sender to its receiver (the pair's bandwidth and latency; one message where a sender of fewer TP
-// ranks sends a copy to each of several, as weft simulate times it), issued at its isend; the first op or
+// ranks sends a copy to each of several, and the slot's 2S between the two stages' first ranks for
+// DFLOP's communicator, as weft simulate times them), issued at its isend; the first op or
 // send issued after a wait_irecv or wait_isend waits for it. Collectives are costed for their
 // communicator on `cluster` (plan_group_members); those of the embedding group join the n-th such
 // op of each stage that has them. InputError for a transfer without both sides.

@@ -1,5 +1,7 @@
 #include "simulator/plan/execution_plan.hpp"
 
+#include <algorithm>
+
 namespace weft {
 namespace {
 
