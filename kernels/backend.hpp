@@ -63,7 +63,8 @@ struct TimedSpan {
 // once the host knows the work is complete (right after issuing, for work on the CPU). After
 // synchronize(), take_spans() returns each span's start and end: the CPU reads its clock at open
 // and close; a GPU attributes the kernels issued between open and issued to the span (CUPTI) and
-// reports when they ran.
+// reports when they ran. Opening a span again before it is closed adds the work issued until the
+// next issued_span to it (a relay's second phase).
 class Backend {
  public:
   virtual ~Backend() = default;

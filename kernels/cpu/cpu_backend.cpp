@@ -76,7 +76,7 @@ std::int64_t CpuBackend::clock_ns() const {
       .count();
 }
 
-void CpuBackend::open_span(std::uint32_t id) { open_[id] = clock_ns(); }
+void CpuBackend::open_span(std::uint32_t id) { open_.try_emplace(id, clock_ns()); }
 
 void CpuBackend::close_span(std::uint32_t id) {
   const std::int64_t end = clock_ns();

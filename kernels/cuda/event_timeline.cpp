@@ -1,7 +1,9 @@
 #include "kernels/cuda/event_timeline.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <stdexcept>
 
 #include "kernels/cuda/cuda_errors.hpp"
@@ -55,11 +57,20 @@ std::vector<TimedSpan> EventTimeline::collect() {
     check_cuda(cudaEventElapsedTime(&ms, origin_, e), "cudaEventElapsedTime");
     return origin_host_ns_ + std::llround(static_cast<double>(ms) * 1e6);
   };
+  std::map<std::uint32_t, std::size_t> index;  // a span opened again: one span from first start to last end
   for (const OpenSpan& span : spans_) {
     if (span.end == nullptr) throw std::logic_error("EventTimeline::collect with a span still open");
     const std::int64_t start = since_origin(span.start);
     const std::int64_t end = since_origin(span.end);
-    out.push_back({span.id, start, end, end - start});  // events see no gaps between kernels
+    const auto [it, added] = index.try_emplace(span.id, out.size());
+    if (added) {
+      out.push_back({span.id, start, end, end - start});  // events see no gaps between kernels
+      continue;
+    }
+    TimedSpan& merged = out[it->second];
+    merged.start_ns = std::min(merged.start_ns, start);
+    merged.end_ns = std::max(merged.end_ns, end);
+    merged.busy_ns += end - start;
   }
   spans_.clear();
   used_ = 0;

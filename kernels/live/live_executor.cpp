@@ -209,8 +209,13 @@ struct LiveExecutor::State {
       next += static_cast<std::ptrdiff_t>(messages);
       std::vector<GroupedOp> second_phase = message_ops(*action, true);
       if (!second_phase.empty()) {
-        request =
-            then(std::move(request), [this, ops = std::move(second_phase)] { return all_of(world.start_group(ops)); });
+        const std::uint32_t span = kTransferSpan + action->transfer;
+        request = then(std::move(request), [this, span, ops = std::move(second_phase)] {
+          backend.open_span(span);  // the span's work goes on
+          std::unique_ptr<Request> started = all_of(world.start_group(ops));
+          backend.issued_span(span);
+          return started;
+        });
       }
       in_flight[kTransferSpan + action->transfer] = std::move(request);
     }
