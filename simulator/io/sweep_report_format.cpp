@@ -100,6 +100,21 @@ void write_sweep_csv(std::ostream& out, const SweepResult& result) {
   }
 }
 
+namespace {
+
+// Each module before the last on a mesh of its own, as parallel.modules gives it.
+nlohmann::json module_meshes_json(const TrainingScenario& scenario) {
+  const ParallelPlan& p = scenario.parallel;
+  const auto& modules = scenario.model.modules;
+  nlohmann::json meshes = nlohmann::json::object();
+  for (std::size_t m = 0; m + 1 < modules.size(); ++m) {
+    if (!modules[m].projector) meshes[modules[m].name] = {{"tp", p.module_meshes[m].tp}, {"dp", p.module_meshes[m].dp}};
+  }
+  return meshes;
+}
+
+}  // namespace
+
 nlohmann::json sweep_json(const TrainingScenario& base, int gpus, const SweepResult& r) {
   nlohmann::json plans = nlohmann::json::array();
   for (const PlanOutcome& plan : r.plans) {
@@ -122,6 +137,7 @@ nlohmann::json sweep_json(const TrainingScenario& base, int gpus, const SweepRes
                             {"stage_layers", p.stage_layers},
                             {"status", kPlanStatusNames.name(plan.status)},
                             {"reason", plan.reason}};
+    if (p.per_module_meshes()) entry["modules"] = module_meshes_json(plan.scenario);
     if (plan.status != PlanStatus::invalid) {
       entry["peak_memory_bytes"] = plan.peak_memory();
       entry["memory_simulated"] = plan.simulated();

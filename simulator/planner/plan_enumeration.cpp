@@ -5,8 +5,10 @@
 
 #include <fmt/format.h>
 
+#include "simulator/planner/mesh_plans.hpp"
 #include "simulator/planner/module_stage_splits.hpp"
 #include "simulator/workload/modality_stages.hpp"
+#include "simulator/workload/module_meshes.hpp"
 
 namespace weft {
 namespace {
@@ -96,9 +98,16 @@ std::string_view plan_partition_name(const ParallelPlan& p) {
 }
 
 std::string module_stages_text(const TrainingScenario& s) {
+  const ParallelPlan& p = s.parallel;
+  const auto& modules = s.model.modules;
   std::string text;
-  for (const auto& [name, stages] : named_modality_stages(s.model, s.parallel.modality_stages)) {
+  for (const auto& [name, stages] : named_modality_stages(s.model, p.modality_stages)) {
     text += fmt::format("{}{}:{}", text.empty() ? "" : ",", name, stages);
+    if (!p.per_module_meshes() || name == modules.back().name) continue;
+    const auto module =
+        std::find_if(modules.begin(), modules.end(), [&](const ModuleSpec& m) { return m.name == name; });
+    const PositionMesh mesh = p.module_meshes[static_cast<std::size_t>(module - modules.begin())];
+    text += fmt::format("/tp{}/dp{}", mesh.tp, mesh.dp);
   }
   return text;
 }
@@ -173,6 +182,38 @@ PlanEnumeration enumerate_plans(const TrainingScenario& base, const SweepGrid& g
       }
     }
   };
+  // Modules on meshes of their own (mesh_plans.hpp): the modality plans of a plan's axes with
+  // each mesh the grid asks for, whether or not tp x pp x cp divides the GPUs (the meshes decide
+  // the last module's dp). Splits and partitions are those of the plan's own mesh; modality plans
+  // the plan's own mesh cannot have are counted invalid once, by add_layouts.
+  auto add_mesh_layouts = [&](TrainingScenario plan) {
+    ParallelPlan& p = plan.parallel;
+    const bool chain_schedule = p.schedule == PipelineSchedule::gpipe || p.schedule == PipelineSchedule::one_f_one_b;
+    if (!chain_schedule || p.vpp != 1 || p.pp > base.model.layers()) return;
+    p.dp = 1;  // until mesh_plans derives it
+    pad_vocabulary(plan);
+    for (StagePartition partition : grid.partition) {
+      if (p.pp == 1 && partition != grid.partition.front()) continue;
+      std::vector<TrainingScenario> plans;
+      try {
+        plans = modality_plans(plan, partition, grid.module_stages, layer_times);
+      } catch (const InvalidPlan&) {
+        continue;
+      }
+      for (const TrainingScenario& modality : plans) {
+        for (PlanCandidate& candidate : mesh_plans(modality, grid, gpus)) {
+          if (!candidate.valid()) {
+            add(std::move(candidate.scenario), std::move(candidate.invalid_rule));
+            continue;
+          }
+          add_checked(std::move(candidate.scenario), [](TrainingScenario& meshed) {
+            check_modality_plan(meshed.parallel, meshed.model);
+            check_simulated_meshes(meshed);
+          });
+        }
+      }
+    }
+  };
   for (int tp : grid.tp) {
     for (bool sp : grid.sequence_parallel) {
       // With one TP rank, sequence parallelism changes nothing: one plan, not two.
@@ -203,6 +244,7 @@ PlanEnumeration enumerate_plans(const TrainingScenario& base, const SweepGrid& g
                     p.recompute_layers = recompute.layers;
                     p.cp_algorithm = base.parallel.cp_algorithm;
                     plan.training.micro_batch = mb;
+                    if (grid.tries_meshes()) add_mesh_layouts(plan);
                     const std::int64_t model_parallel = std::int64_t{tp} * pp * cp;
                     if (gpus % model_parallel != 0) {
                       p.dp = 0;

@@ -18,8 +18,9 @@ std::vector<int> balanced_stage_layers(int layers, int groups);
 // "parameters", "time" or "modules" (ParallelPlan::Partition).
 std::string_view plan_partition_name(const ParallelPlan& plan);
 
-// The stages of each transformer module of a plan under modality parallelism, "vit:1,llm:3";
-// empty where the modules share one pipeline.
+// The stages of each transformer module of a plan under modality parallelism, "vit:1,llm:3",
+// with the mesh of each module before the last where modules have meshes of their own
+// ("vit:1/tp1/dp4,llm:3"); empty where the modules share one pipeline.
 std::string module_stages_text(const TrainingScenario& scenario);
 
 // A short stable description of a plan, used to break ranking ties and to label it:
@@ -50,8 +51,9 @@ struct PlanEnumeration {
 // than dp. A model of several modules gets the grid's
 // layouts and partitions: modules on stages of their own only under gpipe and 1f1b with VPP 1, and
 // one plan per split of the stages over the modules (the balanced one, or every one: see
-// ModuleStageSplits); one partition where a plan has one stage or runs encoder-first. Invalid
-// plans are counted by the rule they break; check_grid's errors are thrown.
+// ModuleStageSplits); one partition where a plan has one stage or runs encoder-first; and, where
+// the grid asks for module meshes, the modality plans on them (mesh_plans). Invalid plans are
+// counted by the rule they break; check_grid's errors are thrown.
 PlanEnumeration enumerate_plans(const TrainingScenario& base, const SweepGrid& grid, int gpus);
 
 }  // namespace weft

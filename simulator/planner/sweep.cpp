@@ -50,6 +50,9 @@ class LayerStepsByContext {
 
 // Drops the plan if its memory lower bound cannot fit; returns whether it may.
 bool passes_memory_estimate(PlanOutcome& plan, LayerStepsByContext& layer_steps) {
+  // The estimate prices every stage at the plan's tp and dp: not a bound for modules on meshes
+  // of their own, which only their simulation sizes.
+  if (plan.scenario.parallel.per_module_meshes()) return true;
   plan.stage_memory =
       estimate_stage_memory(plan.scenario, layer_steps(plan.scenario, plan.scenario.model.tied_embeddings()));
   for (std::size_t stage = 0; stage < plan.stage_memory.size(); ++stage) {
@@ -371,9 +374,11 @@ SweepResult enumerate_sweep(const TrainingScenario& base, const SweepGrid& grid,
     } else if (passes_memory_estimate(plan, layer_steps)) {
       ++result.simulated;
       plan.graph_ops = size.held_ops;
-      // The bound costs ops on the cluster's own GPU: with node groups of other (perhaps faster)
-      // GPUs it would not be a bound, and such sweeps are not pruned.
-      if (plan.scenario.cluster.node_groups.empty()) plan.iteration_bound = iteration_bound(plan.scenario);
+      // The bound costs ops on the cluster's own GPU, at the plan's tp and dp: with node groups
+      // of other (perhaps faster) GPUs, or modules on meshes of their own, it would not be a
+      // bound, and such plans are not pruned.
+      if (plan.scenario.cluster.node_groups.empty() && !plan.scenario.parallel.per_module_meshes())
+        plan.iteration_bound = iteration_bound(plan.scenario);
       result.estimated_graph_ops = saturating_add(result.estimated_graph_ops, size.held_ops);
     } else {
       ++result.dropped_by_memory_estimate;

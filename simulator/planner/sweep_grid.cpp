@@ -14,7 +14,8 @@ namespace weft {
 namespace {
 
 constexpr std::string_view kAxes =
-    "tp, pp, cp, vpp, mb, recompute, zero, dp_shard, schedule, sp, layout, partition or module_stages";
+    "tp, pp, cp, vpp, mb, recompute, zero, dp_shard, schedule, sp, layout, partition, module_stages, module_tp or "
+    "module_dp";
 
 [[noreturn]] void bad_value(std::string_view axis, std::string_view value, std::string_view expected) {
   throw InputError("'" + std::string(axis) + "=" + std::string(value) + "': expected " + std::string(expected));
@@ -141,8 +142,10 @@ std::vector<std::string> recompute_names(const std::vector<RecomputeChoice>& cho
 }  // namespace
 
 std::size_t SweepGrid::combinations() const {
+  const std::size_t meshes =
+      tries_meshes() ? 1 + std::max<std::size_t>(1, module_tp.size()) * std::max<std::size_t>(1, module_dp.size()) : 1;
   return tp.size() * pp.size() * cp.size() * vpp.size() * micro_batch.size() * recompute.size() * zero.size() *
-         dp_shard.size() * schedule.size() * sequence_parallel.size() * layout.size() * partition.size();
+         dp_shard.size() * schedule.size() * sequence_parallel.size() * layout.size() * partition.size() * meshes;
 }
 
 SweepGrid default_grid(const TrainingScenario& scenario, int gpus) {
@@ -221,6 +224,10 @@ void apply_grid_spec(SweepGrid& grid, std::string_view spec) {
       const std::vector<ModuleStageSplits> splits = parse_names(axis, values, kModuleStageSplitsNames);
       if (splits.size() != 1) bad_value(axis, values, "one of " + std::string(kModuleStageSplitsNames.choices()));
       grid.module_stages = splits.front();
+    } else if (axis == "module_tp") {
+      grid.module_tp = positive_ints(axis, values);
+    } else if (axis == "module_dp") {
+      grid.module_dp = positive_ints(axis, values);
     } else if (axis == "zero" || axis == "sp") {
       std::vector<int> flags;
       for (std::int64_t value : parse_integers(axis, values)) {
@@ -244,11 +251,15 @@ void check_grid(const SweepGrid& grid, const TrainingScenario& scenario) {
     throw InputError("'layout=modality': modality parallelism needs a model of several modules, and '" +
                      scenario.model.name + "' has one");
   }
+  if (grid.tries_meshes() && !modality) {
+    throw InputError(std::string(grid.module_tp.empty() ? "'module_dp'" : "'module_tp'") +
+                     ": modules on meshes of their own have stages of their own; add layout=modality");
+  }
 }
 
 std::string grid_spec(const SweepGrid& grid) {
   const std::vector<int> sp(grid.sequence_parallel.begin(), grid.sequence_parallel.end());
-  return fmt::format(
+  std::string spec = fmt::format(
       "tp={} pp={} cp={} vpp={} mb={} recompute={} zero={} dp_shard={} schedule={} sp={} layout={} partition={} "
       "module_stages={}",
       fmt::join(grid.tp, ","), fmt::join(grid.pp, ","), fmt::join(grid.cp, ","), fmt::join(grid.vpp, ","),
@@ -256,6 +267,9 @@ std::string grid_spec(const SweepGrid& grid) {
       fmt::join(shard_names(grid.dp_shard), ","), fmt::join(names_of(grid.schedule, kPipelineScheduleNames), ","),
       fmt::join(sp, ","), fmt::join(names_of(grid.layout, kStageLayoutNames), ","),
       fmt::join(names_of(grid.partition, kStagePartitionNames), ","), kModuleStageSplitsNames.name(grid.module_stages));
+  if (!grid.module_tp.empty()) spec += fmt::format(" module_tp={}", fmt::join(grid.module_tp, ","));
+  if (!grid.module_dp.empty()) spec += fmt::format(" module_dp={}", fmt::join(grid.module_dp, ","));
+  return spec;
 }
 
 }  // namespace weft

@@ -42,6 +42,13 @@ struct SweepGrid {
   std::vector<StageLayout> layout{StageLayout::shared};  // modality only for models of several modules
   std::vector<StagePartition> partition{StagePartition::even};
   ModuleStageSplits module_stages = ModuleStageSplits::balanced;
+  // Modules on meshes of their own (parallel.modules; mesh_plans.hpp): the TP and DP degrees the
+  // modules before the last try on their stages under modality parallelism, beside the plan's
+  // own mesh. Empty, both: not tried; one empty: the plan's tp, or the last module's dp.
+  std::vector<int> module_tp{};
+  std::vector<int> module_dp{};
+
+  bool tries_meshes() const { return !module_tp.empty() || !module_dp.empty(); }
 
   std::size_t combinations() const;
 };
@@ -64,16 +71,17 @@ SweepGrid default_grid(const TrainingScenario& scenario, int gpus);
 // Narrows or widens axes: space-separated `axis=values`, values comma-separated, integer ranges
 // `a..b` inclusive. Axes: tp, pp, cp, vpp, mb, recompute (none, selective, full, or full of some
 // layers: full/firstN, full/everyK), zero, dp_shard (all, node, or shard group sizes), schedule, sp,
-// layout, partition, module_stages (one value). Example:
+// layout, partition, module_stages (one value), module_tp, module_dp. Example:
 // "tp=1,2,4,8 pp=1..16 mb=1,2". Throws InputError naming the axis or value at fault.
 void apply_grid_spec(SweepGrid& grid, std::string_view spec);
 
 // Throws InputError where the grid asks for what the model cannot have: modality parallelism of
-// a model of one module.
+// a model of one module, or module meshes without modality parallelism.
 void check_grid(const SweepGrid& grid, const TrainingScenario& scenario);
 
 // Every axis of `grid` as a spec that apply_grid_spec reads back to the same grid, values in
-// their order ("tp=1,2 pp=1 ... sp=1,0 layout=shared partition=even module_stages=balanced").
+// their order ("tp=1,2 pp=1 ... sp=1,0 layout=shared partition=even module_stages=balanced"), and
+// module_tp and module_dp where given.
 std::string grid_spec(const SweepGrid& grid);
 
 }  // namespace weft

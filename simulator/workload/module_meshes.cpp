@@ -1,5 +1,6 @@
 #include "simulator/workload/module_meshes.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "simulator/workload/modality_stages.hpp"
@@ -103,6 +104,19 @@ void validate_module_meshes(const TrainingScenario& s) {
           path, "more replicas than a slot's images",
           std::to_string(dp) + " replicas for the " + std::to_string(slot * s.training.images) + " images of a slot");
     }
+  }
+}
+
+void check_simulated_meshes(const TrainingScenario& s) {
+  const ParallelPlan& p = s.parallel;
+  // Each replica of the last module draws its own samples; a module whose replicas split another
+  // module's slots would take shares of several replicas' samples, which are simulated apart.
+  if (s.data && std::any_of(p.module_meshes.begin(), p.module_meshes.end(),
+                            [&](const PositionMesh& mesh) { return mesh.dp != p.dp; })) {
+    reject_meshes("data", "module meshes of another DP on per-sample data",
+                  "with per-sample data every module on a mesh of its own (parallel.modules) takes parallel.dp, as "
+                  "the last module does; simulate a module of another DP on uniform samples (weft dflop times it on "
+                  "the data)");
   }
 }
 

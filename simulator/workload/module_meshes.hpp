@@ -39,6 +39,10 @@ void read_module_meshes(const JsonCursor& parallel, TrainingScenario& scenario);
 // builder refuses the rest); weft dflop times such a layout on per-sample data.
 void validate_module_meshes(const TrainingScenario& s);
 
+// Checks what the full simulation takes of a valid scenario with meshes (InvalidPlan naming the
+// field): on per-sample data, every module at the last module's DP.
+void check_simulated_meshes(const TrainingScenario& s);
+
 // Each module's GPUs: "vision 1 stage x tp 1 x dp 8 = 8 GPUs; language 3 stages x tp 2 x dp 4 = 24 GPUs".
 std::string describe_module_meshes(const TrainingScenario& s);
 

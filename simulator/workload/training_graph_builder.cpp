@@ -56,16 +56,7 @@ TrainingGraphBuilder::TrainingGraphBuilder(const TrainingScenario& scenario, con
   if (plan.per_module_meshes() && unfold_) {
     throw InputError("--unfold: modules on meshes of their own (parallel.modules) are simulated folded");
   }
-  // Each replica of the last module draws its own samples; a module whose replicas split another
-  // module's slots would take shares of several replicas' samples, which are simulated apart.
-  if (plan.per_module_meshes() && microbatch_shapes_ &&
-      std::any_of(plan.module_meshes.begin(), plan.module_meshes.end(),
-                  [&](const PositionMesh& mesh) { return mesh.dp != plan.dp; })) {
-    throw InputError(
-        "data: with per-sample data every module on a mesh of its own (parallel.modules) takes parallel.dp, as "
-        "the last module does; simulate a module of another DP on uniform samples (weft dflop times it on the "
-        "data)");
-  }
+  check_simulated_meshes(scenario);
   // Joining simulated replicas' collectives assumes one data-parallel group per stage (the
   // scenario's validation refuses per-sample data and stragglers with hybrid sharding).
   if (plan.hybrid_sharding() && unfold_) {

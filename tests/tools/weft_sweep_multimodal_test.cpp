@@ -31,7 +31,7 @@ nlohmann::json scenario_of_plan(const std::string& sweep_scenario, const nlohman
                              {"schedule", plan["schedule"]},
                              {"stage_layers", plan["stage_layers"]}};
   if (plan["layout"] == "modality") {
-    // "vision:1,language:3"
+    // "vision:1,language:3", or with meshes "vision:1/tp1/dp2,language:3" (their degrees in "modules")
     nlohmann::json stages = nlohmann::json::object();
     std::string text = plan["module_stages"];
     for (std::size_t from = 0; from < text.size();) {
@@ -41,6 +41,7 @@ nlohmann::json scenario_of_plan(const std::string& sweep_scenario, const nlohman
       from = comma + 1;
     }
     parallel["modality_stages"] = stages;
+    if (plan.contains("modules")) parallel["modules"] = plan["modules"];
   }
   scenario["parallel"] = parallel;
   scenario["training"]["micro_batch"] = plan["micro_batch"];
@@ -85,6 +86,25 @@ TEST_CASE("weft sweep searches a VLM's shared pipeline and stages per module", "
   CHECK_THAT(csv, Contains(",1f1b,modality,\"vision:") && Contains(",1f1b,shared,\"\",time,"));
 }
 
+TEST_CASE("weft sweep tries modules on meshes of their own, as DFLOP lays them out", "[cli][sweep][meshes]") {
+  // LLaVA-OV with Llama 3 8B on 32 A100s at TP2 PP4, the SigLIP encoder on stage 0: uniform (dp 4),
+  // or the encoder at TP1 with dp 2 (the language model's dp (32 - 2) / (3 x 2) = 5) or at TP2 with
+  // dp 1 (dp (32 - 2) / 6 = 5); TP2 with dp 4 is the uniform plan, and the three other meshes do not
+  // share out the 32 GPUs.
+  const TempDir dir;
+  const nlohmann::json plans = sweep_and_check_best(
+      dir, test::experiment("llava-ov-llama3-8b-32xa100-uniform"),
+      "tp=2 pp=4 mb=1 zero=1 recompute=full schedule=1f1b sp=0 layout=modality partition=parameters "
+      "module_tp=1,2 module_dp=1,2,4");
+  CHECK(plans["considered"] == 6);
+  CHECK(plans["feasible"] == 3);
+  const nlohmann::json& best = plans["plans"][0];
+  CHECK(best["modules"] == nlohmann::json::parse(R"({"vision": {"tp": 1, "dp": 2}})"));
+  CHECK(best["dp"] == 5);
+  CHECK(best["module_stages"] == "vision:1/tp1/dp2,language:3");
+  CHECK_THAT(read_file(dir.file("plans.csv")), Contains(",1f1b,modality,\"vision:1/tp1/dp2,language:3\","));
+}
+
 TEST_CASE("weft sweep takes per-sample data, for a dense model and a VLM", "[cli][sweep][modality]") {
   const TempDir dir;
   const auto dense = dir.write("dense.json", R"({
@@ -110,6 +130,8 @@ TEST_CASE("bad multimodal grids exit 2 and name the axis", "[cli][sweep][modalit
   rejected(test::experiment("vlm-s-16xh800"), "layout=pipeline", "expected shared or modality");
   rejected(test::experiment("vlm-s-16xh800"), "partition=flops", "expected even, parameters or time");
   rejected(test::experiment("vlm-s-16xh800"), "module_stages=some", "expected balanced or every");
+  rejected(test::experiment("vlm-s-16xh800"), "layout=shared module_dp=2", "'module_dp': modules on meshes");
+  rejected(test::experiment("vlm-s-16xh800"), "module_tp=0", "'module_tp=0': expected values of at least 1");
 }
 
 }  // namespace
