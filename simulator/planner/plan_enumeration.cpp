@@ -104,8 +104,8 @@ std::string module_stages_text(const TrainingScenario& s) {
   for (const auto& [name, stages] : named_modality_stages(s.model, p.modality_stages)) {
     text += fmt::format("{}{}:{}", text.empty() ? "" : ",", name, stages);
     if (!p.per_module_meshes() || name == modules.back().name) continue;
-    const auto module =
-        std::find_if(modules.begin(), modules.end(), [&](const ModuleSpec& m) { return m.name == name; });
+    const auto module = std::find_if(modules.begin(), modules.end(),
+                                     [&module_name = name](const ModuleSpec& m) { return m.name == module_name; });
     const PositionMesh mesh = p.module_meshes[static_cast<std::size_t>(module - modules.begin())];
     text += fmt::format("/tp{}/dp{}", mesh.tp, mesh.dp);
   }

@@ -21,6 +21,16 @@ TrainingScenario small_vlm() {
                                                test::vlm_model(false, false)));
 }
 
+// Its grid at TP2 PP2 on 8 GPUs, modality parallelism partitioned by parameters, and `meshes`.
+SweepGrid mesh_grid(const TrainingScenario& base, const std::string& meshes) {
+  SweepGrid grid = default_grid(base, 8);
+  apply_grid_spec(grid,
+                  "tp=2 pp=2 mb=1 recompute=none zero=0 schedule=1f1b sp=0 layout=modality "
+                  "partition=parameters " +
+                      meshes);
+  return grid;
+}
+
 const PlanCandidate* find_plan(const PlanEnumeration& plans, const std::string& label) {
   const auto it = std::find_if(plans.plans.begin(), plans.plans.end(),
                                [&](const PlanCandidate& plan) { return plan_label(plan.scenario) == label; });
@@ -51,10 +61,7 @@ TEST_CASE("module meshes share out the GPUs as computed by hand", "[sweep][meshe
   //   (1, 1): 7 / 2, no;  (1, 2): 3, which does not divide the batch of 8;  (1, 4): 2;
   //   (2, 1): 3 again;    (2, 2): 2, the uniform plan, not repeated;        (2, 4): nothing left.
   const TrainingScenario base = small_vlm();
-  SweepGrid grid = default_grid(base, 8);
-  apply_grid_spec(grid,
-                  "tp=2 pp=2 mb=1 recompute=none zero=0 schedule=1f1b sp=0 layout=modality "
-                  "partition=parameters module_tp=1,2 module_dp=1,2,4");
+  const SweepGrid grid = mesh_grid(base, "module_tp=1,2 module_dp=1,2,4");
   const PlanEnumeration plans = enumerate_plans(base, grid, 8);
   CHECK(plans.plans.size() == 1 + 5);
   CHECK(plans.invalid_by_reason.at("the modules' meshes do not share out the GPU count") == 2);
@@ -78,10 +85,7 @@ TEST_CASE("module meshes share out the GPUs as computed by hand", "[sweep][meshe
 
   // Without module_dp every module keeps the language model's dp: 8 / (1 x 1 + 1 x 2) is no whole
   // number at module_tp 1, and module_tp 2 is the uniform plan.
-  SweepGrid same_dp = default_grid(base, 8);
-  apply_grid_spec(same_dp,
-                  "tp=2 pp=2 mb=1 recompute=none zero=0 schedule=1f1b sp=0 layout=modality "
-                  "partition=parameters module_tp=1,2");
+  const SweepGrid same_dp = mesh_grid(base, "module_tp=1,2");
   const PlanEnumeration kept = enumerate_plans(base, same_dp, 8);
   CHECK(kept.plans.size() == 2);
   CHECK(kept.invalid_by_reason.at("the modules' meshes do not share out the GPU count") == 1);
@@ -89,10 +93,7 @@ TEST_CASE("module meshes share out the GPUs as computed by hand", "[sweep][meshe
 
 TEST_CASE("a sweep simulates every mesh plan, unbounded and unestimated, and ranks it", "[sweep][meshes]") {
   const TrainingScenario base = small_vlm();
-  SweepGrid grid = default_grid(base, 8);
-  apply_grid_spec(grid,
-                  "tp=2 pp=2 mb=1 recompute=none zero=0 schedule=1f1b sp=0 layout=modality "
-                  "partition=parameters module_tp=1 module_dp=4");
+  const SweepGrid grid = mesh_grid(base, "module_tp=1 module_dp=4");
   const SweepResult result = run_sweep(base, grid, 8, {});
   REQUIRE(result.plans.size() == 2);
   for (const PlanOutcome& plan : result.plans) {
