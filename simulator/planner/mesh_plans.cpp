@@ -2,6 +2,8 @@
 
 #include <optional>
 
+#include "simulator/workload/module_meshes.hpp"
+
 namespace weft {
 namespace {
 
@@ -48,12 +50,9 @@ std::vector<PlanCandidate> mesh_plans(const TrainingScenario& modality_plan, con
       p.dp = *dp;
       const PositionMesh encoder{.tp = module_tp, .dp = module_dp == 0 ? *dp : module_dp};
       if (encoder == PositionMesh{.tp = p.tp, .dp = p.dp}) continue;  // the uniform plan
-      const auto& modules = candidate.scenario.model.modules;
-      p.module_meshes.assign(modules.size(), encoder);
+      p.module_meshes.assign(candidate.scenario.model.modules.size(), encoder);
       p.module_meshes.back() = {.tp = p.tp, .dp = p.dp};
-      for (std::size_t m = 0; m < modules.size(); ++m) {
-        if (modules[m].projector) p.module_meshes[m] = p.module_meshes[modules[m].inputs.front()];
-      }
+      give_projectors_their_readers_meshes(candidate.scenario.model, p.module_meshes);
       out.push_back(std::move(candidate));
     }
   }

@@ -141,13 +141,6 @@ std::vector<std::string> recompute_names(const std::vector<RecomputeChoice>& cho
 
 }  // namespace
 
-std::size_t SweepGrid::combinations() const {
-  const std::size_t meshes =
-      tries_meshes() ? 1 + std::max<std::size_t>(1, module_tp.size()) * std::max<std::size_t>(1, module_dp.size()) : 1;
-  return tp.size() * pp.size() * cp.size() * vpp.size() * micro_batch.size() * recompute.size() * zero.size() *
-         dp_shard.size() * schedule.size() * sequence_parallel.size() * layout.size() * partition.size() * meshes;
-}
-
 SweepGrid default_grid(const TrainingScenario& scenario, int gpus) {
   SweepGrid grid;
   grid.tp = powers_of_two_up_to(std::min(scenario.cluster.gpus_per_node, gpus));

@@ -49,8 +49,6 @@ struct SweepGrid {
   std::vector<int> module_dp{};
 
   bool tries_meshes() const { return !module_tp.empty() || !module_dp.empty(); }
-
-  std::size_t combinations() const;
 };
 
 // Whether the cluster's GPUs run at different paces (stragglers, node groups of other types), so

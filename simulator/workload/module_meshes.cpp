@@ -71,8 +71,12 @@ void read_module_meshes(const JsonCursor& parallel, TrainingScenario& scenario) 
     if (auto tp = value.find("tp")) mesh.tp = read_mesh_degree(*tp);
     if (auto dp = value.find("dp")) mesh.dp = read_mesh_degree(*dp);
   }
+  give_projectors_their_readers_meshes(model, plan.module_meshes);
+}
+
+void give_projectors_their_readers_meshes(const MultimodalSpec& model, std::vector<PositionMesh>& meshes) {
   for (std::size_t m = 0; m < model.modules.size(); ++m) {
-    if (model.modules[m].projector) plan.module_meshes[m] = plan.module_meshes[model.modules[m].inputs.front()];
+    if (model.modules[m].projector) meshes[m] = meshes[model.modules[m].inputs.front()];
   }
 }
 

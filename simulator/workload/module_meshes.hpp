@@ -2,7 +2,9 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
+#include "cost_models/parallel_dims.hpp"
 #include "simulator/core/json_cursor.hpp"
 #include "simulator/core/units.hpp"
 #include "simulator/workload/data/sample_shape.hpp"
@@ -10,6 +12,7 @@
 
 namespace weft {
 
+struct MultimodalSpec;
 struct TrainingScenario;
 
 // Per-module meshes: DFLOP's heterogeneous 3D parallelism (papers/003 §4: "the available GPUs are
@@ -32,6 +35,10 @@ struct TrainingScenario;
 // Errors name the key: no modality stages, no explicit dp, an unknown module, a projector, the
 // last module, a degree below one, an unknown field.
 void read_module_meshes(const JsonCursor& parallel, TrainingScenario& scenario);
+
+// A projector runs on the mesh of the module it reads: gives each projector of `model` that
+// module's entry of `meshes` (one per module).
+void give_projectors_their_readers_meshes(const MultimodalSpec& model, std::vector<PositionMesh>& meshes);
 
 // Checks what this version simulates with meshes of their own (InvalidPlan naming the field):
 // healthy GPUs of one type, ZeRO below 3, no hybrid sharding; a slot that splits over each
