@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "simulator/core/units.hpp"
@@ -37,48 +39,63 @@ void merge_runs(const Runs& runs, Visitor& visitor) {
     TimeNs time;
     std::size_t run;
     std::size_t index;
-    // Min-heap order for std::push_heap; ties by run so that the order is canonical.
-    bool operator<(const Head& other) const { return time != other.time ? time > other.time : run > other.run; }
+    // Earlier first; ties by run so that the order is canonical.
+    bool before(const Head& other) const { return time != other.time ? time < other.time : run < other.run; }
   };
-  std::vector<std::size_t> waiting;  // runs not under way yet, by their first entry (last first)
+  // Runs not under way yet, as (first entry's time, run), the last first.
+  std::vector<std::pair<TimeNs, std::size_t>> waiting;
   for (std::size_t r = 0; r < runs.size(); ++r) {
-    if (runs.count(r) > 0) waiting.push_back(r);
+    if (runs.count(r) > 0) waiting.emplace_back(runs.time(r, 0), r);
   }
-  std::sort(waiting.begin(), waiting.end(), [&](std::size_t a, std::size_t b) {
-    const TimeNs ta = runs.time(a, 0);
-    const TimeNs tb = runs.time(b, 0);
-    return ta != tb ? ta > tb : a > b;
-  });
+  std::sort(waiting.begin(), waiting.end(), std::greater<>());
+  // A binary min-heap of the runs under way, kept by hand so that a run that goes on after a
+  // stretch takes its new entry in place at the top (one sift down instead of a pop and a push).
   std::vector<Head> heads;
+  auto sift_down = [&](std::size_t i) {
+    const Head moving = heads[i];
+    const std::size_t n = heads.size();
+    for (std::size_t child = 2 * i + 1; child < n; child = 2 * i + 1) {
+      if (child + 1 < n && heads[child + 1].before(heads[child])) ++child;
+      if (!heads[child].before(moving)) break;
+      heads[i] = heads[child];
+      i = child;
+    }
+    heads[i] = moving;
+  };
   auto push = [&](std::size_t run, std::size_t index) {
-    heads.push_back({runs.time(run, index), run, index});
-    std::push_heap(heads.begin(), heads.end());
+    const Head moving{runs.time(run, index), run, index};
+    std::size_t i = heads.size();
+    heads.push_back(moving);
+    while (i > 0 && moving.before(heads[(i - 1) / 2])) {
+      heads[i] = heads[(i - 1) / 2];
+      i = (i - 1) / 2;
+    }
+    heads[i] = moving;
   };
   auto pop = [&] {
-    std::pop_heap(heads.begin(), heads.end());
-    const Head head = heads.back();
+    const Head top = heads.front();
+    heads.front() = heads.back();
     heads.pop_back();
-    return head;
+    if (!heads.empty()) sift_down(0);
+    return top;
   };
+  auto waiting_time = [&] { return waiting.empty() ? std::numeric_limits<TimeNs>::max() : waiting.back().first; };
   // Runs starting no later than `time` join the heap.
   auto take_up_to = [&](TimeNs time) {
-    while (!waiting.empty() && runs.time(waiting.back(), 0) <= time) {
-      push(waiting.back(), 0);
+    while (!waiting.empty() && waiting.back().first <= time) {
+      push(waiting.back().second, 0);
       waiting.pop_back();
     }
-  };
-  auto next_time = [&] {
-    TimeNs next = std::numeric_limits<TimeNs>::max();
-    if (!heads.empty()) next = heads.front().time;
-    if (!waiting.empty()) next = std::min(next, runs.time(waiting.back(), 0));
-    return next;
   };
   std::vector<RunEntry> together;
   std::vector<Head> popped;
   while (!heads.empty() || !waiting.empty()) {
-    take_up_to(next_time());
-    const Head head = pop();
-    const TimeNs limit = next_time();
+    take_up_to(heads.empty() ? waiting_time() : std::min(heads.front().time, waiting_time()));
+    const Head head = heads.front();
+    // The next entry of any other run: the top's children, or a run not under way yet.
+    TimeNs limit = waiting_time();
+    if (heads.size() > 1) limit = std::min(limit, heads[1].time);
+    if (heads.size() > 2) limit = std::min(limit, heads[2].time);
     if (limit > head.time) {
       // Alone until the next entry of another run: every entry of this run before it, found by
       // galloping from the head (stretches are often short) and then bisecting.
@@ -99,9 +116,15 @@ void merge_runs(const Runs& runs, Visitor& visitor) {
         }
       }
       visitor.stretch(head.run, head.index, end);
-      if (end < runs.count(head.run)) push(head.run, end);
+      if (end < count) {
+        heads.front() = {runs.time(head.run, end), head.run, end};
+        sift_down(0);
+      } else {
+        pop();
+      }
       continue;
     }
+    pop();
     together.assign(1, {head.run, head.index});
     popped.assign(1, head);
     take_up_to(head.time);

@@ -27,7 +27,7 @@ class Accountant {
     if (others[0] > 0) {
       split_.add_compute(profile->time(last) - profile->time(begin));
     } else if (others == SlotCounts{}) {
-      split_ += profile->split_until(last) - profile->split_until(begin);
+      split_.add_difference(profile->split_until(last), profile->split_until(begin));
     } else {
       // Communication elsewhere: while this run computes, that is compute; in its gaps, the
       // communication of both shares the exposed time.

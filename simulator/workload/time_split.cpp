@@ -28,7 +28,9 @@ void TimeSplit::add(TimeNs span, const SlotCounts& running) {
     throw std::logic_error("more than 32 communication ops run at once on one rank");
   }
   const Scaled share = Scaled{span} * (kExposedScale / communicating);
-  for (std::size_t k = 0; k < kCommGroupKindCount; ++k) exposed_[k] += share * running[1 + k];
+  for (std::size_t k = 0; k < kCommGroupKindCount; ++k) {
+    if (running[1 + k] != 0) exposed_[k] += share * running[1 + k];
+  }
 }
 
 TimeSplit& TimeSplit::operator+=(const TimeSplit& other) {
@@ -37,11 +39,9 @@ TimeSplit& TimeSplit::operator+=(const TimeSplit& other) {
   return *this;
 }
 
-TimeSplit TimeSplit::operator-(const TimeSplit& other) const {
-  TimeSplit difference = *this;
-  difference.compute_ns_ -= other.compute_ns_;
-  for (std::size_t k = 0; k < kCommGroupKindCount; ++k) difference.exposed_[k] -= other.exposed_[k];
-  return difference;
+void TimeSplit::add_difference(const TimeSplit& later, const TimeSplit& earlier) {
+  compute_ns_ += later.compute_ns_ - earlier.compute_ns_;
+  for (std::size_t k = 0; k < kCommGroupKindCount; ++k) exposed_[k] += later.exposed_[k] - earlier.exposed_[k];
 }
 
 double TimeSplit::exposed_s(std::size_t kind) const {

@@ -136,9 +136,9 @@ PerPeer<OpId> TrainingGraphBuilder::instantiate(int stage, const Chunk& chunk, c
   const PerPeer<OpId> ops(stages_[static_cast<std::size_t>(stage)].size(), op);
   last_compute_ops_ = ops;
   for (const auto& [step, signals] : pass.signals) {
-    PerPeer<Gate> gates;
+    PerPeer<Gate>& gates = last_grad_gates(chunk, step);
+    gates.clear();
     for (std::uint32_t signal : signals) gates.push_back({op, static_cast<std::int32_t>(signal)});
-    record_grad_gates(chunk, step, gates);
   }
   return ops;
 }

@@ -454,15 +454,10 @@ void TrainingGraphBuilder::record_grad_op(const Chunk& chunk, std::size_t step, 
     for (std::size_t i = 0; i < ops.size(); ++i) recorder_->add_signal(step, i, ops[i]);
     return;
   }
-  PerPeer<Gate> gates;
+  PerPeer<Gate>& gates = last_grad_gates(chunk, step);
+  gates.clear();
   for (OpId op : ops) gates.push_back({op, -1});
-  record_grad_gates(chunk, step, gates);
 }
 
-void TrainingGraphBuilder::record_grad_gates(const Chunk& chunk, std::size_t step, const PerPeer<Gate>& gates) {
-  auto& last = last_grad_op_[chunk_index(chunk)];
-  if (last.size() < chunk.steps.size()) last.resize(chunk.steps.size());
-  last[step] = gates;
-}
 
 }  // namespace weft::training_graph
