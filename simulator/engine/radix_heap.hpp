@@ -25,7 +25,7 @@ class RadixHeap {
   bool empty() const { return size_ == 0; }
 
   [[gnu::always_inline]] void push(std::uint64_t key, Value value) {
-    buckets_[bucket_of(key)].push_back({key, value});
+    place({key, value});
     ++size_;
   }
 
@@ -52,21 +52,28 @@ class RadixHeap {
     return key == last_ ? 0 : static_cast<std::size_t>(64 - std::countl_zero(key ^ last_));
   }
 
+  void place(const Entry& entry) {
+    const std::size_t bucket = bucket_of(entry.key);
+    buckets_[bucket].push_back(entry);
+    if (bucket > 0) occupied_ |= std::uint64_t{1} << (bucket - 1);
+  }
+
   // Makes bucket 0 non-empty: finds the lowest non-empty bucket, takes its smallest key as the
   // new base, and spreads its entries into lower buckets.
   void settle() {
     if (!buckets_[0].empty()) return;
-    std::size_t index = 1;
-    while (buckets_[index].empty()) ++index;
+    const std::size_t index = 1 + static_cast<std::size_t>(std::countr_zero(occupied_));
     std::vector<Entry>& source = buckets_[index];
+    occupied_ &= ~(std::uint64_t{1} << (index - 1));
     std::uint64_t smallest = source.front().key;
     for (const Entry& entry : source) smallest = entry.key < smallest ? entry.key : smallest;
     last_ = smallest;
-    for (const Entry& entry : source) buckets_[bucket_of(entry.key)].push_back(entry);
+    for (const Entry& entry : source) place(entry);  // every entry lands in a lower bucket
     source.clear();
   }
 
   std::array<std::vector<Entry>, 65> buckets_;
+  std::uint64_t occupied_ = 0;  // bit b - 1 set while bucket b (1 to 64) holds entries
   std::uint64_t last_ = 0;
   std::size_t size_ = 0;
 };

@@ -286,10 +286,10 @@ void GraphBuilder::check_bundles() const {
     if (graph_.tensor_kind(tensor) != TensorKind::bundle) continue;
     const auto readers = graph_.tensor_consumers(tensor);
     if (readers.empty()) continue;
-    const std::string name = "bundle '" + std::string(graph_.tensor_name(tensor)) + "'";
-    if (readers.size() > 1) throw InputError(name + " is read by more than one composite");
+    auto name = [&] { return "bundle '" + std::string(graph_.tensor_name(tensor)) + "'"; };
+    if (readers.size() > 1) throw InputError(name() + " is read by more than one composite");
     const OpId producer = graph_.tensor_producer(tensor);
-    if (!producer.valid()) throw InputError(name + " is read but no composite produces it");
+    if (!producer.valid()) throw InputError(name() + " is read but no composite produces it");
     auto port_of = [&](OpId op, std::span<const TensorId> bound, bool output) {
       const Subgraph& subgraph = graph_.subgraph(graph_.composite(graph_.op_composite(op)).subgraph);
       const auto port = static_cast<std::size_t>(std::find(bound.begin(), bound.end(), tensor) - bound.begin());
@@ -307,7 +307,7 @@ void GraphBuilder::check_bundles() const {
       same = from->graph().tensor_bytes(made[m]) == to->graph().tensor_bytes(read[m]);
     }
     if (!same) {
-      throw InputError(name + ": the members '" + graph_.display_name(producer) + "' produces differ from those '" +
+      throw InputError(name() + ": the members '" + graph_.display_name(producer) + "' produces differ from those '" +
                        graph_.display_name(readers.front()) + "' reads");
     }
     agreeing.insert({source, target});

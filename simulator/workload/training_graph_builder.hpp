@@ -447,11 +447,11 @@ class TrainingGraphBuilder {
   // While a pass is recorded, they become the template's signals.
   void record_grad_op(const Chunk& chunk, std::size_t step, const PerPeer<OpId>& ops);
 
-  // Where the gates of a step's last gradient are kept, to be overwritten by the next producer.
-  PerPeer<Gate>& last_grad_gates(const Chunk& chunk, std::size_t step) {
+  // Where the gates of each step's last gradient are kept, to be overwritten by the next producer.
+  std::vector<PerPeer<Gate>>& last_grad_gates(const Chunk& chunk) {
     auto& last = last_grad_op_[chunk_index(chunk)];
     if (last.size() < chunk.steps.size()) last.resize(chunk.steps.size());
-    return last[step];
+    return last;
   }
 
   std::size_t chunk_index(const Chunk& chunk) const { return static_cast<std::size_t>(chunk.group / s_.parallel.pp); }

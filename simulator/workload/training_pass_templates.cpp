@@ -135,10 +135,13 @@ PerPeer<OpId> TrainingGraphBuilder::instantiate(int stage, const Chunk& chunk, c
                      phase == "recompute"});
   const PerPeer<OpId> ops(stages_[static_cast<std::size_t>(stage)].size(), op);
   last_compute_ops_ = ops;
-  for (const auto& [step, signals] : pass.signals) {
-    PerPeer<Gate>& gates = last_grad_gates(chunk, step);
-    gates.clear();
-    for (std::uint32_t signal : signals) gates.push_back({op, static_cast<std::int32_t>(signal)});
+  if (!pass.signals.empty()) {
+    std::vector<PerPeer<Gate>>& last = last_grad_gates(chunk);
+    for (const auto& [step, signals] : pass.signals) {
+      PerPeer<Gate>& gates = last[step];
+      gates.clear();
+      for (std::uint32_t signal : signals) gates.push_back({op, static_cast<std::int32_t>(signal)});
+    }
   }
   return ops;
 }

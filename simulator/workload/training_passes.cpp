@@ -454,7 +454,7 @@ void TrainingGraphBuilder::record_grad_op(const Chunk& chunk, std::size_t step, 
     for (std::size_t i = 0; i < ops.size(); ++i) recorder_->add_signal(step, i, ops[i]);
     return;
   }
-  PerPeer<Gate>& gates = last_grad_gates(chunk, step);
+  PerPeer<Gate>& gates = last_grad_gates(chunk)[step];
   gates.clear();
   for (OpId op : ops) gates.push_back({op, -1});
 }
