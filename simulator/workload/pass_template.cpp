@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <boost/container/small_vector.hpp>
+
 namespace weft {
 
 TensorId BundleMemberHandles::handle(std::uint32_t key, std::uint32_t peer) {
@@ -17,16 +19,18 @@ TensorId BundleMemberHandles::handle(std::uint32_t key, std::uint32_t peer) {
 
 OpId PassTemplate::instantiate(GraphBuilder& outer, std::string_view name, const PassValues& values,
                                PassValues& escaping, PassValues& bundle_tensors, const Placement& placement) const {
-  std::vector<TensorId> in;
+  // On the stack for the usual few ports: a plan instantiates thousands of passes.
+  boost::container::small_vector<TensorId, 16> in;
   in.reserve(inputs.size());
   for (const auto& [value, peer] : inputs) in.push_back(values[value][peer]);
-  std::vector<TensorId> out;
+  boost::container::small_vector<TensorId, 16> out;
   out.reserve(outputs.size());
   for (std::size_t k = 0; k < outputs.size(); ++k) {
     const DeviceId device = placement.output_devices.empty() ? outputs[k].device : placement.output_devices[k];
     out.push_back(outer.add_tensor({}, device, outputs[k].kind, outputs[k].bytes));
   }
-  const OpId op = outer.add_composite(name, subgraph, placement.streams, in, out);
+  const OpId op = outer.add_composite(name, subgraph, placement.streams, std::span(in.data(), in.size()),
+                                      std::span(out.data(), out.size()));
   escaping.assign(escapes.size(), {});
   for (std::size_t v = 0; v < escapes.size(); ++v) {
     for (const Source& source : escapes[v]) {

@@ -17,8 +17,9 @@ namespace weft {
 
 // The values a pass of a pipeline stage reads or leaves behind, in an order fixed by the kind of
 // pass (a forward's input activation; a backward's incoming gradient and the bundle of what its
-// forward saved; ...), each a tensor per peer or nothing.
-using PassValues = std::vector<PerPeer<TensorId>>;
+// forward saved; ...), each a tensor per peer or nothing. Held inline up to four: every pass a
+// plan instantiates passes a few of them around.
+using PassValues = boost::container::small_vector<PerPeer<TensorId>, 4>;
 
 // What a pass leaves for one other pass in a bundle (subgraph.hpp): per peer, its members, each
 // named by a key that the passes agree on (which step saved it, say).

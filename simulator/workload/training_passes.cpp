@@ -14,7 +14,7 @@ void TrainingGraphBuilder::emit_forward(int stage, Chunk& chunk, const PipelineA
   for (int input : graph_.inputs(chunk.group)) read.push_back(boundary_tensor({input, mb, false}, stage));
   if (read.empty()) read.emplace_back();
   const PerPeer<TensorId> x = read.front();
-  const std::span<const PerPeer<TensorId>> also_read = std::span(read).subspan(1);
+  const std::span<const PerPeer<TensorId>> also_read = std::span(read.data(), read.size()).subspan(1);
   PerPeer<OpId> first_op;
   if (composites_) {
     // Escaping: the output; what the steps saved and checkpointed leaves in bundles.
@@ -458,6 +458,5 @@ void TrainingGraphBuilder::record_grad_op(const Chunk& chunk, std::size_t step, 
   gates.clear();
   for (OpId op : ops) gates.push_back({op, -1});
 }
-
 
 }  // namespace weft::training_graph
