@@ -4,6 +4,8 @@
 #include <cmath>
 #include <string>
 
+#include <boost/container/small_vector.hpp>
+
 #include "simulator/core/input_error.hpp"
 
 namespace weft {
@@ -29,8 +31,8 @@ LogGridTable::LogGridTable(std::vector<std::vector<double>> axes, std::vector<do
 
 double LogGridTable::at(std::span<const double> point) const {
   // Per axis: the lower bracketing index and the weight of the upper one.
-  std::vector<std::size_t> lower(axes_.size());
-  std::vector<double> weight(axes_.size());
+  boost::container::small_vector<std::size_t, 4> lower(axes_.size());
+  boost::container::small_vector<double, 4> weight(axes_.size());
   for (std::size_t a = 0; a < axes_.size(); ++a) {
     const auto& axis = axes_[a];
     const double x = std::clamp(point[a], axis.front(), axis.back());

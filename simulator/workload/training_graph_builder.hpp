@@ -211,7 +211,7 @@ class TrainingGraphBuilder {
   template <class Body>
   PerPeer<OpId> emit_pass(int stage, const Chunk& chunk, std::string_view phase, int mb, PassValues inputs,
                           PassValues& escapes, BundleSet& bundles, Body&& body) {
-    std::vector<Route> taken;
+    boost::container::small_vector<Route, kRouteCount> taken;
     for (std::size_t r = 0; r < kRouteCount; ++r) {
       if (!bundles[r].empty() && phase_taking(static_cast<Route>(r)) == phase) {
         taken.push_back(static_cast<Route>(r));
@@ -448,11 +448,7 @@ class TrainingGraphBuilder {
   void record_grad_op(const Chunk& chunk, std::size_t step, const PerPeer<OpId>& ops);
 
   // Where the gates of each step's last gradient are kept, to be overwritten by the next producer.
-  std::vector<PerPeer<Gate>>& last_grad_gates(const Chunk& chunk) {
-    auto& last = last_grad_op_[chunk_index(chunk)];
-    if (last.size() < chunk.steps.size()) last.resize(chunk.steps.size());
-    return last;
-  }
+  std::vector<PerPeer<Gate>>& last_grad_gates(const Chunk& chunk);
 
   std::size_t chunk_index(const Chunk& chunk) const { return static_cast<std::size_t>(chunk.group / s_.parallel.pp); }
 

@@ -459,4 +459,10 @@ void TrainingGraphBuilder::record_grad_op(const Chunk& chunk, std::size_t step, 
   for (OpId op : ops) gates.push_back({op, -1});
 }
 
+std::vector<PerPeer<Gate>>& TrainingGraphBuilder::last_grad_gates(const Chunk& chunk) {
+  auto& last = last_grad_op_[chunk_index(chunk)];
+  if (last.size() < chunk.steps.size()) last.resize(chunk.steps.size());
+  return last;
+}
+
 }  // namespace weft::training_graph
