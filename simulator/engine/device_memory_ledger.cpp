@@ -5,13 +5,7 @@
 namespace weft {
 namespace {
 
-struct ProfileRuns {
-  std::vector<std::pair<TimeNs, const MemoryProfile*>> runs;  // (origin, profile)
-
-  std::size_t size() const { return runs.size(); }
-  std::size_t count(std::size_t r) const { return runs[r].second->size(); }
-  TimeNs time(std::size_t r, std::size_t i) const { return runs[r].first + runs[r].second->time(i); }
-};
+using ProfileRuns = std::vector<std::pair<TimeNs, const MemoryProfile*>>;  // (origin, profile)
 
 // The level instant by instant, as DeviceMemoryTracker keeps it: the level of an instant is the
 // one after all of its changes; the peak is the first instant of the highest level.
@@ -20,7 +14,7 @@ class PeakFinder {
   PeakFinder(const ProfileRuns& runs, std::vector<MemoryPoint>* timeline) : runs_(runs), timeline_(timeline) {}
 
   void stretch(std::size_t run, std::size_t begin, std::size_t end) {
-    const auto& [origin, profile] = runs_.runs[run];
+    const auto& [origin, profile] = runs_[run];
     if (timeline_ != nullptr) {
       for (std::size_t i = begin; i < end; ++i) {
         level_ += profile->delta(i);
@@ -38,7 +32,7 @@ class PeakFinder {
   }
 
   void instant(TimeNs time, const std::vector<RunEntry>& entries) {
-    for (const RunEntry& entry : entries) level_ += runs_.runs[entry.run].second->delta(entry.index);
+    for (const RunEntry& entry : entries) level_ += runs_[entry.run].second->delta(entry.index);
     close(time);
   }
 
@@ -72,12 +66,15 @@ class PeakFinder {
 void DeviceMemoryLedger::finish(DeviceResult& out, bool record_timeline) {
   const MemoryProfile singles(std::move(singles_));
   ProfileRuns runs;
-  runs.runs.reserve(stamps_.size() + 1);
-  if (!singles.empty()) runs.runs.emplace_back(0, &singles);
-  for (const Stamp& stamp : stamps_) runs.runs.emplace_back(stamp.origin, stamp.profile);
+  runs.reserve(stamps_.size() + 1);
+  if (!singles.empty()) runs.emplace_back(0, &singles);
+  for (const Stamp& stamp : stamps_) runs.emplace_back(stamp.origin, stamp.profile);
   out.memory_timeline.clear();
   PeakFinder finder(runs, record_timeline ? &out.memory_timeline : nullptr);
-  merge_runs(runs, finder);
+  TimedRuns times;
+  times.reserve(runs.size());
+  for (const auto& [origin, profile] : runs) times.add(origin, profile->times());
+  merge_runs(times, finder);
   finder.finish(out);
   singles_ = {};
   stamps_ = {};

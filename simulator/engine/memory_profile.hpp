@@ -20,6 +20,7 @@ class MemoryProfile {
   std::size_t size() const { return times_.size(); }
   bool empty() const { return times_.empty(); }
   TimeNs time(std::size_t i) const { return times_[i]; }
+  const std::vector<TimeNs>& times() const { return times_; }
   // The level after change i; level_before(0) is 0.
   Bytes level_after(std::size_t i) const { return levels_[i]; }
   Bytes level_before(std::size_t i) const { return i == 0 ? 0 : levels_[i - 1]; }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -16,6 +17,26 @@ namespace weft {
 struct RunEntry {
   std::size_t run = 0;
   std::size_t index = 0;
+};
+
+// Runs as merge_runs reads them: each an origin and its entries' times relative to it (sorted),
+// one load away, since the merge reads times far more often than anything else.
+class TimedRuns {
+ public:
+  void reserve(std::size_t runs) { views_.reserve(runs); }
+  void add(TimeNs origin, std::span<const TimeNs> times) { views_.push_back({origin, times.data(), times.size()}); }
+
+  std::size_t size() const { return views_.size(); }
+  std::size_t count(std::size_t r) const { return views_[r].count; }
+  TimeNs time(std::size_t r, std::size_t i) const { return views_[r].origin + views_[r].times[i]; }
+
+ private:
+  struct View {
+    TimeNs origin;
+    const TimeNs* times;
+    std::size_t count;
+  };
+  std::vector<View> views_;
 };
 
 // Visits the entries of several runs in time order. A run is a sequence of entries sorted by

@@ -25,6 +25,7 @@ class ActivityProfile {
 
   std::size_t size() const { return times_.size(); }
   TimeNs time(std::size_t i) const { return times_[i]; }
+  const std::vector<TimeNs>& times() const { return times_; }
   const SlotCounts& running_after(std::size_t i) const { return running_[i]; }
   SlotCounts running_before(std::size_t i) const { return i == 0 ? SlotCounts{} : running_[i - 1]; }
   // The split of [time(0), time(i)) with only these ops running.

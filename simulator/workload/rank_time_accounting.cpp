@@ -7,14 +7,6 @@
 namespace weft {
 namespace {
 
-struct Runs {
-  const std::vector<ActivityRun>& runs;
-
-  std::size_t size() const { return runs.size(); }
-  std::size_t count(std::size_t r) const { return runs[r].profile->size(); }
-  TimeNs time(std::size_t r, std::size_t i) const { return runs[r].origin + runs[r].profile->time(i); }
-};
-
 class Accountant {
  public:
   explicit Accountant(const std::vector<ActivityRun>& runs) : runs_(runs) {}
@@ -68,7 +60,10 @@ class Accountant {
 
 TimeSplit account_rank_time(const std::vector<ActivityRun>& runs) {
   Accountant accountant(runs);
-  merge_runs(Runs{runs}, accountant);
+  TimedRuns times;
+  times.reserve(runs.size());
+  for (const ActivityRun& run : runs) times.add(run.origin, run.profile->times());
+  merge_runs(times, accountant);
   return accountant.split();
 }
 

@@ -4,26 +4,7 @@
 
 namespace weft {
 
-SlotCounts operator+(const SlotCounts& a, const SlotCounts& b) {
-  SlotCounts sum;
-  for (std::size_t s = 0; s < kActivitySlots; ++s) sum[s] = a[s] + b[s];
-  return sum;
-}
-
-SlotCounts operator-(const SlotCounts& a, const SlotCounts& b) {
-  SlotCounts difference;
-  for (std::size_t s = 0; s < kActivitySlots; ++s) difference[s] = a[s] - b[s];
-  return difference;
-}
-
-void TimeSplit::add(TimeNs span, const SlotCounts& running) {
-  if (running[0] > 0) {
-    compute_ns_ += span;
-    return;
-  }
-  std::int32_t communicating = 0;
-  for (std::size_t k = 0; k < kCommGroupKindCount; ++k) communicating += running[1 + k];
-  if (communicating == 0) return;
+void TimeSplit::add_exposed(TimeNs span, const SlotCounts& running, std::int32_t communicating) {
   if (communicating > kMaxConcurrentComm) {
     throw std::logic_error("more than 32 communication ops run at once on one rank");
   }

@@ -13,8 +13,17 @@ namespace weft {
 inline constexpr std::size_t kActivitySlots = 1 + kCommGroupKindCount;
 using SlotCounts = std::array<std::int32_t, kActivitySlots>;
 
-SlotCounts operator+(const SlotCounts& a, const SlotCounts& b);
-SlotCounts operator-(const SlotCounts& a, const SlotCounts& b);
+inline SlotCounts operator+(const SlotCounts& a, const SlotCounts& b) {
+  SlotCounts sum;
+  for (std::size_t s = 0; s < kActivitySlots; ++s) sum[s] = a[s] + b[s];
+  return sum;
+}
+
+inline SlotCounts operator-(const SlotCounts& a, const SlotCounts& b) {
+  SlotCounts difference;
+  for (std::size_t s = 0; s < kActivitySlots; ++s) difference[s] = a[s] - b[s];
+  return difference;
+}
 
 // Where a rank's time goes, added up interval by interval: compute while any compute op runs;
 // otherwise, while communication runs, exposed communication split evenly among the ops
@@ -28,7 +37,15 @@ class TimeSplit {
   static constexpr std::int32_t kMaxConcurrentComm = 32;
 
   // Adds an interval of `span` ns during which `running` ops run.
-  void add(TimeNs span, const SlotCounts& running);
+  void add(TimeNs span, const SlotCounts& running) {
+    if (running[0] > 0) {
+      compute_ns_ += span;
+      return;
+    }
+    std::int32_t communicating = 0;
+    for (std::size_t k = 0; k < kCommGroupKindCount; ++k) communicating += running[1 + k];
+    if (communicating > 0) add_exposed(span, running, communicating);
+  }
   void add_compute(TimeNs span) { compute_ns_ += span; }
 
   // Adds `later - earlier` (two prefix sums of one profile) without a temporary.
@@ -40,6 +57,9 @@ class TimeSplit {
   double exposed_s(std::size_t kind) const;
 
  private:
+  // The interval shared evenly among the `communicating` ops of `running`.
+  void add_exposed(TimeNs span, const SlotCounts& running, std::int32_t communicating);
+
   std::int64_t compute_ns_ = 0;
   std::array<Scaled, kCommGroupKindCount> exposed_{};
 };
