@@ -38,7 +38,16 @@ void ScheduleCache::insert(const ScheduleKey& key, std::shared_ptr<const Templat
 
 ScheduleCacheStats ScheduleCache::stats() const {
   std::lock_guard lock(mutex_);
-  return {hits_.load(), misses_.load(), fallbacks_.load(), entries_.size()};
+  ScheduleCacheStats stats{hits_.load(), misses_.load(), fallbacks_.load(), entries_.size()};
+  stats.lookups = lookups_.load();
+  const std::uint64_t timed = timed_lookups_.load();
+  if (timed > 0) {
+    stats.lookup_s = static_cast<double>(timed_lookup_ns_.load()) * 1e-9 * static_cast<double>(stats.lookups) /
+                     static_cast<double>(timed);
+  }
+  stats.lookup_s += static_cast<double>(search_ns_.load()) * 1e-9;
+  stats.simulation_s = static_cast<double>(simulation_ns_.load()) * 1e-9;
+  return stats;
 }
 
 }  // namespace weft

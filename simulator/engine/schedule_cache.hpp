@@ -30,6 +30,13 @@ struct ScheduleCacheStats {
   std::uint64_t misses = 0;
   std::uint64_t fallbacks = 0;  // simulations that could not reuse exactly and ran in full
   std::size_t entries = 0;
+  // Where the engines' time on templates went, summed over threads, nested templates inside the
+  // ones they belong to: finding the schedule of each composite (searches of the cache timed, the
+  // quicker lookups estimated from one in kTimedLookupEvery timed) and simulating the templates
+  // the cache did not hold.
+  std::uint64_t lookups = 0;
+  double lookup_s = 0.0;
+  double simulation_s = 0.0;
 };
 
 // Template schedules shared by every simulation in the process and by every thread: a sweep's
@@ -46,6 +53,17 @@ class ScheduleCache {
   void count_fallback() { ++fallbacks_; }
   // Hits answered from a copy of an entry kept by the caller.
   void count_hits(std::uint64_t hits) { hits_ += hits; }
+  // One quick lookup in kTimedLookupEvery is timed (timing each would cost a fifth of it), and
+  // every search of this cache: `timed_ns` is the sampled lookups' time but for searches,
+  // `search_ns` the searches' but for the simulations they ran.
+  static constexpr std::uint64_t kTimedLookupEvery = 64;
+  void count_lookups(std::uint64_t lookups, std::uint64_t timed, std::int64_t timed_ns, std::int64_t search_ns) {
+    lookups_ += lookups;
+    timed_lookups_ += timed;
+    timed_lookup_ns_ += timed_ns;
+    search_ns_ += search_ns;
+  }
+  void add_simulation_time(std::int64_t ns) { simulation_ns_ += ns; }
 
   ScheduleCacheStats stats() const;
 
@@ -57,6 +75,11 @@ class ScheduleCache {
   std::atomic<std::uint64_t> hits_{0};
   std::atomic<std::uint64_t> misses_{0};
   std::atomic<std::uint64_t> fallbacks_{0};
+  std::atomic<std::uint64_t> lookups_{0};
+  std::atomic<std::uint64_t> timed_lookups_{0};
+  std::atomic<std::int64_t> timed_lookup_ns_{0};
+  std::atomic<std::int64_t> search_ns_{0};
+  std::atomic<std::int64_t> simulation_ns_{0};
 };
 
 }  // namespace weft

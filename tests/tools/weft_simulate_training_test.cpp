@@ -224,6 +224,7 @@ TEST_CASE("the no-reuse flag simulates every op and gives the same answer", "[cl
       "training": {"global_batch": 32, "seq_len": 2048}})");
   const auto [reused, every_op] = simulate_with_and_without_reuse(dir, scenario.string());
   CHECK_THAT(reused.out, Contains("Subgraph reuse: ") && Contains("0 simulations fell back"));
+  CHECK_THAT(reused.out, Contains("Template time: ") && Contains(" simulating the templates not cached"));
   CHECK_THAT(every_op.out, !Contains("Subgraph reuse"));
   CHECK(nlohmann::json::parse(read_file(dir.file("a.json"))) == nlohmann::json::parse(read_file(dir.file("b.json"))));
 }

@@ -83,7 +83,12 @@ TEST_CASE("a sweep with --no-reuse ranks the same plans with the same numbers", 
   // Where the time went, phase by phase (docs/PERFORMANCE.md).
   CHECK_THAT(reused.out, Contains("Time by phase: enumeration ") && Contains(" plans ") &&
                              Contains("per simulated plan ") && Contains("(graph ") && Contains(", engine ") &&
+                             Contains(" of which template lookups ") && Contains(" and template simulations ") &&
                              Contains(", report "));
+  CHECK_THAT(reused.out, Contains("Template time: ") && Contains(" finding the schedules of ") &&
+                             Contains(" composites (one lookup in 64 timed), ") &&
+                             Contains(" simulating the templates not cached"));
+  CHECK_THAT(every_op.out, !Contains("Template time: "));
 }
 
 TEST_CASE("a sweep prunes the plans that cannot enter its top K, and --all simulates them", "[cli][sweep]") {

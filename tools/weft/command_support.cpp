@@ -7,6 +7,7 @@
 
 #include "cost_models/comm_group.hpp"
 #include "cost_models/profile_format.hpp"
+#include "simulator/core/format_units.hpp"
 #include "simulator/engine/schedule_cache.hpp"
 #include "simulator/graph/graph_size_limit.hpp"
 #include "simulator/io/atomic_file.hpp"
@@ -20,8 +21,9 @@ void add_reuse_flags(CLI::App& command, ReuseFlags& flags) {
                    "stamping it (same answer, slower; for checking)");
   command.add_flag("--stats", flags.stats,
                    "Print how often repeated passes and layers were stamped from cached schedules (hits), simulated "
-                   "to fill the cache (misses) or fell back to simulating every op; weft sweep also prints where "
-                   "its time went (enumeration, then graph, engine and report per simulated plan)");
+                   "to fill the cache (misses) or fell back to simulating every op, and the time spent finding "
+                   "and simulating those schedules; weft sweep also prints where its time went (enumeration, "
+                   "then graph, engine and report per simulated plan)");
 }
 
 void add_max_ops_flag(CLI::App& command, std::int64_t& max_ops) {
@@ -103,6 +105,12 @@ void print_reuse_stats(const ReuseFlags& flags) {
       stats.hits, stats.misses,
       lookups > 0 ? 100.0 * static_cast<double>(stats.hits) / static_cast<double>(lookups) : 0.0, stats.fallbacks,
       stats.entries, flags.no_reuse ? " (--no-reuse: none used)" : "");
+  if (flags.no_reuse) return;
+  fmt::print(
+      "Template time: {} finding the schedules of {} composites (one lookup in {} timed), {} simulating the "
+      "templates not cached\n",
+      format_seconds(stats.lookup_s), stats.lookups, ScheduleCache::kTimedLookupEvery,
+      format_seconds(stats.simulation_s));
 }
 
 void check_output_paths(std::initializer_list<std::pair<const char*, const std::string*>> outputs) {

@@ -9,6 +9,7 @@
 #include "simulator/core/json_cursor.hpp"
 #include "simulator/core/version.hpp"
 #include "simulator/engine/engine.hpp"
+#include "simulator/engine/schedule_cache.hpp"
 #include "simulator/io/chrome_trace_writer.hpp"
 #include "simulator/io/progress_bar.hpp"
 #include "simulator/io/sweep_html.hpp"
@@ -115,15 +116,19 @@ void check_sweep_time(const SweepResult& result, int threads, double max_minutes
 }
 
 // Where the sweep's time went: enumeration once, then per simulated plan (summed over threads).
-void print_phase_times(const SweepResult& result) {
+// The engine's time includes the templates' (`templates`: the process's schedule cache, which
+// only the sweep's simulations used).
+void print_phase_times(const SweepResult& result, const ScheduleCacheStats& templates) {
   const SweepPhaseTimes& t = result.phases;
   const double simulated = static_cast<double>(std::max<std::int64_t>(1, result.simulated - result.reused));
   const double per_plan = t.graph + t.engine + t.report;
   fmt::print(
       "Time by phase: enumeration {:.2f} s (deriving {} plans {:.2f} s, estimating memory and graph size {:.2f} s); "
-      "per simulated plan {:.2f} ms (graph {:.2f} ms, engine {:.2f} ms, report {:.2f} ms), summed over threads\n",
+      "per simulated plan {:.2f} ms (graph {:.2f} ms, engine {:.2f} ms of which template lookups {:.2f} ms and "
+      "template simulations {:.2f} ms, report {:.2f} ms), summed over threads\n",
       t.derive + t.estimate, result.considered, t.derive, t.estimate, 1e3 * per_plan / simulated,
-      1e3 * t.graph / simulated, 1e3 * t.engine / simulated, 1e3 * t.report / simulated);
+      1e3 * t.graph / simulated, 1e3 * t.engine / simulated, 1e3 * templates.lookup_s / simulated,
+      1e3 * templates.simulation_s / simulated, 1e3 * t.report / simulated);
 }
 
 // The communicator placements of the simulated plans that the calibration profile measured no
@@ -207,7 +212,7 @@ void run_sweep_command(const SweepFlags& flags) {
   print_reuse_stats(flags.reuse);
   if (flags.reuse.stats) {
     fmt::print("Checkpoint-restore: {} GPipe plans resumed from the checkpoint of their 1F1B plan\n", result.resumed);
-    print_phase_times(result);
+    print_phase_times(result, ScheduleCache::shared().stats());
   }
   try {
     write_outputs(flags, base, gpus, result);

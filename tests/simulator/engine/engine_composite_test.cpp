@@ -88,6 +88,11 @@ TEST_CASE("a composite runs its template's ops and hands its output on", "[engin
   // comm stream frees at 14, 1 ns after its start, before its reduce could start anyway).
   CHECK(cache.stats().misses == 1);
   CHECK(cache.stats().hits == 1);
+  // Where the engine's time on templates went: two lookups (one per composite), the first of
+  // which searched the cache and simulated the template.
+  CHECK(cache.stats().lookups == 2);
+  CHECK(cache.stats().lookup_s > 0.0);
+  CHECK(cache.stats().simulation_s > 0.0);
 }
 
 TEST_CASE("without reuse the expanded graph gives the same times", "[engine][composite]") {
