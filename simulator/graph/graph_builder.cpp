@@ -147,11 +147,13 @@ OpId GraphBuilder::add_composite(std::string_view name, SubgraphId subgraph_id, 
   }
   // Template devices map to outer devices through the streams; specs must agree. A template is
   // usually instantiated many times with one binding: that is checked once.
-  const bool same_binding = subgraph_id == bound_subgraph_ &&
-                            std::equal(streams.begin(), streams.end(), bound_streams_.begin(), bound_streams_.end());
-  std::vector<DeviceId>& device_of = bound_devices_;
+  if (checked_bindings_.size() <= subgraph_id.value()) checked_bindings_.resize(subgraph_id.value() + 1);
+  CheckedBinding& checked = checked_bindings_[subgraph_id.value()];
+  const bool same_binding = !checked.streams.empty() &&
+                            std::equal(streams.begin(), streams.end(), checked.streams.begin(), checked.streams.end());
+  std::vector<DeviceId>& device_of = checked.device_of;
   if (!same_binding) {
-    bound_subgraph_ = SubgraphId::none();
+    checked.streams.clear();  // until this binding passes
     device_of.assign(inner.device_count(), DeviceId::none());
   }
   for (std::size_t s = 0; s < streams.size() && !same_binding; ++s) {
@@ -195,8 +197,7 @@ OpId GraphBuilder::add_composite(std::string_view name, SubgraphId subgraph_id, 
          " outputs, the template has " + std::to_string(subgraph.inputs().size()) + " and " +
          std::to_string(subgraph.outputs().size()));
   }
-  bound_subgraph_ = subgraph_id;
-  bound_streams_.assign(streams.begin(), streams.end());
+  checked.streams.assign(streams.begin(), streams.end());
   if (!weak_inputs.empty() && weak_inputs.size() != inputs.size()) fail("needs one weak flag per input");
   for (std::size_t i = 0; i < inputs.size(); ++i) check_port(subgraph.inputs()[i], inputs[i], "input");
   for (std::size_t i = 0; i < outputs.size(); ++i) check_port(subgraph.outputs()[i], outputs[i], "output");
@@ -215,8 +216,9 @@ OpId GraphBuilder::add_composite(std::string_view name, SubgraphId subgraph_id, 
   if (graph_.op_composite_.size() + 1 < graph_.ops_.size()) graph_.op_composite_.resize(graph_.ops_.size() - 1);
   graph_.op_composite_.push_back(composite);
   for (StreamId stream : streams) issue_on_stream(id, stream);
-  for (std::size_t i = 0; i < inputs.size(); ++i) add_input(id, inputs[i], !weak_inputs.empty() && weak_inputs[i]);
-  for (TensorId output : outputs) add_output(id, output);
+  // Ports checked above; a composite may read and write bundles.
+  for (std::size_t i = 0; i < inputs.size(); ++i) record_input(id, inputs[i], !weak_inputs.empty() && weak_inputs[i]);
+  for (TensorId output : outputs) record_output(id, output);
   return id;
 }
 
@@ -249,6 +251,10 @@ void GraphBuilder::add_input(OpId op, TensorId tensor, bool weak) {
   check_op(op, "add_input");
   check_tensor(tensor, "add_input");
   check_not_bundle(op, tensor);
+  record_input(op, tensor, weak);
+}
+
+void GraphBuilder::record_input(OpId op, TensorId tensor, bool weak) {
   if (graph_.tensor_producer(tensor) == op) {
     throw InputError("op '" + graph_.display_name(op) + "' consumes its own output '" +
                      std::string(graph_.tensor_name(tensor)) + "'");
@@ -261,6 +267,10 @@ void GraphBuilder::add_output(OpId op, TensorId tensor) {
   check_op(op, "add_output");
   check_tensor(tensor, "add_output");
   check_not_bundle(op, tensor);
+  record_output(op, tensor);
+}
+
+void GraphBuilder::record_output(OpId op, TensorId tensor) {
   OpId& producer = graph_.tensors_[tensor.value()].producer;
   if (producer.valid()) {
     throw InputError("tensor '" + std::string(graph_.tensor_name(tensor)) + "' has two producers: '" +

@@ -83,6 +83,9 @@ class GraphBuilder {
   void check_tensor(TensorId tensor, const char* where) const;
   void check_collective_member(OpId member, OpId first) const;
   void check_not_bundle(OpId op, TensorId tensor) const;
+  // add_input and add_output once their arguments are checked (add_composite checks its ports).
+  void record_input(OpId op, TensorId tensor, bool weak);
+  void record_output(OpId op, TensorId tensor);
   void check_bundles() const;
   void check_workspaces();
   // Collective members start together: for cycle checks they are one node, named by the first.
@@ -105,11 +108,13 @@ class GraphBuilder {
   bool bundles_checked_ = false;  // true for a renumbered graph: its bundles passed when it was built
   std::vector<std::pair<CompositeId, std::pair<std::uint32_t, OpId>>> signal_edges_;
   WorkId composite_work_ = WorkId::none();
-  // The last binding of a template's streams add_composite checked, and its template devices'
-  // outer devices.
-  SubgraphId bound_subgraph_ = SubgraphId::none();
-  std::vector<StreamId> bound_streams_;
-  std::vector<DeviceId> bound_devices_;
+  // Per template, the last binding of its streams add_composite checked (empty: none yet), and its
+  // template devices' outer devices: a builder instantiates a stage's passes one after another.
+  struct CheckedBinding {
+    std::vector<StreamId> streams;
+    std::vector<DeviceId> device_of;
+  };
+  std::vector<CheckedBinding> checked_bindings_;  // by subgraph
 };
 
 }  // namespace weft
