@@ -77,8 +77,10 @@ void merge_runs(const Runs& runs, Visitor& visitor) {
   // A binary min-heap of the runs under way, kept by hand so that a run that goes on after a
   // stretch takes its new entry in place at the top (one sift down instead of a pop and a push).
   std::vector<Head> heads;
-  auto sift_down = [&](std::size_t i) {
-    const Head moving = heads[i];
+  // Places `moving` at slot i and sifts it down; it is passed by value, not read back from the
+  // slot, so that it is never loaded whole from the two stores that wrote it (a store forwarding
+  // stall).
+  auto sift_down = [&](std::size_t i, const Head moving) {
     const std::size_t n = heads.size();
     for (std::size_t child = 2 * i + 1; child < n; child = 2 * i + 1) {
       if (child + 1 < n && heads[child + 1].before(heads[child])) ++child;
@@ -100,9 +102,9 @@ void merge_runs(const Runs& runs, Visitor& visitor) {
   };
   auto pop = [&] {
     const Head top = heads.front();
-    heads.front() = heads.back();
+    const Head last = heads.back();
     heads.pop_back();
-    if (!heads.empty()) sift_down(0);
+    if (!heads.empty()) sift_down(0, last);
     return top;
   };
   auto waiting_time = [&] { return waiting.empty() ? std::numeric_limits<TimeNs>::max() : waiting.back().first; };
@@ -143,8 +145,7 @@ void merge_runs(const Runs& runs, Visitor& visitor) {
       }
       visitor.stretch(head.run, head.index, end);
       if (end < count) {
-        heads.front() = {runs.time(head.run, end), head.run, static_cast<std::uint32_t>(end)};
-        sift_down(0);
+        sift_down(0, {runs.time(head.run, end), head.run, static_cast<std::uint32_t>(end)});
       } else {
         pop();
       }
