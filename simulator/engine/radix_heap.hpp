@@ -25,7 +25,7 @@ class RadixHeap {
   bool empty() const { return size_ == 0; }
 
   [[gnu::always_inline]] void push(std::uint64_t key, Value value) {
-    place({key, value});
+    place(key, value);
     ++size_;
   }
 
@@ -52,9 +52,11 @@ class RadixHeap {
     return key == last_ ? 0 : static_cast<std::size_t>(64 - std::countl_zero(key ^ last_));
   }
 
-  void place(const Entry& entry) {
-    const std::size_t bucket = bucket_of(entry.key);
-    buckets_[bucket].push_back(entry);
+  // By its fields, not a reference to an entry just built: loading that whole from the two
+  // stores that wrote it would stall.
+  void place(std::uint64_t key, Value value) {
+    const std::size_t bucket = bucket_of(key);
+    buckets_[bucket].push_back({key, value});
     if (bucket > 0) occupied_ |= std::uint64_t{1} << (bucket - 1);
   }
 
@@ -68,7 +70,7 @@ class RadixHeap {
     std::uint64_t smallest = source.front().key;
     for (const Entry& entry : source) smallest = entry.key < smallest ? entry.key : smallest;
     last_ = smallest;
-    for (const Entry& entry : source) place(entry);  // every entry lands in a lower bucket
+    for (const Entry& entry : source) place(entry.key, entry.value);  // every entry lands in a lower bucket
     source.clear();
   }
 
