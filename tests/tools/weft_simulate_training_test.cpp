@@ -229,6 +229,23 @@ TEST_CASE("the no-reuse flag simulates every op and gives the same answer", "[cl
   CHECK(nlohmann::json::parse(read_file(dir.file("a.json"))) == nlohmann::json::parse(read_file(dir.file("b.json"))));
 }
 
+TEST_CASE("weft simulate names ops only for a trace, with the same results", "[cli]") {
+  // Without --trace or --emit-plan the ops go unnamed (as a sweep builds them): nothing else reads
+  // their names.
+  for (const char* name : {"gpt3-175b-1024xa100", "vlm-s-16xh800"}) {
+    INFO(name);
+    const TempDir dir;
+    const auto plain = run_weft("simulate '" + experiment(name) + "' --json '" + dir.file("a.json").string() + "'");
+    const auto traced = run_weft("simulate '" + experiment(name) + "' --json '" + dir.file("b.json").string() +
+                                 "' --trace '" + dir.file("trace.json").string() + "'");
+    REQUIRE(plain.exit_code == 0);
+    REQUIRE(traced.exit_code == 0);
+    CHECK(read_file(dir.file("a.json")) == read_file(dir.file("b.json")));
+    // The trace names the passes.
+    CHECK_THAT(read_file(dir.file("trace.json")), Contains(" mb0 "));
+  }
+}
+
 TEST_CASE("identical layers share templates and give the every-op answer", "[cli][reuse]") {
   // One stage of 4 identical layers, 1F1B, no recompute: one forward and two backward pass
   // templates (the last microbatch's runs beside the gradient reduction, its compute slowed),

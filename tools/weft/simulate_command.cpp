@@ -76,7 +76,7 @@ void run_graph(const SimulateFlags& flags, const JsonCursor& root, const Simulat
 // The iteration of `scenario`'s plan with every GPU and NIC at full speed, folded.
 double healthy_iteration_time_s(TrainingScenario scenario, const SimulationOptions& options) {
   scenario.cluster.stragglers = nullptr;
-  const TrainingWorkload healthy = build_training_workload(scenario);
+  const TrainingWorkload healthy = build_training_workload(scenario, {.name_ops = false});
   SimulationOptions plain = options;
   plain.record_memory_timeline = false;
   return static_cast<double>(simulate(healthy.graph, *healthy.cost_model, plain).makespan) / kNsPerSecond;
@@ -105,8 +105,12 @@ void run_training(const SimulateFlags& flags, const JsonCursor& root, const Simu
   warn_if_selective_recompute_keeps_all(scenario);
   if (!flags.plan_file.empty()) with_context("--emit-plan", [&] { check_execution_plan_scope(scenario); });
   const TrainingWorkload workload = with_context(flags.scenario, [&] {
+    // Op names are read only by the trace and the execution plan; naming every op costs as much
+    // as building the graph.
+    const bool name_ops = !flags.trace_file.empty() || !flags.plan_file.empty();
     return build_training_workload(
-        scenario, {.unfold = flags.unfold, .composites = !flags.reuse.no_reuse, .max_ops = flags.max_ops});
+        scenario,
+        {.unfold = flags.unfold, .name_ops = name_ops, .composites = !flags.reuse.no_reuse, .max_ops = flags.max_ops});
   });
   check_calibrated_placements(*workload.cost_model, flags.strict);
   const double build_ms = watch.lap_ms();
