@@ -53,7 +53,7 @@ class ScheduleCache {
   void count_fallback() { ++fallbacks_; }
   // Hits answered from a copy of an entry kept by the caller.
   void count_hits(std::uint64_t hits) { hits_ += hits; }
-  // One quick lookup in kTimedLookupEvery is timed (timing each would cost a fifth of it), and
+  // One quick lookup in kTimedLookupEvery is timed (timing each would cost about as much as it), and
   // every search of this cache: `timed_ns` is the sampled lookups' time but for searches,
   // `search_ns` the searches' but for the simulations they ran.
   static constexpr std::uint64_t kTimedLookupEvery = 64;
