@@ -31,12 +31,16 @@ TimeNs TrainingGraphBuilder::collective_time(int stage, const OpWork& work, Comm
   return cost_->duration(placed, stage_gpu(stage));
 }
 
-TimeNs TrainingGraphBuilder::step_compute_time(int stage, const Chunk& chunk, std::size_t k, PassWork pass) const {
+TimeNs TrainingGraphBuilder::step_compute_time(int stage, const Chunk& chunk, std::size_t k, PassWork pass) {
   const DeviceSpec& gpu = stage_gpu(stage);
+  auto& costed = compute_alone_ns_[&gpu];
   const Step& step = chunk.steps[k];
   TimeNs total = 0;
   auto add = [&](const std::optional<OpWork>& work) {
-    if (work && category_of(work->op_class) == OpCategory::compute) total += cost_->duration(*work, gpu);
+    if (!work || category_of(work->op_class) != OpCategory::compute) return;
+    auto [it, fresh] = costed.try_emplace(*work, 0);
+    if (fresh) it->second = cost_->duration(*work, gpu);
+    total += it->second;
   };
   if (pass == PassWork::forward) {
     add(step.forward);

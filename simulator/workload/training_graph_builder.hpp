@@ -379,7 +379,6 @@ class TrainingGraphBuilder {
   // ZeRO-3's per-layer gathers and reduce-scatters (training_sharded_layers.hpp).
   friend class ShardedLayers;
   PerPeer<TensorId> layer_parameters_;  // the gathered parameters the current layer's ops read
-
   // ---- compute beside data-parallel collectives (training_collective_contention.cpp) ----------
 
   // The spec of the stage's GPU type, at full speed.
@@ -388,9 +387,10 @@ class TrainingGraphBuilder {
   TimeNs collective_time(int stage, const OpWork& work, CommGroupKind kind);
   // The time alone of the compute ops of step k of the chunk in a forward pass, a backward pass
   // (with what it recomputes, and its weight gradients unless they have a pass of their own) or a
-  // weight pass.
+  // weight pass; each op work costed once per GPU type (stages repeat the same steps).
   enum class PassWork : std::uint8_t { forward, backward, weight };
-  TimeNs step_compute_time(int stage, const Chunk& chunk, std::size_t k, PassWork pass) const;
+  TimeNs step_compute_time(int stage, const Chunk& chunk, std::size_t k, PassWork pass);
+  std::unordered_map<const DeviceSpec*, std::unordered_map<OpWork, TimeNs, OpWorkHash>> compute_alone_ns_;
   // The SMs the stage's data-parallel collectives of `collective` ns hold (inside a node or across
   // nodes, as its DP group lies), averaged over `compute` ns of the stage's compute they overlap
   // (averaged_collective_sms); 0 with the option off.
