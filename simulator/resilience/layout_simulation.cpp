@@ -23,7 +23,7 @@ LayoutRun simulate_layout(const TrainingScenario& base, int pp, int dp, std::int
   scenario.training.global_batch = microbatches * dp * base.training.micro_batch;
   pad_vocabulary(scenario);
   validate_training_scenario(scenario);
-  const TrainingWorkload workload = build_training_workload(scenario);
+  const TrainingWorkload workload = build_training_workload(scenario, {.name_ops = false});
   const SimulationResult result = simulate(workload.graph, *workload.cost_model, SimulationOptions{});
   const TrainingReport report = make_training_report(scenario, workload, result);
   return {report.iteration_time_s, report.oom, report.parameters};

@@ -71,7 +71,8 @@ struct WorkloadOptions {
   // stage (its TP, CP and DP peers do the same work at the same time) with every collective
   // costed for its true group and placement.
   bool unfold = false;
-  // Give ops names (layer, op, pass, microbatch) for reports and traces; sweeps skip them.
+  // Give ops names (layer, op, pass, microbatch) for traces and execution plans; whatever reads
+  // only times and memory (sweeps, weft simulate without --trace, run and layout studies) skips them.
   bool name_ops = true;
   // Make each chunk's forward, backward and weight pass a template, recorded once per shape, with
   // each of its layers a nested template shared by identical layers, and every microbatch's pass

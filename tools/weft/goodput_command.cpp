@@ -85,7 +85,8 @@ void run_goodput(const GoodputFlags& flags) {
   TrainingScenario scenario = with_context(
       flags.scenario, [&] { return load_training_scenario(document.root(), read_calibration(flags.calibration)); });
   check_calibration_device(flags.calibration, scenario.cluster);
-  const TrainingWorkload workload = with_context(flags.scenario, [&] { return build_training_workload(scenario); });
+  const TrainingWorkload workload =
+      with_context(flags.scenario, [&] { return build_training_workload(scenario, {.name_ops = false}); });
   const SimulationResult result = simulate(workload.graph, *workload.cost_model, SimulationOptions{});
   const TrainingReport report = make_training_report(scenario, workload, result);
   if (report.oom) {

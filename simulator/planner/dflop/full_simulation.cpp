@@ -77,7 +77,7 @@ FullSimulation simulate_layout(const TrainingScenario& base, ModelCosts& costs, 
   TrainingWorkload workload;
   try {
     scenario = layout_scenario(base, plan, stages, out.sample, per_bucket);
-    workload = build_training_workload(scenario, {});
+    workload = build_training_workload(scenario, {.name_ops = false});
   } catch (const InputError& error) {  // a plan the simulation refuses, or one too large to build
     out.refused = error.what();
     return out;
