@@ -87,7 +87,7 @@ struct LiveExecutor::State {
       ++issued;
       read = std::max(read, action.bytes);
       if (std::any_of(messages.begin(), messages.end(), [](const TransferMessage& m) { return !m.sends; }))
-        receive_buffers[kTransferSpan + action.transfer] = backend.allocate(action.bytes);
+        receive_buffers[kTransferSpan + action.transfer] = backend.allocate(std::max<std::int64_t>(1, action.bytes));
       if (backend.device().times_async_work) {
         timed[kTransferSpan + action.transfer] =
             fmt::format("transfer {} ({} stage {})", action.transfer,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <span>
 #include <stdexcept>
 
 #include "simulator/core/input_error.hpp"
@@ -24,12 +25,15 @@ constexpr int kLaunch = 0;
 constexpr int kWait = 1;
 constexpr int kWork = 2;
 
-// A pipeline transfer: the op on a link and the ranks at its ends.
+// A pipeline transfer: the op on a link and the ranks at its ends (simulated rank indices). On
+// per-sample data DFLOP's communicator relays a slot between meshes of different DP in one op
+// that reads every replica of one and writes every replica of the other (the ranks'
+// messages follow from the plan's meshes: plan_transfer_messages).
 struct Transfer {
   OpId op;
   std::uint32_t id = 0;
-  std::size_t sender = 0;    // simulated rank index
-  std::size_t receiver = 0;  // simulated rank index
+  std::vector<std::size_t> senders;
+  std::vector<std::size_t> receivers;
 };
 
 struct PendingAction {
@@ -120,20 +124,31 @@ class PlanBuilder {
     for (std::size_t r = 0; r < workload_.ranks.size(); ++r) {
       for (DeviceId link : workload_.ranks[r].links) ends[link].push_back(r);
     }
+    auto ranks_of = [&](std::span<const TensorId> tensors) {
+      std::vector<std::size_t> ranks;
+      for (TensorId tensor : tensors) {
+        const std::size_t rank = rank_of_device_.at(flat_.graph.tensor_device(tensor));
+        if (std::find(ranks.begin(), ranks.end(), rank) == ranks.end()) ranks.push_back(rank);
+      }
+      return ranks;
+    };
     for (std::size_t i = 0; i < flat_.graph.op_count(); ++i) {
       const OpId op(static_cast<OpId::value_type>(i));
       const auto link = ends.find(device_of(op));
       if (link == ends.end()) continue;
-      const auto outputs = flat_.graph.op_outputs(op);
-      if (outputs.size() != 1 || link->second.size() != 2) {
-        throw std::logic_error("execution plan: a pipeline transfer must join two ranks and produce one tensor");
-      }
       Transfer transfer;
       transfer.op = op;
       transfer.id = static_cast<std::uint32_t>(transfers_.size());
-      transfer.receiver = rank_of_device_.at(flat_.graph.tensor_device(outputs.front()));
-      transfer.sender = link->second[0] == transfer.receiver ? link->second[1] : link->second[0];
-      transfers_.push_back(transfer);
+      transfer.receivers = ranks_of(flat_.graph.op_outputs(op));
+      if (link->second.size() == 2 && transfer.receivers.size() == 1) {
+        transfer.senders = {link->second[0] == transfer.receivers[0] ? link->second[1] : link->second[0]};
+      } else {
+        transfer.senders = ranks_of(flat_.graph.op_inputs(op));
+      }
+      if (transfer.senders.empty() || transfer.receivers.empty()) {
+        throw std::logic_error("execution plan: a pipeline transfer must join ranks that send and ranks that receive");
+      }
+      transfers_.push_back(std::move(transfer));
     }
   }
 
@@ -190,34 +205,40 @@ class PlanBuilder {
 
   // The rank's launches and waits of pipeline transfers.
   void add_transfers(std::size_t rank, std::vector<PendingAction>& actions) {
+    auto among = [rank](const std::vector<std::size_t>& ranks) {
+      return std::find(ranks.begin(), ranks.end(), rank) != ranks.end();
+    };
     for (const Transfer& transfer : transfers_) {
-      if (transfer.sender != rank && transfer.receiver != rank) continue;
+      const bool sends = among(transfer.senders);
+      if (!sends && !among(transfer.receivers)) continue;
       const std::size_t i = transfer.op.value();
-      const bool sends = transfer.sender == rank;
       PlanAction launch;
       launch.kind = sends ? ActionKind::isend : ActionKind::irecv;
       launch.transfer = transfer.id;
-      launch.peer_stage = stage_of(sends ? transfer.receiver : transfer.sender);
+      launch.peer_stage = stage_of(sends ? transfer.receivers.front() : transfer.senders.front());
       launch.tag = transfer.id;
       launch.bytes = flat_.graph.op_work(transfer.op).network_bytes;
       launch.name = flat_.graph.display_name(transfer.op);
       PlanAction wait;
       wait.kind = sends ? ActionKind::wait_isend : ActionKind::wait_irecv;
       wait.transfer = transfer.id;
-      const ActionKey wait_key = sends ? ActionKey{end_[i], kWait, transfer.id} : first_reader(transfer, actions);
+      const ActionKey wait_key = sends ? ActionKey{end_[i], kWait, transfer.id} : first_reader(transfer, rank, actions);
       actions.push_back({{start_[i], kLaunch, transfer.id}, std::move(launch), {}});
       actions.push_back({wait_key, std::move(wait), {}});
     }
   }
 
-  // Just before the first action of the receiver that reads what `transfer` brings.
-  ActionKey first_reader(const Transfer& transfer, const std::vector<PendingAction>& actions) const {
-    const TensorId received = flat_.graph.op_outputs(transfer.op).front();
+  // Just before the first action of `rank`, a receiver, that reads what `transfer` brings it.
+  ActionKey first_reader(const Transfer& transfer, std::size_t rank, const std::vector<PendingAction>& actions) const {
+    const auto outputs = flat_.graph.op_outputs(transfer.op);
+    const auto received = std::find_if(outputs.begin(), outputs.end(), [&](TensorId tensor) {
+      return flat_.graph.tensor_device(tensor) == workload_.ranks[rank].device;
+    });
     std::optional<ActionKey> first;
     for (const PendingAction& pending : actions) {
       for (OpId op : pending.flat_ops) {
         const auto inputs = flat_.graph.op_inputs(op);
-        if (std::find(inputs.begin(), inputs.end(), received) == inputs.end()) continue;
+        if (std::find(inputs.begin(), inputs.end(), *received) == inputs.end()) continue;
         if (!first || pending.key < *first) first = pending.key;
       }
     }

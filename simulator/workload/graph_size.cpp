@@ -111,16 +111,18 @@ std::string digits(std::int64_t value) {
 GraphSize estimate_training_graph(const TrainingScenario& s, const WorkloadOptions& options,
                                   const PipelineLayerSteps* layer_steps) {
   const ParallelPlan& p = s.parallel;
-  // With per-sample data every DP replica is simulated; unfolded, every rank.
-  const std::int64_t replicas = s.data ? p.dp : 1;
+  // With per-sample data every DP replica of each position's mesh is simulated; unfolded, every
+  // rank.
   const std::int64_t peers_per_stage = options.unfold ? std::int64_t{p.dp} * p.cp * p.tp : 1;
-  const std::int64_t ranks_per_position = replicas * peers_per_stage;
   GraphSize size;
-  size.simulated_ranks = saturating_mul(ranks_per_position, p.pp);
   size.microbatches = s.microbatches();
   const std::int64_t chunks = std::int64_t{p.pp} * p.vpp;
   std::int64_t per_rank_ops = 0;
+  int position = 0;
   for (const std::int64_t ops : ops_per_position(s, layer_steps)) {
+    const std::int64_t replicas = s.data ? p.mesh_at(position++).dp : 1;
+    const std::int64_t ranks_per_position = replicas * peers_per_stage;
+    size.simulated_ranks = saturating_add(size.simulated_ranks, ranks_per_position);
     size.ops_per_microbatch = std::max(size.ops_per_microbatch, ops);
     size.ops = saturating_add(size.ops, saturating_mul(ranks_per_position, saturating_mul(size.microbatches, ops)));
     per_rank_ops += ops;

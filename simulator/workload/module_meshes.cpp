@@ -113,15 +113,37 @@ void validate_module_meshes(const TrainingScenario& s) {
 
 void check_simulated_meshes(const TrainingScenario& s) {
   const ParallelPlan& p = s.parallel;
-  // Each replica of the last module draws its own samples; a module whose replicas split another
-  // module's slots would take shares of several replicas' samples, which are simulated apart.
-  if (s.data && std::any_of(p.module_meshes.begin(), p.module_meshes.end(),
-                            [&](const PositionMesh& mesh) { return mesh.dp != p.dp; })) {
-    reject_meshes("data", "module meshes of another DP on per-sample data",
-                  "with per-sample data every module on a mesh of its own (parallel.modules) takes parallel.dp, as "
-                  "the last module does; simulate a module of another DP on uniform samples (weft dflop times it on "
-                  "the data)");
+  if (!s.data || !p.per_module_meshes()) return;
+  // Each replica of the last module draws its own samples; a replica of another DP takes a share
+  // of every replica's slot, which only an image encoder's whole images deal out.
+  for (std::size_t m = 0; m < s.model.modules.size(); ++m) {
+    const ModuleSpec& module = s.model.modules[m];
+    if (module.projector || p.module_meshes[m].dp == p.dp || module.tokens == TokenSource::images) continue;
+    reject_meshes("parallel.modules." + module.name + ".dp", "module meshes of another DP on per-sample data",
+                  "with per-sample data only an image encoder's DP may differ from parallel.dp (its replicas deal a "
+                  "slot's images); module '" +
+                      module.name + "' takes its tokens from " + std::string(kTokenSourceNames.name(module.tokens)) +
+                      ": give it parallel.dp, or simulate it on uniform samples");
   }
+}
+
+MicrobatchShapes module_replica_shapes(const MicrobatchShapes& shapes, int dp, std::int64_t pad_to) {
+  MicrobatchShapes out;
+  out.replicas = dp;
+  out.microbatches = shapes.microbatches;
+  out.shapes.resize(static_cast<std::size_t>(dp) * static_cast<std::size_t>(shapes.microbatches));
+  for (int k = 0; k < shapes.microbatches; ++k) {
+    std::int64_t slot_images = 0;
+    for (int r = 0; r < shapes.replicas; ++r) slot_images += shapes.at(r, k).images;
+    for (int e = 0; e < dp; ++e) {
+      SampleShape& share = out.shapes[static_cast<std::size_t>(e) * static_cast<std::size_t>(shapes.microbatches) +
+                                      static_cast<std::size_t>(k)];
+      share.seq_len = pad_to;
+      share.images = slot_images / dp + (e < slot_images % dp ? 1 : 0);
+    }
+  }
+  out.own = out.shapes;
+  return out;
 }
 
 std::string describe_module_meshes(const TrainingScenario& s) {
@@ -147,7 +169,7 @@ ModuleShard module_shard(const TrainingScenario& s, std::size_t module, const Sh
   const PositionMesh mesh = p.module_meshes[module];
   shard.context.tp = mesh.tp;
   shard.context.sequence_parallel = p.sequence_parallel && mesh.tp > 1;
-  if (mesh.dp == p.dp) return shard;
+  if (mesh.dp == p.dp || s.data) return shard;
   const std::int64_t slot = base.micro_batch * p.dp;
   if (slot % mesh.dp == 0) {
     shard.context.micro_batch = slot / mesh.dp;
@@ -172,13 +194,13 @@ std::size_t module_at(const TrainingScenario& s, int position) {
   return s.model.modules.size() - 1;
 }
 
-Bytes relay_bytes(const TrainingScenario& s, int from, int to) {
+Bytes relay_bytes(const TrainingScenario& s, int from, int to, const std::optional<SampleShape>& slot) {
   const ParallelPlan& p = s.parallel;
   if (!p.per_module_meshes() || p.mesh_at(from).dp == p.mesh_at(to).dp) return 0;
   const ModuleSpec& sender = s.model.modules[last_module_on_stage(s.model, module_at(s, from))];
-  const std::int64_t slot = s.training.micro_batch * p.dp;
-  return 2 * slot * module_tokens(sender, s.training.sample()) * sender.output_width() *
-         bytes_per_element(s.training.dtype);
+  const std::int64_t tokens =
+      slot ? module_tokens(sender, *slot) : s.training.micro_batch * p.dp * module_tokens(sender, s.training.sample());
+  return 2 * tokens * sender.output_width() * bytes_per_element(s.training.dtype);
 }
 
 }  // namespace weft

@@ -180,6 +180,15 @@ void TrainingGraphBuilder::emit_optimizer(int stage) {
 }
 
 double TrainingGraphBuilder::model_flops_per_iteration() const {
+  // A microbatch's model FLOPs at `position` on `dp` replicas of its mesh, against the plan's
+  // tp x dp ranks (per-module meshes differ).
+  auto add_flops = [&](double& sum, const std::vector<std::vector<Chunk>>& positions, int position, int dp) {
+    const double ranks = static_cast<double>(dims_.tp_at(position)) * dp / (static_cast<double>(dims_.tp) * dims_.dp);
+    for (const Chunk& chunk : positions[static_cast<std::size_t>(position)]) {
+      for (const Step& step : chunk.steps)
+        sum += step.model_flops * step.training_flops_factor * ranks * chunk.work_share;
+    }
+  };
   std::map<SampleShape, double> microbatches_of_shape;  // over every replica
   if (microbatch_shapes_) {
     for (const SampleShape& shape : microbatch_shapes_->shapes) microbatches_of_shape[shape] += 1.0;
@@ -190,19 +199,21 @@ double TrainingGraphBuilder::model_flops_per_iteration() const {
   for (const auto& [key, positions] : chunks_) {
     // Model FLOPs do not depend on kernels: one kernel set counts.
     if (key.second != 0) continue;
-    const SampleShape& shape = key.first;
+    const auto count = microbatches_of_shape.find(key.first);
+    if (count == microbatches_of_shape.end()) continue;  // a share of a slot, counted below
     double per_microbatch = 0.0;
     for (int position = 0; position < static_cast<int>(positions.size()); ++position) {
-      // Per-module meshes: a position's ranks, against the plan's tp x dp, each at its share.
-      const double ranks = static_cast<double>(dims_.tp_at(position)) * dims_.dp_at(position) /
-                           (static_cast<double>(dims_.tp) * dims_.dp);
-      for (const Chunk& chunk : positions[static_cast<std::size_t>(position)]) {
-        for (const Step& step : chunk.steps) {
-          per_microbatch += step.model_flops * step.training_flops_factor * ranks * chunk.work_share;
-        }
-      }
+      if (microbatch_shapes_ && position_shapes_[static_cast<std::size_t>(position)] != nullptr) continue;
+      add_flops(per_microbatch, positions, position, dims_.dp_at(position));
     }
-    total += per_microbatch * microbatches_of_shape.at(shape);
+    total += per_microbatch * count->second;
+  }
+  // On per-sample data, an image encoder on a mesh of another DP runs each replica's share of
+  // each slot: each share counts as one replica's microbatch does above.
+  for (int position = 0; microbatch_shapes_ && position < s_.parallel.pp; ++position) {
+    const MicrobatchShapes* shares = position_shapes_[static_cast<std::size_t>(position)];
+    if (shares == nullptr) continue;
+    for (const SampleShape& share : shares->shapes) add_flops(total, chunks_.at({share, 0}), position, dims_.dp);
   }
   // On every TP and CP shard.
   return total * dims_.tp * dims_.cp;

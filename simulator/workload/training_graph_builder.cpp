@@ -47,7 +47,19 @@ TrainingGraphBuilder::TrainingGraphBuilder(const TrainingScenario& scenario, con
   // Per-sample data gives each DP replica its own batches; stragglers make some replicas slower
   // than others, and those that differ are simulated apart (unfolded, every rank is its own).
   if (microbatch_shapes_) {
-    replica_dp_.resize(static_cast<std::size_t>(plan.dp));
+    // Every replica of each position's mesh: an image encoder on a mesh of another DP takes shares
+    // of the slots (module_meshes.hpp).
+    position_shapes_.assign(static_cast<std::size_t>(plan.pp), nullptr);
+    int most = plan.dp;
+    for (int position = 0; position < plan.pp; ++position) {
+      const int dp = dims_.dp_at(position);
+      most = std::max(most, dp);
+      if (dp == plan.dp) continue;
+      auto [shares, made] = module_replica_shapes_.try_emplace(dp);
+      if (made) shares->second = module_replica_shapes(*microbatch_shapes_, dp, scenario.data->pad_to);
+      position_shapes_[static_cast<std::size_t>(position)] = &shares->second;
+    }
+    replica_dp_.resize(static_cast<std::size_t>(most));
     std::iota(replica_dp_.begin(), replica_dp_.end(), 0);
   } else {
     replica_dp_ = unfold_ ? std::vector<int>{0} : distinct_replicas(scenario.cluster, dims_);
@@ -71,13 +83,16 @@ TrainingGraphBuilder::TrainingGraphBuilder(const TrainingScenario& scenario, con
 }
 
 TrainingWorkload TrainingGraphBuilder::build() {
+  number_stages();
   create_ranks();
   create_chunks();
   for (int stage = 0; stage < stage_count(); ++stage) create_static_tensors(stage);
   for (int replica = 0; replica < replicas_; ++replica) {
     boundaries_.clear();
-    for (int position = 0; position < s_.parallel.pp; ++position) emit_stage(stage_of(replica, position));
-    emit_tied_embedding_sync(replica);
+    for (int position = 0; position < s_.parallel.pp; ++position) {
+      if (replica < replicas_at(position)) emit_stage(stage_of(replica, position));
+    }
+    if (replica < replicas_at(s_.parallel.pp - 1)) emit_tied_embedding_sync(replica);
   }
   for (int stage = 0; stage < stage_count(); ++stage) emit_optimizer(stage);
   group_replica_collectives();
@@ -94,6 +109,20 @@ TrainingWorkload TrainingGraphBuilder::build() {
   workload.pass_templates = pass_templates_.size();
   workload.layer_templates = layer_templates_.size();
   return workload;
+}
+
+void TrainingGraphBuilder::number_stages() {
+  const int pp = s_.parallel.pp;
+  stage_index_.assign(static_cast<std::size_t>(pp) * static_cast<std::size_t>(replicas_), -1);
+  for (int replica = 0; replica < replicas_; ++replica) {
+    for (int position = 0; position < pp; ++position) {
+      if (replica >= replicas_at(position)) continue;
+      stage_index_[static_cast<std::size_t>(position) * static_cast<std::size_t>(replicas_) +
+                   static_cast<std::size_t>(replica)] = stage_count();
+      stage_position_.push_back(position);
+      stage_replica_.push_back(replica);
+    }
+  }
 }
 
 void TrainingGraphBuilder::create_ranks() {
@@ -355,8 +384,12 @@ void TrainingGraphBuilder::after(const PerPeer<Gate>& before, const PerPeer<OpId
 }
 
 void TrainingGraphBuilder::create_chunks() {
-  const std::vector<SampleShape> shapes =
-      microbatch_shapes_ ? microbatch_shapes_->distinct() : std::vector{uniform_sample()};
+  std::vector<SampleShape> shapes = microbatch_shapes_ ? microbatch_shapes_->distinct() : std::vector{uniform_sample()};
+  for (const auto& [dp, shares] : module_replica_shapes_) {
+    for (const SampleShape& share : shares.distinct()) {
+      if (std::find(shapes.begin(), shapes.end(), share) == shapes.end()) shapes.push_back(share);
+    }
+  }
   // A stage runs the kernels its GPU type's architecture gets (node groups of other types).
   for (const std::vector<Peer>& peers : stages_) {
     auto kernels_of = [&](const Peer& peer) { return s_.stack.kernels(s_.cluster.gpu_of_group(peer.pace.node_group)); };

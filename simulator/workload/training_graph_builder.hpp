@@ -3,10 +3,11 @@
 // The builder of a training iteration's graph (build_training_workload), shared by the files that
 // hold its parts: training_graph_builder.cpp (ranks, streams, communicators, chunks, stages),
 // training_pipeline_transfers.cpp (links and transfers between stages), training_passes.cpp
-// (forward, backward, recompute and weight passes), training_pass_templates.cpp (passes as
-// composites and the bundles between them), training_data_parallel.cpp (gradient reduction,
-// parameter gathers, the optimizer) and training_redundant_forward.cpp (Bamboo's redundant
-// computation). Its values are in training_graph_parts.hpp.
+// (forward, backward, recompute and weight passes), training_pass_templates.cpp and
+// training_pass_emission.hpp (passes as composites and the bundles between them),
+// training_data_parallel.cpp (gradient reduction, parameter gathers, the optimizer) and
+// training_redundant_forward.cpp (Bamboo's redundant computation). Its values are in
+// training_graph_parts.hpp.
 
 #include <map>
 #include <memory>
@@ -39,13 +40,19 @@ class TrainingGraphBuilder {
  private:
   // ---- ranks, streams and links -------------------------------------------------------------
 
-  // Stages are numbered replica by replica: stage `replica * pp + position`. Uniform data on
+  // Stages are numbered replica by replica, each replica's in pipeline order. Uniform data on
   // healthy GPUs has one replica, so a stage is its pipeline position; per-sample data simulates
-  // each DP replica, stragglers each distinct one (replica_dp_).
-  int position_of(int stage) const { return stage % s_.parallel.pp; }
-  int replica_of(int stage) const { return stage / s_.parallel.pp; }
-  int stage_of(int replica, int position) const { return replica * s_.parallel.pp + position; }
-  int stage_count() const { return replicas_ * s_.parallel.pp; }
+  // each DP replica of each position's mesh, stragglers each distinct replica (replica_dp_).
+  int position_of(int stage) const { return stage_position_[static_cast<std::size_t>(stage)]; }
+  int replica_of(int stage) const { return stage_replica_[static_cast<std::size_t>(stage)]; }
+  int stage_of(int replica, int position) const {
+    return stage_index_[static_cast<std::size_t>(position) * static_cast<std::size_t>(replicas_) +
+                        static_cast<std::size_t>(replica)];
+  }
+  int stage_count() const { return static_cast<int>(stage_position_.size()); }
+  // The replicas simulated at `position`: on per-sample data its mesh's DP, else replicas_.
+  int replicas_at(int position) const { return microbatch_shapes_ ? dims_.dp_at(position) : replicas_; }
+  void number_stages();
 
   void create_ranks();
   // The DP ranks the peers of `replica`'s stages stand for: [first, end).
@@ -117,9 +124,12 @@ class TrainingGraphBuilder {
   int stage_of_group(int stage, int group) const { return stage_of(replica_of(stage), group % s_.parallel.pp); }
   int group_count() const { return graph_.groups(); }
 
-  // What each sample of a microbatch of `stage`'s replica holds.
+  // What each sample of a microbatch of `stage`'s replica holds: on per-sample data, the replica's
+  // own microbatch, or for a module on a mesh of another DP its share of the slot.
   SampleShape sample_of(int stage, int microbatch) const {
-    return microbatch_shapes_ ? microbatch_shapes_->at(replica_of(stage), microbatch) : uniform_sample();
+    if (!microbatch_shapes_) return uniform_sample();
+    const MicrobatchShapes* module = position_shapes_[static_cast<std::size_t>(position_of(stage))];
+    return (module != nullptr ? *module : *microbatch_shapes_).at(replica_of(stage), microbatch);
   }
   SampleShape uniform_sample() const { return s_.training.sample(); }
 
@@ -144,9 +154,10 @@ class TrainingGraphBuilder {
   // The activation virtual stage `group` passes to the next (and the gradient coming back), for
   // the microbatch being emitted: its last step's output on the rank's shard of the tokens (every
   // virtual stage has steps: validate_training_scenario gives each one a layer or a model end).
-  Bytes boundary_bytes(int group) {
+  Bytes boundary_bytes(int group) const { return boundary_bytes(group, sample_); }
+  Bytes boundary_bytes(int group, const SampleShape& sample) const {
     const int pp = s_.parallel.pp;
-    return chunks_.at({sample_, 0})[static_cast<std::size_t>(group % pp)][static_cast<std::size_t>(group / pp)]
+    return chunks_.at({sample, 0})[static_cast<std::size_t>(group % pp)][static_cast<std::size_t>(group / pp)]
         .steps.back()
         .output_bytes;
   }
@@ -210,25 +221,7 @@ class TrainingGraphBuilder {
   // `escapes`, adds the bundles it leaves to `bundles`, and returns the composite on every peer.
   template <class Body>
   PerPeer<OpId> emit_pass(int stage, const Chunk& chunk, std::string_view phase, int mb, PassValues inputs,
-                          PassValues& escapes, BundleSet& bundles, Body&& body) {
-    boost::container::small_vector<Route, kRouteCount> taken;
-    for (std::size_t r = 0; r < kRouteCount; ++r) {
-      if (!bundles[r].empty() && phase_taking(static_cast<Route>(r)) == phase) {
-        taken.push_back(static_cast<Route>(r));
-        inputs.push_back(bundles[r]);
-      }
-    }
-    const RecordedPass& pass = pass_template(stage, chunk, phase, inputs, [&](std::vector<PassBundle>& leaving) {
-      for (Route route : taken) {
-        recorder_->take_bundle(bundles[static_cast<std::size_t>(route)], bundle_shape(chunk, route));
-      }
-      return body(leaving);
-    });
-    PassValues left;
-    const PerPeer<OpId> ops = instantiate(stage, chunk, pass, phase, mb, inputs, escapes, left);
-    for (std::size_t b = 0; b < pass.pass.bundles.size(); ++b) bundles[pass.pass.bundles[b].route] = std::move(left[b]);
-    return ops;
-  }
+                          PassValues& escapes, BundleSet& bundles, Body&& body);
 
   // The pass that takes the bundles of `route`, and the pass that leaves them.
   static std::string_view phase_taking(Route route);
@@ -265,28 +258,7 @@ class TrainingGraphBuilder {
   // Chunks of one shape share it, on any stage.
   template <class Body>
   const RecordedPass& pass_template(int stage, const Chunk& chunk, std::string_view phase, const PassValues& inputs,
-                                    Body&& body) {
-    const auto key =
-        std::make_tuple(chunk.shape, phase, stage_pace_[static_cast<std::size_t>(stage)], contention_key(stage, chunk));
-    if (auto it = pass_templates_.find(key); it != pass_templates_.end()) return it->second;
-    auto [specs, devices] = recording_devices(stage);
-    PassRecorder recorder(fmt::format("{} chunk {}", phase, chunk.group), specs, devices, outer_, member_handles_,
-                          &layer_templates_);
-    recording_peers_ = stages_[static_cast<std::size_t>(stage)];
-    for (Peer& peer : recording_peers_) {
-      peer.device = recorder.device(peer.index);
-      peer.compute = peer.tensor_parallel = peer.data_parallel = peer.context_parallel = StreamId::none();
-    }
-    recorder_ = &recorder;
-    recording_stage_ = stage;
-    b_ = &recorder.builder();
-    std::vector<PassBundle> leaving;
-    const PassValues escapes = body(leaving);
-    b_ = &outer_;
-    recorder_ = nullptr;
-    RecordedPass made{stage, std::move(recorder).finish(outer_, inputs, escapes, leaving)};
-    return pass_templates_.emplace(key, std::move(made)).first->second;
-  }
+                                    Body&& body);
 
   // Streams and devices of stage `from` and those of stage `to` in the same place (peer, lane).
   struct StageTranslation {
@@ -339,6 +311,17 @@ class TrainingGraphBuilder {
 
   // A tensor crossing pipeline stages, created by whichever side is emitted first.
   PerPeer<TensorId> boundary_tensor(const BoundaryKey& key, int receiving_stage);
+
+  // On per-sample data, between meshes of different DP, DFLOP's communicator relays a boundary
+  // (module_meshes.hpp): one transfer of the slot's relay_bytes, from the sending position's
+  // first replica to the receiving position's, that reads every sending replica's value and
+  // gives every receiving replica its own. Made by whichever side is emitted first.
+  struct Relay {
+    OpId op;
+    std::vector<PerPeer<TensorId>> received;  // by replica of the receiving position
+  };
+  bool relayed(const BoundaryKey& key) const;
+  Relay& relay(const BoundaryKey& key);
 
   // Sends `value` from this stage to the stage of virtual stage `to_group` over each peer's link.
   void send(int stage, int to_group, const BoundaryKey& key, const PerPeer<TensorId>& value, std::string_view what);
@@ -519,7 +502,12 @@ class TrainingGraphBuilder {
   const TrainingScenario& s_;
   std::vector<std::uint8_t> recomputed_layers_;        // per layer of the model
   std::optional<MicrobatchShapes> microbatch_shapes_;  // per-sample data
-  int replicas_ = 1;                                   // DP replicas simulated one by one
+  // Per-sample data: the slots' shares of image encoders on meshes of another DP (by that DP),
+  // and by position the shapes of its replicas if not the last module's (null).
+  std::map<int, MicrobatchShapes> module_replica_shapes_;
+  std::vector<const MicrobatchShapes*> position_shapes_;
+  int replicas_ = 1;  // DP replicas simulated one by one, at the position with the most
+  std::vector<int> stage_position_, stage_replica_, stage_index_;  // stage_index_: by position, replica (-1: none)
   bool unfold_;
   bool name_ops_;
   bool composites_;
@@ -557,6 +545,7 @@ class TrainingGraphBuilder {
   std::map<std::pair<int, CommGroupKind>, std::vector<std::vector<std::size_t>>> partitions_;
   std::map<std::pair<std::int64_t, std::int64_t>, StreamId> links_;
   std::vector<PerPeer<TensorId>> boundaries_;                    // of the replica being emitted: see boundary_tensor
+  std::map<std::tuple<int, int, bool>, Relay> relays_;           // by (group, microbatch, backward)
   std::map<std::tuple<int, int, Bytes>, WorkId> transfer_work_;  // by (stage, stage it sends to, bytes)
   std::map<int, StageTensors> static_tensors_;
   std::map<int, std::vector<PerPeer<OpId>>> gradient_syncs_;

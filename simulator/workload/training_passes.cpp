@@ -1,5 +1,6 @@
 #include "simulator/workload/op_parts.hpp"
 #include "simulator/workload/training_graph_builder.hpp"
+#include "simulator/workload/training_pass_emission.hpp"
 #include "simulator/workload/training_sharded_layers.hpp"
 
 #include <algorithm>

@@ -1,5 +1,7 @@
 // Pipeline transfers between stages (training_graph_builder.hpp): the link each pair of ranks
 // sends over, the activation or gradient tensor crossing it, and the send.
+#include <algorithm>
+
 #include "simulator/workload/module_meshes.hpp"
 #include "simulator/workload/training_graph_builder.hpp"
 
@@ -19,6 +21,7 @@ StreamId TrainingGraphBuilder::link(const Peer& from, const Peer& to) {
 }
 
 PerPeer<TensorId> TrainingGraphBuilder::boundary_tensor(const BoundaryKey& key, int receiving_stage) {
+  if (relayed(key)) return relay(key).received[static_cast<std::size_t>(replica_of(receiving_stage))];
   if (boundaries_.empty()) boundaries_.resize(static_cast<std::size_t>(group_count()) * s_.microbatches() * 2);
   PerPeer<TensorId>& tensors =
       boundaries_[(static_cast<std::size_t>(key.group) * s_.microbatches() + static_cast<std::size_t>(key.microbatch)) *
@@ -30,6 +33,11 @@ PerPeer<TensorId> TrainingGraphBuilder::boundary_tensor(const BoundaryKey& key, 
 
 void TrainingGraphBuilder::send(int stage, int to_group, const BoundaryKey& key, const PerPeer<TensorId>& value,
                                 std::string_view what) {
+  if (relayed(key)) {
+    const OpId relay_op = relay(key).op;
+    for (TensorId tensor : value) b_->add_input(relay_op, tensor);
+    return;
+  }
   const int to_stage = stage_of_group(stage, to_group);
   const auto& from_peers = stages_[static_cast<std::size_t>(stage)];
   const auto& to_peers = stages_[static_cast<std::size_t>(to_stage)];
@@ -55,6 +63,57 @@ void TrainingGraphBuilder::send(int stage, int to_group, const BoundaryKey& key,
     if (!value.empty()) b_->add_input(op, value[i]);
     b_->add_output(op, received[i]);
   }
+}
+
+bool TrainingGraphBuilder::relayed(const BoundaryKey& key) const {
+  if (!microbatch_shapes_ || !s_.parallel.per_module_meshes()) return false;
+  const int pp = s_.parallel.pp;
+  return dims_.dp_at(key.group % pp) != dims_.dp_at(graph_.successor(key.group) % pp);
+}
+
+TrainingGraphBuilder::Relay& TrainingGraphBuilder::relay(const BoundaryKey& key) {
+  auto [it, made] = relays_.try_emplace({key.group, key.microbatch, key.backward});
+  Relay& relay = it->second;
+  if (!made) return relay;
+  const int pp = s_.parallel.pp;
+  const int encoder = key.group % pp;  // the communicator's side: the sender forward, the receiver back
+  const int reader = graph_.successor(key.group) % pp;
+  const int from = key.backward ? reader : encoder;
+  const int to = key.backward ? encoder : reader;
+  SampleShape slot;  // what the slot's samples hold together
+  for (int replica = 0; replica < s_.parallel.dp; ++replica) {
+    const SampleShape& sample = microbatch_shapes_->at(replica, key.microbatch);
+    slot.seq_len += sample.seq_len;
+    slot.images += sample.images;
+  }
+  OpWork transfer;
+  transfer.op_class = OpClass::send;
+  transfer.network_bytes = relay_bytes(s_, encoder, reader, slot);
+  transfer.shape = {transfer.network_bytes};
+  const Peer& first_sender = stages_[static_cast<std::size_t>(stage_of(0, from))].front();
+  const Peer& first_receiver = stages_[static_cast<std::size_t>(stage_of(0, to))].front();
+  transfer.comm_group = point_to_point_group(CommGroupKind::pp, first_sender.rank, first_receiver.rank);
+  const StreamId stream = link(first_sender, first_receiver);
+  relay.op = b_->add_op(
+      name("relay {} mb{} stage {} -> {}", key.backward ? "gradient" : "activation", key.microbatch, from, to),
+      b_->intern_work(transfer), stream);
+  // Every rank that gives the communicator its share or takes one from it waits on its link.
+  const DeviceId device = b_->stream(stream).device;
+  for (int position : {from, to}) {
+    for (int replica = 0; replica < replicas_at(position); ++replica) {
+      const int stage = stage_of(replica, position);
+      for (const Peer& peer : stages_[static_cast<std::size_t>(stage)]) {
+        std::vector<DeviceId>& links = ranks_[peer.simulated_index].links;
+        if (std::find(links.begin(), links.end(), device) == links.end()) links.push_back(device);
+      }
+      if (position != to) continue;
+      const PerPeer<TensorId> received =
+          add_tensors(stage, boundary_bytes(key.group, sample_of(stage, key.microbatch)), TensorKind::activation);
+      for (TensorId tensor : received) b_->add_output(relay.op, tensor);
+      relay.received.push_back(received);
+    }
+  }
+  return relay;
 }
 
 }  // namespace weft::training_graph

@@ -122,6 +122,7 @@ TEST_CASE("weft live runs a plan of a model of several modules", "[cli][live][mp
 }
 
 // Transfer spans per rank (pid rank + 1) and op class, by what they move ("send activation", "send
+// gradient", or through DFLOP's communicator on per-sample data "relay activation", "relay
 // gradient"), in the measured trace of `plan_file` run on `ranks` ranks.
 std::map<int, std::map<std::string, int>> live_transfers(const TempDir& dir, const std::filesystem::path& plan_file,
                                                          int ranks) {
@@ -134,7 +135,7 @@ std::map<int, std::map<std::string, int>> live_transfers(const TempDir& dir, con
   std::map<int, std::map<std::string, int>> transfers;
   for (const auto& e : trace["traceEvents"]) {
     const std::string name = e["name"];
-    if (e["ph"] == "X" && name.rfind("send ", 0) == 0)
+    if (e["ph"] == "X" && (name.rfind("send ", 0) == 0 || name.rfind("relay ", 0) == 0))
       ++transfers[e["pid"]][name.substr(0, name.find(" mb")) + " " + e["args"]["class"].get<std::string>()];
   }
   return transfers;
@@ -176,6 +177,28 @@ TEST_CASE("weft live relays between meshes of different DP through DFLOP's commu
   CHECK(transfers.at(2) == Transfers{{"send activation send", m}, {"send gradient recv", m}});
   CHECK(transfers.at(3) == Transfers{{"send activation recv", m}, {"send gradient send", m}});
   CHECK(transfers.at(4) == Transfers{{"send activation recv", m}});
+}
+
+TEST_CASE("weft live relays each slot of per-sample data between meshes of different DP",
+          "[cli][live][mpi][meshes][data]") {
+  // As above, on per-sample data: each encoder replica has a program of its own, and each slot's
+  // relay is one transfer of every program (the slot's own images), messages as above.
+  std::string scenario = test::tiny_vlm_scenario(R"({"pp": 2, "tp": 2, "dp": 1, "modality_stages":
+                                                   {"vision": 1, "language": 1},
+                                                   "modules": {"vision": {"tp": 1, "dp": 2}}})",
+                                                 test::test_cpu_cluster(4));
+  scenario.insert(scenario.rfind('}'),
+                  R"(, "data": {"dataset": "image-text-mix", "seed": 1, "pad_to": 16, "pack": true})");
+  const TempDir dir;
+  const auto plan_file = emit_plan(dir, "", scenario);
+  // Simulated ranks: the encoder's replica 0, the language model's, the encoder's replica 1.
+  CHECK(nlohmann::json::parse(read_file(plan_file))["program_of_rank"] == nlohmann::json::array({0, 2, 1, 1}));
+  const auto transfers = live_transfers(dir, plan_file, 4);
+  const int m = kTinyMicrobatches;
+  CHECK(transfers.at(1) == Transfers{{"relay activation send", m}, {"relay gradient recv", m}});
+  CHECK(transfers.at(2) == Transfers{{"relay activation send", m}, {"relay gradient recv", m}});
+  CHECK(transfers.at(3) == Transfers{{"relay activation recv", m}, {"relay gradient send", m}});
+  CHECK(transfers.at(4) == Transfers{{"relay activation recv", m}});
 }
 
 TEST_CASE("weft live runs a plan on per-sample data, each DP replica its own programs", "[cli][live][mpi][data]") {

@@ -131,6 +131,20 @@ TEST_CASE("modules on meshes of their own: DFLOP's layout against a uniform one"
   CHECK(result["iteration_time_s"].get<double>() < uniform.result["iteration_time_s"].get<double>());
 }
 
+TEST_CASE("modules on meshes of their own on per-sample data: DFLOP's layout against a uniform one",
+          "[cli][multimodal][meshes][data]") {
+  const TempDir dir;
+  const auto [run, result] = simulate_experiment("llava-ov-llama3-8b-32xa100-meshes-data", dir);
+  // Each encoder replica is simulated (2), beside each of the LLM's 5 replicas' 3 stages.
+  CHECK_THAT(run.out, Contains("17 simulated ranks (one per pipeline stage of each DP replica)"));
+  const auto uniform = simulate_experiment("llava-ov-llama3-8b-32xa100-uniform-data", dir);
+  CHECK_THAT(uniform.run.out, Contains("16 simulated ranks"));
+  // The same 240 samples drawn in the same order: the same model FLOPs, whatever the layout.
+  CHECK(result["model_flops_per_iteration"].get<double>() ==
+        Approx(uniform.result["model_flops_per_iteration"].get<double>()).epsilon(1e-9));
+  CHECK(result["iteration_time_s"].get<double>() < uniform.result["iteration_time_s"].get<double>());
+}
+
 TEST_CASE("bad multimodal scenarios exit 2 with the JSON path and the reason", "[cli][errors][multimodal]") {
   test::expect_simulate_rejects(R"({"model": "llava-ov-llama3-8b", "cluster": {"base": "dgx-a100-superpod", "gpus": 32},
                                     "parallel": {"tp": 2, "pp": 4, "dp": 5,
@@ -154,6 +168,15 @@ TEST_CASE("bad multimodal scenarios exit 2 with the JSON path and the reason", "
                                     "training": {"global_batch": 240, "seq_len": 6144, "images": 8}})",
                                 "--emit-plan: parallel.modules: with sequence_parallel each rank hands on its TP shard",
                                 "--emit-plan plan.json");
+  // On per-sample data only an image encoder's replicas can deal out a slot.
+  test::expect_simulate_rejects(R"({"model": "t2v-s", "cluster": {"base": "h800-testbed", "gpus": 16},
+                                    "parallel": {"tp": 1, "pp": 2, "dp": 8, "modality_stages": {"text": 1, "video": 1},
+                                                 "modules": {"text": {"tp": 2, "dp": 4}}},
+                                    "training": {"global_batch": 64, "seq_len": 256},
+                                    "data": {"dataset": "video-clips", "seed": 1, "pad_to": 256}})",
+                                "parallel.modules.text.dp: with per-sample data only an image encoder's DP may differ "
+                                "from parallel.dp (its replicas deal a slot's images); module 'text' takes its tokens "
+                                "from text");
   const std::string rest = R"("cluster": {"base": "h800-testbed", "gpus": 16},
                               "parallel": {"tp": 4, "pp": 4, "stage_layers": "parameters"},
                               "training": {"global_batch": 16, "seq_len": 8192, "images": 8})";

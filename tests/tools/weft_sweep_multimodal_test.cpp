@@ -90,10 +90,14 @@ TEST_CASE("weft sweep tries modules on meshes of their own, as DFLOP lays them o
   // LLaVA-OV with Llama 3 8B on 32 A100s at TP2 PP4, the SigLIP encoder on stage 0: uniform (dp 4),
   // or the encoder at TP1 with dp 2 (the language model's dp (32 - 2) / (3 x 2) = 5) or at TP2 with
   // dp 1 (dp (32 - 2) / 6 = 5); TP2 with dp 4 is the uniform plan, and the three other meshes do not
-  // share out the 32 GPUs.
+  // share out the 32 GPUs. The same on the dataset's samples, where each encoder replica of a mesh
+  // of another DP is simulated with its share of each slot's images.
   const TempDir dir;
+  const std::string scenario =
+      GENERATE(as<std::string>{}, "llava-ov-llama3-8b-32xa100-uniform", "llava-ov-llama3-8b-32xa100-uniform-data");
+  INFO(scenario);
   const nlohmann::json plans = sweep_and_check_best(
-      dir, test::experiment("llava-ov-llama3-8b-32xa100-uniform"),
+      dir, test::experiment(scenario),
       "tp=2 pp=4 mb=1 zero=1 recompute=full schedule=1f1b sp=0 layout=modality partition=parameters "
       "module_tp=1,2 module_dp=1,2,4");
   CHECK(plans["considered"] == 6);

@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -49,6 +52,17 @@ std::string uniform(int tp, int dp) {
   return fmt::format(R"({{"tp": {}, "pp": 2, "dp": {}, "modality_stages": {{"vision": 1, "language": 1}}}})", tp, dp);
 }
 
+// The small VLM on `gpus` GPUs, each language replica drawing its own samples of the tiled image
+// dataset (sequences of up to 512 tokens).
+std::string per_sample_vlm(const std::string& parallel, int gpus) {
+  std::string text = vlm(parallel, 0);
+  text.replace(text.find(R"("images": 0)"), 11, R"("images": 0, "seq_len": 512)");
+  text.replace(text.find(R"("seq_len": 256, )"), 16, "");
+  text.replace(text.find(R"("gpus": 8)"), 9, R"("gpus": )" + std::to_string(gpus));
+  text.insert(text.rfind('}'), R"(, "data": {"dataset": "tiled-image-qa", "seed": 3, "pad_to": 128})");
+  return text;
+}
+
 TimeNs pass_time(const TrainingRun& run, int stage, PassKind kind) {
   const auto& passes = run.workload.passes;
   const auto it = std::find_if(passes.begin(), passes.end(), [&](const PassOp& p) {
@@ -63,6 +77,23 @@ const SimulatedRank& rank_of_stage(const TrainingRun& run, int stage) {
                                [&](const SimulatedRank& r) { return r.coordinates.pp == stage; });
   REQUIRE(it != run.workload.ranks.end());
   return *it;
+}
+
+// The op named `name`, if any.
+std::optional<OpId> find_op(const Graph& graph, std::string_view name) {
+  for (std::uint32_t i = 0; i < graph.op_count(); ++i) {
+    if (graph.op_name(OpId(i)) == name) return OpId(i);
+  }
+  return std::nullopt;
+}
+
+// The GPUs of every simulated rank of pipeline position `stage`.
+std::set<DeviceId> devices_of_stage(const TrainingRun& run, int stage) {
+  std::set<DeviceId> devices;
+  for (const SimulatedRank& rank : run.workload.ranks) {
+    if (rank.coordinates.pp == stage) devices.insert(rank.device);
+  }
+  return devices;
 }
 
 // The ops whose names hold `what`, on the GPU of `stage`, with their communicators.
@@ -154,19 +185,11 @@ TEST_CASE("module meshes: per-sample data where every module has the last one's 
   // Each DP replica draws its own samples of the tiled image dataset; vision at TP1, the language
   // model at TP2, both at DP2, on 6 GPUs. Every pass costs what the same drawn microbatch costs on a
   // uniform plan at its module's TP (the draws depend on DP and the microbatches, not on TP).
-  auto with_data = [](const std::string& parallel, int gpus) {
-    std::string text = vlm(parallel, 0);
-    text.replace(text.find(R"("images": 0)"), 11, R"("images": 0, "seq_len": 512)");
-    text.replace(text.find(R"("seq_len": 256, )"), 16, "");
-    text.replace(text.find(R"("gpus": 8)"), 9, R"("gpus": )" + std::to_string(gpus));
-    text.insert(text.rfind('}'), R"(, "data": {"dataset": "tiled-image-qa", "seed": 3, "pad_to": 128})");
-    return text;
-  };
-  const TrainingRun run = run_training(scenario_from(with_data(
+  const TrainingRun run = run_training(scenario_from(per_sample_vlm(
       R"({"tp": 2, "pp": 2, "dp": 2, "modality_stages": {"vision": 1, "language": 1}, "modules": {"vision": {"tp": 1}}})",
       6)));
-  const TrainingRun vision = run_training(scenario_from(with_data(uniform(1, 2), 4)));
-  const TrainingRun language = run_training(scenario_from(with_data(uniform(2, 2), 8)));
+  const TrainingRun vision = run_training(scenario_from(per_sample_vlm(uniform(1, 2), 4)));
+  const TrainingRun language = run_training(scenario_from(per_sample_vlm(uniform(2, 2), 8)));
   REQUIRE(run.workload.per_replica);
   auto duration = [](const TrainingRun& r, const PassOp& pass) {
     return r.result.end(pass.op) - r.result.start(pass.op);
@@ -184,10 +207,95 @@ TEST_CASE("module meshes: per-sample data where every module has the last one's 
     ++compared;
   }
   CHECK(compared == 2 * 2 * 4 * 2);  // replicas x stages x microbatches x (forward, backward)
-  // A module of another DP would take shares of several replicas' samples.
-  CHECK_THROWS_WITH(run_training(scenario_from(with_data(meshed(4), 8))),
-                    Contains("data: with per-sample data every module on a mesh of its own (parallel.modules) takes "
-                             "parallel.dp"));
+}
+
+TEST_CASE("module meshes: per-sample data with an image encoder of another DP", "[workload][meshes][data]") {
+  // Vision at TP1 DP4 on 4 GPUs, the language model at TP2 DP2 on 4; each language replica draws
+  // its own samples of the tiled image dataset, 4 microbatches each. Slot k is microbatch k of
+  // both language replicas; the 4 vision replicas deal its images, whole, the first ones taking
+  // one more. Transfers cost nothing, so the communicator hands a slot on as its last share ends.
+  const std::string text = per_sample_vlm(meshed(4), 8);
+  const TrainingRun run = run_training(scenario_from(text));
+  REQUIRE(run.workload.per_replica);
+  REQUIRE(run.workload.shapes);
+  const MicrobatchShapes& drawn = *run.workload.shapes;
+  REQUIRE(drawn.replicas == 2);
+  REQUIRE(drawn.microbatches == 4);
+  auto find_pass = [&](int stage, int replica, PassKind kind, int mb) -> const PassOp& {
+    const auto& passes = run.workload.passes;
+    const auto it = std::find_if(passes.begin(), passes.end(), [&](const PassOp& p) {
+      return p.stage == stage && p.replica == replica && p.action.kind == kind && p.action.microbatch == mb &&
+             !p.recompute;
+    });
+    REQUIRE(it != passes.end());
+    return *it;
+  };
+  auto start = [&](const PassOp& pass) { return run.result.start(pass.op); };
+  auto end = [&](const PassOp& pass) { return run.result.end(pass.op); };
+  // One pass of `images` images on the vision stage of a uniform plan at TP1, forward and back.
+  std::map<std::int64_t, std::pair<TimeNs, TimeNs>> uniform_pass;
+  auto vision_pass = [&](std::int64_t images) {
+    auto [it, made] = uniform_pass.try_emplace(images);
+    if (made) {
+      const TrainingRun reference = run_training(scenario_from(vlm(uniform(1, 4), static_cast<int>(images))));
+      it->second = {pass_time(reference, 0, PassKind::forward), pass_time(reference, 0, PassKind::backward)};
+    }
+    return it->second;
+  };
+  std::size_t shares = 0;
+  for (int k = 0; k < 4; ++k) {
+    const std::int64_t slot = drawn.at(0, k).images + drawn.at(1, k).images;
+    TimeNs last_share_end = 0;
+    for (int e = 0; e < 4; ++e) {
+      const std::int64_t images = slot / 4 + (e < slot % 4 ? 1 : 0);
+      const PassOp& forward = find_pass(0, e, PassKind::forward, k);
+      last_share_end = std::max(last_share_end, end(forward));
+      if (images == 0) continue;
+      const auto [forward_ns, backward_ns] = vision_pass(images);
+      CHECK(end(forward) - start(forward) == forward_ns);
+      const PassOp& backward = find_pass(0, e, PassKind::backward, k);
+      CHECK(end(backward) - start(backward) == backward_ns);
+      ++shares;
+    }
+    // Each language replica's forward waits for the slot's last share. Back, the communicator
+    // reads both language replicas' input gradients and hands each vision replica its share.
+    for (int r = 0; r < 2; ++r) CHECK(start(find_pass(1, r, PassKind::forward, k)) >= last_share_end);
+    const Graph& graph = run.workload.graph;
+    const auto relay = find_op(graph, fmt::format("relay gradient mb{} stage 1 -> 0", k));
+    REQUIRE(relay);
+    std::set<DeviceId> from, to;
+    for (TensorId tensor : graph.op_inputs(*relay)) from.insert(graph.tensor_device(tensor));
+    for (TensorId tensor : graph.op_outputs(*relay)) to.insert(graph.tensor_device(tensor));
+    CHECK(from == devices_of_stage(run, 1));
+    CHECK(to == devices_of_stage(run, 0));
+    for (int r = 0; r < 2; ++r) CHECK(run.result.start(*relay) >= start(find_pass(1, r, PassKind::backward, k)));
+    for (int e = 0; e < 4; ++e) CHECK(start(find_pass(0, e, PassKind::backward, k)) >= run.result.end(*relay));
+    if (k == 0) {  // nothing else holds up the first slot's language forwards
+      for (int r = 0; r < 2; ++r) CHECK(start(find_pass(1, r, PassKind::forward, k)) == last_share_end);
+    }
+  }
+  CHECK(shares > 8);
+  // The vision mesh's 4 ranks are simulated one by one, beside the language model's 2 replicas.
+  CHECK(run.workload.ranks.size() == 4 + 2);
+  // An encoder's FLOPs follow its images: dealt over 4 replicas or run by 2, the same in all.
+  const TrainingRun same_dp = run_training(scenario_from(per_sample_vlm(meshed(2), 6)));
+  CHECK(run.workload.model_flops_per_iteration == Approx(same_dp.workload.model_flops_per_iteration).epsilon(1e-12));
+}
+
+TEST_CASE("module meshes: on per-sample data only an image encoder's DP may differ", "[workload][meshes][data]") {
+  // The two-encoder model's vision and audio encoders at DP2 beside the language model's DP4.
+  std::string text =
+      scenario_text(test::kTwoEncoderModel,
+                    R"({"tp": 1, "pp": 3, "dp": 4, "modality_stages": {"vision": 1, "audio": 1, "language": 1},
+          "modules": {"vision": {"dp": 2}, "audio": {"dp": 2}}})",
+                    R"({"global_batch": 8, "micro_batch": 1, "seq_len": 512})");
+  text.insert(text.rfind('}'), R"(, "data": {"dataset": {"name": "clips", "mixture": [{"name": "clip", "weight": 1,
+      "text_tokens": {"distribution": "uniform", "min": 16, "max": 64}, "images": {"distribution": "uniform", "min": 1,
+      "max": 2}, "audio_seconds": {"distribution": "uniform", "min": 1, "max": 4}}]}, "seed": 1, "pad_to": 128})");
+  CHECK_THROWS_WITH(run_training(scenario_from(text)),
+                    Contains("parallel.modules.audio.dp: with per-sample data only an image encoder's DP may differ "
+                             "from parallel.dp (its replicas deal a slot's images); module 'audio' takes its tokens "
+                             "from audio"));
 }
 
 TEST_CASE("module meshes: a mesh that is the plan's own changes nothing", "[workload][meshes]") {

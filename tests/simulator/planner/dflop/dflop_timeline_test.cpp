@@ -1,12 +1,15 @@
 #include "simulator/planner/dflop/dflop_timeline.hpp"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
 #include "simulator/core/json_cursor.hpp"
 #include "simulator/engine/engine.hpp"
 #include "simulator/planner/entrain/entrain_schedule.hpp"
+#include "simulator/workload/data/data_spec.hpp"
 #include "simulator/workload/training_report.hpp"
 #include "simulator/workload/training_workload.hpp"
 #include "tests/simulator/planner/dflop/dflop_test_support.hpp"
@@ -182,13 +185,13 @@ TEST_CASE("a sample's observed durations are its share of the costliest stages' 
   CHECK(seen.llm[0] == Approx((linear / 1024.0 * 512.0 + attention) / 1e9 + 0.25));
 }
 
-TEST_CASE("the stage model and the full simulator agree on DFLOP's layout of modules on meshes of their own",
-          "[dflop][meshes]") {
-  // Two implementations of one layout: the bundled scenario simulated op by op (every transfer,
-  // collective, kernel gap and the optimizer step), and DFLOP's stage model of the same meshes,
-  // stages, slots and uniform samples.
-  const JsonDocument document =
-      JsonDocument::parse_file(WEFT_SOURCE_DIR "/scenarios/experiments/llava-ov-llama3-8b-32xa100-meshes.json");
+// The bundled scenario `name` (DFLOP's layout of LLaVA-OV on 32 A100s: the encoder at TP1 DP2,
+// the LLM at TP2 PP3 DP5, 48 slots), simulated op by op (every transfer, collective, kernel gap
+// and the optimizer step), against DFLOP's stage model of the same meshes, stages and slots on
+// `samples_of(scenario)`, slot k's bucket of LLM replica g holding sample `sample_of(k, g)`.
+template <class SamplesOf, class SampleOf>
+void check_stage_model_agrees(const std::string& name, SamplesOf&& samples_of, SampleOf&& sample_of) {
+  const JsonDocument document = JsonDocument::parse_file(WEFT_SOURCE_DIR "/scenarios/experiments/" + name + ".json");
   const TrainingScenario scenario = load_training_scenario(document.root());
   TrainingWorkload workload = build_training_workload(scenario, {});
   const SimulationResult result = simulate(workload.graph, *workload.cost_model, {});
@@ -196,16 +199,40 @@ TEST_CASE("the stage model and the full simulator agree on DFLOP's layout of mod
 
   ModelCosts costs(scenario);
   const int slots = static_cast<int>(scenario.microbatches());
+  REQUIRE(slots == 48);
   const DflopPlan plan = plan_of({1, 1, 2}, {2, 3, 5}, slots);
   const std::vector<int>& layers = scenario.parallel.stage_layers;
   const StageLayers stages{{layers[0]}, {layers[1], layers[2], layers[3]}};
-  const std::vector<SampleShape> samples(static_cast<std::size_t>(scenario.training.global_batch),
-                                         scenario.training.sample());
+  const std::vector<SampleShape> samples = samples_of(scenario);
   std::vector<std::vector<std::size_t>> buckets;
-  for (std::size_t i = 0; i < samples.size(); ++i) buckets.push_back({i});
+  for (int k = 0; k < slots; ++k) {
+    for (int g = 0; g < 5; ++g) buckets.push_back({sample_of(k, g)});
+  }
   const double staged = static_cast<double>(time_iteration(costs, plan, stages, samples, buckets, 128)) / 1e9;
-  INFO("simulated " << simulated << " s, stage model " << staged << " s");
+  INFO(name << ": simulated " << simulated << " s, stage model " << staged << " s");
   CHECK(simulated == Approx(staged).epsilon(0.05));
+}
+
+TEST_CASE("the stage model and the full simulator agree on DFLOP's layout of modules on meshes of their own",
+          "[dflop][meshes]") {
+  SECTION("on uniform samples") {
+    check_stage_model_agrees(
+        "llava-ov-llama3-8b-32xa100-meshes",
+        [](const TrainingScenario& s) {
+          return std::vector<SampleShape>(static_cast<std::size_t>(s.training.global_batch), s.training.sample());
+        },
+        [](int k, int g) { return static_cast<std::size_t>(k * 5 + g); });
+  }
+  SECTION("on per-sample data, the encoder's 2 replicas dealing each slot's images") {
+    // The samples as weft's data draws them: LLM replica g's microbatch k is sample g x 48 + k.
+    check_stage_model_agrees(
+        "llava-ov-llama3-8b-32xa100-meshes-data",
+        [](const TrainingScenario& s) {
+          return draw_sample_shapes(*s.data, 0, static_cast<std::uint64_t>(s.training.global_batch), s.training.seq_len,
+                                    s.model.sequence_tokens_per_image());
+        },
+        [](int k, int g) { return static_cast<std::size_t>(g * 48 + k); });
+  }
 }
 
 }  // namespace
