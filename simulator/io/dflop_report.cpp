@@ -128,9 +128,11 @@ nlohmann::json profiles_json(const std::vector<ComponentProfile>& profiles) {
 std::string render_dflop_report(const std::string& subject, const DflopReport& report) {
   std::string out = fmt::format(
       "DFLOP on {}: {} GPUs ({} per node, {} each), {} samples an iteration\n"
-      "Data Profiler: {} samples drawn; a mean {:.2f} images and {:.0f} LLM tokens a sample\n",
+      "Data Profiler: {} samples drawn; a mean {:.2f} images{} and {:.0f} LLM tokens a sample\n",
       subject, report.gpus, report.gpus_per_node, format_bytes(report.memory_capacity), report.global_batch,
-      report.data.samples.size(), report.data.mean_images, report.data.mean_tokens);
+      report.data.samples.size(), report.data.mean_images,
+      report.data.mean_frames > 0.0 ? fmt::format(" ({:.2f} of them video frames)", report.data.mean_frames) : "",
+      report.data.mean_tokens);
   out +=
       fmt::format("Model Profiler: {} (layer, shape) points priced on weft's kernels\n", report.profile.measurements);
   for (const ComponentProfile& p : report.profile.encoder)
@@ -220,6 +222,7 @@ nlohmann::json dflop_json(const std::string& scenario, const DflopReport& report
                         {"data",
                          {{"samples", report.data.samples.size()},
                           {"mean_images", report.data.mean_images},
+                          {"mean_frames", report.data.mean_frames},
                           {"mean_tokens", report.data.mean_tokens}}},
                         {"flops",
                          {{"encoder_per_image", report.profile.flops.encoder_per_image},

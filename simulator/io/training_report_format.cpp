@@ -168,9 +168,14 @@ std::string describe_model(const MultimodalSpec& model, const TrainingReport& r)
 }
 
 // "8192 tokens", "8192 tokens and 8 images", ...
+// " and 10 images (6 of them video frames)", or nothing without images.
+std::string describe_images(std::int64_t images, std::int64_t frames) {
+  if (images == 0) return {};
+  return fmt::format(" and {} images{}", images, frames > 0 ? fmt::format(" ({} of them video frames)", frames) : "");
+}
+
 std::string describe_sample(const TrainingSpec& t) {
-  std::string text = fmt::format("{} tokens", t.seq_len);
-  if (t.images > 0) text += fmt::format(" and {} images", t.images);
+  std::string text = fmt::format("{} tokens", t.seq_len) + describe_images(t.images, t.frames);
   if (t.video_seconds > 0.0) text += fmt::format(" and {:g} s of video", t.video_seconds);
   if (t.audio_seconds > 0.0) text += fmt::format(" and {:g} s of audio", t.audio_seconds);
   return text;
@@ -212,8 +217,8 @@ std::string render_training_report(const TrainingScenario& s, const TrainingRepo
                      r.microbatches, s.training.micro_batch);
   if (r.data) {
     const DataSummary& d = *r.data;
-    std::string media;
-    if (d.images > 0) media += fmt::format(", {} images", d.images);
+    std::string media = describe_images(d.images, d.frames);
+    if (!media.empty()) media.replace(0, 4, ",");
     if (d.video_seconds > 0.0) media += fmt::format(", {:g} s of video", d.video_seconds);
     if (d.audio_seconds > 0.0) media += fmt::format(", {:g} s of audio", d.audio_seconds);
     out += fmt::format(
@@ -341,6 +346,7 @@ nlohmann::json training_report_json(const TrainingScenario& s, const TrainingRep
                     {"packed", r.data->packed},
                     {"samples", r.data->samples},
                     {"images", r.data->images},
+                    {"frames", r.data->frames},
                     {"video_seconds", r.data->video_seconds},
                     {"audio_seconds", r.data->audio_seconds},
                     {"sample_tokens", r.data->sample_tokens},

@@ -19,6 +19,12 @@ int read_mesh_degree(const JsonCursor& json) {
   return static_cast<int>(degree);
 }
 
+// Replica `replica`'s share of `count` whole things dealt over `replicas` as evenly as they go, the
+// first replicas taking one more.
+std::int64_t dealt(std::int64_t count, int replicas, int replica) {
+  return count / replicas + (replica < count % replicas ? 1 : 0);
+}
+
 // The last module on the last stage of transformer module `module`: the projectors reading it
 // run there (modality_stages.hpp), and the last of them hands the stage's output on.
 std::size_t last_module_on_stage(const MultimodalSpec& model, std::size_t module) {
@@ -134,12 +140,17 @@ MicrobatchShapes module_replica_shapes(const MicrobatchShapes& shapes, int dp, s
   out.shapes.resize(static_cast<std::size_t>(dp) * static_cast<std::size_t>(shapes.microbatches));
   for (int k = 0; k < shapes.microbatches; ++k) {
     std::int64_t slot_images = 0;
-    for (int r = 0; r < shapes.replicas; ++r) slot_images += shapes.at(r, k).images;
+    std::int64_t slot_frames = 0;
+    for (int r = 0; r < shapes.replicas; ++r) {
+      slot_images += shapes.at(r, k).images;
+      slot_frames += shapes.at(r, k).frames;
+    }
     for (int e = 0; e < dp; ++e) {
       SampleShape& share = out.shapes[static_cast<std::size_t>(e) * static_cast<std::size_t>(shapes.microbatches) +
                                       static_cast<std::size_t>(k)];
       share.seq_len = pad_to;
-      share.images = slot_images / dp + (e < slot_images % dp ? 1 : 0);
+      share.images = dealt(slot_images, dp, e);
+      share.frames = dealt(slot_frames, dp, e);  // never more than its images: the first take one more of each
     }
   }
   out.own = out.shapes;
@@ -178,9 +189,10 @@ ModuleShard module_shard(const TrainingScenario& s, std::size_t module, const Sh
   // Whole images, as evenly as they go: the first replicas take one more, and one of them is
   // simulated.
   const std::int64_t images = slot * sample.images;
-  const std::int64_t busiest = (images + mesh.dp - 1) / mesh.dp;
+  const std::int64_t busiest = dealt(images, mesh.dp, 0);
   shard.context.micro_batch = 1;
   shard.sample.images = busiest;
+  shard.sample.frames = dealt(slot * sample.frames, mesh.dp, 0);
   if (busiest > 0) shard.work_share = static_cast<double>(images) / static_cast<double>(busiest * mesh.dp);
   return shard;
 }

@@ -57,8 +57,8 @@ void check_simulated_meshes(const TrainingScenario& s);
 // On per-sample data, what each of the `dp` replicas of an image encoder takes of each microbatch
 // slot (microbatch k of every one of the last module's replicas in `shapes`): the slot's images,
 // whole, as evenly as they go, the first replicas taking one more (as DFLOP's stage model deals
-// them, dflop_timeline.cpp). Each share is one microbatch of `images` images and a sequence of
-// `pad_to` tokens (which an image encoder does not read).
+// them, dflop_timeline.cpp), and its video frames among them alike. Each share is one microbatch of `images` images and
+// a sequence of `pad_to` tokens (which an image encoder does not read).
 MicrobatchShapes module_replica_shapes(const MicrobatchShapes& shapes, int dp, std::int64_t pad_to);
 
 // Each module's GPUs: "vision 1 stage x tp 1 x dp 8 = 8 GPUs; language 3 stages x tp 2 x dp 4 = 24 GPUs".

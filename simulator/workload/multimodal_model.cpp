@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "simulator/workload/modules/elementwise.hpp"
 #include "simulator/workload/modules/linear.hpp"
 #include "simulator/workload/modules/mlp.hpp"
 #include "simulator/workload/modules/norm.hpp"
@@ -33,6 +34,29 @@ void make_empty(std::vector<Step>& steps) {
     step.context_parallel_bytes = 0;
     step.model_flops = 0.0;
   }
+}
+
+// A projector's pooling of each video frame's tokens to its tokens_per_frame after its layers
+// (LLaVA-OneVision's bilinear interpolation at stride 2, 729 SigLIP tokens to 196): one
+// memory-bound pass over the frames' tokens, on the rank's shard of them under sequence
+// parallelism; the images pass through. `base` shards the microbatch; `projected`, the
+// projector's own context.
+Step frame_pool_step(const ModuleSpec& projector, const ShardContext& base, const ShardContext& projected,
+                     const SampleShape& sample) {
+  const std::int64_t width = projector.output_width();
+  ElementwiseShape shape;
+  shape.rows = Rows::samples;
+  shape.input_width = projector.tokens_per_image * width;
+  shape.output_width = projector.tokens_per_frame * width;
+  shape.tp_split = projected.sequence_parallel;
+  ShardContext frames = projected;
+  frames.micro_batch = base.micro_batch * sample.frames;
+  std::vector<Step> steps;
+  Elementwise(projector.name + ".frame_pool", shape).emit(frames, "", steps);
+  Step& step = steps.front();
+  const std::int64_t tokens = base.micro_batch * module_tokens(projector, sample);
+  step.output_bytes = tokens * width / (shape.tp_split ? projected.tp : 1) * projected.element_bytes();
+  return std::move(step);
 }
 
 }  // namespace
@@ -92,6 +116,10 @@ void MultimodalModel::append_steps(const ShardContext& base, const SampleShape& 
       if (!in_range(part.anchor)) continue;
       std::vector<Step> block_steps;
       part.projector->emit(context, "", block_steps);
+      const ModuleSpec& module = spec_.modules[m];
+      if (!empty && sample.frames > 0 && module.tokens_per_frame < module.tokens_per_image) {
+        block_steps.push_back(frame_pool_step(module, base, context, sample));
+      }
       append(std::move(block_steps), projector_block(m), upstream);
       continue;
     }

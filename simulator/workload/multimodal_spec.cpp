@@ -19,9 +19,10 @@ std::size_t module_index(const std::vector<ModuleSpec>& earlier, const JsonCurso
   name_json.fail("'" + name + "' is not a module listed before this one");
 }
 
-// A projector's spec and tokens: those of the module it reads, `source`, merged token_merge to one.
+// A projector's spec and tokens: those of the module it reads, `source`, merged token_merge to one,
+// each video frame's pooled to tokens_per_frame.
 void read_projector(const JsonCursor& json, const ModuleSpec& source, ModuleSpec& module) {
-  json.expect_only({"ffn_hidden", "token_merge", "norm"});
+  json.expect_only({"ffn_hidden", "token_merge", "norm", "tokens_per_frame"});
   ProjectorSpec spec;
   if (auto value = json.find("ffn_hidden")) spec.ffn_hidden = value->as_nonnegative_int();
   if (auto value = json.find("norm")) spec.norm = value->as_enum(kNormKindNames);
@@ -38,6 +39,16 @@ void read_projector(const JsonCursor& json, const ModuleSpec& source, ModuleSpec
       value->fail("expected a divisor of '" + source.name + "' " + unit + " " + std::to_string(per_unit) + ", got " +
                   std::to_string(spec.token_merge));
     per_unit /= spec.token_merge;
+  }
+  module.tokens_per_frame = module.tokens_per_image;
+  if (auto value = json.find("tokens_per_frame")) {
+    if (source.tokens != TokenSource::images)
+      value->fail("only an image module's video frames are pooled; '" + source.name + "' has no images");
+    module.tokens_per_frame = value->as_positive_int();
+    if (module.tokens_per_frame > module.tokens_per_image) {
+      value->fail("expected at most the " + std::to_string(module.tokens_per_image) +
+                  " tokens a frame has before pooling (tokens_per_image, after token_merge)");
+    }
   }
   spec.input_width = source.output_width() * spec.token_merge;
   module.projector = spec;  // its output width is set once the module reading it is known
@@ -78,7 +89,7 @@ ModuleSpec read_module(const JsonCursor& json, const std::vector<ModuleSpec>& ea
   if (auto value = json.find("tokens")) module.tokens = value->as_enum(kTokenSourceNames);
   const bool images = module.tokens == TokenSource::images;
   const bool timed = module.tokens == TokenSource::video || module.tokens == TokenSource::audio;
-  if (images) module.tokens_per_image = json.at("tokens_per_image").as_positive_int();
+  if (images) module.tokens_per_image = module.tokens_per_frame = json.at("tokens_per_image").as_positive_int();
   if (timed) module.tokens_per_second = json.at("tokens_per_second").as_positive_int();
   if (!images && json.find("tokens_per_image")) json.at("tokens_per_image").fail("only image tokens have it");
   if (!timed && json.find("tokens_per_second"))
@@ -146,12 +157,13 @@ int MultimodalSpec::first_layer(std::size_t module) const {
   return first;
 }
 
-std::int64_t MultimodalSpec::sequence_tokens_per_image() const {
-  if (modules.back().tokens != TokenSource::text) return 0;
+SequenceTokens MultimodalSpec::sequence_tokens() const {
+  if (modules.back().tokens != TokenSource::text) return {};
   for (std::size_t input : modules.back().inputs) {
-    if (modules[input].tokens == TokenSource::images) return modules[input].tokens_per_image;
+    const ModuleSpec& module = modules[input];
+    if (module.tokens == TokenSource::images) return {module.tokens_per_image, module.tokens_per_frame};
   }
-  return 0;
+  return {};
 }
 
 bool MultimodalSpec::trainable_upstream(std::size_t module) const {
@@ -167,7 +179,7 @@ bool MultimodalSpec::trainable_upstream(std::size_t module) const {
 std::int64_t module_tokens(const ModuleSpec& module, const SampleShape& sample) {
   switch (module.tokens) {
     case TokenSource::images:
-      return sample.images * module.tokens_per_image;
+      return SequenceTokens{module.tokens_per_image, module.tokens_per_frame}.of(sample.images, sample.frames);
     case TokenSource::video:
       return std::llround(sample.video_seconds * static_cast<double>(module.tokens_per_second));
     case TokenSource::audio:

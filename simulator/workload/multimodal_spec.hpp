@@ -40,6 +40,7 @@ struct ModuleSpec {
   std::vector<std::size_t> inputs;         // the earlier modules it reads; empty: the sample's data
   TokenSource tokens = TokenSource::text;  // a projector's are those of the module it reads
   std::int64_t tokens_per_image = 0;       // images: patch tokens per image
+  std::int64_t tokens_per_frame = 0;       // images: per video frame (a projector's pooling)
   std::int64_t tokens_per_second = 0;      // video and audio: tokens per second of it
 
   int layers() const { return projector ? 0 : model.layers; }
@@ -57,9 +58,9 @@ struct MultimodalSpec {
   // The model of a one-module spec.
   const ModelSpec& single() const { return modules.front().model; }
   int layers() const;
-  // The tokens each image adds to the text sequence: those of the image module feeding the last
-  // module (through projectors), or 0.
-  std::int64_t sequence_tokens_per_image() const;
+  // The tokens each image and each video frame add to the text sequence: those of the image module
+  // feeding the last module (through projectors), or none.
+  SequenceTokens sequence_tokens() const;
   // Whether the last module (the one with the loss) ties its LM head to its embedding table.
   bool tied_embeddings() const { return !modules.back().projector && modules.back().model.tied_embeddings; }
   // The first pipeline layer (layers numbered over all modules in order) of `module`.

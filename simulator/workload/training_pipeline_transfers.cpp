@@ -85,6 +85,7 @@ TrainingGraphBuilder::Relay& TrainingGraphBuilder::relay(const BoundaryKey& key)
     const SampleShape& sample = microbatch_shapes_->at(replica, key.microbatch);
     slot.seq_len += sample.seq_len;
     slot.images += sample.images;
+    slot.frames += sample.frames;
   }
   OpWork transfer;
   transfer.op_class = OpClass::send;

@@ -162,6 +162,7 @@ TrainingReport make_training_report(const TrainingScenario& scenario, const Trai
     const SampleShape total = shapes->total();
     data.sample_tokens = total.seq_len;
     data.images = total.images;
+    data.frames = total.frames;
     data.video_seconds = total.video_seconds;
     data.audio_seconds = total.audio_seconds;
     for (const SampleShape& shape : shapes->shapes) data.padded_tokens += shape.seq_len * t.micro_batch;

@@ -51,6 +51,7 @@ struct DataSummary {
   std::int64_t shortest_microbatch = 0;  // sequence tokens per sample (or packed sequence)
   std::int64_t longest_microbatch = 0;
   std::int64_t images = 0;
+  std::int64_t frames = 0;  // of the images, video frames
   double video_seconds = 0.0;
   double audio_seconds = 0.0;
   std::size_t distinct_shapes = 0;  // microbatch shapes: sequence length, images, video, audio

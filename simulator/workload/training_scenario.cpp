@@ -254,10 +254,10 @@ void validate_multimodal(const TrainingScenario& s) {
     reject("parallel.cp", "context parallelism with several modules",
            "context parallelism over a model of several modules is not supported; use cp = 1");
   const TrainingSpec& t = s.training;
-  const std::int64_t image_tokens = t.images * s.model.sequence_tokens_per_image();
-  if (!s.data && image_tokens > t.seq_len) {
+  if (const SequenceTokens tokens = s.model.sequence_tokens(); !s.data && tokens.of(t.images, t.frames) > t.seq_len) {
+    const std::string frames = t.frames > 0 ? " and " + str(t.frames) + " frames of " + str(tokens.per_frame) : "";
     reject("training.seq_len", "images longer than the sequence",
-           str(t.images) + " images of " + str(s.model.sequence_tokens_per_image()) + " tokens do not fit in " +
+           str(t.images - t.frames) + " images of " + str(tokens.per_image) + frames + " tokens do not fit in " +
                str(t.seq_len) + " tokens (the sequence holds the image tokens)");
   }
 }
@@ -398,7 +398,7 @@ std::optional<MicrobatchShapes> TrainingScenario::microbatch_shapes() const {
   if (!data) return std::nullopt;
   MicrobatchShapes shapes =
       draw_microbatch_shapes(*data, parallel.dp, checked_int(microbatches(), "microbatches per pipeline"),
-                             training.micro_batch, training.seq_len, model.sequence_tokens_per_image());
+                             training.micro_batch, training.seq_len, model.sequence_tokens());
   check_microbatch_shapes(*this, shapes);
   return shapes;
 }

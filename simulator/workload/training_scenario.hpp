@@ -107,6 +107,7 @@ struct TrainingSpec {
   std::int64_t micro_batch = 1;   // samples per microbatch
   std::int64_t seq_len = 0;       // tokens per sample (text; a VLM's whole sequence)
   std::int64_t images = 0;        // images per sample, for modules of image tokens
+  std::int64_t frames = 0;        // of them, video frames (SampleShape::frames)
   double video_seconds = 0.0;     // seconds of video per sample, for modules of video tokens
   double audio_seconds = 0.0;     // seconds of audio per sample, for modules of audio tokens
   Dtype dtype = Dtype::bf16;
@@ -114,7 +115,13 @@ struct TrainingSpec {
   std::optional<MaskPattern> attention_mask;
 
   // What each sample holds, as the modules see it.
-  SampleShape sample() const { return {seq_len, images, video_seconds, audio_seconds}; }
+  SampleShape sample() const {
+    return {.seq_len = seq_len,
+            .images = images,
+            .video_seconds = video_seconds,
+            .audio_seconds = audio_seconds,
+            .frames = frames};
+  }
 };
 
 struct TrainingOptions {

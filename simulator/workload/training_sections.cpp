@@ -117,8 +117,8 @@ ParallelPlan read_parallel(const JsonCursor& json, const ClusterSpec& cluster) {
 }
 
 TrainingSpec read_training(const JsonCursor& json) {
-  json.expect_only({"global_batch", "micro_batch", "seq_len", "images", "video_seconds", "audio_seconds", "dtype",
-                    "optimizer", "attention_mask"});
+  json.expect_only({"global_batch", "micro_batch", "seq_len", "images", "frames", "video_seconds", "audio_seconds",
+                    "dtype", "optimizer", "attention_mask"});
   TrainingSpec training;
   training.global_batch = json.at("global_batch").as_positive_int();
   if (training.global_batch > kMaxGlobalBatch) {
@@ -146,6 +146,13 @@ TrainingSpec read_training(const JsonCursor& json) {
   if (auto value = json.find("images")) {
     training.images = value->as_nonnegative_int();
     if (training.images > 4096) value->fail("expected at most 4096 images per sample");
+  }
+  if (auto value = json.find("frames")) {
+    training.frames = value->as_nonnegative_int();
+    if (training.frames > training.images) {
+      value->fail("expected at most training.images = " + std::to_string(training.images) +
+                  " (the video frames among a sample's images)");
+    }
   }
   for (auto [key, seconds] :
        {std::pair{"video_seconds", &training.video_seconds}, std::pair{"audio_seconds", &training.audio_seconds}}) {

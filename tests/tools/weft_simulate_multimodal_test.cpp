@@ -116,15 +116,15 @@ TEST_CASE("modality stages put each encoder on GPUs of its own", "[cli][multimod
 TEST_CASE("modules on meshes of their own: DFLOP's layout against a uniform one", "[cli][multimodal][meshes]") {
   const TempDir dir;
   const auto [run, result] = simulate_experiment("llava-ov-llama3-8b-32xa100-meshes", dir);
-  CHECK_THAT(run.out, Contains("module meshes (vision 1 stage x tp 1 x dp 2 = 2 GPUs; language 3 stages x tp 2 x dp "
-                               "5 = 30 GPUs)"));
+  CHECK_THAT(run.out, Contains("module meshes (vision 1 stage x tp 1 x dp 4 = 4 GPUs; language 2 stages x tp 2 x dp "
+                               "7 = 28 GPUs)"));
   CHECK(result["gpus"] == 32);
   CHECK(result["parallel"]["module_meshes"] ==
-        nlohmann::json({{"vision", {{"tp", 1}, {"dp", 2}, {"stages", 1}, {"gpus", 2}}},
-                        {"language", {{"tp", 2}, {"dp", 5}, {"stages", 3}, {"gpus", 30}}}}));
+        nlohmann::json({{"vision", {{"tp", 1}, {"dp", 4}, {"stages", 1}, {"gpus", 4}}},
+                        {"language", {{"tp", 2}, {"dp", 7}, {"stages", 2}, {"gpus", 28}}}}));
   const auto uniform = simulate_experiment("llava-ov-llama3-8b-32xa100-uniform", dir);
   CHECK(uniform.result["parallel"]["module_meshes"].empty());
-  // The same 240 samples: the same model FLOPs, whatever the layout.
+  // The same 252 samples: the same model FLOPs, whatever the layout.
   CHECK(result["model_flops_per_iteration"].get<double>() ==
         Approx(uniform.result["model_flops_per_iteration"].get<double>()).epsilon(1e-12));
   // The encoder needs far fewer GPUs than the LLM: DFLOP's layout gives them to the LLM.
@@ -135,11 +135,11 @@ TEST_CASE("modules on meshes of their own on per-sample data: DFLOP's layout aga
           "[cli][multimodal][meshes][data]") {
   const TempDir dir;
   const auto [run, result] = simulate_experiment("llava-ov-llama3-8b-32xa100-meshes-data", dir);
-  // Each encoder replica is simulated (2), beside each of the LLM's 5 replicas' 3 stages.
-  CHECK_THAT(run.out, Contains("17 simulated ranks (one per pipeline stage of each DP replica)"));
+  // Each encoder replica is simulated (4), beside each of the LLM's 7 replicas' 2 stages.
+  CHECK_THAT(run.out, Contains("18 simulated ranks (one per pipeline stage of each DP replica)"));
   const auto uniform = simulate_experiment("llava-ov-llama3-8b-32xa100-uniform-data", dir);
   CHECK_THAT(uniform.run.out, Contains("16 simulated ranks"));
-  // The same 240 samples drawn in the same order: the same model FLOPs, whatever the layout.
+  // The same 252 samples drawn in the same order: the same model FLOPs, whatever the layout.
   CHECK(result["model_flops_per_iteration"].get<double>() ==
         Approx(uniform.result["model_flops_per_iteration"].get<double>()).epsilon(1e-9));
   CHECK(result["iteration_time_s"].get<double>() < uniform.result["iteration_time_s"].get<double>());
@@ -168,6 +168,15 @@ TEST_CASE("bad multimodal scenarios exit 2 with the JSON path and the reason", "
                                     "training": {"global_batch": 240, "seq_len": 6144, "images": 8}})",
                                 "--emit-plan: parallel.modules: with sequence_parallel each rank hands on its TP shard",
                                 "--emit-plan plan.json");
+  // Video frames are some of a sample's images, and their pooled tokens must fit in its sequence.
+  const std::string llava = R"({"model": "llava-ov-llama3-8b", "cluster": {"base": "dgx-a100-superpod", "gpus": 8},
+                                "parallel": {"tp": 2, "pp": 2, "dp": 2}, "training": {"global_batch": 16, )";
+  test::expect_simulate_rejects(llava + R"("seq_len": 6144, "images": 2, "frames": 3}})",
+                                "training.frames: expected at most training.images = 2 (the video frames among a "
+                                "sample's images)");
+  test::expect_simulate_rejects(
+      llava + R"("seq_len": 1024, "images": 3, "frames": 2}})",
+      "training.seq_len: 1 images of 729 and 2 frames of 196 tokens do not fit in 1024 tokens");
   // On per-sample data only an image encoder's replicas can deal out a slot.
   test::expect_simulate_rejects(R"({"model": "t2v-s", "cluster": {"base": "h800-testbed", "gpus": 16},
                                     "parallel": {"tp": 1, "pp": 2, "dp": 8, "modality_stages": {"text": 1, "video": 1},

@@ -87,26 +87,29 @@ TEST_CASE("weft sweep searches a VLM's shared pipeline and stages per module", "
 }
 
 TEST_CASE("weft sweep tries modules on meshes of their own, as DFLOP lays them out", "[cli][sweep][meshes]") {
-  // LLaVA-OV with Llama 3 8B on 32 A100s at TP2 PP4, the SigLIP encoder on stage 0: uniform (dp 4),
-  // or the encoder at TP1 with dp 2 (the language model's dp (32 - 2) / (3 x 2) = 5) or at TP2 with
-  // dp 1 (dp (32 - 2) / 6 = 5); TP2 with dp 4 is the uniform plan, and the three other meshes do not
-  // share out the 32 GPUs. The same on the dataset's samples, where each encoder replica of a mesh
-  // of another DP is simulated with its share of each slot's images.
+  // LLaVA-OV with Llama 3 8B on 32 A100s at TP2, 252 samples, the SigLIP encoder on stage 0 of 4 or
+  // of 3. At PP4: uniform (dp 4); the encoder at TP1 DP2 or TP2 DP1 leaves the language model dp
+  // (32 - 2) / (3 x 2) = 5, which does not divide the batch; TP2 DP4 is the uniform plan; the three
+  // other meshes do not share out the GPUs. At PP3: no uniform plan (2 x 3 does not divide 32); the
+  // encoder on 4 GPUs (TP1 DP4, TP2 DP2) leaves dp (32 - 4) / (2 x 2) = 7, on 8 (TP2 DP4) dp 6; the
+  // three others do not share out the GPUs. The same on the dataset's samples, where each encoder
+  // replica of a mesh of another DP is simulated with its share of each slot's images.
   const TempDir dir;
   const std::string scenario =
       GENERATE(as<std::string>{}, "llava-ov-llama3-8b-32xa100-uniform", "llava-ov-llama3-8b-32xa100-uniform-data");
   INFO(scenario);
   const nlohmann::json plans = sweep_and_check_best(
       dir, test::experiment(scenario),
-      "tp=2 pp=4 mb=1 zero=1 recompute=full schedule=1f1b sp=0 layout=modality partition=parameters "
+      "tp=2 pp=3,4 mb=1 zero=1 recompute=full schedule=1f1b sp=0 layout=modality partition=parameters "
       "module_tp=1,2 module_dp=1,2,4");
-  CHECK(plans["considered"] == 6);
-  CHECK(plans["feasible"] == 3);
+  CHECK(plans["considered"] == 13);
+  CHECK(plans["feasible"] == 4);
+  // DFLOP's own layout (weft dflop's, llava-ov-llama3-8b-32xa100-meshes.json) comes first.
   const nlohmann::json& best = plans["plans"][0];
-  CHECK(best["modules"] == nlohmann::json::parse(R"({"vision": {"tp": 1, "dp": 2}})"));
-  CHECK(best["dp"] == 5);
-  CHECK(best["module_stages"] == "vision:1/tp1/dp2,language:3");
-  CHECK_THAT(read_file(dir.file("plans.csv")), Contains(",1f1b,modality,\"vision:1/tp1/dp2,language:3\","));
+  CHECK(best["modules"] == nlohmann::json::parse(R"({"vision": {"tp": 1, "dp": 4}})"));
+  CHECK(best["dp"] == 7);
+  CHECK(best["module_stages"] == "vision:1/tp1/dp4,language:2");
+  CHECK_THAT(read_file(dir.file("plans.csv")), Contains(",1f1b,modality,\"vision:1/tp1/dp4,language:2\","));
 }
 
 TEST_CASE("weft sweep takes per-sample data, for a dense model and a VLM", "[cli][sweep][modality]") {

@@ -90,13 +90,13 @@ DflopReport plan_dflop(const TrainingScenario& scenario, const DflopOptions& opt
     throw InputError("training.global_batch: " + std::to_string(report.global_batch) + " samples an iteration over " +
                      std::to_string(options.iterations) + " iterations is more than the " +
                      std::to_string(kMaxSamples) + " samples weft dflop runs");
-  const std::int64_t tokens_per_image = scenario.model.sequence_tokens_per_image();
+  const SequenceTokens tokens = scenario.model.sequence_tokens();
   const std::int64_t context = scenario.training.seq_len;
 
   // Profiling engine: the dataset's shapes, then the model's tables over the sizes the search can ask for.
   auto started = std::chrono::steady_clock::now();
   report.data = profile_dataset(
-      profiling_sample_shapes(data, 0, static_cast<std::uint64_t>(options.profile_samples), context, tokens_per_image));
+      profiling_sample_shapes(data, 0, static_cast<std::uint64_t>(options.profile_samples), context, tokens));
   ModelCosts costs(scenario);
   const double most_images = report.data.mean_images * static_cast<double>(report.global_batch);
   const double most_tokens = report.data.mean_tokens * static_cast<double>(report.global_batch);
@@ -156,7 +156,7 @@ DflopReport plan_dflop(const TrainingScenario& scenario, const DflopOptions& opt
   for (int it = 0; it < options.iterations; ++it) {
     const std::vector<SampleShape> batch =
         draw_sample_shapes(data, static_cast<std::uint64_t>(it) * static_cast<std::uint64_t>(report.global_batch),
-                           static_cast<std::uint64_t>(report.global_batch), context, tokens_per_image);
+                           static_cast<std::uint64_t>(report.global_batch), context, tokens);
     flops += batch_flops(report.profile.flops, batch);
     const std::uint64_t seed = options.seed + static_cast<std::uint64_t>(it);
     auto run_batch = [&](Setup& setup, const std::vector<std::vector<std::size_t>>& split) {

@@ -91,7 +91,14 @@ TimeNs time_iteration(ModelCosts& costs, const DflopPlan& plan, const StageLayer
   const MultimodalSpec& spec = costs.model().spec();
   const std::int64_t llm_hidden = spec.modules.back().model.hidden;
   const Bytes element = bytes_per_element(costs.scenario().training.dtype);
-  const Bytes projected = spec.sequence_tokens_per_image() * llm_hidden * element;
+  const SequenceTokens sequence_tokens = spec.sequence_tokens();
+  const Bytes token_bytes = llm_hidden * element;  // of a projected image token
+  // The sequence tokens of the images (and video frames) of `bucket`'s samples.
+  auto image_tokens = [&](const std::vector<std::size_t>& bucket) {
+    std::int64_t tokens = 0;
+    for (const std::size_t i : bucket) tokens += sequence_tokens.of(samples[i].images, samples[i].frames);
+    return tokens;
+  };
   const int encoder_first = costs.layer_range(Component::encoder).first;
   const int llm_first = costs.layer_range(Component::llm).first;
   auto bucket = [&](int k, int g) -> const std::vector<std::size_t>& {
@@ -130,8 +137,10 @@ TimeNs time_iteration(ModelCosts& costs, const DflopPlan& plan, const StageLayer
   };
   for (int k = 0; k < slots; ++k) {
     std::int64_t slot_images = 0;
+    std::int64_t slot_tokens = 0;  // of its images in the LLM's sequences
     for (int g = 0; g < l.dp; ++g) {
       for (const std::size_t i : bucket(k, g)) slot_images += samples[i].images;
+      slot_tokens += image_tokens(bucket(k, g));
     }
     for (int g = 0; g < e.dp; ++g) {
       std::int64_t images = 0;
@@ -153,12 +162,12 @@ TimeNs time_iteration(ModelCosts& costs, const DflopPlan& plan, const StageLayer
       }
       if (direct) {
         link(rank_of(false, g, e.pp - 1), rank_of(true, g, 0), k,
-             costs.transfer_time(e.tp, e.dp, e.pp - 1, e.pp, images * projected / e.tp));
+             costs.transfer_time(e.tp, e.dp, e.pp - 1, e.pp, image_tokens(bucket(k, g)) * token_bytes / e.tp));
       }
     }
     if (!direct) {
       // Gathered to one rank and scattered again: the slot's whole activations through it twice.
-      const TimeNs relay = 2 * costs.transfer_time(e.tp, e.dp, e.pp - 1, e.pp, slot_images * projected);
+      const TimeNs relay = 2 * costs.transfer_time(e.tp, e.dp, e.pp - 1, e.pp, slot_tokens * token_bytes);
       for (int from = 0; from < e.dp; ++from) {
         for (int to = 0; to < l.dp; ++to) link(rank_of(false, from, e.pp - 1), rank_of(true, to, 0), k, relay);
       }

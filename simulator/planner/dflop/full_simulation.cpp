@@ -25,6 +25,7 @@ TrainingScenario layout_scenario(const TrainingScenario& base, const DflopPlan& 
   s.training.global_batch = std::int64_t{plan.microbatches} * plan.llm.dp * per_bucket;
   s.training.seq_len = sample.seq_len;
   s.training.images = sample.images;
+  s.training.frames = sample.frames;
   ParallelPlan p;
   p.tp = plan.llm.tp;
   p.dp = plan.llm.dp;
@@ -64,8 +65,11 @@ FullSimulation simulate_layout(const TrainingScenario& base, ModelCosts& costs, 
   const std::int64_t per_bucket = (global_batch + buckets - 1) / buckets;
   out.samples = buckets * per_bucket;
   const std::int64_t images = std::max<std::int64_t>(1, std::llround(data.mean_images));
-  const std::int64_t image_tokens = images * base.model.sequence_tokens_per_image();
-  out.sample = {padded(std::max<std::int64_t>(std::llround(data.mean_tokens), image_tokens), pad_to), images, 0.0, 0.0};
+  const std::int64_t frames = std::min<std::int64_t>(images, std::llround(data.mean_frames));
+  const std::int64_t image_tokens = base.model.sequence_tokens().of(images, frames);
+  out.sample = {.seq_len = padded(std::max<std::int64_t>(std::llround(data.mean_tokens), image_tokens), pad_to),
+                .images = images,
+                .frames = frames};
 
   // The stage model on the same samples: bucket j holds samples [j x per_bucket, (j + 1) x per_bucket).
   const std::vector<SampleShape> samples(static_cast<std::size_t>(out.samples), out.sample);

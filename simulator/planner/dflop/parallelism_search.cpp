@@ -87,10 +87,12 @@ DatasetProfile profile_dataset(std::vector<SampleShape> samples) {
   out.samples = std::move(samples);
   for (const SampleShape& sample : out.samples) {
     out.mean_images += static_cast<double>(sample.images);
+    out.mean_frames += static_cast<double>(sample.frames);
     out.mean_tokens += static_cast<double>(sample.seq_len);
   }
   if (!out.samples.empty()) {
     out.mean_images /= static_cast<double>(out.samples.size());
+    out.mean_frames /= static_cast<double>(out.samples.size());
     out.mean_tokens /= static_cast<double>(out.samples.size());
   }
   return out;

@@ -39,6 +39,7 @@ struct DflopPlan {
 struct DatasetProfile {
   std::vector<SampleShape> samples;
   double mean_images = 0.0;  // per sample
+  double mean_frames = 0.0;  // of them, video frames
   double mean_tokens = 0.0;  // the LLM's, per sample
 };
 DatasetProfile profile_dataset(std::vector<SampleShape> samples);

@@ -38,7 +38,7 @@ struct Context {
   dip::LayerPolicy policy;
   int encoder_layers;
   SampleCostModel cost_model;
-  std::int64_t tokens_per_image;
+  SequenceTokens sequence_tokens;
   std::int64_t micro_batch;   // samples per microbatch: data.max_samples
   std::int64_t global_batch;  // samples per iteration: training.global_batch sequences of micro_batch
 
@@ -50,7 +50,7 @@ struct Context {
         policy(dip::layer_policy(s)),
         encoder_layers(s.model.first_layer(s.model.modules.size() - 1)),
         cost_model(costs, policy, encoder_layers),
-        tokens_per_image(s.model.sequence_tokens_per_image()),
+        sequence_tokens(s.model.sequence_tokens()),
         micro_batch(s.data->max_samples),
         global_batch(saturating_mul(s.training.global_batch, s.data->max_samples)) {
     if (global_batch > kMaxEntrainSamples)
@@ -67,7 +67,7 @@ struct Context {
 
   std::vector<SampleShape> profiling_batch(std::uint64_t batch, std::int64_t n) const {
     return profiling_sample_shapes(*scenario.data, batch, static_cast<std::uint64_t>(n), scenario.training.seq_len,
-                                   tokens_per_image);
+                                   sequence_tokens);
   }
 
   // Each sample's work as the cost model estimates it against weft's per-layer costs of the sample
@@ -366,7 +366,7 @@ EntrainReport plan_entrain(const TrainingScenario& scenario, const EntrainOption
                      format_bytes(report.entrain.largest_memory) + " on its fullest GPU, more than the GPU holds");
   const std::vector<SampleShape> samples =
       draw_sample_shapes(*scenario.data, 0, static_cast<std::uint64_t>(context.global_batch), scenario.training.seq_len,
-                         context.tokens_per_image);
+                         context.sequence_tokens);
   const std::span<const SampleShape> first_microbatch(samples.data(), static_cast<std::size_t>(context.micro_batch));
   report.one_microbatch =
       layout_at(search(context, profile_costs(context, first_microbatch)), p.dp, "one microbatch's profile");

@@ -25,14 +25,20 @@ SampleContents sample_contents(const DataSpec& data, std::uint64_t index) {
   if (source.images) sample.images = source.images->draw(random);
   if (source.video_seconds) sample.video_seconds = static_cast<double>(source.video_seconds->draw(random));
   if (source.audio_seconds) sample.audio_seconds = static_cast<double>(source.audio_seconds->draw(random));
+  if (source.frames) sample.frames = source.frames->draw(random);  // last: the other draws stay as they were
   return sample;
 }
 
-// A sample as the sequence sees it within the context: as many whole images as fit, then text.
-SampleShape truncated(const SampleContents& sample, std::int64_t context, std::int64_t tokens_per_image) {
+// A sample as the sequence sees it within the context: as many whole images as fit, then whole
+// video frames, then text.
+SampleShape truncated(const SampleContents& sample, std::int64_t context, const SequenceTokens& tokens) {
   SampleShape shape;
-  shape.images = tokens_per_image > 0 ? std::min(sample.images, context / tokens_per_image) : sample.images;
-  shape.seq_len = std::min(sample.text_tokens + shape.images * tokens_per_image, context);
+  const std::int64_t images =
+      tokens.per_image > 0 ? std::min(sample.images, context / tokens.per_image) : sample.images;
+  const std::int64_t left = context - images * tokens.per_image;
+  shape.frames = tokens.per_frame > 0 ? std::min(sample.frames, left / tokens.per_frame) : sample.frames;
+  shape.images = images + shape.frames;
+  shape.seq_len = std::min(sample.text_tokens + tokens.of(shape.images, shape.frames), context);
   shape.video_seconds = sample.video_seconds;
   shape.audio_seconds = sample.audio_seconds;
   return shape;
@@ -89,14 +95,16 @@ std::vector<SampleContents> read_samples(std::istream& in, const std::string& fi
     try {
       const JsonDocument document = JsonDocument::parse_text(line, origin);
       const JsonCursor root = document.root();
-      root.expect_only({"text_tokens", "images", "video_seconds", "audio_seconds"});
+      root.expect_only({"text_tokens", "images", "frames", "video_seconds", "audio_seconds"});
       SampleContents sample;
       const JsonCursor tokens = root.at("text_tokens");
       sample.text_tokens = tokens.as_positive_int();
       if (sample.text_tokens > kMaxLength) tokens.fail("expected at most " + std::to_string(kMaxLength));
-      if (auto images = root.find("images")) {
-        sample.images = images->as_nonnegative_int();
-        if (sample.images > kMaxLength) images->fail("expected at most " + std::to_string(kMaxLength));
+      for (auto [key, count] : {std::pair{"images", &sample.images}, std::pair{"frames", &sample.frames}}) {
+        if (auto value = root.find(key)) {
+          *count = value->as_nonnegative_int();
+          if (*count > kMaxLength) value->fail("expected at most " + std::to_string(kMaxLength));
+        }
       }
       for (auto [key, seconds] :
            {std::pair{"video_seconds", &sample.video_seconds}, std::pair{"audio_seconds", &sample.audio_seconds}}) {
@@ -120,6 +128,7 @@ SampleShape MicrobatchShapes::total() const {
   for (const SampleShape& shape : own) {
     sum.seq_len += shape.seq_len;
     sum.images += shape.images;
+    sum.frames += shape.frames;
     sum.video_seconds += shape.video_seconds;
     sum.audio_seconds += shape.audio_seconds;
   }
@@ -134,32 +143,32 @@ std::vector<SampleShape> MicrobatchShapes::distinct() const {
 }
 
 std::vector<SampleShape> draw_sample_shapes(const DataSpec& data, std::uint64_t first, std::uint64_t count,
-                                            std::int64_t context, std::int64_t tokens_per_image) {
+                                            std::int64_t context, const SequenceTokens& tokens) {
   std::vector<SampleShape> out;
   out.reserve(count);
   for (std::uint64_t i = first; i < first + count; ++i)
-    out.push_back(truncated(sample_contents(data, i), context, tokens_per_image));
+    out.push_back(truncated(sample_contents(data, i), context, tokens));
   return out;
 }
 
 std::vector<SampleShape> profiling_sample_shapes(const DataSpec& data, std::uint64_t batch, std::uint64_t count,
-                                                 std::int64_t context, std::int64_t tokens_per_image) {
+                                                 std::int64_t context, const SequenceTokens& tokens) {
   if (data.samples.empty()) {
     constexpr std::uint64_t kProfilingStream = std::uint64_t{1} << 40;
-    return draw_sample_shapes(data, kProfilingStream + (batch << 32), count, context, tokens_per_image);
+    return draw_sample_shapes(data, kProfilingStream + (batch << 32), count, context, tokens);
   }
   std::vector<SampleShape> out;
   out.reserve(count);
   for (std::uint64_t i = 0; i < count; ++i) {
     SampleRandom random(batch, i);
     const auto index = static_cast<std::size_t>(random.uniform() * static_cast<double>(data.samples.size()));
-    out.push_back(truncated(data.samples[std::min(index, data.samples.size() - 1)], context, tokens_per_image));
+    out.push_back(truncated(data.samples[std::min(index, data.samples.size() - 1)], context, tokens));
   }
   return out;
 }
 
 MicrobatchShapes draw_microbatch_shapes(const DataSpec& data, int replicas, int microbatches, std::int64_t micro_batch,
-                                        std::int64_t context, std::int64_t tokens_per_image) {
+                                        std::int64_t context, const SequenceTokens& tokens) {
   MicrobatchShapes out;
   out.replicas = replicas;
   out.microbatches = microbatches;
@@ -171,7 +180,7 @@ MicrobatchShapes draw_microbatch_shapes(const DataSpec& data, int replicas, int 
   std::optional<SampleShape> waiting;
   auto take = [&] {
     if (waiting) return *std::exchange(waiting, std::nullopt);
-    return truncated(sample_contents(data, next++), context, tokens_per_image);
+    return truncated(sample_contents(data, next++), context, tokens);
   };
   for (std::size_t m = 0; m < count; ++m) {
     SampleShape own;
@@ -189,6 +198,7 @@ MicrobatchShapes draw_microbatch_shapes(const DataSpec& data, int replicas, int 
       ++out.samples;
       own.seq_len += sample.seq_len;
       own.images += sample.images;
+      own.frames += sample.frames;
       own.video_seconds += sample.video_seconds;
       own.audio_seconds += sample.audio_seconds;
       own.video_square_seconds += sample.video_seconds * sample.video_seconds;

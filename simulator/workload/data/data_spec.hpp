@@ -31,8 +31,8 @@ struct DataSpec {
 
 // {"dataset": <name or object>, "seed": 7, "pad_to": 128, "pack": false}, or
 // {"samples": "file.jsonl", ...} where each line of the file is a sample:
-// {"text_tokens": 1234, "images": 2, "video_seconds": 4.5, "audio_seconds": 30} (all but the
-// text optional).
+// {"text_tokens": 1234, "images": 2, "frames": 16, "video_seconds": 4.5, "audio_seconds": 30} (all
+// but the text optional).
 DataSpec load_data_spec(const JsonCursor& json);
 
 // The samples of a JSON Lines file; errors name the file and line. A file whose samples would
@@ -64,25 +64,26 @@ struct MicrobatchShapes {
 // Takes the samples of each microbatch of each replica in order (sample i of the iteration is
 // the file's sample i, or drawn from its own random stream): `micro_batch` samples, or with
 // packing as many as fit in the context (the last sequence also ends with a samples file). A
-// sample's sequence is its text tokens and `tokens_per_image` per image, truncated to the context
-// length `context` (as many whole images as fit, then text); the microbatch's sequence is padded (the context must be a
-// multiple of pad_to). Per microbatch, images, video and audio add up over its samples (a microbatch of media holds
-// one sample or one packed sequence). Deterministic for a seed; a samples file too short for the
+// sample's sequence is its text tokens and `tokens` per image and per video frame, truncated to the
+// context length `context` (as many whole images as fit, then whole frames, then text); the
+// microbatch's sequence is padded (the context must be a multiple of pad_to). Per microbatch,
+// images, frames, video and audio add up over its samples (a microbatch of media holds one sample
+// or one packed sequence). Deterministic for a seed; a samples file too short for the
 // iteration is an InputError.
 MicrobatchShapes draw_microbatch_shapes(const DataSpec& data, int replicas, int microbatches, std::int64_t micro_batch,
-                                        std::int64_t context, std::int64_t tokens_per_image);
+                                        std::int64_t context, const SequenceTokens& tokens);
 
 // Samples [first, first + count) of an iteration, each as its sequence holds it within `context`
-// (whole images first, then text; not padded): the samples draw_microbatch_shapes takes, in order,
+// (whole images first, then frames, then text; not padded): the samples draw_microbatch_shapes takes, in order,
 // without packing. InputError when a samples file is too short.
 std::vector<SampleShape> draw_sample_shapes(const DataSpec& data, std::uint64_t first, std::uint64_t count,
-                                            std::int64_t context, std::int64_t tokens_per_image);
+                                            std::int64_t context, const SequenceTokens& tokens);
 
 // `count` samples drawn at random from the data, as a profiler draws batches from a dataset:
 // from a dataset's mixture (its stream from sample 2^40 + 2^32 x `batch`, past any iteration's),
 // or uniformly, with replacement, from a samples file (seeded by `batch`). Shaped as
 // draw_sample_shapes does.
 std::vector<SampleShape> profiling_sample_shapes(const DataSpec& data, std::uint64_t batch, std::uint64_t count,
-                                                 std::int64_t context, std::int64_t tokens_per_image);
+                                                 std::int64_t context, const SequenceTokens& tokens);
 
 }  // namespace weft

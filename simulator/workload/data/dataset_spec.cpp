@@ -12,12 +12,13 @@ DatasetSpec parse_dataset_spec(const JsonCursor& json) {
   if (auto value = json.find("description")) spec.description = value->as_string();
   const JsonCursor mixture = json.at("mixture");
   for (const JsonCursor& entry : mixture.elements()) {
-    entry.expect_only({"name", "weight", "text_tokens", "images", "video_seconds", "audio_seconds"});
+    entry.expect_only({"name", "weight", "text_tokens", "images", "frames", "video_seconds", "audio_seconds"});
     SampleSource source;
     source.name = entry.find("name") ? entry.at("name").as_string() : "samples";
     source.weight = entry.find("weight") ? entry.at("weight").as_positive_number() : 1.0;
     source.text_tokens = load_length_distribution(entry.at("text_tokens"));
     if (auto value = entry.find("images")) source.images = load_length_distribution(*value, true);
+    if (auto value = entry.find("frames")) source.frames = load_length_distribution(*value, true);
     if (auto value = entry.find("video_seconds")) source.video_seconds = load_length_distribution(*value, true);
     if (auto value = entry.find("audio_seconds")) source.audio_seconds = load_length_distribution(*value, true);
     spec.mixture.push_back(std::move(source));

@@ -10,12 +10,14 @@
 namespace weft {
 
 // One kind of sample in a dataset mixture (web pages, image-caption pairs, video clips, ...): how
-// often it is drawn, how many text tokens it has, and how many images and seconds of video and audio.
+// often it is drawn, how many text tokens it has, and how many images, video frames (encoded as
+// images) and seconds of video and audio.
 struct SampleSource {
   std::string name;
   double weight = 1.0;
   LengthDistribution text_tokens;
   std::optional<LengthDistribution> images;         // none: no images
+  std::optional<LengthDistribution> frames;         // video frames an image encoder encodes; none: no frames
   std::optional<LengthDistribution> video_seconds;  // whole seconds; none: no video
   std::optional<LengthDistribution> audio_seconds;  // whole seconds; none: no audio
 };

@@ -152,6 +152,41 @@ TEST_CASE("a merging projector normalises the merged tokens and sends a quarter 
         2 * 4 * kVisionHidden + (4 * kVisionHidden - kVisionHidden) * kProjectorFfn);
 }
 
+TEST_CASE("a pooling projector hands on each video frame's pooled tokens", "[workload][multimodal]") {
+  // LLaVA-OneVision's pooling after the projector, here 16 patch tokens to 4 a frame; each sample
+  // holds 2 images, one of them a video frame.
+  std::string model = vlm_model(false, false);
+  const std::string plain = fmt::format(R"({{"ffn_hidden": {}}})", kProjectorFfn);
+  model.replace(model.find(plain), plain.size(),
+                fmt::format(R"({{"ffn_hidden": {}, "tokens_per_frame": 4}})", kProjectorFfn));
+  const std::string training = R"({"global_batch": 8, "seq_len": 256, "images": 2, "frames": 1})";
+  const auto run = run_training(scenario_from(scenario_text(model, kFourStages, training)), {.composites = false});
+  const Graph& graph = run.workload.graph;
+  std::size_t sends = 0;
+  std::size_t pools = 0;
+  for (std::uint32_t i = 0; i < graph.op_count(); ++i) {
+    const std::string_view name = graph.op_name(OpId(i));
+    const OpWork& work = graph.work(graph.op_work_id(OpId(i)));
+    if (name.find("send activation") != std::string_view::npos && name.find("stage 1 -> 2") != std::string_view::npos) {
+      ++sends;  // the image's 16 tokens and the frame's 4, at the language width (bf16)
+      CHECK(work.network_bytes == (kImageTokens + 4) * kLanguageHidden * 2);
+    }
+    if (name.find("projector.frame_pool fwd") != std::string_view::npos) {
+      ++pools;  // reads the frame's 16 projected tokens, writes 4 (TP 2 without SP keeps them whole)
+      CHECK(work.memory_bytes == (kImageTokens + 4) * kLanguageHidden * 2);
+    }
+  }
+  CHECK(sends == 8);
+  CHECK(pools == 8);
+  // The vision layers see both images whole: the same ops as without pooling.
+  const auto unpooled =
+      run_training(scenario_from(scenario_text(vlm_model(false, false), kFourStages,
+                                               R"({"global_batch": 8, "seq_len": 256, "images": 2})")),
+                   {.composites = false});
+  CHECK(run.workload.model_flops_per_iteration == Approx(unpooled.workload.model_flops_per_iteration));
+  CHECK(ops_named(graph, {"vision.L0", "fwd"}) == ops_named(unpooled.workload.graph, {"vision.L0", "fwd"}));
+}
+
 TEST_CASE("passes as composites give every op's answer with frozen modules", "[workload][multimodal]") {
   const std::vector<std::string> plans = {
       kFourStages,

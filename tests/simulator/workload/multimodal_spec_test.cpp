@@ -118,7 +118,7 @@ TEST_CASE("InternVL's pixel shuffle hands the LLM a quarter of the patch tokens,
   CHECK(projector.projector->norm == NormKind::layernorm);
   CHECK(projector.tokens == TokenSource::images);
   CHECK(projector.tokens_per_image == 256);
-  CHECK(internvl.sequence_tokens_per_image() == 256);  // InternVL's num_image_token
+  CHECK(internvl.sequence_tokens().per_image == 256);  // InternVL's num_image_token
   // Merged video tokens: a second of 64 tokens becomes 16.
   const MultimodalSpec video = parse(with_modules(
       R"({"name": "video", "model": "vit-5b", "tokens": "video", "tokens_per_second": 64},
@@ -127,6 +127,23 @@ TEST_CASE("InternVL's pixel shuffle hands the LLM a quarter of the patch tokens,
   CHECK(video.modules[1].tokens_per_second == 16);
   CHECK(video.modules[1].projector->input_width == 4 * 1792);
   CHECK_FALSE(video.modules[1].projector->norm);
+}
+
+TEST_CASE("LLaVA-OneVision's projector pools each video frame's 729 tokens to 196", "[workload][multimodal]") {
+  const MultimodalSpec llava = parse(R"("llava-ov-llama3-8b")");
+  const ModuleSpec& projector = llava.modules[1];
+  CHECK(projector.tokens_per_image == 729);         // SigLIP's 27 x 27 patches
+  CHECK(projector.tokens_per_frame == 196);         // bilinear at stride 2: 14 x 14
+  CHECK(llava.modules[0].tokens_per_frame == 729);  // the encoder sees every frame whole
+  CHECK(llava.sequence_tokens().per_image == 729);
+  CHECK(llava.sequence_tokens().per_frame == 196);
+  // 10 images, 6 of them frames: the encoder's tokens, and what the projector hands on.
+  const SampleShape sample{.seq_len = 4224, .images = 10, .frames = 6};
+  CHECK(module_tokens(llava.modules[0], sample) == 10 * 729);
+  CHECK(module_tokens(projector, sample) == 4 * 729 + 6 * 196);
+  // Without pooling a frame is an image.
+  const MultimodalSpec plain = parse(R"("vlm-s")");
+  CHECK(plain.sequence_tokens().per_frame == plain.sequence_tokens().per_image);
 }
 
 TEST_CASE("bad module graphs are refused with the JSON path", "[workload][multimodal]") {
@@ -163,8 +180,18 @@ TEST_CASE("bad module graphs are refused with the JSON path", "[workload][multim
           "model.modules[1].projector.token_merge");
   refused(with_modules(kVision + R"(, {"name": "p", "projector": {"norm": "batchnorm"}}, )" + kLanguage),
           "model.modules[1].projector.norm");
+  refused(with_modules(kVision + R"(, {"name": "p", "projector": {"tokens_per_frame": 170}}, )" + kLanguage),
+          "model.modules[1].projector.tokens_per_frame: expected at most the 169 tokens a frame has before pooling");
+  refused(with_modules(kVision + R"(, {"name": "p", "projector": {"tokens_per_frame": 0}}, )" + kLanguage),
+          "model.modules[1].projector.tokens_per_frame");
+  refused(with_modules(R"({"name": "video", "model": "vit-5b", "tokens": "video", "tokens_per_second": 64},
+                          {"name": "p", "projector": {"tokens_per_frame": 16}}, )" +
+                       kLanguage),
+          "model.modules[1].projector.tokens_per_frame: only an image module's video frames are pooled; 'video' has no "
+          "images");
   refused(with_modules(kVision + R"(, {"name": "p", "projector": {"merge": 4}}, )" + kLanguage),
-          "model.modules[1].projector.merge: unknown field (expected one of: ffn_hidden, token_merge, norm)");
+          "model.modules[1].projector.merge: unknown field (expected one of: ffn_hidden, token_merge, norm, "
+          "tokens_per_frame)");
 }
 
 }  // namespace

@@ -111,7 +111,7 @@ TEST_CASE("each stage's gradients are all-reduced over its replicas after their 
     ModelCosts costs(scenario);
     const TimeNs makespan = time_iteration(costs, plan, {{4}, {4}}, samples, {{0}, {1}}, 128);
     dip::LayerCosts& tp2 = costs.at_tp(2);
-    const Bytes projected = scenario.model.sequence_tokens_per_image() * scenario.model.modules.back().model.hidden * 2;
+    const Bytes projected = scenario.model.sequence_tokens().per_image * scenario.model.modules.back().model.hidden * 2;
     TimeNs encoder_start = 0, encoder_end = 0, llm_start = 0, llm_end = 0;
     for (std::size_t g = 0; g < 2; ++g) {
       const Pass encoder = layers_pass(tp2, 0, 4, {128, samples[g].images, 0.0, 0.0});
@@ -148,7 +148,7 @@ TEST_CASE("a uniform layout's replica takes the time Entrain's stage model gives
   const TrainingScenario scenario = ideal_scenario();
   ModelCosts costs(scenario);
   const std::vector<SampleShape> samples =
-      draw_sample_shapes(*scenario.data, 0, 4, 2048, scenario.model.sequence_tokens_per_image());
+      draw_sample_shapes(*scenario.data, 0, 4, 2048, scenario.model.sequence_tokens());
   const DflopPlan plan = plan_of({2, 1, 1}, {2, 1, 1}, 4);
   const TimeNs dflop = time_iteration(costs, plan, {{4}, {4}}, samples, {{0}, {1}, {2}, {3}}, 128);
   const MultimodalModel model(scenario.model);
@@ -185,10 +185,10 @@ TEST_CASE("a sample's observed durations are its share of the costliest stages' 
   CHECK(seen.llm[0] == Approx((linear / 1024.0 * 512.0 + attention) / 1e9 + 0.25));
 }
 
-// The bundled scenario `name` (DFLOP's layout of LLaVA-OV on 32 A100s: the encoder at TP1 DP2,
-// the LLM at TP2 PP3 DP5, 48 slots), simulated op by op (every transfer, collective, kernel gap
-// and the optimizer step), against DFLOP's stage model of the same meshes, stages and slots on
-// `samples_of(scenario)`, slot k's bucket of LLM replica g holding sample `sample_of(k, g)`.
+// The bundled scenario `name` (DFLOP's layout of LLaVA-OV on 32 A100s: the encoder at TP1 DP4 on
+// one stage, the LLM at TP2 PP2 DP7, 36 slots), simulated op by op (every transfer, collective,
+// kernel gap and the optimizer step), against DFLOP's stage model of the same meshes, stages and
+// slots on `samples_of(scenario)`, slot k's bucket of LLM replica g holding sample `sample_of(k, g)`.
 template <class SamplesOf, class SampleOf>
 void check_stage_model_agrees(const std::string& name, SamplesOf&& samples_of, SampleOf&& sample_of) {
   const JsonDocument document = JsonDocument::parse_file(WEFT_SOURCE_DIR "/scenarios/experiments/" + name + ".json");
@@ -199,14 +199,14 @@ void check_stage_model_agrees(const std::string& name, SamplesOf&& samples_of, S
 
   ModelCosts costs(scenario);
   const int slots = static_cast<int>(scenario.microbatches());
-  REQUIRE(slots == 48);
-  const DflopPlan plan = plan_of({1, 1, 2}, {2, 3, 5}, slots);
+  REQUIRE(slots == 36);
+  const DflopPlan plan = plan_of({1, 1, 4}, {2, 2, 7}, slots);
   const std::vector<int>& layers = scenario.parallel.stage_layers;
-  const StageLayers stages{{layers[0]}, {layers[1], layers[2], layers[3]}};
+  const StageLayers stages{{layers[0]}, {layers[1], layers[2]}};
   const std::vector<SampleShape> samples = samples_of(scenario);
   std::vector<std::vector<std::size_t>> buckets;
   for (int k = 0; k < slots; ++k) {
-    for (int g = 0; g < 5; ++g) buckets.push_back({sample_of(k, g)});
+    for (int g = 0; g < 7; ++g) buckets.push_back({sample_of(k, g)});
   }
   const double staged = static_cast<double>(time_iteration(costs, plan, stages, samples, buckets, 128)) / 1e9;
   INFO(name << ": simulated " << simulated << " s, stage model " << staged << " s");
@@ -221,17 +221,17 @@ TEST_CASE("the stage model and the full simulator agree on DFLOP's layout of mod
         [](const TrainingScenario& s) {
           return std::vector<SampleShape>(static_cast<std::size_t>(s.training.global_batch), s.training.sample());
         },
-        [](int k, int g) { return static_cast<std::size_t>(k * 5 + g); });
+        [](int k, int g) { return static_cast<std::size_t>(k * 7 + g); });
   }
-  SECTION("on per-sample data, the encoder's 2 replicas dealing each slot's images") {
-    // The samples as weft's data draws them: LLM replica g's microbatch k is sample g x 48 + k.
+  SECTION("on per-sample data, the encoder's 4 replicas dealing each slot's images") {
+    // The samples as weft's data draws them: LLM replica g's microbatch k is sample g x 36 + k.
     check_stage_model_agrees(
         "llava-ov-llama3-8b-32xa100-meshes-data",
         [](const TrainingScenario& s) {
           return draw_sample_shapes(*s.data, 0, static_cast<std::uint64_t>(s.training.global_batch), s.training.seq_len,
-                                    s.model.sequence_tokens_per_image());
+                                    s.model.sequence_tokens());
         },
-        [](int k, int g) { return static_cast<std::size_t>(g * 48 + k); });
+        [](int k, int g) { return static_cast<std::size_t>(g * 36 + k); });
   }
 }
 

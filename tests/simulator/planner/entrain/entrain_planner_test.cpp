@@ -36,7 +36,7 @@ TEST_CASE("samples in order on the scenario's layout take each replica the time 
   const MultimodalModel model(scenario.model);
   dip::LayerCosts costs(model, scenario.shard_context(), scenario.cluster, false, scenario.parallel.dp);
   const std::vector<SampleShape> samples =
-      draw_sample_shapes(*scenario.data, 0, 16, 16384, scenario.model.sequence_tokens_per_image());
+      draw_sample_shapes(*scenario.data, 0, 16, 16384, scenario.model.sequence_tokens());
   const ComponentPipeline pipeline{{4}, {4}};
   REQUIRE(scenario.layers_per_virtual_stage() == std::vector<int>{4, 4});
   for (int r = 0; r < 2; ++r) {

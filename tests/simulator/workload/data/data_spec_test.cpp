@@ -28,8 +28,9 @@ std::vector<std::int64_t> distinct_lengths(const MicrobatchShapes& shapes) {
 }
 
 MicrobatchShapes draw(const DataSpec& data, int replicas, int microbatches, std::int64_t micro_batch,
-                      std::int64_t context, std::int64_t tokens_per_image = 0) {
-  return draw_microbatch_shapes(data, replicas, microbatches, micro_batch, context, tokens_per_image);
+                      std::int64_t context, std::int64_t tokens_per_image = 0, std::int64_t tokens_per_frame = 0) {
+  return draw_microbatch_shapes(data, replicas, microbatches, micro_batch, context,
+                                {tokens_per_image, tokens_per_frame});
 }
 
 // Two sources of fixed lengths, drawn with the given weights.
@@ -116,6 +117,33 @@ TEST_CASE("images add their tokens to the sequence, whole, within the context", 
   CHECK(shapes.total().images == 12);
   CHECK(shapes.total().video_seconds == 2.5);
   CHECK(shapes.total().seq_len == 300 + 1024 + 40 + 30);
+}
+
+TEST_CASE("video frames are images to the encoder and take their pooled tokens in the sequence", "[data]") {
+  // 100 tokens per image, 25 per frame (a projector's pooling), a context of 1024.
+  const test::TempDir dir;
+  const auto file = dir.write("samples.jsonl",
+                              "{\"text_tokens\": 100, \"images\": 2, \"frames\": 8}\n"
+                              "{\"text_tokens\": 50, \"images\": 9, \"frames\": 20}\n"
+                              "{\"text_tokens\": 40, \"frames\": 100}\n");
+  const DataSpec data = data_from(fmt::format(R"({{"samples": "{}", "pad_to": 64}})", file.string()));
+  CHECK(data.samples[0].frames == 8);
+  const MicrobatchShapes shapes = draw(data, 1, 3, 1, 1024, 100, 25);
+  REQUIRE(shapes.shapes.size() == 3);
+  // 100 + 2 x 100 + 8 x 25 = 500 tokens, padded to 512: 10 encoder inputs, 8 of them frames.
+  CHECK(shapes.shapes[0] == SampleShape{.seq_len = 512, .images = 10, .frames = 8});
+  CHECK(shapes.own[0].seq_len == 500);
+  // 9 images take 900 tokens; the 124 left hold 4 whole frames, then 24 of the text tokens.
+  CHECK(shapes.shapes[1] == SampleShape{.seq_len = 1024, .images = 13, .frames = 4});
+  // 100 frames take 2500 tokens: 40 whole ones fill the context.
+  CHECK(shapes.shapes[2] == SampleShape{.seq_len = 1024, .images = 40, .frames = 40});
+  CHECK(shapes.total().images == 10 + 13 + 40);
+  CHECK(shapes.total().frames == 8 + 4 + 40);
+  // A dataset's frames, drawn per source after its other counts.
+  const DataSpec drawn = data_from(R"({"dataset": {"mixture": [{"text_tokens": {"distribution": "fixed", "value": 30},
+      "images": {"distribution": "fixed", "value": 1}, "frames": {"distribution": "fixed", "value": 16}}]}})");
+  CHECK(draw(drawn, 1, 1, 1, 4096, 729, 196).own[0] ==
+        SampleShape{.seq_len = 30 + 729 + 16 * 196, .images = 17, .frames = 16});
 }
 
 TEST_CASE("packing fills each sequence with the samples that fit, in order", "[data]") {
@@ -210,6 +238,9 @@ TEST_CASE("bad data sections and sample files are clear errors", "[data][errors]
   CHECK_THROWS_WITH(data_from(fmt::format(R"({{"samples": "{}", "dataset": "web-text-mix"}})", good.string())),
                     Contains("either"));
   CHECK_THROWS_WITH(data_from(R"({"samples": "/no/such/file.jsonl"})"), Contains("cannot open"));
+  const auto negative = dir.write("frames.jsonl", "{\"text_tokens\": 10, \"frames\": -1}\n");
+  CHECK_THROWS_WITH(data_from(fmt::format(R"({{"samples": "{}"}})", negative.string())),
+                    Contains("frames.jsonl:1") && Contains("frames"));
 }
 
 }  // namespace
