@@ -7,53 +7,74 @@
 namespace weft {
 namespace {
 
-// The last module's dp where its encoders run at (module_tp, module_dp), module_dp 0 meaning the
-// last module's own; nothing where the GPUs do not share out so.
-std::optional<int> language_dp(const TrainingScenario& plan, int gpus, int module_tp, int module_dp) {
+// A mesh an encoder may take: module_tp, and module_dp (0: the last module's own dp).
+struct EncoderMesh {
+  int tp = 0;
+  int dp = 0;
+};
+
+// The last module's dp where each encoder module (by module index in `encoders`) runs on its
+// mesh; nothing where the GPUs do not share out so:
+//   gpus / cp = sum over encoders of stages x tp x dp + language stages x tp x dp.
+std::optional<int> language_dp(const TrainingScenario& plan, int gpus, const std::vector<std::size_t>& encoders,
+                               const std::vector<EncoderMesh>& meshes) {
   const ParallelPlan& p = plan.parallel;
   if (gpus % p.cp != 0) return std::nullopt;
-  const std::int64_t ranks = gpus / p.cp;  // per context-parallel rank
-  std::int64_t encoder_stages = 0;
-  for (std::size_t m = 0; m + 1 < p.modality_stages.size(); ++m) encoder_stages += p.modality_stages[m];
-  const std::int64_t language = std::int64_t{p.modality_stages.back()} * p.tp;
-  std::int64_t dp = 0;
-  if (module_dp == 0) {
-    const std::int64_t per_replica = encoder_stages * module_tp + language;
-    if (ranks % per_replica != 0) return std::nullopt;
-    dp = ranks / per_replica;
-  } else {
-    const std::int64_t left = ranks - encoder_stages * module_tp * module_dp;
-    if (left <= 0 || left % language != 0) return std::nullopt;
-    dp = left / language;
+  std::int64_t left = gpus / p.cp;                                           // ranks per context-parallel rank
+  std::int64_t per_replica = std::int64_t{p.modality_stages.back()} * p.tp;  // of the last module's dp
+  for (std::size_t e = 0; e < encoders.size(); ++e) {
+    const std::int64_t ranks = std::int64_t{p.modality_stages[encoders[e]]} * meshes[e].tp;
+    if (meshes[e].dp == 0) {
+      per_replica += ranks;
+    } else {
+      left -= ranks * meshes[e].dp;
+    }
   }
-  return static_cast<int>(dp);
+  if (left <= 0 || left % per_replica != 0) return std::nullopt;
+  return static_cast<int>(left / per_replica);
 }
 
 }  // namespace
 
 std::vector<PlanCandidate> mesh_plans(const TrainingScenario& modality_plan, const SweepGrid& grid, int gpus) {
   const ParallelPlan& base = modality_plan.parallel;
-  const std::vector<int> tps = grid.module_tp.empty() ? std::vector<int>{base.tp} : grid.module_tp;
-  const std::vector<int> dps = grid.module_dp.empty() ? std::vector<int>{0} : grid.module_dp;
+  const std::vector<ModuleSpec>& modules = modality_plan.model.modules;
+  std::vector<EncoderMesh> choices;  // module_tp outermost, as the grid lists them
+  for (int tp : grid.module_tp.empty() ? std::vector<int>{base.tp} : grid.module_tp) {
+    for (int dp : grid.module_dp.empty() ? std::vector<int>{0} : grid.module_dp) choices.push_back({tp, dp});
+  }
+  std::vector<std::size_t> encoders;  // the transformer modules before the last
+  for (std::size_t m = 0; m + 1 < modules.size(); ++m) {
+    if (!modules[m].projector) encoders.push_back(m);
+  }
   std::vector<PlanCandidate> out;
-  for (int module_tp : tps) {
-    for (int module_dp : dps) {
-      PlanCandidate candidate{modality_plan, {}};
-      ParallelPlan& p = candidate.scenario.parallel;
-      const std::optional<int> dp = language_dp(candidate.scenario, gpus, module_tp, module_dp);
-      if (!dp) {
-        p.dp = 0;
-        candidate.invalid_rule = "the modules' meshes do not share out the GPU count";
-        out.push_back(std::move(candidate));
-        continue;
-      }
+  // Every encoder at every choice, the first encoder's choice varying slowest.
+  std::vector<std::size_t> chosen(encoders.size(), 0);
+  for (bool more = !encoders.empty(); more;) {
+    std::vector<EncoderMesh> meshes;
+    for (std::size_t c : chosen) meshes.push_back(choices[c]);
+    PlanCandidate candidate{modality_plan, {}};
+    ParallelPlan& p = candidate.scenario.parallel;
+    if (const std::optional<int> dp = language_dp(candidate.scenario, gpus, encoders, meshes)) {
       p.dp = *dp;
-      const PositionMesh encoder{.tp = module_tp, .dp = module_dp == 0 ? *dp : module_dp};
-      if (encoder == PositionMesh{.tp = p.tp, .dp = p.dp}) continue;  // the uniform plan
-      p.module_meshes.assign(candidate.scenario.model.modules.size(), encoder);
-      p.module_meshes.back() = {.tp = p.tp, .dp = p.dp};
+      p.module_meshes.assign(modules.size(), PositionMesh{.tp = p.tp, .dp = p.dp});
+      bool uniform = true;
+      for (std::size_t e = 0; e < encoders.size(); ++e) {
+        const PositionMesh mesh{.tp = meshes[e].tp, .dp = meshes[e].dp == 0 ? p.dp : meshes[e].dp};
+        p.module_meshes[encoders[e]] = mesh;
+        uniform = uniform && mesh == PositionMesh{.tp = p.tp, .dp = p.dp};
+      }
       give_projectors_their_readers_meshes(candidate.scenario.model, p.module_meshes);
+      if (!uniform) out.push_back(std::move(candidate));  // the uniform plan the sweep has already
+    } else {
+      p.dp = 0;
+      candidate.invalid_rule = "the modules' meshes do not share out the GPU count";
       out.push_back(std::move(candidate));
+    }
+    more = false;
+    for (std::size_t e = encoders.size(); e-- > 0 && !more;) {
+      more = ++chosen[e] < choices.size();
+      if (!more) chosen[e] = 0;
     }
   }
   return out;

@@ -112,6 +112,23 @@ TEST_CASE("weft sweep tries modules on meshes of their own, as DFLOP lays them o
   CHECK_THAT(read_file(dir.file("plans.csv")), Contains(",1f1b,modality,\"vision:1/tp1/dp4,language:2\","));
 }
 
+TEST_CASE("weft sweep gives each encoder its own mesh", "[cli][sweep][meshes]") {
+  // VALM-S's vision and audio encoders on a stage each at TP 1, 2 or 4 and DP 1 or 2: 36 pairs,
+  // one of them (both at TP4 DP1, the language model at dp 1) the uniform plan, listed once.
+  const TempDir dir;
+  const nlohmann::json plans = sweep_and_check_best(
+      dir, test::experiment("valm-s-16xh800-modality"),
+      "tp=4 pp=4 mb=1 zero=1 recompute=full schedule=1f1b sp=1 layout=modality partition=parameters "
+      "module_tp=1,2,4 module_dp=1,2");
+  CHECK(plans["considered"] == 36);
+  bool apart = false;
+  for (const nlohmann::json& plan : plans["plans"]) {
+    if (plan.contains("modules") && plan["modules"].contains("vision") && plan["modules"].contains("audio"))
+      apart = apart || plan["modules"]["vision"] != plan["modules"]["audio"];
+  }
+  CHECK(apart);
+}
+
 TEST_CASE("weft sweep takes per-sample data, for a dense model and a VLM", "[cli][sweep][modality]") {
   const TempDir dir;
   const auto dense = dir.write("dense.json", R"({

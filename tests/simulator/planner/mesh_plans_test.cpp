@@ -91,6 +91,34 @@ TEST_CASE("module meshes share out the GPUs as computed by hand", "[sweep][meshe
   CHECK(kept.invalid_by_reason.at("the modules' meshes do not share out the GPU count") == 1);
 }
 
+TEST_CASE("each encoder takes every mesh of the grid, apart from the others", "[sweep][meshes]") {
+  // Vision and audio encoders on a stage each, the language model on one at TP2 on 8 GPUs (no
+  // uniform plan: 2 x 3 does not divide 8). With vision at (tv, dv) and audio at (ta, da), the
+  // language model's dp is (8 - tv dv - ta da) / 2, a whole number above 0 for 9 of the 16 pairs
+  // of (1, 1), (1, 2), (2, 1), (2, 2); (1, 1) with (1, 1) leaves dp 3, which does not divide the
+  // batch of 8.
+  const TrainingScenario base =
+      test::sweep_scenario_from(fmt::format(R"({{"model": {}, "cluster": {{"base": "dgx-h100", "gpus": 8}},
+                      "training": {{"global_batch": 8, "seq_len": 256, "images": 2, "audio_seconds": 4}}}})",
+                                            test::kTwoEncoderModel));
+  SweepGrid grid = default_grid(base, 8);
+  apply_grid_spec(grid,
+                  "tp=2 pp=3 mb=1 recompute=none zero=0 schedule=1f1b sp=0 layout=modality partition=parameters "
+                  "module_tp=1,2 module_dp=1,2");
+  const PlanEnumeration plans = enumerate_plans(base, grid, 8);
+  CHECK(plans.plans.size() == 1 + 16);
+  CHECK(plans.invalid_by_reason.at("the modules' meshes do not share out the GPU count") == 7);
+  CHECK(plans.invalid_by_reason.at("global batch not divisible by dp x micro batch") == 1);
+  const PlanCandidate* apart =
+      find_plan(plans,
+                "tp2 cp1 pp3 dp1 vpp1 mb1 zero0 1f1b recompute=none modality=vision:1/tp1/dp2,audio:1/tp2/dp2,"
+                "language:1 partition=parameters");
+  REQUIRE(apart != nullptr);
+  // vision, its projector, audio, its projector, language: 2 + 4 + 2 GPUs.
+  CHECK(apart->scenario.parallel.module_meshes == std::vector<PositionMesh>{{1, 2}, {1, 2}, {2, 2}, {2, 2}, {2, 1}});
+  CHECK(apart->scenario.parallel.world_size() == 8);
+}
+
 TEST_CASE("a sweep simulates every mesh plan, unbounded and unestimated, and ranks it", "[sweep][meshes]") {
   const TrainingScenario base = small_vlm();
   const SweepGrid grid = mesh_grid(base, "module_tp=1 module_dp=4");
