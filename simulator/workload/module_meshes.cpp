@@ -133,24 +133,32 @@ void check_simulated_meshes(const TrainingScenario& s) {
   }
 }
 
+SampleShape slot_of(const MicrobatchShapes& shapes, int k) {
+  SampleShape slot;
+  for (int replica = 0; replica < shapes.replicas; ++replica) {
+    const SampleShape& sample = shapes.at(replica, k);
+    slot.seq_len += sample.seq_len;
+    slot.images += sample.images;
+    slot.frames += sample.frames;
+    slot.video_seconds += sample.video_seconds;
+    slot.audio_seconds += sample.audio_seconds;
+  }
+  return slot;
+}
+
 MicrobatchShapes module_replica_shapes(const MicrobatchShapes& shapes, int dp, std::int64_t pad_to) {
   MicrobatchShapes out;
   out.replicas = dp;
   out.microbatches = shapes.microbatches;
   out.shapes.resize(static_cast<std::size_t>(dp) * static_cast<std::size_t>(shapes.microbatches));
   for (int k = 0; k < shapes.microbatches; ++k) {
-    std::int64_t slot_images = 0;
-    std::int64_t slot_frames = 0;
-    for (int r = 0; r < shapes.replicas; ++r) {
-      slot_images += shapes.at(r, k).images;
-      slot_frames += shapes.at(r, k).frames;
-    }
+    const SampleShape slot = slot_of(shapes, k);
     for (int e = 0; e < dp; ++e) {
       SampleShape& share = out.shapes[static_cast<std::size_t>(e) * static_cast<std::size_t>(shapes.microbatches) +
                                       static_cast<std::size_t>(k)];
       share.seq_len = pad_to;
-      share.images = dealt(slot_images, dp, e);
-      share.frames = dealt(slot_frames, dp, e);  // never more than its images: the first take one more of each
+      share.images = dealt(slot.images, dp, e);
+      share.frames = dealt(slot.frames, dp, e);  // never more than its images: the first take one more of each
     }
   }
   out.own = out.shapes;

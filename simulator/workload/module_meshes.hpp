@@ -54,6 +54,10 @@ void validate_module_meshes(const TrainingScenario& s);
 // field): on per-sample data, a module at another DP than the last module's is an image encoder.
 void check_simulated_meshes(const TrainingScenario& s);
 
+// What microbatch slot `k` of `shapes` holds together: microbatch k of every replica (their
+// sequence tokens, images, frames and seconds of video and audio summed).
+SampleShape slot_of(const MicrobatchShapes& shapes, int k);
+
 // On per-sample data, what each of the `dp` replicas of an image encoder takes of each microbatch
 // slot (microbatch k of every one of the last module's replicas in `shapes`): the slot's images,
 // whole, as evenly as they go, the first replicas taking one more (as DFLOP's stage model deals

@@ -80,16 +80,9 @@ TrainingGraphBuilder::Relay& TrainingGraphBuilder::relay(const BoundaryKey& key)
   const int reader = graph_.successor(key.group) % pp;
   const int from = key.backward ? reader : encoder;
   const int to = key.backward ? encoder : reader;
-  SampleShape slot;  // what the slot's samples hold together
-  for (int replica = 0; replica < s_.parallel.dp; ++replica) {
-    const SampleShape& sample = microbatch_shapes_->at(replica, key.microbatch);
-    slot.seq_len += sample.seq_len;
-    slot.images += sample.images;
-    slot.frames += sample.frames;
-  }
   OpWork transfer;
   transfer.op_class = OpClass::send;
-  transfer.network_bytes = relay_bytes(s_, encoder, reader, slot);
+  transfer.network_bytes = relay_bytes(s_, encoder, reader, slot_of(*microbatch_shapes_, key.microbatch));
   transfer.shape = {transfer.network_bytes};
   const Peer& first_sender = stages_[static_cast<std::size_t>(stage_of(0, from))].front();
   const Peer& first_receiver = stages_[static_cast<std::size_t>(stage_of(0, to))].front();
