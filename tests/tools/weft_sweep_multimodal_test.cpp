@@ -137,8 +137,12 @@ TEST_CASE("weft sweep takes per-sample data, for a dense model and a VLM", "[cli
       "training": {"global_batch": 32, "seq_len": 4096},
       "data": {"dataset": "web-text-mix", "seed": 2, "pad_to": 256}})");
   CHECK(sweep_and_check_best(dir, dense.string(), "tp=2,4 pp=1,2 mb=1 zero=1 schedule=1f1b")["feasible"] > 1);
-  const nlohmann::json vlm = sweep_and_check_best(dir, test::experiment("vlm-s-16xh800-image-text"),
-                                                  "tp=4 pp=2,4 mb=1 zero=1 recompute=none schedule=1f1b");
+  // The small VLM on 8 GPUs, each DP replica drawing its own samples of the tiled image dataset.
+  const auto vlm_scenario = dir.write("vlm.json", R"({"model": )" + test::vlm_model(false, false) + R"(,
+      "cluster": {"base": "dgx-h100", "gpus": 8}, "training": {"global_batch": 16, "seq_len": 512},
+      "data": {"dataset": "tiled-image-qa", "seed": 3, "pad_to": 128}})");
+  const nlohmann::json vlm =
+      sweep_and_check_best(dir, vlm_scenario.string(), "tp=1,2 pp=2,4 mb=1 zero=1 recompute=none schedule=1f1b");
   CHECK(vlm["feasible"] > 1);
 }
 
