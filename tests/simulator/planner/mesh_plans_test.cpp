@@ -138,11 +138,11 @@ TEST_CASE("a sweep simulates every mesh plan, unbounded and unestimated, and ran
 TEST_CASE("on per-sample data a sweep simulates an image encoder's mesh of another DP", "[sweep][meshes][data]") {
   // The small VLM's language replicas each draw their own samples of the tiled image dataset; the
   // encoder at TP1 DP4 deals each slot's images over its 4 replicas, as weft simulate runs it.
-  const TrainingScenario base = test::sweep_scenario_from(
-      fmt::format(R"({{"model": {}, "cluster": {{"base": "dgx-h100", "gpus": 8}},
+  const TrainingScenario base =
+      test::sweep_scenario_from(fmt::format(R"({{"model": {}, "cluster": {{"base": "dgx-h100", "gpus": 8}},
                       "training": {{"global_batch": 8, "seq_len": 512}},
                       "data": {{"dataset": "tiled-image-qa", "seed": 3, "pad_to": 128}}}})",
-                  test::vlm_model(false, false)));
+                                            test::vlm_model(false, false)));
   const SweepResult result = run_sweep(base, mesh_grid(base, "module_tp=1 module_dp=4"), 8, {});
   REQUIRE(result.plans.size() == 2);
   const auto meshed = std::find_if(result.plans.begin(), result.plans.end(),
