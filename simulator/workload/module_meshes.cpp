@@ -135,14 +135,7 @@ void check_simulated_meshes(const TrainingScenario& s) {
 
 SampleShape slot_of(const MicrobatchShapes& shapes, int k) {
   SampleShape slot;
-  for (int replica = 0; replica < shapes.replicas; ++replica) {
-    const SampleShape& sample = shapes.at(replica, k);
-    slot.seq_len += sample.seq_len;
-    slot.images += sample.images;
-    slot.frames += sample.frames;
-    slot.video_seconds += sample.video_seconds;
-    slot.audio_seconds += sample.audio_seconds;
-  }
+  for (int replica = 0; replica < shapes.replicas; ++replica) add_counts(slot, shapes.at(replica, k));
   return slot;
 }
 

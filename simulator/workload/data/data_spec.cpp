@@ -125,13 +125,7 @@ std::vector<SampleContents> read_samples(std::istream& in, const std::string& fi
 
 SampleShape MicrobatchShapes::total() const {
   SampleShape sum;
-  for (const SampleShape& shape : own) {
-    sum.seq_len += shape.seq_len;
-    sum.images += shape.images;
-    sum.frames += shape.frames;
-    sum.video_seconds += shape.video_seconds;
-    sum.audio_seconds += shape.audio_seconds;
-  }
+  for (const SampleShape& shape : own) add_counts(sum, shape);
   return sum;
 }
 

@@ -36,6 +36,16 @@ struct SampleShape {
   auto operator<=>(const SampleShape&) const = default;
 };
 
+// Adds what `part` holds to `sum`: sequence tokens, images, frames and seconds of video and audio
+// (not the clips' squared seconds, which only a packed sequence's own samples give).
+inline void add_counts(SampleShape& sum, const SampleShape& part) {
+  sum.seq_len += part.seq_len;
+  sum.images += part.images;
+  sum.frames += part.frames;
+  sum.video_seconds += part.video_seconds;
+  sum.audio_seconds += part.audio_seconds;
+}
+
 // The tokens of the sequence that each image and each video frame take, after any projector's
 // merging and pooling (MultimodalSpec::sequence_tokens).
 struct SequenceTokens {
