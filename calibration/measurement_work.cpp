@@ -33,7 +33,8 @@ OpWork compute_measurement_work(const Measurement& m) {
       // Q and O of every query, K and V of every key; the backward pass reads and writes twice that.
       const Bytes traffic =
           2 * rows * (m.field("queries") + m.field("keys")) * (m.op == OpClass::attention_bwd ? 2 : 1);
-      OpWork work = memory_bound_work(m.op, traffic, nominal_flops(m.op, m.shape), m.dtype, m.shape);
+      OpWork work = memory_bound_work(m.op, traffic, nominal_flops(m.op, m.shape), m.dtype,
+                                      WorkShape(m.shape.begin(), m.shape.end()));
       work.kernel = m.kernel;
       return work;
     }

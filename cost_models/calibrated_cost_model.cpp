@@ -71,7 +71,7 @@ std::optional<TimeNs> CalibratedCostModel::memory_duration(const OpWork& work, D
   const double bytes = static_cast<double>(work.memory_bytes);
   const auto kernel = memory_kernels_.find({work.kernel, dtype});
   if (kernel != memory_kernels_.end() && kernel->second.axes().size() == work.shape.size()) {
-    return to_ns(bytes / (kernel->second.at(as_point(work.shape)) * bandwidth->second));
+    return to_ns(bytes / (kernel->second.at(as_point(work.dims())) * bandwidth->second));
   }
   const auto table = memory_bound_.find(dtype);
   if (table == memory_bound_.end()) return std::nullopt;
@@ -84,15 +84,15 @@ std::optional<TimeNs> CalibratedCostModel::compute_duration(const OpWork& work) 
   if (work.op_class == OpClass::gemm && work.shape.size() == 3) {
     const auto model = gemm_.find(dtype);
     if (model == gemm_.end()) return std::nullopt;
-    return compute_bound(model->second.at(work.kernel, work.shape), nominal_flops(work.op_class, work.shape), dtype);
+    return compute_bound(model->second.at(work.kernel, work.dims()), nominal_flops(work.op_class, work.dims()), dtype);
   }
   if ((work.op_class == OpClass::attention_fwd || work.op_class == OpClass::attention_bwd) && work.shape.size() >= 6) {
     const bool causal = work.shape[5] != 0;
     auto table = attention_.find({work.op_class, dtype, causal, work.kernel});
     if (table == attention_.end()) table = attention_.find({work.op_class, dtype, causal, Kernel::any});
     if (table == attention_.end()) return std::nullopt;
-    return compute_bound(table->second.at(attention_table_point(work.shape)), nominal_flops(work.op_class, work.shape),
-                         dtype);
+    return compute_bound(table->second.at(attention_table_point(work.dims())),
+                         nominal_flops(work.op_class, work.dims()), dtype);
   }
   if (is_memory_bound_class(work.op_class) && work.memory_bytes > 0) return memory_duration(work, dtype);
   return std::nullopt;

@@ -121,7 +121,7 @@ KernelOp kernel_op_for(const OpWork& work) {
       op.kind =
           work.op_class == OpClass::attention_fwd ? KernelKind::attention_forward : KernelKind::attention_backward;
       try {
-        op.attention = attention_shape_of(work.shape, work.dtype);
+        op.attention = attention_shape_of(work.dims(), work.dtype);
       } catch (const InputError& error) {
         throw InputError(describe(work) + ": " + error.what());
       }

@@ -44,8 +44,8 @@ std::optional<BenchCase> case_for(const OpWork& work, const ClusterCostModel& co
   }
   if (op == OpClass::attention_fwd || op == OpClass::attention_bwd) {
     if (!wants(suite, BenchPart::attention)) return std::nullopt;
-    attention_shape_of(work.shape, work.dtype);  // refuses, before any rank measures, what no kernel runs
-    return BenchCase{op, work.dtype, work.shape};
+    attention_shape_of(work.dims(), work.dtype);  // refuses, before any rank measures, what no kernel runs
+    return BenchCase{op, work.dtype, {work.shape.begin(), work.shape.end()}};
   }
   if (work.comm_group == 0) {
     if (!wants(suite, BenchPart::memory) || !is_memory_bound_class(op)) return std::nullopt;

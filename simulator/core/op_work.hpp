@@ -2,7 +2,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
+#include <span>
+
+#include <boost/container/small_vector.hpp>
 
 #include "simulator/core/dtype.hpp"
 #include "simulator/core/kernel.hpp"
@@ -11,6 +13,10 @@
 
 namespace weft {
 
+// An op's shape, op-class specific: at most 7 entries (attention's with grouped-query heads) are
+// held inline, so that copying a work (steps, interning, cost lookups) does not allocate.
+using WorkShape = boost::container::small_vector<std::int64_t, 7>;
+
 // The work one operator does, independent of where and when it runs: everything a cost model
 // needs. Graphs intern these, so identical layers share one entry and are costed once per device.
 struct OpWork {
@@ -18,9 +24,9 @@ struct OpWork {
   Dtype dtype = Dtype::bf16;
   Kernel kernel = Kernel::any;  // the implementation, where a cost model tells them apart
   double flops = 0.0;
-  Bytes memory_bytes = 0;           // bytes read and written in device memory
-  Bytes network_bytes = 0;          // bytes sent over the op's link or network
-  std::vector<std::int64_t> shape;  // op-class specific, e.g. {M, N, K} for a GEMM
+  Bytes memory_bytes = 0;   // bytes read and written in device memory
+  Bytes network_bytes = 0;  // bytes sent over the op's link or network
+  WorkShape shape;          // op-class specific, e.g. {M, N, K} for a GEMM
   // For communication ops: the communicator (1-based index into the cost model's group table)
   // whose placement sets the cost; 0 for ops costed by the device alone.
   std::uint32_t comm_group = 0;
@@ -28,6 +34,8 @@ struct OpWork {
   // userbuffer SM margin; NCCL's collective kernels, averaged over the ops they overlap, hence
   // fractional); compute ops only.
   double reserved_sms = 0.0;
+
+  std::span<const std::int64_t> dims() const { return {shape.data(), shape.size()}; }
 
   bool operator==(const OpWork&) const = default;
 };

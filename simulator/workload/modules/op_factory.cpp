@@ -13,8 +13,7 @@ OpWork gemm_work(std::int64_t m, std::int64_t n, std::int64_t k, Dtype dtype, Ke
   return work;
 }
 
-OpWork memory_bound_work(OpClass op_class, Bytes memory_bytes, double flops, Dtype dtype,
-                         std::vector<std::int64_t> shape) {
+OpWork memory_bound_work(OpClass op_class, Bytes memory_bytes, double flops, Dtype dtype, WorkShape shape) {
   OpWork work;
   work.op_class = op_class;
   work.dtype = dtype;

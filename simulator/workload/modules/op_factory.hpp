@@ -11,8 +11,7 @@ namespace weft {
 OpWork gemm_work(std::int64_t m, std::int64_t n, std::int64_t k, Dtype dtype, Kernel layout = Kernel::any);
 
 // A memory-bound op (norm, elementwise, loss, optimizer) over `memory_bytes` of traffic.
-OpWork memory_bound_work(OpClass op_class, Bytes memory_bytes, double flops, Dtype dtype,
-                         std::vector<std::int64_t> shape = {});
+OpWork memory_bound_work(OpClass op_class, Bytes memory_bytes, double flops, Dtype dtype, WorkShape shape = {});
 
 // One Adam step over `parameters` parameters as a fused multi-tensor kernel runs it: 10 FLOPs and
 // 28 bytes of traffic per parameter (mixed precision reads the bf16 gradient and the fp32 master

@@ -74,7 +74,7 @@ TEST_CASE("InternViT-6B holds its published 5.54 B parameters, and padded heads 
   for (const Step& step : padded.layer_steps(context, 0)) {
     if (!step.attention_core) continue;
     ++cores;
-    CHECK(step.forward->shape == std::vector<std::int64_t>{1, 8, 1024, 1024, 128, 0});
+    CHECK(step.forward->shape == WorkShape{1, 8, 1024, 1024, 128, 0});
   }
   CHECK(cores == 1);
 }
@@ -152,7 +152,7 @@ TEST_CASE("grouped-query attention ops carry their key and value heads", "[model
     for (const Step& step : llama.layer_steps(context, 0)) {
       if (!step.attention_core) continue;
       found = true;
-      CHECK(step.forward->shape == std::vector<std::int64_t>{1, 32 / tp, 8192, 8192, 128, 1, 8 / tp});
+      CHECK(step.forward->shape == WorkShape{1, 32 / tp, 8192, 8192, 128, 1, 8 / tp});
       CHECK(step.backward->shape == step.forward->shape);
     }
     CHECK(found);

@@ -55,7 +55,7 @@ TEST_CASE("Megatron-Core overlaps forward TP communication with the GEMMs beside
 
   SECTION("ring exchange: the GEMM in TP parts, each after its shard arrives") {
     // QKV: 2,048 + 2 x 512 (4 KV heads of 128) outputs over TP 2; each part half the tokens.
-    CHECK(ops.work("L1.attn.qkv fwd mb0 part 1/2").shape == std::vector<std::int64_t>{1024, 1536, 2048});
+    CHECK(ops.work("L1.attn.qkv fwd mb0 part 1/2").shape == WorkShape{1024, 1536, 2048});
     CHECK(ops.work("L1.attn.tp_enter send mb0 1/1").network_bytes == gathered / 2);
     // The first part runs on the rank's own shard while it is passed on; the second waits for both.
     CHECK(ops.start("L1.attn.tp_enter send mb0 1/1") == ops.start("L1.attn.qkv fwd mb0 part 1/2"));
@@ -67,7 +67,7 @@ TEST_CASE("Megatron-Core overlaps forward TP communication with the GEMMs beside
     for (int k = 1; k <= 4; ++k) {
       const std::string part = "L1.attn.proj fwd mb0 part " + std::to_string(k) + "/4";
       const std::string scatter = "L1.attn.tp_exit fwd mb0 part " + std::to_string(k) + "/4";
-      CHECK(ops.work(part).shape == std::vector<std::int64_t>{512, 2048, 1024});
+      CHECK(ops.work(part).shape == WorkShape{512, 2048, 1024});
       CHECK(ops.work(scatter).network_bytes == gathered / 4);
       const TimeNs previous = k == 1 ? 0 : ops.end("L1.attn.tp_exit fwd mb0 part " + std::to_string(k - 1) + "/4");
       CHECK(ops.start(scatter) == std::max(ops.end(part), previous));
