@@ -42,8 +42,24 @@ std::vector<Step> Model::input_steps(const ShardContext& context) const {
   return emit(*input_, context, prefix_ + "input.");
 }
 
+std::string Model::layer_prefix(int layer) const { return prefix_ + "L" + std::to_string(layer) + "."; }
+
 std::vector<Step> Model::layer_steps(const ShardContext& context, int layer) const {
-  return emit(*layer_, context, prefix_ + "L" + std::to_string(layer) + ".");
+  const std::string prefix = layer_prefix(layer);
+  std::pair<int, std::vector<Step>> emitted;
+  {
+    const std::lock_guard lock(emitted_layers_mutex_);
+    auto it = emitted_layers_.find(context);
+    if (it == emitted_layers_.end()) {
+      it = emitted_layers_.emplace(context, std::make_pair(layer, emit(*layer_, context, prefix))).first;
+    }
+    emitted = it->second;
+  }
+  if (emitted.first != layer) {
+    const std::size_t emitted_prefix = layer_prefix(emitted.first).size();
+    for (Step& step : emitted.second) step.name.replace(0, emitted_prefix, prefix);
+  }
+  return std::move(emitted.second);
 }
 
 std::vector<Step> Model::output_steps(const ShardContext& context, bool shares_embedding) const {

@@ -1,6 +1,10 @@
 #pragma once
 
+#include <map>
 #include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "simulator/workload/model_spec.hpp"
@@ -27,6 +31,8 @@ class Model {
   // Steps of one microbatch on one rank, named "input.", "L<i>." and "output." + module path
   // (after the prefix).
   std::vector<Step> input_steps(const ShardContext& context) const;
+  // Every layer is the same module, so its steps are emitted once per shard context and copied,
+  // renamed, for the other layers (a module's step names all start with the prefix it is given).
   std::vector<Step> layer_steps(const ShardContext& context, int layer) const;
   // `shares_embedding`: tied embeddings with the input block on the same rank, so the head's
   // weight is not counted again.
@@ -36,12 +42,18 @@ class Model {
   std::int64_t parameter_count() const;
 
  private:
+  std::string layer_prefix(int layer) const;
+
   ModelSpec spec_;
   std::string prefix_;
   std::unique_ptr<Module> input_;
   std::unique_ptr<Module> layer_;
   std::unique_ptr<Module> output_;
   std::unique_ptr<Module> output_sharing_embedding_;
+  // The layer steps emitted so far, per shard context: which layer they were emitted for, and
+  // its steps. Guarded, since models are read from several threads.
+  mutable std::mutex emitted_layers_mutex_;
+  mutable std::map<ShardContext, std::pair<int, std::vector<Step>>> emitted_layers_;
 };
 
 }  // namespace weft

@@ -90,6 +90,8 @@ struct Step {
   std::optional<OpWork> op_recompute;  // a share below 1 of a matmul: the columns it runs again
   int context_parallel_chunks = 1;     // >1: ring attention over this many KV chunks
   Bytes context_parallel_bytes = 0;    // KV bytes passed to the next CP rank per ring step
+
+  bool operator==(const Step&) const = default;
 };
 
 inline std::int64_t parameters_of(std::span<const Step> steps) {

@@ -164,6 +164,36 @@ TEST_CASE("grouped-query attention ops carry their key and value heads", "[model
   }
 }
 
+TEST_CASE("a layer's steps are those emitted for it, whichever layer's steps were emitted first", "[model]") {
+  // A model emits each shard context's layer once and renames the copies; a fresh model emits
+  // the asked layer itself, so the two must agree step for step, names included (the prefix and
+  // layer numbers of other lengths).
+  const ModelSpec spec = named_model("llama3-8b").spec();
+  ShardContext context;
+  context.tp = 2;
+  context.sequence_parallel = true;
+  context.seq_len = 4096;
+  ShardContext other = context;
+  other.tp = 4;
+  const Model warmed(spec, ContextParallelAlgorithm::ring, ModelHead::loss, "llm.");
+  const std::vector<Step> emitted_first = warmed.layer_steps(context, 7);
+  CHECK(emitted_first.front().name.starts_with("llm.L7."));
+  for (int layer : {0, 7, 12, 31}) {
+    INFO(layer);
+    const Model fresh(spec, ContextParallelAlgorithm::ring, ModelHead::loss, "llm.");
+    const std::vector<Step> direct = fresh.layer_steps(context, layer);
+    CHECK(direct.front().name.starts_with("llm.L" + std::to_string(layer) + "."));
+    CHECK(warmed.layer_steps(context, layer) == direct);
+  }
+  // Another context is its own emission: TP 4 shards the layer's weights twice as finely as TP
+  // 2, all but its two norms' 4,096 weights each, which every rank holds whole.
+  const std::vector<Step> finer = warmed.layer_steps(other, 3);
+  const Model fresh(spec, ContextParallelAlgorithm::ring, ModelHead::loss, "llm.");
+  CHECK(finer == fresh.layer_steps(other, 3));
+  constexpr std::int64_t kNormWeights = 2 * 4096;
+  CHECK(parameters_of(finer) * 2 - kNormWeights == parameters_of(warmed.layer_steps(context, 3)));
+}
+
 TEST_CASE("a masked-LM model attends both ways over tokens and keeps the LM head", "[model]") {
   // BERT-Large (Devlin et al. 2019): 340M parameters by its paper; by its shape, 24 layers of
   // 12 h^2 + 13 h, token and position embeddings and the final norm (its pooler, token types and
