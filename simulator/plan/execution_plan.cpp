@@ -1,8 +1,11 @@
 #include "simulator/plan/execution_plan.hpp"
 
 #include <map>
+#include <numeric>
 #include <set>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "simulator/core/checked_math.hpp"
 
@@ -69,6 +72,10 @@ nlohmann::json action_json(const PlanAction& action) {
     json["tag"] = action.tag;
     json["bytes"] = action.bytes;
     json["name"] = action.name;
+    if (!action.relay_shares.empty()) {
+      json["relay_shares"] = action.relay_shares;
+      json["relay_parts"] = action.relay_parts;
+    }
   }
   return json;
 }
@@ -100,6 +107,7 @@ class ProgramReader {
     const JsonCursor stage = json.at("stage");
     program.stage = stage.as_nonnegative_int32();
     if (program.stage >= dims_.pp) stage.fail("expected a stage below parallel.pp = " + std::to_string(dims_.pp));
+    stage_ = program.stage;
     for (const JsonCursor& action : json.at("actions").elements()) program.actions.push_back(read_action(action));
     for (const auto& [transfer, where] : launched_)
       where.second.fail("transfer " + std::to_string(transfer) + " is never waited for");
@@ -129,13 +137,14 @@ class ProgramReader {
     const JsonCursor transfer = json.at("transfer");
     action.transfer = static_cast<std::uint32_t>(transfer.as_nonnegative_int());
     if (action.kind == ActionKind::isend || action.kind == ActionKind::irecv) {
-      json.expect_only({"action", "transfer", "peer_stage", "tag", "bytes", "name"});
+      json.expect_only({"action", "transfer", "peer_stage", "tag", "bytes", "name", "relay_shares", "relay_parts"});
       const JsonCursor peer = json.at("peer_stage");
       action.peer_stage = peer.as_nonnegative_int32();
       if (action.peer_stage >= dims_.pp) peer.fail("expected a stage below parallel.pp = " + std::to_string(dims_.pp));
       action.tag = json.at("tag").as_nonnegative_int();
       action.bytes = json.at("bytes").as_nonnegative_int();  // nothing to move still orders the stages
       if (auto name = json.find("name")) action.name = name->as_string();
+      read_relay_bytes(json, action);
       if (!launched_.emplace(action.transfer, std::make_pair(action.kind, transfer)).second) {
         transfer.fail("transfer id used twice");
       }
@@ -149,6 +158,35 @@ class ProgramReader {
     }
     launched_.erase(launch);
     return action;
+  }
+
+  // A relay's bytes per replica, both lists or neither: on a transfer between meshes of
+  // different DP, one entry per replica of the sending and of the receiving mesh, each list
+  // adding up to the slot (half the transfer's bytes).
+  void read_relay_bytes(const JsonCursor& json, PlanAction& action) const {
+    const auto shares = json.find("relay_shares");
+    const auto parts = json.find("relay_parts");
+    if (!shares && !parts) return;
+    if (!shares || !parts) json.fail("expected relay_shares and relay_parts together");
+    if (!plan_relays(dims_, stage_, action.peer_stage)) {
+      shares->fail("expected only on a transfer between meshes of different DP (a relay)");
+    }
+    const bool sends = action.kind == ActionKind::isend;
+    auto read = [&](const JsonCursor& list, int stage, std::vector<std::int64_t>& out) {
+      for (const JsonCursor& x : list.elements()) out.push_back(x.as_nonnegative_int());
+      const int replicas = dims_.dp_at(stage);
+      if (out.size() != static_cast<std::size_t>(replicas)) {
+        list.fail(
+            fmt::format("expected one entry per replica of stage {} (dp {}), got {}", stage, replicas, out.size()));
+      }
+      const std::int64_t slot = std::accumulate(out.begin(), out.end(), std::int64_t{0});
+      if (slot != action.bytes / 2) {
+        list.fail(fmt::format("expected entries adding up to the slot, half the transfer's {} bytes: {}, not {}",
+                              action.bytes, action.bytes / 2, slot));
+      }
+    };
+    read(*shares, sends ? stage_ : action.peer_stage, action.relay_shares);
+    read(*parts, sends ? action.peer_stage : stage_, action.relay_parts);
   }
 
   PlanOp read_op(const JsonCursor& json) {
@@ -191,6 +229,7 @@ class ProgramReader {
   }
 
   const ParallelDims& dims_;
+  int stage_ = 0;  // the stage of the program being read
   std::uint32_t next_id_ = 0;
   std::set<std::uint32_t> async_ops_;
   std::map<std::uint32_t, std::pair<ActionKind, JsonCursor>> launched_;

@@ -61,6 +61,11 @@ struct PlanAction {
   std::int64_t tag = 0;
   std::int64_t bytes = 0;
   std::string name;
+  // A relay through DFLOP's communicator on per-sample data (plan_relays): the slot's bytes on
+  // each replica of the sending mesh (what it gives the communicator) and of the receiving mesh
+  // (what each of its ranks takes), by dp. Empty: the slot is dealt evenly over the replicas.
+  std::vector<std::int64_t> relay_shares;
+  std::vector<std::int64_t> relay_parts;
 };
 
 // The actions of every rank that plays one role (one pipeline stage when the simulation folded
@@ -119,8 +124,10 @@ struct TransferMessage {
 // communicator (plan_relays), for a slot of S bytes (half the action's) from the sending mesh of
 // E replicas to the receiving mesh of L, whether activations forward or gradients back: the
 // communicator is the sending or receiving encoder-side stage's first rank (tp 0, dp 0); each
-// other replica of the sending mesh sends it S / E from its tp 0 rank; it then sends S / L to every
-// rank of each receiving replica but itself. Other ranks exchange nothing.
+// other replica of the sending mesh sends it its share from its tp 0 rank; it then sends every
+// rank of each receiving replica but itself that replica's part. Shares and parts are the
+// action's relay_shares and relay_parts, or S / E and S / L without them. Other ranks exchange
+// nothing.
 std::vector<TransferMessage> plan_transfer_messages(const ExecutionPlan& plan, const RankCoordinates& c,
                                                     const PlanAction& action);
 

@@ -8,6 +8,7 @@
 #include "simulator/core/input_error.hpp"
 #include "simulator/engine/expanded_ops.hpp"
 #include "simulator/graph/flatten.hpp"
+#include "simulator/workload/module_meshes.hpp"
 
 namespace weft {
 namespace {
@@ -219,6 +220,7 @@ class PlanBuilder {
       launch.tag = transfer.id;
       launch.bytes = flat_.graph.op_work(transfer.op).network_bytes;
       launch.name = flat_.graph.display_name(transfer.op);
+      add_relay_bytes(transfer, launch);
       PlanAction wait;
       wait.kind = sends ? ActionKind::wait_isend : ActionKind::wait_irecv;
       wait.transfer = transfer.id;
@@ -226,6 +228,49 @@ class PlanBuilder {
       actions.push_back({{start_[i], kLaunch, transfer.id}, std::move(launch), {}});
       actions.push_back({wait_key, std::move(wait), {}});
     }
+  }
+
+  // DFLOP's communicator on per-sample data: one op relays a slot between every replica of the
+  // encoder's mesh (the earlier stage) and every replica of the language model's. The messages
+  // carry each replica's own bytes: on the encoder's side those of the tensors its replicas give
+  // or take; on the language model's those of each replica's own microbatch, as relay_bytes counts
+  // the slot (backward, the op reads each replica's whole input gradient, not only the part that
+  // crosses). Other transfers leave the messages to the plan's meshes (an even split).
+  void add_relay_bytes(const Transfer& transfer, PlanAction& launch) const {
+    const ParallelDims dims = scenario_.parallel.dims();
+    const int from = stage_of(transfer.senders.front());
+    const int to = stage_of(transfer.receivers.front());
+    if (!workload_.shapes || !plan_relays(dims, from, to)) return;
+    const bool forward = from < to;
+    const int encoder = std::min(from, to);
+    const int language = std::max(from, to);
+    if (workload_.shapes->replicas != dims.dp_at(language)) return;
+    const auto encoder_tensors = forward ? flat_.graph.op_inputs(transfer.op) : flat_.graph.op_outputs(transfer.op);
+    std::vector<std::int64_t> encoder_bytes = bytes_by_replica(encoder_tensors, dims.dp_at(encoder));
+    if (encoder_bytes.empty()) return;
+    // The slot's microbatch: that of the pass whose output the relay reads.
+    const OpId producer = flat_.graph.tensor_producer(flat_.graph.op_inputs(transfer.op).front());
+    const int microbatch = pass_of_.at(flat_.original_op[producer.value()])->action.microbatch;
+    std::vector<std::int64_t> language_bytes;
+    for (int replica = 0; replica < dims.dp_at(language); ++replica) {
+      language_bytes.push_back(relay_bytes(scenario_, encoder, language, workload_.shapes->at(replica, microbatch)) /
+                               2);
+    }
+    launch.relay_shares = std::move(encoder_bytes);
+    launch.relay_parts = std::move(language_bytes);
+    if (!forward) std::swap(launch.relay_shares, launch.relay_parts);
+  }
+
+  // The bytes of `tensors` by the data-parallel replica of their rank (the same on each rank of a
+  // replica); empty unless every one of `replicas` holds one.
+  std::vector<std::int64_t> bytes_by_replica(std::span<const TensorId> tensors, int replicas) const {
+    std::vector<std::int64_t> bytes(static_cast<std::size_t>(replicas), -1);
+    for (TensorId tensor : tensors) {
+      const int dp = workload_.ranks[rank_of_device_.at(flat_.graph.tensor_device(tensor))].coordinates.dp;
+      if (dp < replicas) bytes[static_cast<std::size_t>(dp)] = flat_.graph.tensor_bytes(tensor);
+    }
+    if (std::find(bytes.begin(), bytes.end(), -1) != bytes.end()) return {};
+    return bytes;
   }
 
   // Just before the first action of `rank`, a receiver, that reads what `transfer` brings it.

@@ -11,33 +11,40 @@ RankCoordinates relay_rank(const RankCoordinates& c, int stage, int peer_stage) 
   return {0, c.cp, 0, std::min(stage, peer_stage)};
 }
 
-// The relay's messages on the rank at `c` for a transfer of the slot's `slot_bytes` from stage
-// `from` to stage `to`, for the forward activation and the backward gradient alike: the sending
-// mesh's replicas give their shares (from their tp 0 rank) to the communicator, which then hands
-// each receiving rank its replica's part.
+// The bytes of replica `dp` of a mesh of `replicas`: its entry of `by_replica`, or without one
+// an even share of the slot's `slot_bytes`.
+std::int64_t replica_bytes(const std::vector<std::int64_t>& by_replica, int dp, int replicas, std::int64_t slot_bytes) {
+  return by_replica.empty() ? slot_bytes / replicas : by_replica[static_cast<std::size_t>(dp)];
+}
+
+// The relay's messages on the rank at `c` for `action`, a transfer of the slot from stage `from`
+// to stage `to`, for the forward activation and the backward gradient alike: the sending mesh's
+// replicas give their shares (from their tp 0 rank) to the communicator, which then hands each
+// receiving rank its replica's part.
 std::vector<TransferMessage> relay_messages(const ParallelDims& dims, const RankCoordinates& c, int from, int to,
-                                            std::int64_t slot_bytes) {
+                                            const PlanAction& action) {
   const RankCoordinates relay = relay_rank(c, from, to);
   const int relay_id = static_cast<int>(dims.rank_of(relay));
   const int own = static_cast<int>(dims.rank_of(c));
-  const std::int64_t share = slot_bytes / dims.dp_at(from);
-  const std::int64_t part = slot_bytes / dims.dp_at(to);
+  const std::int64_t slot_bytes = action.bytes / 2;
+  auto share = [&](int dp) { return replica_bytes(action.relay_shares, dp, dims.dp_at(from), slot_bytes); };
+  auto part = [&](int dp) { return replica_bytes(action.relay_parts, dp, dims.dp_at(to), slot_bytes); };
   std::vector<TransferMessage> messages;
   if (own == relay_id) {
     for (int dp = 0; dp < dims.dp_at(from); ++dp) {
       const int giver = static_cast<int>(dims.rank_of({0, c.cp, dp, from}));
-      if (giver != own) messages.push_back({giver, share, false, false});
+      if (giver != own) messages.push_back({giver, share(dp), false, false});
     }
     for (int dp = 0; dp < dims.dp_at(to); ++dp) {
       for (int tp = 0; tp < dims.tp_at(to); ++tp) {
         const int taker = static_cast<int>(dims.rank_of({tp, c.cp, dp, to}));
-        if (taker != own) messages.push_back({taker, part, true, true});
+        if (taker != own) messages.push_back({taker, part(dp), true, true});
       }
     }
     return messages;
   }
-  if (c.pp == from && c.tp == 0) messages.push_back({relay_id, share, true, false});
-  if (c.pp == to) messages.push_back({relay_id, part, false, false});
+  if (c.pp == from && c.tp == 0) messages.push_back({relay_id, share(c.dp), true, false});
+  if (c.pp == to) messages.push_back({relay_id, part(c.dp), false, false});
   return messages;
 }
 
@@ -62,8 +69,7 @@ std::vector<TransferMessage> plan_transfer_messages(const ExecutionPlan& plan, c
                                                     const PlanAction& action) {
   const bool sends = action.kind == ActionKind::isend;
   if (plan_relays(plan.dims, c.pp, action.peer_stage)) {
-    return relay_messages(plan.dims, c, sends ? c.pp : action.peer_stage, sends ? action.peer_stage : c.pp,
-                          action.bytes / 2);
+    return relay_messages(plan.dims, c, sends ? c.pp : action.peer_stage, sends ? action.peer_stage : c.pp, action);
   }
   std::vector<TransferMessage> messages;
   for (int peer : plan_transfer_peers(plan, c, action.peer_stage, sends)) {

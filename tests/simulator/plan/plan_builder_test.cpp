@@ -221,6 +221,67 @@ TEST_CASE("plans of meshes of different DP relay each slot through DFLOP's commu
   CHECK(replanned_makespan(scenario, plan) == Approx(run.result.makespan).epsilon(0.02));
 }
 
+// The images an encoder replica takes of a slot of `images`, dealt whole over `replicas`, the
+// first ones taking one more.
+std::int64_t dealt(std::int64_t images, int replica, int replicas) {
+  return images / replicas + (replica < images % replicas ? 1 : 0);
+}
+
+TEST_CASE("a relay on per-sample data carries each replica's own images", "[plan][meshes][data]") {
+  // After the projector an image is 16 tokens of width 128 in bf16. Each slot k holds what
+  // microbatch k of every language-model replica holds; the encoder's replicas share its images.
+  constexpr std::int64_t kImageBytes = 16 * 128 * 2;
+  auto scenario_with = [](const std::string& parallel, int gpus) {
+    std::string text = test::tiny_vlm_scenario(parallel, test::test_cpu_cluster(gpus));
+    text.insert(text.rfind('}'), R"(, "data": {"dataset": "image-text-mix", "seed": 1, "pad_to": 16, "pack": true})");
+    return test::scenario_from(text);
+  };
+  const auto [parallel, gpus] = GENERATE(
+      std::make_pair(std::string(R"({"pp": 2, "tp": 2, "dp": 1, "modality_stages": {"vision": 1, "language": 1},
+                                     "modules": {"vision": {"tp": 1, "dp": 2}}})"),
+                     4),
+      std::make_pair(std::string(R"({"pp": 2, "tp": 1, "dp": 2, "modality_stages": {"vision": 1, "language": 1},
+                                     "modules": {"vision": {"tp": 1, "dp": 1}}})"),
+                     3));
+  INFO(parallel);
+  const TrainingScenario scenario = scenario_with(parallel, gpus);
+  const test::TrainingRun run = test::run_training(scenario);
+  const ExecutionPlan plan = build_execution_plan(scenario, run.workload, run.result);
+  const MicrobatchShapes& shapes = *run.workload.shapes;
+  const int encoders = plan.dims.dp_at(0);
+  const int languages = plan.dims.dp_at(1);
+  int relays = 0;
+  int uneven = 0;
+  for (const PlanProgram& program : plan.programs) {
+    for (const PlanAction& action : program.actions) {
+      if (action.kind != ActionKind::isend && action.kind != ActionKind::irecv) continue;
+      INFO(action.name);
+      const int k = std::stoi(action.name.substr(action.name.find(" mb") + 3));
+      std::vector<std::int64_t> encoder_side;
+      std::vector<std::int64_t> language_side;
+      std::int64_t slot_images = 0;
+      for (int l = 0; l < languages; ++l) {
+        language_side.push_back(shapes.at(l, k).images * kImageBytes);
+        slot_images += shapes.at(l, k).images;
+      }
+      for (int e = 0; e < encoders; ++e) encoder_side.push_back(dealt(slot_images, e, encoders) * kImageBytes);
+      const bool forward = (program.stage == 0) == (action.kind == ActionKind::isend);
+      CHECK(action.relay_shares == (forward ? encoder_side : language_side));
+      CHECK(action.relay_parts == (forward ? language_side : encoder_side));
+      ++relays;
+      if (std::adjacent_find(encoder_side.begin(), encoder_side.end(), std::not_equal_to<>()) != encoder_side.end() ||
+          std::adjacent_find(language_side.begin(), language_side.end(), std::not_equal_to<>()) != language_side.end())
+        ++uneven;
+    }
+  }
+  CHECK(relays > 0);
+  CHECK(uneven > 0);  // some slot is not dealt evenly, or the check would not tell
+  // The file form reads back, its relays' bytes checked against their slots.
+  const nlohmann::json json = execution_plan_json(plan);
+  const JsonDocument document = JsonDocument::parse_text(json.dump(), "plan");
+  CHECK(execution_plan_json(read_execution_plan(document.root())) == json);
+}
+
 TEST_CASE("plans do not reshard sequence-parallel shards between meshes", "[plan][meshes]") {
   const TrainingScenario scenario = test::scenario_from(test::tiny_vlm_scenario(
       R"({"pp": 2, "tp": 2, "dp": 1, "sequence_parallel": true, "modality_stages": {"vision": 1, "language": 1},
@@ -302,6 +363,23 @@ TEST_CASE("bad plan files name the JSON path", "[plan]") {
   const std::string second_mesh = R"(, {"tp": 2, "dp": 1}])";
   CHECK_THROWS_WITH(read(std::string(meshes).replace(meshes.find(second_mesh), second_mesh.size(), "]")),
                     Catch::Contains("parallel.stages: expected one mesh per stage (pp)"));
+  // A relay's bytes per replica: both lists, one entry per replica of each mesh, each the slot.
+  const std::string relayed = R"("bytes": 8, "relay_shares": [3, 1], "relay_parts": [4]})";
+  auto relay = [&](const std::string& replacement) {
+    return std::string(meshes).replace(meshes.find(R"("bytes": 8})"), 11, replacement);
+  };
+  CHECK(read(relay(relayed)).programs[0].actions[0].relay_shares == std::vector<std::int64_t>{3, 1});
+  CHECK_THROWS_WITH(read(relay(R"("bytes": 8, "relay_shares": [3, 1]})")),
+                    Catch::Contains("actions[0]: expected relay_shares and relay_parts together"));
+  CHECK_THROWS_WITH(read(relay(R"("bytes": 8, "relay_shares": [4], "relay_parts": [4]})")),
+                    Catch::Contains("relay_shares: expected one entry per replica of stage 0 (dp 2), got 1"));
+  CHECK_THROWS_WITH(read(relay(R"("bytes": 8, "relay_shares": [3, 1], "relay_parts": [5]})")),
+                    Catch::Contains("relay_parts: expected entries adding up to the slot, half the transfer's 8 "
+                                    "bytes: 4, not 5"));
+  const std::string same_dp =
+      std::string(relay(relayed)).replace(meshes.find(R"({"tp": 1, "dp": 2})"), 18, R"({"tp": 2, "dp": 1})");
+  CHECK_THROWS_WITH(read(same_dp),
+                    Catch::Contains("relay_shares: expected only on a transfer between meshes of different DP"));
   CHECK_THROWS_WITH(read(std::string(head).replace(0, 1, R"({"embedding_stage": 1, )") + "[]}]}"),
                     Catch::Contains("embedding_stage: expected an integer from 0 to 0, got 1"));
 }

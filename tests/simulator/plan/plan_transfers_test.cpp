@@ -78,5 +78,25 @@ TEST_CASE("an encoder of more TP ranks gathers from each replica's tp 0 and hand
         Messages{{2, slot / 2, false, false}, {3, slot / 2, false, false}, {1, slot, true, true}});
 }
 
+TEST_CASE("on per-sample data the communicator's messages carry each replica's own share and part",
+          "[plan][meshes][data]") {
+  // The encoder on TP1 x DP3 (ranks 0, 1, 2), the LLM on TP2 x DP1 (ranks 3, 4): a slot of 5
+  // images of 1,000 bytes dealt 2, 2, 1 over the encoder's replicas.
+  const ExecutionPlan plan = two_meshes({1, 3}, {2, 1});
+  PlanAction forward = launch(ActionKind::isend, 1, 2 * 5000);
+  forward.relay_shares = {2000, 2000, 1000};
+  forward.relay_parts = {5000};
+  CHECK(plan_transfer_messages(plan, {0, 0, 0, 0}, forward) ==
+        Messages{{1, 2000, false, false}, {2, 1000, false, false}, {3, 5000, true, true}, {4, 5000, true, true}});
+  CHECK(plan_transfer_messages(plan, {0, 0, 2, 0}, forward) == Messages{{0, 1000, true, false}});
+  // Back: rank 0 hands each replica its images' gradient.
+  PlanAction backward = launch(ActionKind::irecv, 1, 2 * 5000);
+  backward.relay_shares = {5000};
+  backward.relay_parts = {2000, 2000, 1000};
+  CHECK(plan_transfer_messages(plan, {0, 0, 0, 0}, backward) ==
+        Messages{{3, 5000, false, false}, {1, 2000, true, true}, {2, 1000, true, true}});
+  CHECK(plan_transfer_messages(plan, {0, 0, 2, 0}, backward) == Messages{{0, 1000, false, false}});
+}
+
 }  // namespace
 }  // namespace weft
