@@ -46,20 +46,19 @@ std::string Model::layer_prefix(int layer) const { return prefix_ + "L" + std::t
 
 std::vector<Step> Model::layer_steps(const ShardContext& context, int layer) const {
   const std::string prefix = layer_prefix(layer);
-  std::pair<int, std::vector<Step>> emitted;
+  EmittedLayer emitted;
   {
-    const std::lock_guard lock(emitted_layers_mutex_);
-    auto it = emitted_layers_.find(context);
-    if (it == emitted_layers_.end()) {
-      it = emitted_layers_.emplace(context, std::make_pair(layer, emit(*layer_, context, prefix))).first;
+    const std::lock_guard lock(last_emitted_mutex_);
+    if (!last_emitted_ || last_emitted_->context != context) {
+      last_emitted_ = EmittedLayer{context, layer, emit(*layer_, context, prefix)};
     }
-    emitted = it->second;
+    emitted = *last_emitted_;
   }
-  if (emitted.first != layer) {
-    const std::size_t emitted_prefix = layer_prefix(emitted.first).size();
-    for (Step& step : emitted.second) step.name.replace(0, emitted_prefix, prefix);
+  if (emitted.layer != layer) {
+    const std::size_t emitted_prefix = layer_prefix(emitted.layer).size();
+    for (Step& step : emitted.steps) step.name.replace(0, emitted_prefix, prefix);
   }
-  return std::move(emitted.second);
+  return std::move(emitted.steps);
 }
 
 std::vector<Step> Model::output_steps(const ShardContext& context, bool shares_embedding) const {

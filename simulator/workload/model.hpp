@@ -1,10 +1,9 @@
 #pragma once
 
-#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "simulator/workload/model_spec.hpp"
@@ -31,8 +30,9 @@ class Model {
   // Steps of one microbatch on one rank, named "input.", "L<i>." and "output." + module path
   // (after the prefix).
   std::vector<Step> input_steps(const ShardContext& context) const;
-  // Every layer is the same module, so its steps are emitted once per shard context and copied,
-  // renamed, for the other layers (a module's step names all start with the prefix it is given).
+  // Every layer is the same module, so its steps are emitted once for a shard context and
+  // copied, renamed, for the other layers (a module's step names all start with the prefix it is
+  // given).
   std::vector<Step> layer_steps(const ShardContext& context, int layer) const;
   // `shares_embedding`: tied embeddings with the input block on the same rank, so the head's
   // weight is not counted again.
@@ -50,10 +50,17 @@ class Model {
   std::unique_ptr<Module> layer_;
   std::unique_ptr<Module> output_;
   std::unique_ptr<Module> output_sharing_embedding_;
-  // The layer steps emitted so far, per shard context: which layer they were emitted for, and
-  // its steps. Guarded, since models are read from several threads.
-  mutable std::mutex emitted_layers_mutex_;
-  mutable std::map<ShardContext, std::pair<int, std::vector<Step>>> emitted_layers_;
+  // The layer steps emitted last: for which shard context and layer, and the steps. One is
+  // enough, since a pipeline's chunks ask for one context's layers in turn (searches that ask
+  // for many contexts would otherwise keep them all); guarded, since models are read from
+  // several threads.
+  struct EmittedLayer {
+    ShardContext context;
+    int layer = 0;
+    std::vector<Step> steps;
+  };
+  mutable std::mutex last_emitted_mutex_;
+  mutable std::optional<EmittedLayer> last_emitted_;
 };
 
 }  // namespace weft
