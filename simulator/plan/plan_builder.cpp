@@ -60,7 +60,7 @@ ActionKind action_kind(const PassOp& pass) {
 class PlanBuilder {
  public:
   PlanBuilder(const TrainingScenario& scenario, const TrainingWorkload& workload, const SimulationResult& result)
-      : scenario_(scenario), workload_(workload), flat_(flatten(workload.graph)) {
+      : scenario_(scenario), dims_(scenario.parallel.dims()), workload_(workload), flat_(flatten(workload.graph)) {
     for_each_expanded_op(workload.graph, result, [&](const ExpandedOp& op) {
       start_.push_back(op.start);
       end_.push_back(op.end);
@@ -78,8 +78,7 @@ class PlanBuilder {
   ExecutionPlan build() {
     ExecutionPlan plan;
     plan.description = scenario_.description;
-    const ParallelPlan& p = scenario_.parallel;
-    plan.dims = p.dims();
+    plan.dims = dims_;
     plan.simulated_iteration_ns = start_.empty() ? 0 : *std::max_element(end_.begin(), end_.end());
     for (std::size_t r = 0; r < workload_.ranks.size(); ++r) plan.programs.push_back(program(r));
     plan.embedding_stage = embedding_stage(plan);
@@ -237,22 +236,21 @@ class PlanBuilder {
   // the slot (backward, the op reads each replica's whole input gradient, not only the part that
   // crosses). Other transfers leave the messages to the plan's meshes (an even split).
   void add_relay_bytes(const Transfer& transfer, PlanAction& launch) const {
-    const ParallelDims dims = scenario_.parallel.dims();
     const int from = stage_of(transfer.senders.front());
     const int to = stage_of(transfer.receivers.front());
-    if (!workload_.shapes || !plan_relays(dims, from, to)) return;
+    if (!workload_.shapes || !plan_relays(dims_, from, to)) return;
     const bool forward = from < to;
     const int encoder = std::min(from, to);
     const int language = std::max(from, to);
-    if (workload_.shapes->replicas != dims.dp_at(language)) return;
+    if (workload_.shapes->replicas != dims_.dp_at(language)) return;
     const auto encoder_tensors = forward ? flat_.graph.op_inputs(transfer.op) : flat_.graph.op_outputs(transfer.op);
-    std::vector<std::int64_t> encoder_bytes = bytes_by_replica(encoder_tensors, dims.dp_at(encoder));
+    std::vector<std::int64_t> encoder_bytes = bytes_by_replica(encoder_tensors, dims_.dp_at(encoder));
     if (encoder_bytes.empty()) return;
     // The slot's microbatch: that of the pass whose output the relay reads.
     const OpId producer = flat_.graph.tensor_producer(flat_.graph.op_inputs(transfer.op).front());
     const int microbatch = pass_of_.at(flat_.original_op[producer.value()])->action.microbatch;
     std::vector<std::int64_t> language_bytes;
-    for (int replica = 0; replica < dims.dp_at(language); ++replica) {
+    for (int replica = 0; replica < dims_.dp_at(language); ++replica) {
       language_bytes.push_back(relay_bytes(scenario_, encoder, language, workload_.shapes->at(replica, microbatch)) /
                                2);
     }
@@ -323,6 +321,7 @@ class PlanBuilder {
   }
 
   const TrainingScenario& scenario_;
+  const ParallelDims dims_;  // the plan's meshes
   const TrainingWorkload& workload_;
   FlatGraph flat_;
   std::vector<TimeNs> start_;
