@@ -100,7 +100,8 @@ TEST_CASE("weft plan refuses unbounded budgets and graphs over the limit", "[cli
   const std::string scenario = "'" + test::experiment("cpu-vlm-pp2-dip") + "'";
   for (const auto& [flags, message] :
        {std::pair{"--time-budget 1e300", "--time-budget: expected seconds > 0 and at most 86400 (a day)"},
-        std::pair{"--iterations 10000000000", "--iterations: expected 1 to 1000000000"},
+        std::pair{"--iterations 10000000000",
+                  "--iterations: expected an integer from 1 to 1000000000, got '10000000000'"},
         std::pair{"--memory-limit-gib 1e300", "--memory-limit-gib: 1e+300 is out of range"},
         std::pair{"--max-ops 10", "the limit is 10 ops (--max-ops)"}}) {
     INFO(flags);

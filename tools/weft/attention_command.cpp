@@ -15,6 +15,7 @@
 #include "simulator/workload/training_scenario.hpp"
 #include "tools/weft/command_support.hpp"
 #include "tools/weft/commands.hpp"
+#include "tools/weft/flag_checks.hpp"
 #include "tools/weft/list_flag.hpp"
 
 namespace weft::cli {
@@ -202,11 +203,13 @@ void add_attention_command(CLI::App& app) {
   command->add_option("--distribution", flags->distributions, "Token distributions, comma-separated")
       ->capture_default_str();
   command->add_option("--masks", flags->masks, "Random masks per row")
-      ->check(CLI::Range(1, kMaxMasks))
+      ->check(integer_from(1, kMaxMasks))
       ->capture_default_str();
-  command->add_option("--seed", flags->seed, "Seed of the masks and of the random distribution")->capture_default_str();
+  command->add_option("--seed", flags->seed, "Seed of the masks and of the random distribution")
+      ->check(integer_from(0))
+      ->capture_default_str();
   command->add_option("--tile", flags->tile, "Tokens per side of the attention kernel's tile (FlexAttention: 128)")
-      ->check(CLI::Range(16, 4096))
+      ->check(integer_from(16, 4096))
       ->capture_default_str();
   add_calibration_flag(*command, flags->calibration);
   command->add_option("--json", flags->json_file, "Write the rows as JSON to this file");

@@ -11,6 +11,7 @@
 #include "simulator/engine/schedule_cache.hpp"
 #include "simulator/graph/graph_size_limit.hpp"
 #include "simulator/io/atomic_file.hpp"
+#include "tools/weft/flag_checks.hpp"
 #include "tools/weft/interrupt.hpp"
 
 namespace weft::cli {
@@ -33,7 +34,7 @@ void add_max_ops_flag(CLI::App& command, std::int64_t& max_ops) {
                               "memory at {} bytes an op)",
                               default_max_graph_ops(), kGraphBytesPerOp))
       ->type_name("N")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_from(1));
 }
 
 void add_calibration_flag(CLI::App& command, std::string& file) {

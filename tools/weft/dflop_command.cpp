@@ -10,6 +10,7 @@
 #include "simulator/planner/dflop/dflop_planner.hpp"
 #include "tools/weft/command_support.hpp"
 #include "tools/weft/commands.hpp"
+#include "tools/weft/flag_checks.hpp"
 
 namespace weft::cli {
 namespace {
@@ -85,13 +86,13 @@ void add_dflop_command(CLI::App& app) {
                    "section is run as the hand-made uniform baseline (DFLOP chooses its own layouts)")
       ->required();
   command->add_option("--iterations", flags->iterations, "Global batches to schedule and time, drawn in turn")
-      ->check(CLI::Range(1, 64))
+      ->check(integer_from(1, 64))
       ->capture_default_str();
   CLI::Option* seconds =
       command
           ->add_option("--ilp-seconds", flags->ilp_seconds,
                        "The scheduler's time limit for CBC, per batch (its outcome depends on the machine's speed)")
-          ->check(CLI::Range(0.001, 600.0))
+          ->check(number_from(0.001, 600.0))
           ->capture_default_str();
   command
       ->add_option(
@@ -99,11 +100,12 @@ void add_dflop_command(CLI::App& app) {
           "The scheduler's budget of branch-and-bound nodes for CBC, per batch; alone, it replaces the time limit "
           "and every machine computes the same splits (with --ilp-seconds too, whichever comes first stops "
           "the search)")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000000}));
+      ->check(integer_from(1, 1'000'000'000));
   command->add_option("--profile-samples", flags->profile_samples, "Samples the Data Profiler draws from the data")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20))
+      ->check(integer_from(1, std::int64_t{1} << 20))
       ->capture_default_str();
   command->add_option("--seed", flags->seed, "Seed of the baselines' random split of each batch")
+      ->check(integer_from(0))
       ->capture_default_str();
   command
       ->add_option("--anomalies", flags->anomalies,
@@ -112,16 +114,16 @@ void add_dflop_command(CLI::App& app) {
                    "correction, §5.3.7)")
       ->delimiter(',')
       ->expected(2)
-      ->check(CLI::Range(0.0, 100.0));
+      ->check(number_from(0.0, 100.0));
   command
       ->add_option("--correction-cost", flags->correction_cost,
                    "Adaptive correction's tracking overhead, a share of each batch it runs in")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(number_from(0.0, 1.0))
       ->capture_default_str();
   command
       ->add_option("--correction-window", flags->correction_window,
                    "Batches of benefit adaptive correction averages before deciding to go on")
-      ->check(CLI::Range(1, 64))
+      ->check(integer_from(1, 64))
       ->capture_default_str();
   add_calibration_flag(*command, flags->calibration);
   command->add_option("--json", flags->json_file, "Write the report as JSON to this file")->type_name("FILE");

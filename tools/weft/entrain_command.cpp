@@ -8,6 +8,7 @@
 #include "simulator/planner/entrain/entrain_planner.hpp"
 #include "tools/weft/command_support.hpp"
 #include "tools/weft/commands.hpp"
+#include "tools/weft/flag_checks.hpp"
 
 namespace weft::cli {
 namespace {
@@ -61,13 +62,13 @@ void add_entrain_command(CLI::App& app) {
                    "parallel.dp (the runs' replicas)")
       ->required();
   command->add_option("--confidence", flags->confidence, "Confidence of the Bernoulli test (1 - alpha)")
-      ->check(CLI::Range(0.5, 0.9999))
+      ->check(number_from(0.5, 0.9999))
       ->capture_default_str();
   command->add_option("--error", flags->error, "Its error limit: the chance that a fresh batch allocates otherwise")
-      ->check(CLI::Range(0.0001, 0.5))
+      ->check(number_from(0.0001, 0.5))
       ->capture_default_str();
   command->add_option("--first-batch", flags->first_batch, "The first profiling batch (n0), doubled until stable")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 16))
+      ->check(integer_from(1, std::int64_t{1} << 16))
       ->capture_default_str();
   add_calibration_flag(*command, flags->calibration);
   command->add_option("--json", flags->json_file, "Write the report as JSON to this file")->type_name("FILE");

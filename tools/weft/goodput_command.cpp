@@ -15,6 +15,7 @@
 #include "simulator/workload/training_workload.hpp"
 #include "tools/weft/command_support.hpp"
 #include "tools/weft/commands.hpp"
+#include "tools/weft/flag_checks.hpp"
 
 namespace weft::cli {
 namespace {
@@ -135,19 +136,19 @@ void add_goodput_command(CLI::App& app) {
   command->add_option("SCENARIO", flags->scenario, "Training scenario JSON file")->required();
   command->add_option("RESILIENCE", flags->resilience, "Resilience JSON file")->required();
   command->add_option("--days", flags->days, "Wall-clock days of each run (with --tokens: the most it may take)")
-      ->check(CLI::Range(1e-6, kMaxRunDays));
-  command->add_option("--seeds", flags->seeds, "Runs to simulate, one per seed")->check(CLI::Range(1, kMaxSeeds));
-  command->add_option("--seed", flags->seed, "The first run's seed (the others follow it)");
+      ->check(number_from(1e-6, kMaxRunDays));
+  command->add_option("--seeds", flags->seeds, "Runs to simulate, one per seed")->check(integer_from(1, kMaxSeeds));
+  command->add_option("--seed", flags->seed, "The first run's seed (the others follow it)")->check(integer_from(0));
   command
       ->add_option("--tokens", flags->tokens,
                    "Stop each run once it has trained this many tokens (and saved them, when it checkpoints)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   command
       ->add_option("--checkpoint-interval", flags->interval,
                    "Minutes of training between checkpoints, auto (search for the best) or none")
       ->type_name("MINUTES");
   command->add_option("--hot-spares", flags->hot_spares, "Healthy nodes kept idle to replace failed ones")
-      ->check(CLI::Range(0, 1 << 20));
+      ->check(integer_from(0, 1 << 20));
   add_calibration_flag(*command, flags->calibration);
   command->add_option("--json", flags->json_file, "Write the study as JSON to FILE")->type_name("FILE");
   command->add_option("--csv", flags->csv_file, "Write one row per run to FILE")->type_name("FILE");

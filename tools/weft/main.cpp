@@ -39,7 +39,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
-    return app.exit(error) == 0 ? 0 : 2;
+    // --help and --version end parsing as a success; a usage error reads as any other bad input.
+    if (error.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(error);
+    fmt::print(stderr, "weft: error: {}\nRun with --help for more information.\n", error.what());
+    return 2;
   } catch (const weft::cli::QuietExit& exit) {
     return exit.code;
   } catch (const weft::cli::Interrupted& stop) {

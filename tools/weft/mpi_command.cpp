@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "simulator/core/input_error.hpp"
+#include "tools/weft/flag_checks.hpp"
 
 namespace weft::cli {
 
@@ -43,7 +44,8 @@ void add_rank_flags(CLI::App& command, RankFlags& flags) {
       ->type_name("NAME");
   command
       .add_option("--threads", flags.threads, "cpu: kernel threads per rank (default: the node's cores / its ranks)")
-      ->type_name("T");
+      ->type_name("T")
+      ->check(integer_from(1, kMaxThreads));
   command
       .add_option("--timeout", flags.timeout_s,
                   "Seconds a rank waits for a communication op before it ends the job with an error (default 120)")
@@ -53,7 +55,6 @@ void add_rank_flags(CLI::App& command, RankFlags& flags) {
 BackendOptions backend_options(const RankFlags& flags, const cpu::MpiJob& job) {
   const auto kind = kBackendKindNames.parse(flags.backend);
   if (!kind) throw InputError("--backend: '" + flags.backend + "' is not one of " + kBackendKindNames.choices());
-  if (flags.threads < 0) throw InputError("--threads: expected at least 1 thread");
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int threads = flags.threads > 0 ? flags.threads : std::max(1, cores / job.local_size());
   return {*kind, threads, job.local_rank(), job.local_size()};

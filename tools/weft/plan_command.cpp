@@ -1,3 +1,4 @@
+#include <limits>
 #include <memory>
 #include <string>
 #include <thread>
@@ -13,6 +14,7 @@
 #include "simulator/workload/graph_size.hpp"
 #include "tools/weft/command_support.hpp"
 #include "tools/weft/commands.hpp"
+#include "tools/weft/flag_checks.hpp"
 #include "tools/weft/interrupt.hpp"
 
 namespace weft::cli {
@@ -47,13 +49,6 @@ dip::DipOptions planner_options(const PlanFlags& flags) {
     throw InputError(
         fmt::format("--time-budget: expected seconds > 0 and at most {:g} (a day)", kMaxTimeBudgetSeconds));
   }
-  if (flags.iterations < 0 || flags.iterations > kMaxIterations) {
-    throw InputError(fmt::format("--iterations: expected 1 to {}", kMaxIterations));
-  }
-  if (flags.threads < 0) throw InputError("--threads: expected at least 1");
-  if (flags.sub_microbatch < 0) throw InputError("--sub-microbatch: expected at least 1");
-  if (flags.window < 0) throw InputError("--window: expected 0 (any) or at least 1");
-  if (flags.memory_limit_gib < 0.0) throw InputError("--memory-limit-gib: expected GiB > 0");
   dip::DipOptions options;
   options.time_budget_s = flags.time_budget_s;
   options.max_iterations = flags.iterations;
@@ -137,21 +132,29 @@ void add_plan_command(CLI::App& app) {
   command
       ->add_option("--iterations", flags->iterations,
                    "Stop the search after N tree expansions instead of a time budget (reproducible on any machine)")
-      ->type_name("N");
-  command->add_option("--threads", flags->threads, "Search threads (default: all cores)")->type_name("T");
-  command->add_option("--seed", flags->seed, "Seed of the search's random rollouts (default 1)")->type_name("N");
+      ->type_name("N")
+      ->check(integer_from(1, kMaxIterations));
+  command->add_option("--threads", flags->threads, "Search threads (default: all cores)")
+      ->type_name("T")
+      ->check(integer_from(1, kMaxThreads));
+  command->add_option("--seed", flags->seed, "Seed of the search's random rollouts (default 1)")
+      ->type_name("N")
+      ->check(integer_from(0));
   command
       ->add_option("--sub-microbatch", flags->sub_microbatch,
                    "Images per sub-microbatch of image encoders (default: the smallest within 95% of the best "
                    "efficiency)")
-      ->type_name("N");
+      ->type_name("N")
+      ->check(integer_from(1, std::numeric_limits<int>::max()));
   command
       ->add_option("--window", flags->window,
                    "Search only rankings in which each segment group, in microbatch order, takes one of the W "
                    "highest priorities still free (default 0: any ranking, as papers/001 Algorithm 1)")
-      ->type_name("W");
+      ->type_name("W")
+      ->check(integer_from(0, std::numeric_limits<int>::max()));
   command->add_option("--memory-limit-gib", flags->memory_limit_gib, "Memory per GPU (default: the GPU's)")
-      ->type_name("GIB");
+      ->type_name("GIB")
+      ->check(positive_number());
   command->add_flag("--slowest", flags->slowest,
                     "Rank for the slowest schedule instead, to see how much ranking matters (papers/001 Fig. 10)");
   command

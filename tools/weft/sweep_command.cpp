@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <memory>
 #include <string>
 #include <thread>
@@ -17,6 +18,7 @@
 #include "simulator/planner/sweep.hpp"
 #include "tools/weft/command_support.hpp"
 #include "tools/weft/commands.hpp"
+#include "tools/weft/flag_checks.hpp"
 #include "tools/weft/incremental_sweep.hpp"
 #include "tools/weft/interrupt.hpp"
 
@@ -152,8 +154,6 @@ void run_sweep_command(const SweepFlags& flags) {
                       {"--json", &flags.json_file},
                       {"--html", &flags.html_file},
                       {"--trace-best", &flags.trace_best_file}});
-  if (flags.top == 0) throw InputError("--top: expected at least 1");
-  if (flags.threads < 0) throw InputError("--threads: expected at least 1");
   IncrementalSweep journal(flags.incremental, flags.csv_file);
 
   const auto start = std::chrono::steady_clock::now();
@@ -161,7 +161,6 @@ void run_sweep_command(const SweepFlags& flags) {
   TrainingScenario base = with_context(flags.scenario, [&] { return load_sweep_scenario(document.root()); });
   apply_calibration(flags.calibration, base.cluster);
   const int gpus = flags.gpus > 0 ? flags.gpus : base.cluster.gpus;
-  if (flags.gpus < 0) throw InputError("--gpus: expected a positive GPU count");
   SweepGrid grid = default_grid(base, gpus);
   if (!flags.grid.empty()) {
     with_context("--grid", [&] {
@@ -236,7 +235,9 @@ void add_sweep_command(CLI::App& app) {
       "SCENARIO is a training scenario; its model, cluster, training, options and per-sample data are kept and its "
       "parallel section is not read (docs/sweep.md).");
   command->add_option("SCENARIO", flags->scenario, "Scenario JSON file")->required();
-  command->add_option("--gpus", flags->gpus, "GPUs to plan for (default: the cluster's)")->type_name("N");
+  command->add_option("--gpus", flags->gpus, "GPUs to plan for (default: the cluster's)")
+      ->type_name("N")
+      ->check(integer_from(1, std::numeric_limits<int>::max()));
   command
       ->add_option("--grid", flags->grid,
                    "Axes to narrow or widen, e.g. \"tp=1,2,4,8 pp=1..16 mb=1,2\"; axes tp, pp, cp, vpp, mb, "
@@ -252,7 +253,8 @@ void add_sweep_command(CLI::App& app) {
       ->add_option("--top", flags->top,
                    "Plans to show (default 10); plans whose compute alone is slower than the K-th best are not "
                    "simulated (pruned) unless --all")
-      ->type_name("K");
+      ->type_name("K")
+      ->check(integer_from(1));
   command->add_flag("--all", flags->all,
                     "Simulate every plan that may fit, also those that cannot enter the top K (for --csv, --json and "
                     "--html of the whole grid)");
@@ -262,7 +264,9 @@ void add_sweep_command(CLI::App& app) {
   command->add_option("--html", flags->html_file, "Write a self-contained HTML report to FILE")->type_name("FILE");
   command->add_option("--trace-best", flags->trace_best_file, "Write the best plan's Chrome trace to FILE")
       ->type_name("FILE");
-  command->add_option("--threads", flags->threads, "Simulation threads (default: all cores)")->type_name("T");
+  command->add_option("--threads", flags->threads, "Simulation threads (default: all cores)")
+      ->type_name("T")
+      ->check(integer_from(1, kMaxThreads));
   add_calibration_flag(*command, flags->calibration);
   add_strict_flag(*command, flags->strict);
   add_reuse_flags(*command, flags->reuse);
@@ -273,7 +277,7 @@ void add_sweep_command(CLI::App& app) {
                    "Refuse a grid estimated to take longer than M minutes to simulate (default 60); narrow it with "
                    "--grid instead where you can")
       ->type_name("M")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   command->callback([flags] { run_sweep_command(*flags); });
 }
 
