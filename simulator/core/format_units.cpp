@@ -34,4 +34,12 @@ std::string format_trace_microseconds(TimeNs ns) {
   return fmt::format("{}{}.{:03}", sign, magnitude / 1000, magnitude % 1000);
 }
 
+std::string format_count(std::int64_t count) {
+  std::string text = std::to_string(count);
+  for (auto at = static_cast<std::ptrdiff_t>(text.size()) - 3; at > (text[0] == '-' ? 1 : 0); at -= 3) {
+    text.insert(static_cast<std::size_t>(at), ",");
+  }
+  return text;
+}
+
 }  // namespace weft

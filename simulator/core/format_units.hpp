@@ -1,6 +1,7 @@
 // Times, sizes and fractions as weft prints them: in reports, error messages and traces.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "simulator/core/units.hpp"
@@ -13,6 +14,8 @@ std::string format_duration(TimeNs ns);
 std::string format_seconds(double seconds);
 // "512 B", "3.00 KiB", "1.50 MiB", "79.65 GiB".
 std::string format_bytes(Bytes bytes);
+// "2,147,483,648".
+std::string format_count(std::int64_t count);
 // "87.3%".
 std::string format_percent(double fraction);
 // Nanoseconds as microseconds with exactly three decimals, as Chrome traces want: "1234.567".

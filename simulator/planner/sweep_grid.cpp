@@ -3,10 +3,14 @@
 #include <algorithm>
 #include <charconv>
 #include <string>
+#include <unordered_set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "simulator/core/checked_math.hpp"
+#include "simulator/core/format_units.hpp"
+#include "simulator/core/host_memory.hpp"
 #include "simulator/core/input_error.hpp"
 #include "simulator/core/split_text.hpp"
 
@@ -33,8 +37,9 @@ std::int64_t parse_integer(std::string_view axis, std::string_view text) {
 // "1,2,4" or "1..16" (or both mixed), in the order given, without repeats.
 std::vector<std::int64_t> parse_integers(std::string_view axis, std::string_view values) {
   std::vector<std::int64_t> out;
+  std::unordered_set<std::int64_t> seen;  // a range may hold 100,000 values
   auto add = [&](std::int64_t value) {
-    if (std::find(out.begin(), out.end(), value) == out.end()) out.push_back(value);
+    if (seen.insert(value).second) out.push_back(value);
   };
   for (std::string_view item : split_text(values, ',')) {
     if (const std::size_t dots = item.find(".."); dots != std::string_view::npos) {
@@ -177,6 +182,7 @@ SweepGrid default_grid(const TrainingScenario& scenario, int gpus) {
 }
 
 void apply_grid_spec(SweepGrid& grid, std::string_view spec) {
+  std::unordered_set<std::string_view> given;
   for (std::string_view term : split_text(spec, ' ')) {
     if (term.empty()) continue;
     const std::size_t equals = term.find('=');
@@ -185,6 +191,11 @@ void apply_grid_spec(SweepGrid& grid, std::string_view spec) {
     }
     const std::string_view axis = term.substr(0, equals);
     const std::string_view values = term.substr(equals + 1);
+    // A second term for an axis would silently replace the first.
+    if (!given.insert(axis).second) {
+      throw InputError("axis '" + std::string(axis) + "' is given twice: give all its values in one term (" +
+                       std::string(axis) + "=a,b)");
+    }
     if (axis == "tp") {
       grid.tp = positive_ints(axis, values);
     } else if (axis == "pp") {
@@ -248,6 +259,34 @@ void check_grid(const SweepGrid& grid, const TrainingScenario& scenario) {
     throw InputError(std::string(grid.module_tp.empty() ? "'module_dp'" : "'module_tp'") +
                      ": modules on meshes of their own have stages of their own; add layout=modality");
   }
+  // Every plan enumerated is kept until the sweep ends: refuse a grid whose plans would not fit
+  // in memory before enumerating any.
+  const std::int64_t plans = grid_combinations(grid);
+  const Bytes per_plan = plan_bytes(scenario);
+  const std::int64_t most = host_memory_bytes() / 2 / per_plan;
+  if (plans > most) {
+    throw InputError(fmt::format(
+        "its axes make {} combinations, up to as many plans to enumerate at about {} each; the limit is {} plans "
+        "(half of {}): narrow an axis",
+        format_count(plans), format_bytes(per_plan), format_count(most), host_memory_text()));
+  }
+}
+
+std::int64_t grid_combinations(const SweepGrid& grid) {
+  std::int64_t combinations = 1;
+  for (const std::size_t values :
+       {grid.tp.size(), grid.pp.size(), grid.cp.size(), grid.vpp.size(), grid.micro_batch.size(), grid.recompute.size(),
+        grid.zero.size(), grid.dp_shard.size(), grid.schedule.size(), grid.sequence_parallel.size(), grid.layout.size(),
+        grid.partition.size(), std::max<std::size_t>(1, grid.module_tp.size()),
+        std::max<std::size_t>(1, grid.module_dp.size())}) {
+    combinations = saturating_mul(combinations, static_cast<std::int64_t>(values));
+  }
+  return combinations;
+}
+
+Bytes plan_bytes(const TrainingScenario& scenario) {
+  const std::size_t samples = scenario.data ? scenario.data->samples.size() : 0;
+  return kSweepBytesPerPlan + static_cast<Bytes>(samples * sizeof(SampleContents));
 }
 
 std::string grid_spec(const SweepGrid& grid) {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "simulator/core/checked_math.hpp"
+#include "simulator/core/format_units.hpp"
 #include "simulator/workload/multimodal_model.hpp"
 #include "simulator/workload/pipeline_schedule.hpp"
 
@@ -98,14 +99,6 @@ std::vector<std::int64_t> ops_per_position(const TrainingScenario& s, const Pipe
   return ops;
 }
 
-std::string digits(std::int64_t value) {
-  std::string text = std::to_string(value);
-  for (auto at = static_cast<std::ptrdiff_t>(text.size()) - 3; at > (text[0] == '-' ? 1 : 0); at -= 3) {
-    text.insert(static_cast<std::size_t>(at), ",");
-  }
-  return text;
-}
-
 }  // namespace
 
 GraphSize estimate_training_graph(const TrainingScenario& s, const WorkloadOptions& options,
@@ -151,19 +144,21 @@ void check_training_graph_size(const TrainingScenario& s, const WorkloadOptions&
   std::string cause;
   if (size.microbatches >= size.simulated_ranks && size.microbatches >= size.ops_per_microbatch) {
     cause = fmt::format("training.global_batch: {} samples make {} microbatches on each of {} simulated ranks",
-                        digits(s.training.global_batch), digits(size.microbatches), digits(size.simulated_ranks));
+                        format_count(s.training.global_batch), format_count(size.microbatches),
+                        format_count(size.simulated_ranks));
   } else if (size.simulated_ranks >= size.ops_per_microbatch) {
     cause = fmt::format("{}: {} simulated ranks of {} microbatches", options.unfold ? "--unfold" : "parallel.dp",
-                        digits(size.simulated_ranks), digits(size.microbatches));
+                        format_count(size.simulated_ranks), format_count(size.microbatches));
   } else {
     cause = fmt::format("model: its {} layers make {} ops per microbatch on a rank, {} microbatches on {} ranks",
-                        s.model.layers(), digits(size.ops_per_microbatch), digits(size.microbatches),
-                        digits(size.simulated_ranks));
+                        s.model.layers(), format_count(size.ops_per_microbatch), format_count(size.microbatches),
+                        format_count(size.simulated_ranks));
   }
-  const std::string held = size.held_ops == size.ops ? "" : fmt::format(" ({} held in memory)", digits(size.held_ops));
-  throw InputError(fmt::format("{}, about {} ops{} and {:.1f} GB; the limit is {} ops ({})", cause, digits(size.ops),
-                               held, static_cast<double>(size.bytes) / kBytesPerGB, digits(limit),
-                               graph_op_limit_source(options.max_ops)));
+  const std::string held =
+      size.held_ops == size.ops ? "" : fmt::format(" ({} held in memory)", format_count(size.held_ops));
+  throw InputError(fmt::format("{}, about {} ops{} and {:.1f} GB; the limit is {} ops ({})", cause,
+                               format_count(size.ops), held, static_cast<double>(size.bytes) / kBytesPerGB,
+                               format_count(limit), graph_op_limit_source(options.max_ops)));
 }
 
 }  // namespace weft

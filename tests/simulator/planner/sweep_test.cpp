@@ -6,6 +6,7 @@
 #include "simulator/planner/memory_estimate.hpp"
 #include "simulator/planner/plan_enumeration.hpp"
 #include "tests/simulator/workload/training_test_support.hpp"
+#include "tests/support/cli_expectations.hpp"
 
 namespace weft {
 namespace {
@@ -85,6 +86,31 @@ TEST_CASE("grid specs narrow axes and bad ones are explained", "[sweep][errors]"
   SweepGrid read_back;
   apply_grid_spec(read_back, grid_spec(grid));
   CHECK(read_back.dp_shard == grid.dp_shard);
+  CHECK_THROWS_WITH(apply_grid_spec(grid, "tp=1 pp=2 tp=2"),
+                    Equals("axis 'tp' is given twice: give all its values in one term (tp=a,b)"));
+}
+
+TEST_CASE("a grid's combinations bound the plans it enumerates, and too many are refused before any is",
+          "[sweep][errors]") {
+  SweepGrid grid;
+  apply_grid_spec(grid, "tp=1,2 pp=1,2,4 cp=1 vpp=1,2 mb=1,2 recompute=none zero=0 schedule=1f1b,interleaved sp=1");
+  // 2 TP x 3 PP x 1 CP x 2 VPP x 2 micro-batch sizes x 2 schedules, one value on every other axis.
+  CHECK(grid_combinations(grid) == 48);
+  CHECK(enumerate_plans(small_base(), grid, 8).plans.size() <= 48);
+  for (const char* name : {"llama3-405b-16384xh100", "vlm-s-16xh800", "llava-ov-llama3-8b-32xa100-meshes"}) {
+    INFO(name);
+    const JsonDocument document = JsonDocument::parse_file(test::experiment(name));
+    const TrainingScenario base = load_sweep_scenario(document.root());
+    const SweepGrid defaults = default_grid(base, base.cluster.gpus);
+    CHECK(static_cast<std::size_t>(grid_combinations(defaults)) >=
+          enumerate_plans(base, defaults, base.cluster.gpus).plans.size());
+  }
+  apply_grid_spec(grid, "pp=1..1000 vpp=1..100000");
+  CHECK(grid_combinations(grid) == 2LL * 1000 * 100000 * 2 * 2);
+  CHECK_THROWS_WITH(check_grid(grid, small_base()),
+                    Contains("its axes make 800,000,000 combinations, up to as many plans to enumerate at about "
+                             "16.00 KiB each; the limit is") &&
+                        Contains("narrow an axis"));
 }
 
 TEST_CASE("the dp_shard axis adds a hybrid plan where its group divides dp and ZeRO shards", "[sweep][hybrid]") {
