@@ -182,7 +182,6 @@ SweepGrid default_grid(const TrainingScenario& scenario, int gpus) {
 }
 
 void apply_grid_spec(SweepGrid& grid, std::string_view spec) {
-  std::unordered_set<std::string_view> given;
   for (std::string_view term : split_text(spec, ' ')) {
     if (term.empty()) continue;
     const std::size_t equals = term.find('=');
@@ -191,11 +190,6 @@ void apply_grid_spec(SweepGrid& grid, std::string_view spec) {
     }
     const std::string_view axis = term.substr(0, equals);
     const std::string_view values = term.substr(equals + 1);
-    // A second term for an axis would silently replace the first.
-    if (!given.insert(axis).second) {
-      throw InputError("axis '" + std::string(axis) + "' is given twice: give all its values in one term (" +
-                       std::string(axis) + "=a,b)");
-    }
     if (axis == "tp") {
       grid.tp = positive_ints(axis, values);
     } else if (axis == "pp") {

@@ -70,7 +70,8 @@ SweepGrid default_grid(const TrainingScenario& scenario, int gpus);
 // `a..b` inclusive. Axes: tp, pp, cp, vpp, mb, recompute (none, selective, full, or full of some
 // layers: full/firstN, full/everyK), zero, dp_shard (all, node, or shard group sizes), schedule, sp,
 // layout, partition, module_stages (one value), module_tp, module_dp. Example:
-// "tp=1,2,4,8 pp=1..16 mb=1,2". Throws InputError naming the axis or value at fault.
+// "tp=1,2,4,8 pp=1..16 mb=1,2". An axis named twice takes its last term's values. Throws
+// InputError naming the axis or value at fault.
 void apply_grid_spec(SweepGrid& grid, std::string_view spec);
 
 // Throws InputError where the grid asks for what the model cannot have: modality parallelism of

@@ -66,6 +66,11 @@ TEST_CASE("weft calibrate rejects bad measurement files naming the file and JSON
   const auto a = dir.write("a.json", measurements("cpu one"));
   const auto b = dir.write("b.json", measurements("cpu two"));
   expect_rejected("calibrate '" + a.string() + "' '" + b.string() + "'", "b.json: measured on 'cpu two'", dir);
+  // The profile written over a measurement file would destroy it.
+  const auto run = run_weft("calibrate '" + a.string() + "' -o '" + a.string() + "'");
+  CHECK(run.exit_code == 2);
+  CHECK_THAT(run.err, Contains("-o: '" + a.string() + "' is a file this command reads"));
+  CHECK(read_file(a) == measurements("cpu one"));
 }
 
 TEST_CASE("weft calibrate reports held-out errors and its profile changes what simulate predicts", "[cli][calibrate]") {

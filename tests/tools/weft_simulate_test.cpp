@@ -2,6 +2,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+
 #include "tests/support/cli_expectations.hpp"
 #include "tests/support/run_command.hpp"
 
@@ -10,6 +12,7 @@ namespace {
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
+using test::quoted;
 using test::read_file;
 using test::run_weft;
 using test::TempDir;
@@ -163,6 +166,23 @@ TEST_CASE("usage errors exit 2, help and version exit 0", "[cli][errors]") {
   const auto bad_output = run_weft("simulate '" + kBundled + "' --json /nonexistent/dir/out.json");
   CHECK(bad_output.exit_code == 2);
   CHECK_THAT(bad_output.err, Contains("--json: cannot write '/nonexistent/dir/out.json'"));
+
+  // An output that would overwrite the scenario, or another output, is refused before any work.
+  const auto scenario = dir.write("s.json", read_file(kBundled));
+  const auto over_input = run_weft("simulate " + quoted(scenario) + " --json " + quoted(scenario));
+  CHECK(over_input.exit_code == 2);
+  CHECK_THAT(over_input.err,
+             Contains("--json: '" + scenario.string() + "' is a file this command reads: writing it would destroy it"));
+  CHECK(read_file(scenario) == read_file(kBundled));
+  std::filesystem::create_symlink(scenario, dir.file("link.json"));
+  CHECK_THAT(run_weft("simulate " + quoted(scenario) + " --trace " + quoted(dir.file("link.json"))).err,
+             Contains("--trace: '" + dir.file("link.json").string() + "' is a file this command reads"));
+  const auto twice = run_weft("simulate " + quoted(scenario) + " --json " + quoted(dir.file("o.json")) + " --trace " +
+                              quoted(dir.path() / "." / "o.json"));
+  CHECK(twice.exit_code == 2);
+  CHECK_THAT(twice.err, Contains("--json: '" + dir.file("o.json").string() +
+                                 "' is also the file of --trace: one would overwrite the other"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("o.json")));
 
   const auto help = run_weft("simulate --help");
   CHECK(help.exit_code == 0);

@@ -329,7 +329,7 @@ TEST_CASE("compute beside the data-parallel collectives is slowed unless the opt
     return nlohmann::json::parse(read_file(dir.file(out)))["iteration_time_s"].get<double>();
   };
   const double on = iteration(experiment("llama3-405b-16384xh100"), "on.json");
-  const double off = iteration(off_file.string(), "off.json");
+  const double off = iteration(off_file.string(), "off-result.json");
   CHECK(on > off);
   // Its DP groups span nodes: no compute op runs slower than on the 116 of 132 SMs NCCL's 16 leave.
   CHECK(on < off * 132.0 / 116.0);

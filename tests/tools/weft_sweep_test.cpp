@@ -201,7 +201,6 @@ TEST_CASE("bad sweep input exits 2 with a clear message and no files", "[cli][sw
       "--grid 'recompute=full/first0'",
       "--grid: 'recompute=full/first0': expected none, selective, full, full/firstN, full/everyK or full/uniformN");
   rejected("--grid 'dp_shard=half'", "--grid: 'dp_shard=half': expected all, node, or numbers of data-parallel ranks");
-  rejected("--grid 'tp=1 tp=2'", "--grid: axis 'tp' is given twice");
   rejected("--grid 'pp=1..1000 vpp=1..100000'", "--grid: its axes make");
   rejected("--top 0", "--top: expected an integer of at least 1, got '0'");
   rejected("--html /nonexistent/dir/r.html", "--html: cannot write");

@@ -112,7 +112,7 @@ double gather_seconds(const TrainingScenario& scenario, const ModelSpec& model, 
 }
 
 void run_attention(const AttentionFlags& flags) {
-  check_output_paths({{"--json", &flags.json_file}});
+  check_output_paths({{"--json", &flags.json_file}}, {flags.scenario, flags.calibration});
   const JsonDocument document = JsonDocument::parse_file(flags.scenario);
   const TrainingScenario scenario = with_context(
       flags.scenario, [&] { return load_training_scenario(document.root(), read_calibration(flags.calibration)); });

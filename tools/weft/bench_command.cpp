@@ -13,7 +13,6 @@
 #include "kernels/bench/host_issue_bench.hpp"
 #include "kernels/bench/scenario_cases.hpp"
 #include "simulator/core/json_cursor.hpp"
-#include "simulator/io/atomic_file.hpp"
 #include "simulator/io/progress_bar.hpp"
 #include "simulator/workload/training_workload.hpp"
 #include "tools/weft/command_support.hpp"
@@ -100,8 +99,7 @@ BenchPlan plan_bench(const BenchFlags& flags, const cpu::MpiJob& job) {
   plan.options.min_sample_ns = flags.sample_ms * 1e6;
   plan.options.timeout = timeout(flags.rank);
   plan.options.ranks_per_node = per_node;
-  with_context("-o", [&] { check_output_path(flags.output); });
-  check_output_paths({{"--cluster-spec", &flags.cluster_spec}});
+  check_output_paths({{"-o", &flags.output}, {"--cluster-spec", &flags.cluster_spec}}, {flags.scenario});
   return plan;
 }
 

@@ -7,7 +7,6 @@
 #include "calibration/calibrate.hpp"
 #include "calibration/profile_io.hpp"
 #include "simulator/core/format_units.hpp"
-#include "simulator/io/atomic_file.hpp"
 #include "simulator/io/text_table.hpp"
 #include "tools/weft/command_support.hpp"
 #include "tools/weft/commands.hpp"
@@ -37,7 +36,7 @@ std::string render_holdout(const std::vector<HoldoutErrors>& groups) {
 }
 
 void run_calibrate(const CalibrateFlags& flags) {
-  with_context("-o", [&] { check_output_path(flags.output); });
+  check_output_paths({{"-o", &flags.output}}, flags.measurements);
   std::vector<MeasurementFile> files;
   for (const std::string& file : flags.measurements) {
     const JsonDocument document = JsonDocument::parse_file(file);

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <ctime>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -114,10 +115,42 @@ void print_reuse_stats(const ReuseFlags& flags) {
       format_seconds(stats.simulation_s));
 }
 
-void check_output_paths(std::initializer_list<std::pair<const char*, const std::string*>> outputs) {
+namespace {
+
+// Whether two paths name one file: the same file on disk where both exist (hard and symbolic links
+// too), else the same path once made absolute and resolved as far as it exists.
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code error;
+  if (std::filesystem::equivalent(a, b, error)) return true;
+  const auto resolved_a = std::filesystem::weakly_canonical(a, error);
+  if (error) return false;
+  const auto resolved_b = std::filesystem::weakly_canonical(b, error);
+  return !error && resolved_a == resolved_b;
+}
+
+}  // namespace
+
+void check_output_paths(std::initializer_list<std::pair<const char*, const std::string*>> outputs,
+                        const std::vector<std::string>& inputs) {
+  std::vector<std::pair<const char*, const std::string*>> checked;
   for (const auto& [flag, file] : outputs) {
     const std::string& path = *file;  // structured bindings are not captured by clang 14's lambdas
-    if (!path.empty()) with_context(flag, [&] { check_output_path(path); });
+    if (path.empty()) continue;
+    with_context(flag, [&] { check_output_path(path); });
+    for (const auto& [other_flag, other] : checked) {
+      if (same_file(path, *other)) {
+        throw InputError(
+            fmt::format("{}: '{}' is also the file of {}: one would overwrite the other", flag, path, other_flag));
+      }
+    }
+    for (const std::string& input : inputs) {
+      // An input that does not exist is refused when it is read; one that does would be lost.
+      std::error_code error;
+      if (!input.empty() && std::filesystem::equivalent(path, input, error)) {
+        throw InputError(fmt::format("{}: '{}' is a file this command reads: writing it would destroy it", flag, path));
+      }
+    }
+    checked.emplace_back(flag, &path);
   }
 }
 

@@ -29,8 +29,11 @@ auto with_context(const std::string& context, Fn&& fn) {
   }
 }
 
-// Checks each output path a flag gave (empty: not asked for), before any work starts.
-void check_output_paths(std::initializer_list<std::pair<const char*, const std::string*>> outputs);
+// Checks each output path a flag gave (empty: not asked for), before any work starts: that it can
+// be written, that no two flags name one file (the second would overwrite the first), and that none
+// is one of the files the command reads (`inputs`), which writing would destroy.
+void check_output_paths(std::initializer_list<std::pair<const char*, const std::string*>> outputs,
+                        const std::vector<std::string>& inputs = {});
 
 // Writes `file` atomically with `write` (an error names `flag`), then prints "Wrote FILE" and
 // `note` after it. After a Ctrl-C (interrupt.hpp) it throws Interrupted instead, before writing or

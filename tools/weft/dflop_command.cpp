@@ -31,7 +31,7 @@ struct DflopFlags {
 };
 
 void run_dflop(const DflopFlags& flags) {
-  check_output_paths({{"--json", &flags.json_file}});
+  check_output_paths({{"--json", &flags.json_file}}, {flags.scenario, flags.calibration});
   const JsonDocument document = JsonDocument::parse_file(flags.scenario);
   const TrainingScenario scenario = with_context(
       flags.scenario, [&] { return load_training_scenario(document.root(), read_calibration(flags.calibration)); });

@@ -23,7 +23,7 @@ struct EntrainFlags {
 };
 
 void run_entrain(const EntrainFlags& flags) {
-  check_output_paths({{"--json", &flags.json_file}});
+  check_output_paths({{"--json", &flags.json_file}}, {flags.scenario, flags.calibration});
   const JsonDocument document = JsonDocument::parse_file(flags.scenario);
   const TrainingScenario scenario = with_context(
       flags.scenario, [&] { return load_training_scenario(document.root(), read_calibration(flags.calibration)); });

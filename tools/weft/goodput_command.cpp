@@ -81,7 +81,8 @@ ResilienceSpec load_resilience(const GoodputFlags& flags, const TrainingScenario
 }
 
 void run_goodput(const GoodputFlags& flags) {
-  check_output_paths({{"--json", &flags.json_file}, {"--csv", &flags.csv_file}, {"--html", &flags.html_file}});
+  check_output_paths({{"--json", &flags.json_file}, {"--csv", &flags.csv_file}, {"--html", &flags.html_file}},
+                     {flags.scenario, flags.resilience, flags.calibration});
   const JsonDocument document = JsonDocument::parse_file(flags.scenario);
   TrainingScenario scenario = with_context(
       flags.scenario, [&] { return load_training_scenario(document.root(), read_calibration(flags.calibration)); });

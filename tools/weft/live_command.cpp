@@ -36,7 +36,7 @@ LiveSetup prepare_live(const LiveFlags& flags, const cpu::MpiJob& job) {
   setup.backend = backend_options(flags.rank, job);
   if (flags.warmup < 0) throw InputError("--warmup: expected 0 or more iterations");
   if (flags.iterations < 1) throw InputError("--iterations: expected at least 1 iteration");
-  check_output_paths({{"--trace", &flags.trace_file}});
+  check_output_paths({{"--trace", &flags.trace_file}}, {flags.plan});
   const JsonDocument document = JsonDocument::parse_file(flags.plan);
   setup.plan = with_context(flags.plan, [&] { return read_execution_plan(document.root()); });
   with_context(flags.plan, [&] { LiveExecutor::check(setup.plan, job.size()); });

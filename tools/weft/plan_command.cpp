@@ -71,7 +71,8 @@ void run_plan_command(const PlanFlags& flags) {
   check_output_paths({{"--emit-plan", &flags.plan_file},
                       {"--json", &flags.json_file},
                       {"--trace", &flags.trace_file},
-                      {"--simulated-trace", &flags.simulated_trace_file}});
+                      {"--simulated-trace", &flags.simulated_trace_file}},
+                     {flags.scenario, flags.calibration});
   const JsonDocument document = JsonDocument::parse_file(flags.scenario);
   const TrainingScenario scenario = with_context(
       flags.scenario, [&] { return load_training_scenario(document.root(), read_calibration(flags.calibration)); });

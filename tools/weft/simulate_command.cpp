@@ -137,7 +137,8 @@ void run_training(const SimulateFlags& flags, const JsonCursor& root, const Simu
 }
 
 void run_simulate(const SimulateFlags& flags) {
-  check_output_paths({{"--trace", &flags.trace_file}, {"--json", &flags.json_file}, {"--emit-plan", &flags.plan_file}});
+  check_output_paths({{"--trace", &flags.trace_file}, {"--json", &flags.json_file}, {"--emit-plan", &flags.plan_file}},
+                     {flags.scenario, flags.calibration});
   if (!flags.plan_file.empty() && flags.reuse.no_reuse) {
     throw InputError("--emit-plan: plans are read off the passes --no-reuse does not build");
   }

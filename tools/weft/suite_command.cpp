@@ -269,7 +269,7 @@ void print_training_runs(const std::vector<PublishedResult>& results, const Suit
 }
 
 void run_suite(const SuiteFlags& flags) {
-  check_output_paths({{"--json", &flags.json_file}});
+  check_output_paths({{"--json", &flags.json_file}}, flags.paths);
   const std::vector<std::string> paths =
       flags.paths.empty() ? std::vector<std::string>{(ScenarioLibrary::root() / "validation").string()} : flags.paths;
   const SuiteFiles files = suite_files(paths);

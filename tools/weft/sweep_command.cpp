@@ -153,7 +153,8 @@ void run_sweep_command(const SweepFlags& flags) {
   check_output_paths({{"--csv", &flags.csv_file},
                       {"--json", &flags.json_file},
                       {"--html", &flags.html_file},
-                      {"--trace-best", &flags.trace_best_file}});
+                      {"--trace-best", &flags.trace_best_file}},
+                     {flags.scenario, flags.calibration});
   IncrementalSweep journal(flags.incremental, flags.csv_file);
 
   const auto start = std::chrono::steady_clock::now();

@@ -53,7 +53,7 @@ void run_validate(const ValidateFlags& flags) {
     throw InputError("expected pairs of traces, SIMULATED MEASURED, got " + std::to_string(flags.traces.size()) +
                      " files");
   }
-  check_output_paths({{"--json", &flags.json_file}});
+  check_output_paths({{"--json", &flags.json_file}}, flags.traces);
   std::vector<TraceComparison> comparisons;
   for (std::size_t i = 0; i < flags.traces.size(); i += 2) {
     comparisons.push_back(compare_traces(read_trace(flags.traces[i]), read_trace(flags.traces[i + 1])));
