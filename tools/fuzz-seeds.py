@@ -40,6 +40,15 @@ def data_seeds(out):
     write(out, "data", "1-inline", b'\1{"text_tokens": 1200, "images": 2}\n{"text_tokens": 80, "video_seconds": 4.5}\n')
 
 
+def resilience_seeds(out):
+    # The first byte picks the reader (tests/fuzz/resilience_fuzz.cpp): 0 a resilience file, whose
+    # traces the harness reads from the bundled folder, 1 a failure trace.
+    for path in sorted((SCENARIOS / "resilience").glob("*.json")):
+        write(out, "resilience", f"0-{path.stem}", b"\0" + path.read_bytes())
+    for path in sorted((SCENARIOS / "resilience/traces").glob("*.csv")):
+        write(out, "resilience", f"1-{path.stem}", b"\1" + path.read_bytes())
+
+
 def measurement_seeds(out):
     for path in sorted((SCENARIOS / "measurements").glob("*.json")):
         document = json.loads(path.read_text())
@@ -108,6 +117,7 @@ def main():
     spec_seeds(out)
     data_seeds(out)
     measurement_seeds(out)
+    resilience_seeds(out)
     scenario_seeds(out)
     output_seeds(out, arguments.weft)
 

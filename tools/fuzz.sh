@@ -4,14 +4,14 @@
 #   tools/fuzz.sh [SECONDS]              build build-fuzz/ (clang) and run each harness SECONDS (default 60)
 #   tools/fuzz.sh --runs N               run each harness for N executions instead
 #   tools/fuzz.sh --harness NAME ...     run one harness (training_scenario, graph_scenario, spec, data,
-#                                        measurements, profile, execution_plan, trace)
+#                                        measurements, profile, execution_plan, trace, resilience)
 #   tools/fuzz.sh --build DIR ...        use the harnesses already built in DIR (as ctest does)
 # Corpora grow in DIR/tests/fuzz/corpus/; an input that crashes, leaks or hangs is written to
 # DIR/tests/fuzz/findings/ and the script exits 1.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/setup.sh"
 
-harnesses=(training_scenario graph_scenario spec data measurements profile execution_plan trace)
+harnesses=(training_scenario graph_scenario spec data measurements profile execution_plan trace resilience)
 build_dir=""
 seconds=60
 runs=""

@@ -61,14 +61,21 @@ FailureCause load_cause(const JsonCursor& cause, int gpus_per_node) {
 }  // namespace
 
 std::vector<TraceEvent> read_failure_trace(const std::filesystem::path& file) {
+  // An event takes 24 bytes; its line, at least 6 ("1,1,2\n").
+  constexpr Bytes kTraceBytesPerTextByte = 4;
+  check_file_fits_memory(file, kTraceBytesPerTextByte);
   std::ifstream in(file);
   if (!in) throw InputError(file.string() + ": cannot read the failure trace");
+  return read_failure_trace(in, file.string());
+}
+
+std::vector<TraceEvent> read_failure_trace(std::istream& in, const std::string& file) {
   std::vector<TraceEvent> events;
   std::string line;
   int number = 0;
   bool header = false;
   const auto fail = [&](const std::string& message) {
-    throw InputError(file.string() + ":" + std::to_string(number) + ": " + message);
+    throw InputError(file + ":" + std::to_string(number) + ": " + message);
   };
   const auto number_in = [&](const std::string& text, const char* column, const char* what) {
     std::size_t used = 0;
@@ -105,7 +112,7 @@ std::vector<TraceEvent> read_failure_trace(const std::filesystem::path& file) {
                                      : number_in(fields[2], "down_hours", kHours) * kSecondsPerHour;
     events.push_back(event);
   }
-  if (!header) throw InputError(file.string() + ": expected the header hours,nodes,down_hours");
+  if (!header) throw InputError(file + ": expected the header hours,nodes,down_hours");
   std::stable_sort(events.begin(), events.end(), [](const auto& a, const auto& b) { return a.at_s < b.at_s; });
   return events;
 }

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -60,5 +61,7 @@ FailureModel load_failure_model(const JsonCursor& json, int gpus_per_node, const
 // Reads a failure trace: CSV lines `hours,nodes,down_hours` after a header of those names (down
 // hours empty: never back; lines starting with # are comments); errors name the file and line.
 std::vector<TraceEvent> read_failure_trace(const std::filesystem::path& file);
+// The same from a stream; `file` names it in errors.
+std::vector<TraceEvent> read_failure_trace(std::istream& in, const std::string& file);
 
 }  // namespace weft
