@@ -38,17 +38,13 @@ CLI::Validator integer_from(std::int64_t least, std::int64_t most) {
 }
 
 CLI::Validator number_from(double least, double most) {
-  const std::string expected = most == std::numeric_limits<double>::max()
-                                   ? fmt::format("a number of at least {:g}", least)
-                                   : fmt::format("a number from {:g} to {:g}", least, most);
   return CLI::Validator(
       [=](std::string& text) -> std::string {
         const auto value = parse_whole<double>(text);
         if (value && std::isfinite(*value) && *value >= least && *value <= most) return {};
-        return fmt::format("expected {}, got '{}'", expected, text);
+        return fmt::format("expected a number from {:g} to {:g}, got '{}'", least, most, text);
       },
-      most == std::numeric_limits<double>::max() ? fmt::format(">= {:g}", least)
-                                                 : fmt::format("in [{:g} - {:g}]", least, most));
+      fmt::format("in [{:g} - {:g}]", least, most));
 }
 
 CLI::Validator positive_number() {

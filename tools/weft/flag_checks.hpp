@@ -16,7 +16,7 @@ namespace weft::cli {
 CLI::Validator integer_from(std::int64_t least, std::int64_t most = std::numeric_limits<std::int64_t>::max());
 
 // A finite number in [least, most].
-CLI::Validator number_from(double least, double most = std::numeric_limits<double>::max());
+CLI::Validator number_from(double least, double most);
 
 // A finite number above 0.
 CLI::Validator positive_number();
