@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Fuzzes every file weft reads with libFuzzer under AddressSanitizer and UndefinedBehaviorSanitizer
-# (harnesses in tests/fuzz/, docs/RELIABILITY.md).
+# Fuzzes the files weft reads (all but a sweep's journal) with libFuzzer under AddressSanitizer and
+# UndefinedBehaviorSanitizer (harnesses in tests/fuzz/, docs/RELIABILITY.md).
 #   tools/fuzz.sh [SECONDS]              build build-fuzz/ (clang) and run each harness SECONDS (default 60)
 #   tools/fuzz.sh --runs N               run each harness for N executions instead
 #   tools/fuzz.sh --harness NAME ...     run one harness (training_scenario, graph_scenario, spec, data,
