@@ -256,13 +256,12 @@ void check_grid(const SweepGrid& grid, const TrainingScenario& scenario) {
   // Every plan enumerated is kept until the sweep ends: refuse a grid whose plans would not fit
   // in memory before enumerating any.
   const std::int64_t plans = grid_combinations(grid);
-  const Bytes per_plan = plan_bytes(scenario);
-  const std::int64_t most = host_memory_bytes() / 2 / per_plan;
+  const std::int64_t most = host_memory_bytes() / 2 / kSweepBytesPerPlan;
   if (plans > most) {
     throw InputError(fmt::format(
         "its axes make {} combinations, up to as many plans to enumerate at about {} each; the limit is {} plans "
         "(half of {}): narrow an axis",
-        format_count(plans), format_bytes(per_plan), format_count(most), host_memory_text()));
+        format_count(plans), format_bytes(kSweepBytesPerPlan), format_count(most), host_memory_text()));
   }
 }
 
@@ -276,11 +275,6 @@ std::int64_t grid_combinations(const SweepGrid& grid) {
     combinations = saturating_mul(combinations, static_cast<std::int64_t>(values));
   }
   return combinations;
-}
-
-Bytes plan_bytes(const TrainingScenario& scenario) {
-  const std::size_t samples = scenario.data ? scenario.data->samples.size() : 0;
-  return kSweepBytesPerPlan + static_cast<Bytes>(samples * sizeof(SampleContents));
 }
 
 std::string grid_spec(const SweepGrid& grid) {

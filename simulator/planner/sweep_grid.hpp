@@ -76,7 +76,7 @@ void apply_grid_spec(SweepGrid& grid, std::string_view spec);
 
 // Throws InputError where the grid asks for what the model cannot have: modality parallelism of
 // a model of one module, or module meshes without modality parallelism; or for more plans than
-// half of this machine's memory holds (grid_combinations at plan_bytes each).
+// half of this machine's memory holds (grid_combinations at kSweepBytesPerPlan each).
 void check_grid(const SweepGrid& grid, const TrainingScenario& scenario);
 
 // Every combination of the grid's axes' values: at least as many plans as a sweep enumerates,
@@ -84,12 +84,11 @@ void check_grid(const SweepGrid& grid, const TrainingScenario& scenario);
 std::int64_t grid_combinations(const SweepGrid& grid);
 
 // Memory a sweep takes per plan it enumerates, over a plan's scenario: the peak resident memory of
-// `weft sweep --grid vpp=1..N` over its plans (most of them invalid, or refused after
-// enumeration by --max-minutes) was 14.0 KiB a plan on cpu-gpt-pp2 (76,992 plans), 7.4 - 11 KiB on Llama 3 405B and
-// about 6 KiB on LLaVA-OV with a dataset (N = 20 - 800); rounded up. A samples file's samples are copied into each
-// plan.
+// `weft sweep --grid vpp=1..N` over its plans (most of them invalid, or refused after enumeration
+// by --max-minutes) was 14.0 KiB a plan on cpu-gpt-pp2 (76,992 plans), 7.4 - 11 KiB on Llama 3
+// 405B and about 6 KiB on LLaVA-OV with a dataset (N = 20 - 800); rounded up. A samples file's
+// samples are shared by the plans, not copied (SampleList).
 inline constexpr Bytes kSweepBytesPerPlan = 16 * 1024;
-Bytes plan_bytes(const TrainingScenario& scenario);
 
 // Every axis of `grid` as a spec that apply_grid_spec reads back to the same grid, values in
 // their order ("tp=1,2 pp=1 ... sp=1,0 layout=shared partition=even module_stages=balanced"), and

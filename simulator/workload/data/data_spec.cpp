@@ -56,7 +56,7 @@ DataSpec load_data_spec(const JsonCursor& json) {
     data.dataset = load_dataset_spec(*dataset);
   } else {
     data.samples_file = samples->as_string();
-    data.samples = read_samples_file(data.samples_file);
+    data.samples = SampleList(read_samples_file(data.samples_file));
     if (data.samples.empty()) samples->fail(data.samples_file + " holds no samples");
   }
   if (auto value = json.find("seed")) {

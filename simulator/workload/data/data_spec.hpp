@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <istream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,12 +12,28 @@
 
 namespace weft {
 
+// The samples of a samples file, read once and shared by every copy of the data section that
+// holds them (a sweep copies its scenario into each plan it enumerates).
+class SampleList {
+ public:
+  SampleList() = default;
+  explicit SampleList(std::vector<SampleContents> samples)
+      : samples_(std::make_shared<const std::vector<SampleContents>>(std::move(samples))) {}
+
+  bool empty() const { return size() == 0; }
+  std::size_t size() const { return samples_ ? samples_->size() : 0; }
+  const SampleContents& operator[](std::size_t i) const { return (*samples_)[i]; }
+
+ private:
+  std::shared_ptr<const std::vector<SampleContents>> samples_;
+};
+
 // Where an iteration's samples come from (a scenario's "data" section): each DP replica draws
 // its own samples, so replicas differ and are simulated one by one.
 struct DataSpec {
-  std::optional<DatasetSpec> dataset;   // samples drawn from a mixture, or
-  std::string samples_file;             // samples read from a JSON Lines file:
-  std::vector<SampleContents> samples;  // its samples, in order
+  std::optional<DatasetSpec> dataset;  // samples drawn from a mixture, or
+  std::string samples_file;            // samples read from a JSON Lines file:
+  SampleList samples;                  // its samples, in order
   std::uint64_t seed = 0;
   // A microbatch is padded to its longest sample rounded up to a multiple of this, as
   // dynamic padding does (kernels tile sequences; tensor and context parallelism split them).

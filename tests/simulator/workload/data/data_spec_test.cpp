@@ -91,6 +91,9 @@ TEST_CASE("samples can be read from a JSON Lines file, in order", "[data]") {
   const DataSpec data = data_from(fmt::format(R"({{"samples": "{}", "pad_to": 256}})", file.string()));
   REQUIRE(data.samples.size() == 4);
   CHECK(data.samples[3].text_tokens == 9000);
+  // A copy (a sweep's plan) shares the samples read, rather than holding its own.
+  const DataSpec copy = data;  // NOLINT(performance-unnecessary-copy-initialization)
+  CHECK(&copy.samples[0] == &data.samples[0]);
   const MicrobatchShapes shapes = draw(data, 2, 1, 2, 8192);
   CHECK(lengths_of(shapes) == std::vector<std::int64_t>{1024, 8192});
   CHECK(shapes.total().seq_len == 300 + 1000 + 20 + 8192);
