@@ -159,7 +159,8 @@ TEST_CASE("forward TP collectives count where every stage's TP group is placed a
   CHECK(with_collectives.input_grad == without.input_grad);
 }
 
-TEST_CASE("no plan is simulated faster than its bound, under every bundled stack and ZeRO stage", "[bound]") {
+TEST_CASE("no plan is simulated faster than its bound, under every bundled stack and ZeRO stage",
+          "[bound][exhaustive]") {
   for (const char* stack :
        {"megatron-core", "megatron-lm-2021", "megatron-deepspeed", "pytorch-eager", "llm-foundry"}) {
     const TrainingScenario base = test::sweep_scenario_from(fmt::format(

@@ -126,7 +126,7 @@ int check_memory_lower_bound(const TrainingScenario& base, const SweepGrid& grid
 }
 
 TEST_CASE("the memory estimate of multimodal plans is a lower bound of the simulated peak",
-          "[sweep][modality][memory]") {
+          "[sweep][modality][memory][exhaustive]") {
   SweepGrid grid = default_grid(vlm_base(), 8);
   apply_grid_spec(grid,
                   "tp=1,2 pp=1,2,4 mb=1,2 recompute=none,full,selective zero=0,1,3 "
@@ -172,7 +172,8 @@ TEST_CASE("per-op checkpointing of multimodal plans keeps their memory estimates
   }
 }
 
-TEST_CASE("no multimodal plan is simulated faster than its bound, shared or on stages per module", "[sweep][bound]") {
+TEST_CASE("no multimodal plan is simulated faster than its bound, shared or on stages per module",
+          "[sweep][bound][exhaustive]") {
   const std::string grid =
       "tp=1,2 pp=1,2,4 mb=1,2 zero=0,1 recompute=none,full,selective vpp=1,2 "
       "schedule=gpipe,1f1b,interleaved,zb-h1,encoder-first module_stages=every";
