@@ -3,10 +3,13 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <string>
 
+#include "tests/support/background_weft.hpp"
 #include "tests/support/cli_expectations.hpp"
 #include "tests/support/run_command.hpp"
 
@@ -108,6 +111,24 @@ TEST_CASE("weft goodput refuses bad input with exit 2 and leaves no file", "[cli
   const auto run = run_weft("goodput '" + kScenario + "' '" + kResilience + "' --seeds 0");
   CHECK(run.exit_code == 2);
   CHECK_THAT(run.err, Contains("--seeds"));
+}
+
+TEST_CASE("Ctrl-C stops weft goodput after the run under way and writes nothing", "[cli][goodput][interrupt]") {
+  const TempDir dir;
+  // Minutes of runs: the interval search alone simulates 100,000 seeds at each interval it tries.
+  test::BackgroundWeft running({"goodput", kScenario, kResilience, "--seeds", "100000", "--json",
+                                dir.file("g.json").string(), "--csv", dir.file("g.csv").string()});
+  REQUIRE(running.wait_until([&] { return running.catches(SIGINT); }));
+  running.send(SIGINT);
+  const auto sent = std::chrono::steady_clock::now();
+  const auto stopped = running.wait();
+  INFO(stopped.err);
+  CHECK(std::chrono::steady_clock::now() - sent < std::chrono::seconds(30));
+  CHECK(stopped.killed_by(SIGINT));  // a shell's status 130
+  CHECK_THAT(stopped.err, Contains("weft goodput: interrupted while searching checkpoint intervals, after ") &&
+                              Contains(" runs; no output written"));
+  CHECK(stopped.out.empty());
+  CHECK(std::filesystem::is_empty(dir.path()));
 }
 
 TEST_CASE("weft goodput runs Oobleck through a trace of lost nodes", "[cli][goodput]") {

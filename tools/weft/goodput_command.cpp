@@ -16,6 +16,7 @@
 #include "tools/weft/command_support.hpp"
 #include "tools/weft/commands.hpp"
 #include "tools/weft/flag_checks.hpp"
+#include "tools/weft/interrupt.hpp"
 
 namespace weft::cli {
 namespace {
@@ -80,7 +81,17 @@ ResilienceSpec load_resilience(const GoodputFlags& flags, const TrainingScenario
   return spec;
 }
 
+// Follows a stage of the study on its progress bar, and stops the study there once Ctrl-C or
+// SIGTERM arrived (between runs: each takes well under a second).
+RunProgress interruptible(ProgressBar& bar, std::string stage) {
+  return [&bar, stage = std::move(stage)](std::size_t done, std::size_t total) {
+    if (interrupt_requested()) throw_interrupted(fmt::format("while {}, after {} of {} runs", stage, done, total));
+    bar.update(done, total);
+  };
+}
+
 void run_goodput(const GoodputFlags& flags) {
+  const InterruptHandler interrupts("weft goodput");
   check_output_paths({{"--json", &flags.json_file}, {"--csv", &flags.csv_file}, {"--html", &flags.html_file}},
                      {flags.scenario, flags.resilience, flags.calibration});
   const JsonDocument document = JsonDocument::parse_file(flags.scenario);
@@ -100,9 +111,9 @@ void run_goodput(const GoodputFlags& flags) {
 
   ProgressBar search_bar("searching checkpoint intervals");
   ProgressBar runs_bar("simulating runs");
-  const GoodputStudy study = run_goodput_study(
-      setup, spec.first_seed, spec.seeds, [&](std::size_t done, std::size_t total) { search_bar.update(done, total); },
-      [&](std::size_t done, std::size_t total) { runs_bar.update(done, total); });
+  const GoodputStudy study =
+      run_goodput_study(setup, spec.first_seed, spec.seeds, interruptible(search_bar, "searching checkpoint intervals"),
+                        interruptible(runs_bar, "simulating runs"));
   const GoodputSubject subject{.scenario = flags.scenario,
                                .resilience = flags.resilience,
                                .description = spec.description,

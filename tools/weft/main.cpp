@@ -13,8 +13,8 @@ int main(int argc, char** argv) {
   weft::keep_freed_memory_for_reuse();
   CLI::App app(
       "weft: simulate and plan the distributed training of large models on GPU clusters.\n"
-      "Exit status: 0 success, 1 internal error, 2 bad input or usage; sweep and plan stopped by Ctrl-C or SIGTERM end "
-      "as the signal does (status 130 or 143).",
+      "Exit status: 0 success, 1 internal error, 2 bad input or usage; sweep, plan and goodput stopped by Ctrl-C or "
+      "SIGTERM end as the signal does (status 130 or 143).",
       "weft");
   app.set_version_flag("--version", std::string("weft ") + std::string(weft::version()));
   app.require_subcommand(1);
