@@ -49,6 +49,16 @@ def resilience_seeds(out):
         write(out, "resilience", f"1-{path.stem}", b"\1" + path.read_bytes())
 
 
+def sweep_journal_seeds(out):
+    # The first byte picks what follows (tests/fuzz/sweep_journal_fuzz.cpp): 0 rows after the real
+    # journal's header, 1 a whole file, 2 edits of the real journal (none: the journal as written).
+    write(out, "sweep_journal", "0-no-rows", b"\0")
+    write(out, "sweep_journal", "0-a-row", b'\0"tp1 cp1 pp1 dp8 mb1 zero1 1f1b recompute=none",ok,1,2\n')
+    write(out, "sweep_journal", "1-header", b"\1# weft sweep journal: the plans simulated so far\n# scenario fuzz\n")
+    write(out, "sweep_journal", "2-as-written", b"\2")
+    write(out, "sweep_journal", "2-an-edit", b"\2\x01\x00,")
+
+
 def measurement_seeds(out):
     for path in sorted((SCENARIOS / "measurements").glob("*.json")):
         document = json.loads(path.read_text())
@@ -118,6 +128,7 @@ def main():
     data_seeds(out)
     measurement_seeds(out)
     resilience_seeds(out)
+    sweep_journal_seeds(out)
     scenario_seeds(out)
     output_seeds(out, arguments.weft)
 

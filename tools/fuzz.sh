@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# Fuzzes the files weft reads (all but a sweep's journal) with libFuzzer under AddressSanitizer and
+# Fuzzes the files weft reads with libFuzzer under AddressSanitizer and
 # UndefinedBehaviorSanitizer (harnesses in tests/fuzz/, docs/RELIABILITY.md).
 #   tools/fuzz.sh [SECONDS]              build build-fuzz/ (clang) and run each harness SECONDS (default 60)
 #   tools/fuzz.sh --runs N               run each harness for N executions instead
 #   tools/fuzz.sh --harness NAME ...     run one harness (training_scenario, graph_scenario, spec, data,
-#                                        measurements, profile, execution_plan, trace, resilience)
+#                                        measurements, profile, execution_plan, trace, resilience,
+#                                        sweep_journal)
 #   tools/fuzz.sh --build DIR ...        use the harnesses already built in DIR (as ctest does)
 # Corpora grow in DIR/tests/fuzz/corpus/; an input that crashes, leaks or hangs is written to
 # DIR/tests/fuzz/findings/ and the script exits 1.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/setup.sh"
 
-harnesses=(training_scenario graph_scenario spec data measurements profile execution_plan trace resilience)
+harnesses=(training_scenario graph_scenario spec data measurements profile execution_plan trace resilience
+  sweep_journal)
 build_dir=""
 seconds=60
 runs=""

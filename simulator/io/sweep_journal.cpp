@@ -69,7 +69,10 @@ std::string content_fingerprint(std::string_view bytes) {
 }
 
 SweepJournal read_sweep_journal(const std::filesystem::path& file, const SweepJournalInputs& inputs) {
-  const std::string text = read_whole_file(file);
+  return parse_sweep_journal(read_whole_file(file), file.string(), inputs);
+}
+
+SweepJournal parse_sweep_journal(std::string_view text, const std::string& name, const SweepJournalInputs& inputs) {
   const std::string expected = header(inputs);
   const std::size_t header_lines = inputs.size() + 2;
   SweepJournal journal;
@@ -89,13 +92,13 @@ SweepJournal read_sweep_journal(const std::filesystem::path& file, const SweepJo
         journal.rows.push_back({line, std::string(content), parse_sweep_journal_row(content)});
       }
     } catch (const InputError& error) {
-      throw InputError(fmt::format("{}: line {}: {}", file.string(), line, error.what()));
+      throw InputError(fmt::format("{}: line {}: {}", name, line, error.what()));
     }
     at = end + 1;
     journal.whole_rows_size = at;
   }
   if (journal.whole_rows_size < expected.size()) {
-    throw InputError(file.string() + ": its header is incomplete (delete it to start afresh)");
+    throw InputError(name + ": its header is incomplete (delete it to start afresh)");
   }
   return journal;
 }

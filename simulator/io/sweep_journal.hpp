@@ -41,6 +41,8 @@ struct SweepJournal {
 // Reads the journal `file`. Throws InputError naming the file and the line at fault when it is not
 // a sweep journal, was written for other inputs than `inputs`, or holds a row that cannot be read.
 SweepJournal read_sweep_journal(const std::filesystem::path& file, const SweepJournalInputs& inputs);
+// The same, of a journal's text; `name` stands for its file in messages.
+SweepJournal parse_sweep_journal(std::string_view text, const std::string& name, const SweepJournalInputs& inputs);
 
 // Gives each plan of `sweep` that waits to be simulated the outcome its row in `journal` records.
 // Throws InputError naming `file` and the line of a row that is not of a plan the sweep simulates,

@@ -23,6 +23,7 @@ namespace {
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::EndsWith;
+using Catch::Matchers::StartsWith;
 using test::read_file;
 using test::TempDir;
 
@@ -172,6 +173,10 @@ TEST_CASE("a journal of other inputs, or changed by hand, is refused naming its 
                     Contains("its header is incomplete"));
   CHECK_THROWS_WITH(read_sweep_journal(rewritten("c", text + "\"tp1\",1\n"), kInputs),
                     Contains(fmt::format("c: line {}: 2 columns, not 26", 5 + rows)));
+  // The file's text read as the file is, named as the caller says.
+  CHECK(parse_sweep_journal(text, "p", kInputs).rows.size() == rows);
+  CHECK_THROWS_WITH(parse_sweep_journal(text + "\"tp1\",1\n", "text", kInputs),
+                    StartsWith(fmt::format("text: line {}: 2 columns, not 26", 5 + rows)));
 
   SweepResult sweep = enumerated();
   const SweepJournal twice = read_sweep_journal(rewritten("d", text + text.substr(first_row)), kInputs);
