@@ -29,6 +29,16 @@ std::string describe_checkpoints(const GoodputStudy& study, const GoodputSummary
                      format_span(summary.checkpoint_stall_s), format_span(summary.checkpoint_durable_s));
 }
 
+// A job that checkpoints when a failure is announced: how long ahead, and whether its write fits.
+std::string describe_notice(const RunSetup& setup, const GoodputSummary& summary) {
+  const double notice_s = setup.failures.notice_s;
+  if (!setup.recovery.checkpoint.on_notice || notice_s <= 0.0) return "";
+  return fmt::format("; also on each failure's notice, {} ahead, {}", format_span(notice_s),
+                     summary.checkpoint_durable_s <= notice_s
+                         ? "which the write fits"
+                         : "too short for the write (the job falls back to its last checkpoint)");
+}
+
 std::string describe_interval(const GoodputStudy& study, const GoodputSummary& summary) {
   const CheckpointPolicy& checkpoint = study.setup.recovery.checkpoint;
   if (!checkpoint.enabled) return "no checkpoints";
@@ -105,7 +115,7 @@ std::string render_goodput_report(const GoodputSubject& subject, const GoodputSt
                      traced == 0 ? "" : fmt::format(", and {} events of a trace", traced),
                      subject.failure_source.empty() ? "" : "; " + subject.failure_source);
   out += fmt::format("Recovery         {}\n", describe_recovery(study));
-  out += fmt::format("Checkpoints      {}\n", describe_checkpoints(study, summary));
+  out += fmt::format("Checkpoints      {}{}\n", describe_checkpoints(study, summary), describe_notice(setup, summary));
   out += fmt::format("Interval         {}\n", describe_interval(study, summary));
   out += fmt::format("Restart          {} (restart {}, reload {})\n", format_span(summary.restart_s),
                      format_span(setup.recovery.restart_s), format_span(setup.recovery.reload_s()));

@@ -8,8 +8,8 @@ namespace weft {
 namespace {
 
 CheckpointPolicy load_checkpoint(const JsonCursor& json, double default_bytes) {
-  json.expect_only(
-      {"interval_minutes", "interval_iterations", "mode", "bytes", "write_GBps", "read_GBps", "snapshot_GBps_per_gpu"});
+  json.expect_only({"interval_minutes", "interval_iterations", "mode", "bytes", "write_GBps", "read_GBps",
+                    "snapshot_GBps_per_gpu", "on_notice"});
   CheckpointPolicy out;
   const auto iterations = json.find("interval_iterations");
   const auto minutes = json.find("interval_minutes");
@@ -83,6 +83,12 @@ RecoveryPolicy load_recovery_policy(const JsonCursor& json, double default_check
   } else {
     if (f) f->fail("applies to the oobleck policy only");
     if (templates) templates->fail("applies to the oobleck policy only");
+  }
+  const auto on_notice = json.at("checkpoint").find("on_notice");
+  out.checkpoint.on_notice = on_notice ? on_notice->as_bool() : out.kind == RecoveryKind::varuna;
+  if (on_notice && rebuilds) {
+    on_notice->fail("applies to the checkpoint-restart and varuna policies only: " +
+                    std::string(kRecoveryKindNames.name(out.kind)) + " loses at most the iteration under way");
   }
   if (out.kind != RecoveryKind::checkpoint_restart && out.hot_spare_nodes > 0) {
     json.at("hot_spare_nodes")

@@ -27,6 +27,10 @@ struct CheckpointPolicy {
   double write_bytes_per_s = 0.0;     // storage, all writers together
   double read_bytes_per_s = 0.0;      // storage, all readers together
   double snapshot_bytes_per_s = 0.0;  // per GPU, device to host memory (async)
+  // Checkpoint when a failure is announced (failures.notice_s): a write that is whole in storage
+  // within the notice keeps every finished iteration. Varuna's default; checkpoint-restart's on
+  // request; Oobleck and Bamboo lose at most the iteration under way anyway.
+  bool on_notice = false;
 };
 
 // checkpoint-restart: after an interruption the job restarts (on hot spares in place of the nodes

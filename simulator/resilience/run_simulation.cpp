@@ -272,12 +272,12 @@ class RunSimulator {
     }
   }
 
-  // Varuna checkpoints when told of a preemption (papers/002 §2.7.2 counts as "fallbacks" the
-  // checkpoints that do not finish within the grace period): when the whole write fits in the
-  // notice, the job keeps every iteration it finished and loses only the one under way; otherwise
-  // it falls back to its last checkpoint.
+  // A job that checkpoints when told of a preemption (Varuna; papers/002 §2.7.2 counts as
+  // "fallbacks" the checkpoints that do not finish within the grace period): when the whole write
+  // fits in the notice, the job keeps every iteration it finished and loses only the one under
+  // way; otherwise it falls back to its last checkpoint.
   bool saves_on_notice() const {
-    return setup_.varuna && setup_.failures.notice_s > 0.0 && phase_ != Phase::restart &&
+    return setup_.recovery.checkpoint.on_notice && setup_.failures.notice_s > 0.0 && phase_ != Phase::restart &&
            durable_after_s_ <= setup_.failures.notice_s;
   }
 

@@ -1,4 +1,5 @@
 // `weft goodput` on a bundled scenario and resilience file, through the real binary.
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -151,6 +152,40 @@ TEST_CASE("weft goodput runs Oobleck through a trace of lost nodes", "[cli][good
   CHECK(json["hours"]["degraded throughput"]["mean"].get<double>() > 0.0);
   CHECK_THAT(read_file(dir.file("g.csv")),
              StartsWith("seed,wall_s,goodput_tokens_per_s,") && Contains("reconfigurations"));
+}
+
+TEST_CASE("weft goodput: a checkpoint-restart job that checkpoints on a preemption's notice loses less",
+          "[cli][goodput]") {
+  const TempDir dir;
+  dir.write("lost.csv", "hours,nodes,down_hours\n1.25,1,\n");  // one node lost for good at 75 min
+  const auto study = [&](bool on_notice) {
+    const std::string name = on_notice ? "on.json" : "off.json";
+    const auto file = dir.write(name, fmt::format(R"({{"failures": {{"trace": "lost.csv", "notice_seconds": 60}},
+            "recovery": {{"policy": "checkpoint-restart", "checkpoint": {{"interval_minutes": 30, "write_GBps": 10,
+              "read_GBps": 10, "on_notice": {}}}, "restart_minutes": 5, "hot_spare_nodes": 2}},
+            "run": {{"days": 0.125, "seeds": 1}}}})",
+                                                  on_notice));
+    const auto run = run_weft("goodput '" + test::experiment("gpt3-2.7b-30xa40-oobleck") + "' " + quoted(file) +
+                              " --json " + quoted(dir.file("g" + name)));
+    INFO(run.err);
+    REQUIRE(run.exit_code == 0);
+    CHECK((run.out.find("also on each failure's notice, 60.0 s ahead, which the write fits") != std::string::npos) ==
+          on_notice);
+    return nlohmann::json::parse(read_file(dir.file("g" + name)));
+  };
+  const auto on = study(true);
+  const auto off = study(false);
+  const double iteration_s = on["iteration_time_s"].get<double>();
+  const double lost_on_s = on["hours"]["training lost"]["mean"].get<double>() * 3600.0;
+  const double lost_off_s = off["hours"]["training lost"]["mean"].get<double>() * 3600.0;
+  // The 3.2 s write fits in the minute's notice: only the iteration under way is lost, where the
+  // job that ignores the notice loses every whole iteration since its last checkpoint besides.
+  CHECK(lost_on_s > 0.0);
+  CHECK(lost_on_s < iteration_s);
+  const double whole_iterations = (lost_off_s - lost_on_s) / iteration_s;
+  CHECK(whole_iterations > 10.0);
+  CHECK(whole_iterations == Approx(std::round(whole_iterations)).margin(1e-6));
+  CHECK(on["checkpoints"]["mean"] == off["checkpoints"]["mean"].get<double>() + 1.0);
 }
 
 TEST_CASE("weft goodput runs Bamboo through a trace of lost nodes", "[cli][goodput][bamboo]") {

@@ -78,6 +78,7 @@ RunSetup varuna_setup(const TrainingScenario& scenario, std::vector<TraceEvent> 
   setup.recovery.checkpoint.bytes = 1e10;
   setup.recovery.checkpoint.write_bytes_per_s = 1e10;  // 1 s a checkpoint and a reload
   setup.recovery.checkpoint.read_bytes_per_s = 1e10;
+  setup.recovery.checkpoint.on_notice = true;  // Varuna's default
   setup.horizon_s = 3 * 3600.0;
   return setup;
 }

@@ -43,9 +43,19 @@ TEST_CASE("a resilience file's rates, checkpoint and runs", "[resilience]") {
   CHECK(recovery.checkpoint_stall_s(64) == Approx(0.5).epsilon(1e-12));  // 1 TB at 2 TB/s
   CHECK(recovery.reload_s() == Approx(1.0).epsilon(1e-12));
   CHECK(recovery.restart_s == 600.0);
+  CHECK_FALSE(recovery.checkpoint.on_notice);  // checkpoint-restart's default
   CHECK(spec.days == 7.0);
   CHECK(spec.seeds == 20);
   CHECK(spec.tokens == 1e12);
+  SECTION("checkpoints on a failure's notice: varuna's default, checkpoint-restart's on request") {
+    const std::string checkpoint = R"("checkpoint": {"interval_minutes": 1, "write_GBps": 1, "read_GBps": 1)";
+    const auto policy = [&](const std::string& text) { return parse(file_with(kCauses, text)).recovery; };
+    CHECK(policy(R"({"policy": "varuna", )" + checkpoint + R"(}, "restart_minutes": 1})").checkpoint.on_notice);
+    CHECK_FALSE(policy(R"({"policy": "varuna", )" + checkpoint + R"(, "on_notice": false}, "restart_minutes": 1})")
+                    .checkpoint.on_notice);
+    CHECK(policy(R"({"policy": "checkpoint-restart", )" + checkpoint + R"(, "on_notice": true}, "restart_minutes": 1})")
+              .checkpoint.on_notice);
+  }
   SECTION("an MTBF per GPU is eight times the failures per node") {
     const auto per_gpu = parse(file_with(
         R"({"causes": [{"name": "x", "mtbf_hours": 800, "per": "gpu", "blast_radius": "none"}]})", kRecovery));
@@ -122,6 +132,13 @@ TEST_CASE("bad resilience files name the field and what was expected", "[resilie
   rejects(file_with(kCauses, R"({"policy": "varuna", "checkpoint": {"interval_minutes": 1,)"
                              R"( "write_GBps": 1, "read_GBps": 1}, "restart_minutes": 1, "templates": "minimal"})"),
           "recovery.templates: applies to the oobleck policy only");
+  rejects(file_with(kCauses, R"({"policy": "bamboo", "checkpoint": {"interval_minutes": "none", "write_GBps": 1,)"
+                             R"( "read_GBps": 1, "on_notice": true}, "restart_minutes": 1, "reconfigure_seconds": 5})"),
+          "recovery.checkpoint.on_notice: applies to the checkpoint-restart and varuna policies only: bamboo loses at "
+          "most the iteration under way");
+  rejects(file_with(kCauses, R"({"policy": "varuna", "checkpoint": {"interval_minutes": 1, "write_GBps": 1,)"
+                             R"( "read_GBps": 1, "on_notice": 1}, "restart_minutes": 1})"),
+          "recovery.checkpoint.on_notice");
   rejects(file_with(kCauses, R"({"policy": "checkpoint-restart", "checkpoint": {"interval_minutes": "often",)"
                              R"( "write_GBps": 1, "read_GBps": 1}, "restart_minutes": 1})"),
           "recovery.checkpoint.interval_minutes: 'often' is not a number of minutes");

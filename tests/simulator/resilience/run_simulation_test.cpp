@@ -191,5 +191,33 @@ TEST_CASE("a trace's events take their nodes out when it says", "[resilience]") 
   }
 }
 
+TEST_CASE("checkpoint-restart checkpoints on a preemption's notice when asked, if the write fits in it",
+          "[resilience]") {
+  // A node lost for good at 3,600 s, as in the trace test above: 3,565 s of training by then (five
+  // checkpoints of 7 s), of which 3,000 s are checkpointed and 5 s are the iteration under way.
+  RunSetup setup = setup_of(FailureModel{}, 600.0, 7.0, 60.0);
+  setup.failures.trace = {{3600.0, 1, INFINITY}};
+  setup.horizon_s = 2 * 3600.0;
+  setup.failures.notice_s = 30.0;
+  SECTION("not asked: the notice changes nothing") {
+    const RunOutcome run = simulate_run(setup, 1);
+    CHECK(run.lost_s == Approx(565.0).epsilon(1e-9));
+    CHECK(run.checkpoints == 5);
+  }
+  SECTION("asked, 30 s of notice: the 7 s write fits, only the iteration under way is lost") {
+    setup.recovery.checkpoint.on_notice = true;
+    const RunOutcome run = simulate_run(setup, 1);
+    CHECK(run.lost_s == Approx(5.0).epsilon(1e-9));
+    CHECK(run.checkpoints == 6);
+    CHECK(run.interruptions == 1);
+    CHECK(sum_of_parts(run) == Approx(run.wall_s).epsilon(1e-12));
+  }
+  SECTION("asked, 5 s of notice: the write does not fit, the job falls back to its last checkpoint") {
+    setup.recovery.checkpoint.on_notice = true;
+    setup.failures.notice_s = 5.0;
+    CHECK(simulate_run(setup, 1).lost_s == Approx(565.0).epsilon(1e-9));
+  }
+}
+
 }  // namespace
 }  // namespace weft
