@@ -70,12 +70,23 @@ bool BackgroundWeft::catches(int signal) const {
   return false;
 }
 
-void BackgroundWeft::send(int signal) const { ::kill(pid_, signal); }
+void BackgroundWeft::send(int signal) const {
+  if (pid_ > 0) ::kill(pid_, signal);  // never kill(-1, ...): every process the user may signal
+}
 
 BackgroundWeft::Ended BackgroundWeft::wait() {
   if (pid_ > 0) ::waitpid(pid_, &status_, 0);
   pid_ = -1;
   return {status_, read_file(capture_.file("out")), read_file(capture_.file("err"))};
+}
+
+BackgroundWeft::Ended BackgroundWeft::interrupt(int signal) {
+  const bool caught = wait_until([&] { return catches(signal); });
+  send(caught ? signal : SIGKILL);
+  const auto sent = std::chrono::steady_clock::now();
+  Ended ended = wait();
+  ended.after_signal = std::chrono::steady_clock::now() - sent;
+  return ended;
 }
 
 bool BackgroundWeft::Ended::killed_by(int signal) const { return WIFSIGNALED(status) && WTERMSIG(status) == signal; }

@@ -31,10 +31,15 @@ class BackgroundWeft {
     int status = 0;  // as waitpid gives it
     std::string out;
     std::string err;
+    std::chrono::steady_clock::duration after_signal{};  // how long weft ran after interrupt()'s signal
     bool killed_by(int signal) const;
   };
   // Waits for weft to end.
   Ended wait();
+  // Sends `signal` once weft catches it, then waits for weft to end. Should weft end first, or not
+  // catch it within a minute, it is killed instead (SIGKILL): a test then sees that it was not
+  // ended by `signal`.
+  Ended interrupt(int signal);
 
  private:
   bool running();
