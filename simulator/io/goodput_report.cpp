@@ -1,5 +1,6 @@
 #include "simulator/io/goodput_report.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -27,6 +28,22 @@ std::string describe_checkpoints(const GoodputStudy& study, const GoodputSummary
   }
   return fmt::format("{}, asynchronous: training stops {} for each snapshot, written in {}", size,
                      format_span(summary.checkpoint_stall_s), format_span(summary.checkpoint_durable_s));
+}
+
+// Slowdowns of cause `c`: how often, how long, how slow, and the job's rate when they hit each
+// pipeline stage (the slowest and fastest of them).
+std::string describe_slowdown(const RunSetup& setup, std::size_t c) {
+  const SlowdownCause& cause = setup.failures.slowdowns[c];
+  const std::vector<double>& rates = setup.slowdown_rates[c];
+  const auto [low, high] = std::minmax_element(rates.begin(), rates.end());
+  const std::string pace = low == high || *low == *high
+                               ? fmt::format("{:.1f}%", *low * 100.0)
+                               : fmt::format("{:.1f}% to {:.1f}%", *low * 100.0, *high * 100.0);
+  return fmt::format(
+      "{}: every {} on the job's nodes, for {}, a GPU at {:.0f}% speed: the job at {} of its rate "
+      "(by the stage hit)",
+      cause.name, format_span(1.0 / (cause.rate_per_node_s * static_cast<double>(setup.job_nodes))),
+      format_span(cause.duration_s), cause.speed * 100.0, pace);
 }
 
 // A job that checkpoints when a failure is announced: how long ahead, and whether its write fits.
@@ -114,6 +131,9 @@ std::string render_goodput_report(const GoodputSubject& subject, const GoodputSt
                      format_span(summary.mtbf_s), kSecondsPerDay / summary.mtbf_s,
                      traced == 0 ? "" : fmt::format(", and {} events of a trace", traced),
                      subject.failure_source.empty() ? "" : "; " + subject.failure_source);
+  for (std::size_t c = 0; c < setup.failures.slowdowns.size(); ++c) {
+    out += fmt::format("Slowdowns        {}\n", describe_slowdown(setup, c));
+  }
   out += fmt::format("Recovery         {}\n", describe_recovery(study));
   out += fmt::format("Checkpoints      {}{}\n", describe_checkpoints(study, summary), describe_notice(setup, summary));
   out += fmt::format("Interval         {}\n", describe_interval(study, summary));
@@ -139,9 +159,13 @@ std::string render_goodput_report(const GoodputSubject& subject, const GoodputSt
   add("interruptions", summary.interruptions, 1.0, 1);
   if (setup.oobleck || setup.bamboo) add("reconfigurations", summary.reconfigurations, 1.0, 1);
   add("checkpoints written", summary.checkpoints, 1.0, 0);
-  // Checkpoint-restart neither reconfigures nor runs degraded: those rows are Oobleck's and Varuna's.
-  const std::size_t categories = setup.oobleck || setup.varuna || setup.bamboo ? kTimeCategories : kTimeCategories - 2;
-  for (std::size_t i = 0; i < categories; ++i) {
+  // Checkpoint-restart does not reconfigure, and runs degraded only through slowdowns: the last two
+  // rows are Oobleck's, Varuna's and Bamboo's.
+  const bool reshapes = setup.oobleck || setup.varuna || setup.bamboo;
+  for (std::size_t i = 0; i < kTimeCategories; ++i) {
+    const bool reconfiguration = i == kTimeCategories - 2;
+    const bool degraded = i == kTimeCategories - 1;
+    if ((reconfiguration && !reshapes) || (degraded && !reshapes && setup.failures.slowdowns.empty())) continue;
     add(fmt::format("{} (h)", kTimeCategoryNames[i]), summary.hours[i], 1.0, 1);
   }
   out += table.render("  ");
@@ -191,6 +215,15 @@ nlohmann::json goodput_json(const GoodputSubject& subject, const GoodputStudy& s
   };
   for (std::size_t i = 0; i < summary.hours.size(); ++i) {
     out["hours"][std::string(kTimeCategoryNames[i])] = spread(summary.hours[i]);
+  }
+  out["slowdowns"] = nlohmann::json::array();
+  for (std::size_t c = 0; c < setup.failures.slowdowns.size(); ++c) {
+    const SlowdownCause& cause = setup.failures.slowdowns[c];
+    out["slowdowns"].push_back({{"name", cause.name},
+                                {"rate_per_node_s", cause.rate_per_node_s},
+                                {"duration_s", cause.duration_s},
+                                {"speed", cause.speed},
+                                {"job_rate_by_stage", setup.slowdown_rates[c]}});
   }
   if (study.search) {
     out["interval_search"] = nlohmann::json::array();

@@ -23,6 +23,7 @@ double cause_rate_per_node_s(const JsonCursor& cause, int gpus_per_node) {
   if (mtbf.has_value() == observed.has_value()) {
     cause.fail("expected one of mtbf_hours (with per: gpu or node) or observed ({count, days, gpus or nodes})");
   }
+  if (!mtbf && cause.find("per")) cause.at("per").fail("applies with mtbf_hours only");
   if (mtbf) {
     const std::string per = cause.at("per").as_string();
     if (per != "gpu" && per != "node") cause.at("per").fail("'" + per + "' is not one of gpu or node");
@@ -45,7 +46,6 @@ FailureCause load_cause(const JsonCursor& cause, int gpus_per_node) {
   FailureCause out;
   out.name = cause.at("name").as_string();
   out.rate_per_node_s = cause_rate_per_node_s(cause, gpus_per_node);
-  if (!cause.find("mtbf_hours") && cause.find("per")) cause.at("per").fail("applies with mtbf_hours only");
   out.blast_radius = cause.at("blast_radius").as_enum(kBlastRadiusNames);
   const auto repair_hours = cause.find("repair_hours");
   if (out.blast_radius == BlastRadius::none) {
@@ -55,6 +55,20 @@ FailureCause load_cause(const JsonCursor& cause, int gpus_per_node) {
     out.repair_s = repair_hours->as_nonnegative_number() * kSecondsPerHour;
   }
   if (auto repair = cause.find("repair")) out.repair = repair->as_enum(kRepairDistributionNames);
+  return out;
+}
+
+SlowdownCause load_slowdown(const JsonCursor& cause, int gpus_per_node) {
+  cause.expect_only({"name", "mtbf_hours", "per", "observed", "hours", "speed"});
+  SlowdownCause out;
+  out.name = cause.at("name").as_string();
+  out.rate_per_node_s = cause_rate_per_node_s(cause, gpus_per_node);
+  const JsonCursor hours = cause.at("hours");
+  out.duration_s = hours.as_positive_number() * kSecondsPerHour;
+  if (hours.as_number() > kMaxTraceHours) hours.fail("expected at most 876000 hours");
+  const JsonCursor speed = cause.at("speed");
+  out.speed = speed.as_positive_number();
+  if (out.speed >= 1.0) speed.fail("expected a share of the healthy rate below 1");
   return out;
 }
 
@@ -123,16 +137,30 @@ double FailureModel::rate_per_s(std::int64_t nodes) const {
   return rate * static_cast<double>(nodes);
 }
 
+double FailureModel::slowdown_rate_per_s(std::int64_t nodes) const {
+  double rate = 0.0;
+  for (const SlowdownCause& cause : slowdowns) rate += cause.rate_per_node_s;
+  return rate * static_cast<double>(nodes);
+}
+
 FailureModel load_failure_model(const JsonCursor& json, int gpus_per_node, const std::filesystem::path& directory) {
-  json.expect_only({"source", "causes", "rack_nodes", "trace", "notice_seconds"});
+  json.expect_only({"source", "causes", "rack_nodes", "trace", "notice_seconds", "slowdowns"});
   FailureModel model;
   if (auto source = json.find("source")) model.source = source->as_string();
   if (auto trace = json.find("trace")) {
     const std::filesystem::path file = directory / trace->as_string();
     model.trace = read_failure_trace(file);
   }
+  if (auto slowdowns = json.find("slowdowns")) {
+    for (const JsonCursor& cause : slowdowns->elements())
+      model.slowdowns.push_back(load_slowdown(cause, gpus_per_node));
+    if (model.slowdowns.empty()) slowdowns->fail("expected at least one cause of slowdowns");
+    if (!std::isfinite(model.slowdown_rate_per_s(1))) slowdowns->fail("the causes' rates add up to no finite rate");
+  }
   const auto causes_json = json.find("causes");
-  if (!causes_json && model.trace.empty()) json.fail("expected causes, a trace, or both");
+  if (!causes_json && model.trace.empty() && model.slowdowns.empty()) {
+    json.fail("expected causes, a trace or slowdowns");
+  }
   const auto causes = causes_json ? causes_json->elements() : std::vector<JsonCursor>{};
   if (causes_json && causes.empty()) causes_json->fail("expected at least one cause (an empty list would never fail)");
   bool rack_wide = false;

@@ -31,6 +31,16 @@ struct FailureCause {
   RepairDistribution repair = RepairDistribution::fixed;
 };
 
+// A cause of slowdowns: one GPU of a node keeps training, slower, for a while (a throttled clock, a
+// degraded part), as a Poisson process on every node the job trains on. A synchronous job runs at
+// the pace its slowest GPU allows.
+struct SlowdownCause {
+  std::string name;
+  double rate_per_node_s = 0.0;  // slowdowns per node per second
+  double duration_s = 0.0;
+  double speed = 1.0;  // the slowed GPU's share of its healthy rate, in (0, 1)
+};
+
 // A failure replayed from a trace: at `at_s`, `nodes` healthy nodes drawn at random go out for
 // `down_s` (infinite: they never come back), as spot instances are preempted.
 struct TraceEvent {
@@ -47,13 +57,17 @@ struct FailureModel {
   // How long before a failure that takes nodes out the job is told of it, as a cloud announces a
   // spot preemption; 0: failures come unannounced.
   double notice_s = 0.0;
+  std::vector<SlowdownCause> slowdowns;
 
   // Failures per second over `nodes` nodes in service, all causes together.
   double rate_per_s(std::int64_t nodes) const;
+  // Slowdowns per second over `nodes` nodes, all causes together.
+  double slowdown_rate_per_s(std::int64_t nodes) const;
 };
 
-// Reads `failures` of a resilience file (docs/resilience.md). A cause's rate is given per GPU or
-// per node, either as a mean time between failures (`mtbf_hours`) or as what a fleet observed
+// Reads `failures` of a resilience file (docs/resilience.md). A cause's rate (of failures or of
+// slowdowns) is given per GPU or per node, either as a mean time between failures (`mtbf_hours`) or as what a fleet
+// observed
 // (`observed`: a count of failures over so many GPUs or nodes and days); `gpus_per_node` turns
 // either into a rate per node. A `trace` file is read relative to `directory`.
 FailureModel load_failure_model(const JsonCursor& json, int gpus_per_node, const std::filesystem::path& directory);

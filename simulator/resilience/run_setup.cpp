@@ -3,8 +3,36 @@
 #include <fmt/format.h>
 
 #include "simulator/core/units.hpp"
+#include "simulator/engine/engine.hpp"
+#include "simulator/workload/training_report.hpp"
+#include "simulator/workload/training_workload.hpp"
 
 namespace weft {
+namespace {
+
+// The rate the job trains at while one GPU of each pipeline stage in turn runs at `speed`: the
+// healthy iteration's time over the slowed one's. Ranks follow Megatron's order (the pipeline
+// stage varies slowest), so stage k's first GPU is k x GPUs / pp.
+std::vector<double> slowed_rates(const TrainingScenario& scenario, double healthy_iteration_s, double speed) {
+  std::vector<double> rates;
+  const std::int64_t gpus_per_stage = scenario.parallel.world_size() / scenario.parallel.pp;
+  for (int stage = 0; stage < scenario.parallel.pp; ++stage) {
+    TrainingScenario slowed = scenario;
+    Stragglers stragglers = scenario.cluster.stragglers
+                                ? *scenario.cluster.stragglers
+                                : Stragglers(scenario.cluster.gpus, static_cast<int>(scenario.cluster.gpus_per_node));
+    stragglers.slow_gpu(stage * gpus_per_stage, speed);
+    stragglers.finish();
+    slowed.cluster.stragglers = std::make_shared<const Stragglers>(std::move(stragglers));
+    const TrainingWorkload workload = build_training_workload(slowed, {.name_ops = false});
+    const TrainingReport report =
+        make_training_report(slowed, workload, simulate(workload.graph, *workload.cost_model, SimulationOptions{}));
+    rates.push_back(healthy_iteration_s / report.iteration_time_s);
+  }
+  return rates;
+}
+
+}  // namespace
 
 double checkpoint_bytes(const TrainingScenario& scenario, const TrainingReport& report) {
   return static_cast<double>(report.parameters) *
@@ -65,16 +93,31 @@ RunSetup make_run_setup(const TrainingScenario& scenario, const TrainingReport& 
     setup.iteration_s = samples / *rate;
     setup.tokens_per_iteration *= samples / static_cast<double>(scenario.training.global_batch);
   }
+  if (!setup.failures.slowdowns.empty()) {
+    if (spec.recovery.kind != RecoveryKind::checkpoint_restart) {
+      throw InputError(
+          fmt::format("failures.slowdowns: apply to the checkpoint-restart policy only; {} changes the "
+                      "layout the slowed GPU is in",
+                      kRecoveryKindNames.name(spec.recovery.kind)));
+    }
+    if (scenario.parallel.per_module_meshes()) {
+      throw InputError("failures.slowdowns: apply to plans of one mesh, not of modules on meshes of their own");
+    }
+    for (const SlowdownCause& cause : setup.failures.slowdowns) {
+      setup.slowdown_rates.push_back(slowed_rates(scenario, setup.iteration_s, cause.speed));
+    }
+  }
   CheckpointPolicy& checkpoint = setup.recovery.checkpoint;
   if (checkpoint.interval_iterations) {
     checkpoint.interval_s = static_cast<double>(*checkpoint.interval_iterations) * setup.iteration_s;
   }
-  const double failures = setup.failures.rate_per_s(setup.job_nodes + setup.recovery.hot_spare_nodes) * setup.horizon_s;
+  const double failures = (setup.failures.rate_per_s(setup.job_nodes + setup.recovery.hot_spare_nodes) +
+                           setup.failures.slowdown_rate_per_s(setup.job_nodes)) *
+                          setup.horizon_s;
   if (failures > kMaxFailuresPerRun) {
-    throw InputError(
-        fmt::format("failures.causes: about {:.3g} failures a run of {:g} days, more than weft simulates "
-                    "(10^7 a run)",
-                    failures, spec.days));
+    throw InputError(fmt::format("{}: about {:.3g} {} a run of {:g} days, more than weft simulates (10^7 a run)",
+                                 setup.failures.slowdowns.empty() ? "failures.causes" : "failures", failures,
+                                 setup.failures.slowdowns.empty() ? "failures" : "failures and slowdowns", spec.days));
   }
   if (checkpoint.enabled && checkpoint.interval_s &&
       setup.horizon_s / setup.checkpoint_work_s() > kMaxCheckpointsPerRun) {

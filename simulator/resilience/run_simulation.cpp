@@ -7,6 +7,7 @@
 #include "simulator/core/random_stream.hpp"
 #include "simulator/resilience/node_pool.hpp"
 #include "simulator/resilience/pipeline_reinstantiation.hpp"
+#include "simulator/resilience/slowdown_timeline.hpp"
 
 namespace weft {
 namespace {
@@ -21,6 +22,7 @@ class RunSimulator {
   RunSimulator(const RunSetup& setup, std::uint64_t seed)
       : setup_(setup),
         random_(seed),
+        slowdowns_(setup.failures, setup.slowdown_rates, setup.job_nodes, seed),
         pool_(setup.job_nodes, setup.recovery.hot_spare_nodes),
         failure_rate_(setup.failures.rate_per_s(pool_.size())),
         checkpoint_work_(setup.recovery.checkpoint.enabled ? setup.checkpoint_work_s() : kNoEvent),
@@ -43,11 +45,13 @@ class RunSimulator {
     next_boundary_ = checkpoint_work_;
     while (true) {
       const double phase_end = phase_end_time();
-      const double next = std::min(
-          {next_failure_, phase_end, pool_.next_repair(), write_durable_at_, next_trace_event(), setup_.horizon_s});
+      const double next = std::min({next_failure_, phase_end, pool_.next_repair(), write_durable_at_,
+                                    next_trace_event(), slowdowns_.next_event(), setup_.horizon_s});
       advance_to(next);
       if (outcome_.reached_target || next == setup_.horizon_s) break;
-      if (next == write_durable_at_) {
+      if (next == slowdowns_.next_event()) {
+        slowdowns_.handle_next_event();
+      } else if (next == write_durable_at_) {
         write_durable();
       } else if (next == pool_.next_repair()) {
         repair();
@@ -68,20 +72,24 @@ class RunSimulator {
 
  private:
   double phase_end_time() const {
-    if (phase_ == Phase::compute) return now_ + (std::min(next_boundary_, target_work_) - work_) / rate_;
+    if (phase_ == Phase::compute) return now_ + (std::min(next_boundary_, target_work_) - work_) / pace();
     if (phase_ == Phase::waiting) return kNoEvent;
     return phase_end_;
   }
 
+  // Training time of the healthy run done per second of computing: the layout's rate, slowed by
+  // the slowdowns under way.
+  double pace() const { return rate_ * slowdowns_.rate(); }
+
   // Moves the clock to `time`, charging the time to the current phase.
   void advance_to(double time) {
     const double elapsed = time - now_;
-    sample_timeline_to(time, work_, phase_ == Phase::compute ? rate_ : 0.0);
+    sample_timeline_to(time, work_, phase_ == Phase::compute ? pace() : 0.0);
     switch (phase_) {
       case Phase::compute:
         // Exact at the phase's end: no rounding may leave the work a hair short of its boundary.
-        work_ = time == phase_end_time() ? std::min(next_boundary_, target_work_) : work_ + elapsed * rate_;
-        outcome_.degraded_s += elapsed * (1.0 - rate_);
+        work_ = time == phase_end_time() ? std::min(next_boundary_, target_work_) : work_ + elapsed * pace();
+        outcome_.degraded_s += elapsed * (1.0 - pace());
         break;
       case Phase::reconfigure:
         outcome_.reconfigure_s += elapsed;
@@ -484,6 +492,7 @@ class RunSimulator {
 
   const RunSetup& setup_;
   RandomStream random_;
+  SlowdownTimeline slowdowns_;
   NodePool pool_;
   double failure_rate_;
   double cause_rate_total_ = 0.0;
@@ -495,7 +504,7 @@ class RunSimulator {
 
   double now_ = 0.0;
   Phase phase_ = Phase::compute;
-  double rate_ = 1.0;                          // training time of the healthy run done per second
+  double rate_ = 1.0;                          // training time of the healthy run done per second, unslowed
   std::vector<int> pipelines_;                 // Oobleck's, node counts
   std::vector<std::vector<int>> lost_stages_;  // Bamboo's, per pipeline: positions run by the node before
   double healthy_samples_per_s_ = 0.0;         // Bamboo's, on every node

@@ -41,6 +41,9 @@ struct RunSetup {
   // pipelines' with redundant computation).
   std::shared_ptr<BambooPlanner> bamboo;
   double node_bytes_per_s = 0.0;  // what a node moves across the network: model states copied to it
+  // Per cause of failures.slowdowns, per pipeline stage: the rate the job trains at while one GPU of
+  // the stage is slowed (the healthy iteration's time over the slowed one's, as weft simulates it).
+  std::vector<std::vector<double>> slowdown_rates;
 
   // Training time between checkpoints: the interval rounded to whole iterations (at least one).
   double checkpoint_work_s() const;

@@ -185,6 +185,44 @@ TEST_CASE("weft goodput: a checkpoint-restart job that checkpoints on a preempti
   CHECK(on["checkpoints"]["mean"] == off["checkpoints"]["mean"].get<double>() + 1.0);
 }
 
+TEST_CASE("weft goodput: slowdowns of a GPU slow the job as much as the stage they hit allows", "[cli][goodput]") {
+  const TempDir dir;
+  const auto file = dir.write("slow.json", R"({"failures": {"slowdowns": [{"name": "throttled", "mtbf_hours": 100,
+      "per": "node", "hours": 4, "speed": 0.6}]}, "recovery": {"policy": "checkpoint-restart", "checkpoint":
+      {"interval_minutes": 60, "write_GBps": 100, "read_GBps": 100}, "restart_minutes": 5}, "run": {"days": 3}})");
+  const auto run = run_weft("goodput '" + test::experiment("llama3-70b-512xh100") + "' " + quoted(file) +
+                            " --seeds 4 --json " + quoted(dir.file("g.json")));
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.out,
+             Contains("Slowdowns        throttled: every 93.8 min on the job's nodes, for 4.00 h, a GPU at 60% "
+                      "speed: the job at ") &&
+                 Contains("degraded throughput (h)"));
+  const auto json = nlohmann::json::parse(read_file(dir.file("g.json")));
+  // One rate per pipeline stage (pp 4): the slowed GPU's kernels take 1/0.6 as long, the
+  // communication no longer, so the job keeps between 60% and all of its rate.
+  const auto& rates = json["slowdowns"][0]["job_rate_by_stage"];
+  REQUIRE(rates.size() == 4);
+  for (const auto& rate : rates) {
+    CHECK(rate.get<double>() >= 0.6);
+    CHECK(rate.get<double>() < 1.0);
+  }
+  // Nothing fails: the hours are training, checkpoints and what the slowdowns cost.
+  CHECK(json["interruptions"]["mean"] == 0.0);
+  CHECK(json["hours"]["degraded throughput"]["mean"].get<double>() > 0.0);
+  CHECK(json["hours"]["training kept"]["mean"].get<double>() + json["hours"]["checkpoints"]["mean"].get<double>() +
+            json["hours"]["degraded throughput"]["mean"].get<double>() ==
+        Approx(72.0).epsilon(1e-9));
+  const auto oobleck = run_weft("goodput '" + test::experiment("gpt3-2.7b-30xa40-oobleck") + "' " +
+                                quoted(dir.write("o.json", R"({"failures": {"slowdowns": [{"name": "x", "mtbf_hours":
+      10, "per": "node", "hours": 1, "speed": 0.5}]}, "recovery": {"policy": "oobleck", "fault_tolerance": 1,
+      "reconfigure_seconds": 30, "checkpoint": {"interval_minutes": "none", "write_GBps": 1, "read_GBps": 1},
+      "restart_minutes": 1}})")));
+  CHECK(oobleck.exit_code == 2);
+  CHECK_THAT(oobleck.err, Contains("o.json: failures.slowdowns: apply to the checkpoint-restart policy only; oobleck "
+                                   "changes the layout the slowed GPU is in"));
+}
+
 TEST_CASE("weft goodput runs Bamboo through a trace of lost nodes", "[cli][goodput][bamboo]") {
   const TempDir dir;
   const auto run =

@@ -56,6 +56,20 @@ TEST_CASE("a resilience file's rates, checkpoint and runs", "[resilience]") {
     CHECK(policy(R"({"policy": "checkpoint-restart", )" + checkpoint + R"(, "on_notice": true}, "restart_minutes": 1})")
               .checkpoint.on_notice);
   }
+  SECTION("slowdowns: a rate per node, a duration and a speed") {
+    const auto slowed = parse(file_with(
+        R"({"slowdowns": [{"name": "throttled", "mtbf_hours": 800, "per": "gpu", "hours": 2, "speed": 0.75},)"
+        R"( {"name": "host", "observed": {"count": 10, "days": 5, "nodes": 100}, "hours": 0.5, "speed": 0.5}]})",
+        kRecovery));
+    CHECK(slowed.failures.causes.empty());
+    REQUIRE(slowed.failures.slowdowns.size() == 2);
+    CHECK(slowed.failures.slowdowns[0].rate_per_node_s == Approx(8.0 / (800 * 3600.0)).epsilon(1e-12));
+    CHECK(slowed.failures.slowdowns[0].duration_s == 7200.0);
+    CHECK(slowed.failures.slowdowns[0].speed == 0.75);
+    CHECK(slowed.failures.slowdowns[1].rate_per_node_s == Approx(10.0 / (100 * 5 * 86400.0)).epsilon(1e-12));
+    CHECK(slowed.failures.slowdown_rate_per_s(3) ==
+          Approx(3 * (8.0 / (800 * 3600.0) + 10.0 / (100 * 5 * 86400.0))).epsilon(1e-12));
+  }
   SECTION("an MTBF per GPU is eight times the failures per node") {
     const auto per_gpu = parse(file_with(
         R"({"causes": [{"name": "x", "mtbf_hours": 800, "per": "gpu", "blast_radius": "none"}]})", kRecovery));
@@ -107,6 +121,18 @@ TEST_CASE("bad resilience files name the field and what was expected", "[resilie
           "failures: expected rack_nodes");
   rejects(file_with(R"({"causes": [{"name": "x", "mtbf_hours": 1, "per": "node", "blast_radius": "pod"}]})", kRecovery),
           "failures.causes[0].blast_radius: 'pod' is not one of none, node or rack");
+  const std::string slowdown = R"({"name": "x", "mtbf_hours": 10, "per": "node", )";
+  rejects(file_with(R"({"slowdowns": [)" + slowdown + R"("hours": 1, "speed": 1}]})", kRecovery),
+          "failures.slowdowns[0].speed: expected a share of the healthy rate below 1");
+  rejects(file_with(R"({"slowdowns": [)" + slowdown + R"("hours": 1, "speed": 0}]})", kRecovery),
+          "failures.slowdowns[0].speed");
+  rejects(file_with(R"({"slowdowns": [)" + slowdown + R"("speed": 0.5}]})", kRecovery),
+          "failures.slowdowns[0]: missing required field 'hours'");
+  rejects(file_with(R"({"slowdowns": [)" + slowdown + R"("hours": 1e9, "speed": 0.5}]})", kRecovery),
+          "failures.slowdowns[0].hours: expected at most 876000 hours");
+  rejects(file_with(R"({"slowdowns": [)" + slowdown + R"("hours": 1, "speed": 0.5, "repair_hours": 1}]})", kRecovery),
+          "failures.slowdowns[0].repair_hours: unknown field");
+  rejects(file_with(R"({"slowdowns": []})", kRecovery), "failures.slowdowns: expected at least one cause of slowdowns");
   rejects(file_with(kCauses, R"({"policy": "bamboo-v2"})"),
           "recovery.policy: 'bamboo-v2' is not one of checkpoint-restart, oobleck, varuna or bamboo");
   rejects(file_with(kCauses, R"({"policy": "bamboo", "checkpoint": {"interval_minutes": "none", "write_GBps": 1,)"
@@ -177,7 +203,7 @@ TEST_CASE("a failure trace is read next to its resilience file", "[resilience]")
   rejects("", "bad.csv: expected the header");
   CHECK_THROWS_WITH(read_failure_trace(dir.file("missing.csv")),
                     Contains("missing.csv: cannot read the failure trace"));
-  CHECK_THROWS_WITH(parse(file_with("{}", kRecovery)), Contains("failures: expected causes, a trace, or both"));
+  CHECK_THROWS_WITH(parse(file_with("{}", kRecovery)), Contains("failures: expected causes, a trace or slowdowns"));
 }
 
 }  // namespace

@@ -219,5 +219,46 @@ TEST_CASE("checkpoint-restart checkpoints on a preemption's notice when asked, i
   }
 }
 
+TEST_CASE("slowdowns degrade the time they cover, as a Poisson process of fixed-length events does", "[resilience]") {
+  // Slowdowns start at rate L on the job and last d each; the time some slowdown covers is, on
+  // average, a share 1 - exp(-L d) of the run (the coverage of a Poisson process of segments), and
+  // the job trains at rate f through it: degraded time H (1 - exp(-L d)) (1 - f).
+  RunSetup setup = setup_of(FailureModel{}, 600.0, 7.0, 60.0);
+  setup.recovery.checkpoint.enabled = false;
+  setup.horizon_s = 1e6;
+  const double duration = 1000.0;
+  const double job_rate = 1.0 / duration;  // L d = 1
+  setup.failures.slowdowns.push_back(
+      {.name = "throttled", .rate_per_node_s = job_rate / 4.0, .duration_s = duration, .speed = 0.5});
+  const auto mean_degraded = [&] {
+    double sum = 0.0;
+    constexpr int kSeeds = 100;
+    for (int seed = 1; seed <= kSeeds; ++seed) {
+      const RunOutcome run = simulate_run(setup, seed);
+      CHECK(sum_of_parts(run) == Approx(run.wall_s).epsilon(1e-12));
+      CHECK(run.trained_s + run.degraded_s == Approx(setup.horizon_s).epsilon(1e-12));
+      sum += run.degraded_s;
+    }
+    return sum / kSeeds;
+  };
+  SECTION("one stage: every slowdown slows the job to f") {
+    setup.slowdown_rates = {{0.6}};
+    CHECK(mean_degraded() == Approx(setup.horizon_s * (1.0 - std::exp(-1.0)) * 0.4).epsilon(0.02));
+  }
+  SECTION("two stages, one of which a slowdown does not slow: only half of them count") {
+    setup.slowdown_rates = {{0.6, 1.0}};
+    CHECK(mean_degraded() == Approx(setup.horizon_s * (1.0 - std::exp(-0.5)) * 0.4).epsilon(0.02));
+  }
+  SECTION("the failures a seed draws do not depend on the slowdowns") {
+    setup.failures = one_cause(3600.0, 4, BlastRadius::none);
+    setup.recovery.checkpoint.enabled = true;
+    const RunOutcome healthy = simulate_run(setup, 7);
+    setup.failures.slowdowns.push_back(
+        {.name = "throttled", .rate_per_node_s = job_rate / 4.0, .duration_s = duration, .speed = 0.5});
+    setup.slowdown_rates = {{0.6}};
+    CHECK(simulate_run(setup, 7).interruptions == healthy.interruptions);
+  }
+}
+
 }  // namespace
 }  // namespace weft
