@@ -47,6 +47,16 @@ def resilience_seeds(out):
         write(out, "resilience", f"0-{path.stem}", b"\0" + path.read_bytes())
     for path in sorted((SCENARIOS / "resilience/traces").glob("*.csv")):
         write(out, "resilience", f"1-{path.stem}", b"\1" + path.read_bytes())
+    # No bundled file has slowdowns or a checkpoint on notice: one that has both.
+    slowed = {"failures": {"slowdowns": [{"name": "throttled", "mtbf_hours": 50, "per": "node", "hours": 3,
+                                          "speed": 0.7}],
+                           "causes": [{"name": "host", "mtbf_hours": 100, "per": "node", "blast_radius": "node",
+                                       "repair_hours": 2}],
+                           "notice_seconds": 30},
+              "recovery": {"policy": "checkpoint-restart", "restart_minutes": 5,
+                           "checkpoint": {"interval_minutes": 30, "write_GBps": 50, "read_GBps": 50,
+                                          "on_notice": True}}}
+    write(out, "resilience", "0-slowdowns", b"\0" + json.dumps(slowed).encode())
 
 
 def sweep_journal_seeds(out):
