@@ -36,9 +36,8 @@ std::string describe_slowdown(const RunSetup& setup, std::size_t c) {
   const SlowdownCause& cause = setup.failures.slowdowns[c];
   const std::vector<double>& rates = setup.slowdown_rates[c];
   const auto [low, high] = std::minmax_element(rates.begin(), rates.end());
-  const std::string pace = low == high || *low == *high
-                               ? fmt::format("{:.1f}%", *low * 100.0)
-                               : fmt::format("{:.1f}% to {:.1f}%", *low * 100.0, *high * 100.0);
+  const std::string pace = *low == *high ? fmt::format("{:.1f}%", *low * 100.0)
+                                         : fmt::format("{:.1f}% to {:.1f}%", *low * 100.0, *high * 100.0);
   return fmt::format(
       "{}: every {} on the job's nodes, for {}, a GPU at {:.0f}% speed: the job at {} of its rate "
       "(by the stage hit)",

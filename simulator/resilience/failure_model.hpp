@@ -66,10 +66,10 @@ struct FailureModel {
 };
 
 // Reads `failures` of a resilience file (docs/resilience.md). A cause's rate (of failures or of
-// slowdowns) is given per GPU or per node, either as a mean time between failures (`mtbf_hours`) or as what a fleet
-// observed
-// (`observed`: a count of failures over so many GPUs or nodes and days); `gpus_per_node` turns
-// either into a rate per node. A `trace` file is read relative to `directory`.
+// slowdowns) is given per GPU or per node, either as a mean time between failures (`mtbf_hours`)
+// or as what a fleet observed (`observed`: a count of failures over so many GPUs or nodes and
+// days); `gpus_per_node` turns either into a rate per node. A `trace` file is read relative to
+// `directory`.
 FailureModel load_failure_model(const JsonCursor& json, int gpus_per_node, const std::filesystem::path& directory);
 
 // Reads a failure trace: CSV lines `hours,nodes,down_hours` after a header of those names (down

@@ -1,7 +1,6 @@
 #include "simulator/resilience/slowdown_timeline.hpp"
 
 #include <algorithm>
-#include <limits>
 
 #include "simulator/core/hash_mix.hpp"
 
