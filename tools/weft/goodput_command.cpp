@@ -138,8 +138,9 @@ void add_goodput_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "goodput",
       "Simulate training runs over days: the scenario's iteration as weft simulates it, interrupted by failures drawn "
-      "from a failure model or replayed from a trace, and recovered by checkpoint-restart (with hot spares), Varuna's "
-      "job morphing, Oobleck's pipeline templates or Bamboo's redundant computation, over many seeds. Prints goodput "
+      "from a failure model or replayed from a trace, slowed while GPUs run slow (slowdowns), and recovered by "
+      "checkpoint-restart (with hot spares, and a checkpoint on a failure's notice), Varuna's job morphing, Oobleck's "
+      "pipeline templates or Bamboo's redundant computation, over many seeds. Prints goodput "
       "(tokens trained per wall-clock "
       "second), where "
       "the time went (training lost, checkpoints, restarts and reloads, waiting for repairs, reconfiguration, "
