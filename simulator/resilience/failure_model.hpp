@@ -65,6 +65,17 @@ struct FailureModel {
   double slowdown_rate_per_s(std::int64_t nodes) const;
 };
 
+// The cause a draw falls on, in proportion to the causes' rates: `pick` is uniform over [0, the
+// sum of their rate_per_node_s). Failure and slowdown causes alike; `causes` is not empty.
+template <class Cause>
+const Cause& cause_at(const std::vector<Cause>& causes, double pick) {
+  for (const Cause& cause : causes) {
+    if (pick < cause.rate_per_node_s) return cause;
+    pick -= cause.rate_per_node_s;
+  }
+  return causes.back();
+}
+
 // Reads `failures` of a resilience file (docs/resilience.md). A cause's rate (of failures or of
 // slowdowns) is given per GPU or per node, either as a mean time between failures (`mtbf_hours`)
 // or as what a fleet observed (`observed`: a count of failures over so many GPUs or nodes and

@@ -1,5 +1,7 @@
 #include "simulator/resilience/run_setup.hpp"
 
+#include <map>
+
 #include <fmt/format.h>
 
 #include "simulator/core/units.hpp"
@@ -103,8 +105,12 @@ RunSetup make_run_setup(const TrainingScenario& scenario, const TrainingReport& 
     if (scenario.parallel.per_module_meshes()) {
       throw InputError("failures.slowdowns: apply to plans of one mesh, not of modules on meshes of their own");
     }
+    // Causes of one speed slow the iteration alike: simulated once.
+    std::map<double, std::vector<double>> rates_at_speed;
     for (const SlowdownCause& cause : setup.failures.slowdowns) {
-      setup.slowdown_rates.push_back(slowed_rates(scenario, setup.iteration_s, cause.speed));
+      auto [at, added] = rates_at_speed.try_emplace(cause.speed);
+      if (added) at->second = slowed_rates(scenario, setup.iteration_s, cause.speed);
+      setup.slowdown_rates.push_back(at->second);
     }
   }
   CheckpointPolicy& checkpoint = setup.recovery.checkpoint;

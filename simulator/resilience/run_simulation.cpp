@@ -206,14 +206,7 @@ class RunSimulator {
     return pool_.job_size() >= (setup_.oobleck->f() + 1) * setup_.oobleck->n0();
   }
 
-  const FailureCause& draw_cause() {
-    double pick = random_.uniform() * cause_rate_total_;
-    for (const FailureCause& cause : setup_.failures.causes) {
-      if (pick < cause.rate_per_node_s) return cause;
-      pick -= cause.rate_per_node_s;
-    }
-    return setup_.failures.causes.back();
-  }
+  const FailureCause& draw_cause() { return cause_at(setup_.failures.causes, random_.uniform() * cause_rate_total_); }
 
   // A failure of a node drawn over the whole pool: one of a node out for repair, or of the
   // software on a node outside the running job, does not happen (thinning keeps the rate per node

@@ -28,17 +28,11 @@ double SlowdownTimeline::next_event() const {
 void SlowdownTimeline::handle_next_event() {
   const double now = next_event();
   if (now == next_start_) {
-    // The cause, in proportion to its rate.
-    double pick = random_.uniform() * failures_.slowdown_rate_per_s(1);
-    std::size_t cause = 0;
-    while (cause + 1 < failures_.slowdowns.size() && pick >= failures_.slowdowns[cause].rate_per_node_s) {
-      pick -= failures_.slowdowns[cause].rate_per_node_s;
-      ++cause;
-    }
-    const std::vector<double>& stages = rates_[cause];
+    const SlowdownCause& cause = cause_at(failures_.slowdowns, random_.uniform() * failures_.slowdown_rate_per_s(1));
+    const std::vector<double>& stages = rates_[static_cast<std::size_t>(&cause - failures_.slowdowns.data())];
     const auto stage =
         std::min(static_cast<std::size_t>(random_.uniform() * static_cast<double>(stages.size())), stages.size() - 1);
-    active_.emplace_back(now + failures_.slowdowns[cause].duration_s, stages[stage]);
+    active_.emplace_back(now + cause.duration_s, stages[stage]);
     next_start_ = now + random_.exponential(total_rate_per_s_);
   } else {
     active_.erase(
