@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 
+#include "kernels/cpu/cpu_device.hpp"
 #include "tests/support/cpu_scenario.hpp"
 #include "tests/support/run_command.hpp"
 
@@ -22,12 +23,15 @@ using test::TempDir;
 const std::string kScript = std::string(WEFT_SOURCE_DIR) + "/tools/gpu-check.sh";
 
 TEST_CASE("gpu-check measures, fits, simulates, runs live and judges the plan", "[cli][gpu-check][mpi]") {
-  // A small GPT, data parallel on this machine's two cores (the bundled cluster "this-cpu", whose
-  // device is what weft bench calls a core of it), so that the loop takes seconds, under the
-  // sanitizers too.
+  // A small GPT, data parallel on this machine's two cores, so that the loop takes seconds, under the
+  // sanitizers too: the bundled cluster "this-cpu" with its device named as weft bench names a core
+  // of this machine (one thread a rank), since a profile prices only the device it was measured on.
   const TempDir dir;
   const auto out = dir.file("check");
-  const auto scenario = dir.write("tiny-gpt.json", test::tiny_gpt_scenario(R"({"dp": 2})", R"("this-cpu")"));
+  nlohmann::json cluster =
+      nlohmann::json::parse(read_file(std::string(WEFT_SOURCE_DIR) + "/scenarios/clusters/this-cpu.json"));
+  cluster["gpu"]["name"] = cpu::describe_cpu(1, 2).name;
+  const auto scenario = dir.write("tiny-gpt.json", test::tiny_gpt_scenario(R"({"dp": 2})", cluster.dump()));
   const auto run =
       run_shell("'" + kScript + "' --weft '" + test::weft_binary() + "' --backend cpu --quick --scenario '" +
                 scenario.string() + "' --launcher '" + test::mpi_launcher(2) + "' '" + out.string() + "'");
