@@ -57,6 +57,11 @@ def resilience_seeds(out):
                            "checkpoint": {"interval_minutes": 30, "write_GBps": 50, "read_GBps": 50,
                                           "on_notice": True}}}
     write(out, "resilience", "0-slowdowns", b"\0" + json.dumps(slowed).encode())
+    # Nor is any Varuna file's morph onto repaired nodes switched off.
+    kept = {"failures": {"causes": slowed["failures"]["causes"]},
+            "recovery": {"policy": "varuna", "restart_minutes": 5, "morph_on_return": False,
+                         "checkpoint": {"interval_iterations": 10, "write_GBps": 50, "read_GBps": 50}}}
+    write(out, "resilience", "0-varuna-no-morph", b"\0" + json.dumps(kept).encode())
 
 
 def sweep_journal_seeds(out):

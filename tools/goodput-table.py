@@ -32,6 +32,8 @@ OOBLECK = {"policy": "oobleck", "fault_tolerance": 1, "reconfigure_seconds": 30,
 # checkpoints as the file's.
 VARUNA = {"policy": "varuna", "restart_minutes": 10,
           "checkpoint": {"interval_minutes": "auto", "mode": "sync", "write_GBps": 2000, "read_GBps": 2000}}
+# The same, its repaired nodes waiting for the next failure's restart instead of a morph of their own.
+VARUNA_NO_MORPH = dict(VARUNA, morph_on_return=False)
 # Bamboo on the same failures: Meta's layout in 1F1B with 7 or 8 layers a stage (no interleaving:
 # Bamboo runs 1F1B), each stage backing up the next, takeovers pausing 30 s (docs/resilience.md).
 BAMBOO = {"policy": "bamboo", "reconfigure_seconds": 30, "restart_minutes": 10,
@@ -46,6 +48,7 @@ ROWS = [
     ("no spare, interval searched", ["--hot-spares", "0"], None),
     ("Oobleck (f = 1), interval searched", [], OOBLECK),
     ("Varuna, interval searched", [], VARUNA),
+    ("Varuna, repaired nodes kept for the next restart", [], VARUNA_NO_MORPH),
     ("Bamboo (1F1B, 7 or 8 layers a stage), interval searched", [], BAMBOO),
 ]
 PARTS = ["training lost", "checkpoints", "restarts and reloads", "waiting for repairs", "reconfiguration",

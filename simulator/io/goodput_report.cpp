@@ -76,9 +76,11 @@ std::string describe_recovery(const GoodputStudy& study) {
     const auto& layout = setup.varuna->best(static_cast<int>(setup.job_nodes));
     return fmt::format(
         "varuna: checkpoint-restart onto the nodes left, in the fastest layout they hold of {} pipeline "
-        "depths (at least {} nodes; on all {}: pp {} x dp {}, {} samples an iteration)",
+        "depths (at least {} nodes; on all {}: pp {} x dp {}, {} samples an iteration){}",
         setup.varuna->depths().size(), setup.varuna->min_nodes(), setup.job_nodes, layout->pp, layout->dp,
-        layout->samples);
+        layout->samples,
+        setup.recovery.morph_on_return ? "; morphs again when nodes back from repair make a faster layout"
+                                       : "; nodes back from repair join at the next restart");
   }
   if (setup.bamboo) {
     const BambooPlanner& planner = *setup.bamboo;
@@ -156,11 +158,12 @@ std::string render_goodput_report(const GoodputSubject& subject, const GoodputSt
   add("of the healthy run (%)", summary.healthy_share, 100.0, 1);
   if (setup.target_tokens) add("days to train and save", summary.wall_days, 1.0, 2);
   add("interruptions", summary.interruptions, 1.0, 1);
-  if (setup.oobleck || setup.bamboo) add("reconfigurations", summary.reconfigurations, 1.0, 1);
-  add("checkpoints written", summary.checkpoints, 1.0, 0);
-  // Checkpoint-restart does not reconfigure, and runs degraded only through slowdowns: the last two
-  // rows are Oobleck's, Varuna's and Bamboo's.
+  // Checkpoint-restart does not reconfigure, and runs degraded only through slowdowns: those rows
+  // are Oobleck's, Varuna's and Bamboo's (Varuna's reconfigurations are its morphs onto nodes back
+  // from repair; its restarts after failures count as interruptions).
   const bool reshapes = setup.oobleck || setup.varuna || setup.bamboo;
+  if (reshapes) add("reconfigurations", summary.reconfigurations, 1.0, 1);
+  add("checkpoints written", summary.checkpoints, 1.0, 0);
   for (std::size_t i = 0; i < kTimeCategories; ++i) {
     const bool reconfiguration = i == kTimeCategories - 2;
     const bool degraded = i == kTimeCategories - 1;

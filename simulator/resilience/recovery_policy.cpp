@@ -57,7 +57,7 @@ double RecoveryPolicy::checkpoint_durable_s(std::int64_t gpus) const {
 
 RecoveryPolicy load_recovery_policy(const JsonCursor& json, double default_checkpoint_bytes) {
   json.expect_only({"policy", "checkpoint", "restart_minutes", "hot_spare_nodes", "fault_tolerance",
-                    "reconfigure_seconds", "templates"});
+                    "reconfigure_seconds", "templates", "morph_on_return"});
   RecoveryPolicy out;
   out.kind = json.at("policy").as_enum(kRecoveryKindNames);
   out.checkpoint = load_checkpoint(json.at("checkpoint"), default_checkpoint_bytes);
@@ -90,6 +90,9 @@ RecoveryPolicy load_recovery_policy(const JsonCursor& json, double default_check
     on_notice->fail("applies to the checkpoint-restart and varuna policies only: " +
                     std::string(kRecoveryKindNames.name(out.kind)) + " loses at most the iteration under way");
   }
+  const auto morph = json.find("morph_on_return");
+  out.morph_on_return = morph ? morph->as_bool() : out.kind == RecoveryKind::varuna;
+  if (morph && out.kind != RecoveryKind::varuna) morph->fail("applies to the varuna policy only");
   if (out.kind != RecoveryKind::checkpoint_restart && out.hot_spare_nodes > 0) {
     json.at("hot_spare_nodes")
         .fail(std::string(kRecoveryKindNames.name(out.kind)) + " trains on every healthy node: it keeps no spare idle");

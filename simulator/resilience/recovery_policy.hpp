@@ -53,6 +53,9 @@ struct RecoveryPolicy {
   CheckpointPolicy checkpoint;
   double restart_s = 0.0;  // rescheduling, process start and communicator setup, without the reload
   int hot_spare_nodes = 0;
+  // varuna: nodes back from repair make the job morph again (a checkpoint, then a restart in the
+  // fastest layout of the nodes it then has) when that layout trains faster than the one it runs.
+  bool morph_on_return = false;
 
   // Training stops this long for each checkpoint (on `gpus` GPUs, that share it evenly).
   double checkpoint_stall_s(std::int64_t gpus) const;

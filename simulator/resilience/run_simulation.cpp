@@ -134,6 +134,15 @@ class RunSimulator {
                      (work_ >= target_work_ ? durable_after_s_ : stall_s_);
         break;
       case Phase::checkpoint:
+        if (morphing_) {  // Varuna's checkpoint before it restarts on more nodes
+          morphing_ = false;
+          durable_work_ = work_;
+          ++outcome_.checkpoints;
+          next_boundary_ = work_ + checkpoint_work_;
+          pool_.fill_job();  // nodes back while it wrote
+          start_restart();
+          break;
+        }
         if (work_ >= target_work_) {
           durable_work_ = work_;
           ++outcome_.checkpoints;
@@ -161,6 +170,7 @@ class RunSimulator {
     phase_ = Phase::compute;
     if (setup_.oobleck) join_repaired_nodes();
     if (setup_.bamboo) bamboo_grow();
+    if (setup_.varuna && setup_.recovery.morph_on_return) varuna_grow();
   }
 
   // Oobleck takes in the nodes back from repair as soon as it computes (§2.3): it instantiates
@@ -189,7 +199,29 @@ class RunSimulator {
       join_repaired_nodes();
     } else if (setup_.bamboo && phase_ == Phase::compute) {
       bamboo_grow();
+    } else if (setup_.varuna && setup_.recovery.morph_on_return && phase_ == Phase::compute) {
+      varuna_grow();
     }
+  }
+
+  // Varuna morphs when its nodes change (papers/002 §2.7.3: "frequent changes in node availability
+  // trigger Varuna's full reconfiguration"): nodes back from repair join the job, and when the
+  // fastest layout of the nodes it then has trains faster than the one it runs, the job drops the
+  // iteration under way, checkpoints, and restarts in that layout.
+  void varuna_grow() {
+    pool_.fill_job();
+    const auto& layout = setup_.varuna->best(static_cast<int>(pool_.job_size()));
+    if (!layout || varuna_rate(*layout) <= rate_) return;
+    drop_iteration_under_way();
+    ++outcome_.reconfigurations;
+    morphing_ = true;
+    phase_ = Phase::checkpoint;
+    phase_end_ = std::max(now_, write_durable_at_ == kNoEvent ? now_ : write_durable_at_) + durable_after_s_;
+  }
+
+  // A Varuna layout's training rate against its layout on every node of the job.
+  double varuna_rate(const MorphedLayout& layout) const {
+    return layout.samples_per_s() / setup_.varuna->best(static_cast<int>(setup_.job_nodes))->samples_per_s();
   }
 
   // Moves healthy idle nodes into the job; true when it has enough to run: every node it needs
@@ -291,6 +323,7 @@ class RunSimulator {
   // The job stops: the training since the last checkpoint written is lost, and a checkpoint
   // still being written is abandoned.
   void interrupt() {
+    morphing_ = false;
     ++outcome_.interruptions;
     outcome_.lost_s += work_ - durable_work_;
     work_ = durable_work_;
@@ -315,7 +348,7 @@ class RunSimulator {
         phase_ = Phase::waiting;
         return;
       }
-      rate_ = layout->samples_per_s() / setup_.varuna->best(static_cast<int>(setup_.job_nodes))->samples_per_s();
+      rate_ = varuna_rate(*layout);
     }
     if (setup_.bamboo) bamboo_adopt(static_cast<int>(pool_.job_size() / setup_.bamboo->nodes_per_pipeline()));
     if (setup_.oobleck) {
@@ -502,6 +535,7 @@ class RunSimulator {
   std::vector<std::vector<int>> lost_stages_;  // Bamboo's, per pipeline: positions run by the node before
   double healthy_samples_per_s_ = 0.0;         // Bamboo's, on every node
   double phase_end_ = kNoEvent;                // checkpoint and restart phases
+  bool morphing_ = false;                      // Varuna's checkpoint before a restart on more nodes
   double work_ = 0.0;                          // training time whose progress stands
   double durable_work_ = 0.0;                  // as of the last checkpoint written
   double next_boundary_ = kNoEvent;

@@ -185,6 +185,40 @@ TEST_CASE("weft goodput: a checkpoint-restart job that checkpoints on a preempti
   CHECK(on["checkpoints"]["mean"] == off["checkpoints"]["mean"].get<double>() + 1.0);
 }
 
+TEST_CASE("weft goodput: Varuna morphs onto a node back from repair unless told not to", "[cli][goodput]") {
+  const TempDir dir;
+  dir.write("back.csv", "hours,nodes,down_hours\n1,1,1\n");  // one node out from 1 h to 2 h
+  const auto study = [&](bool morph) {
+    const std::string name = morph ? "on.json" : "off.json";
+    const auto file = dir.write(name, fmt::format(R"({{"failures": {{"trace": "back.csv"}},
+            "recovery": {{"policy": "varuna", "checkpoint": {{"interval_iterations": 10, "write_GBps": 10,
+              "read_GBps": 10}}, "restart_minutes": 5, "morph_on_return": {}}}, "run": {{"days": 0.125, "seeds": 1}}}})",
+                                                  morph));
+    const auto run = run_weft("goodput '" + test::experiment("gpt3-2.7b-30xa40-oobleck") + "' " + quoted(file) +
+                              " --json " + quoted(dir.file("g" + name)));
+    INFO(run.err);
+    REQUIRE(run.exit_code == 0);
+    CHECK_THAT(run.out, Contains(morph ? "morphs again when nodes back from repair make a faster layout"
+                                       : "nodes back from repair join at the next restart"));
+    CHECK_THAT(run.out, Contains("reconfigurations"));
+    return nlohmann::json::parse(read_file(dir.file("g" + name)));
+  };
+  const auto on = study(true);
+  const auto off = study(false);
+  const auto hours = [](const nlohmann::json& json, const char* part) {
+    return json["hours"][part]["mean"].get<double>();
+  };
+  // One restart after the loss; with the morph a second one onto the 30 nodes, each 5 min and a
+  // reload of the 29.63 GiB checkpoint at 10 GB/s.
+  const double restart_h = (300.0 + 29.63 * (1 << 30) / 1e10) / 3600.0;
+  CHECK(on["reconfigurations"]["mean"] == 1.0);
+  CHECK(off["reconfigurations"]["mean"] == 0.0);
+  CHECK(hours(on, "restarts and reloads") == Approx(2 * restart_h).epsilon(1e-3));
+  CHECK(hours(off, "restarts and reloads") == Approx(restart_h).epsilon(1e-3));
+  // Without it the job trains on 29 nodes' layout to the end: degraded for two hours, not one.
+  CHECK(hours(off, "degraded throughput") > 1.9 * hours(on, "degraded throughput"));
+}
+
 TEST_CASE("weft goodput: slowdowns of a GPU slow the job as much as the stage they hit allows", "[cli][goodput]") {
   const TempDir dir;
   const auto file = dir.write("slow.json", R"({"failures": {"slowdowns": [{"name": "throttled", "mtbf_hours": 100,

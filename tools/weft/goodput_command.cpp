@@ -139,10 +139,9 @@ void add_goodput_command(CLI::App& app) {
       "goodput",
       "Simulate training runs over days: the scenario's iteration as weft simulates it, interrupted by failures drawn "
       "from a failure model or replayed from a trace, slowed while GPUs run slow (slowdowns), and recovered by "
-      "checkpoint-restart (with hot spares, and a checkpoint on a failure's notice), Varuna's job morphing, Oobleck's "
-      "pipeline templates or Bamboo's redundant computation, over many seeds. Prints goodput "
-      "(tokens trained per wall-clock "
-      "second), where "
+      "checkpoint-restart (with hot spares, and a checkpoint on a failure's notice), Varuna's job morphing (onto the "
+      "nodes left, and again onto repaired ones), Oobleck's pipeline templates or Bamboo's redundant computation, "
+      "over many seeds. Prints goodput (tokens trained per wall-clock second), where "
       "the time went (training lost, checkpoints, restarts and reloads, waiting for repairs, reconfiguration, "
       "degraded throughput) with its spread over seeds, and the checkpoint interval against Young's and Daly's "
       "formulas.\nRESILIENCE is a resilience file: failures, recovery and runs (docs/resilience.md).");

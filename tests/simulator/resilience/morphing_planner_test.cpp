@@ -102,6 +102,37 @@ TEST_CASE("a Varuna run restarts on fewer nodes instead of waiting for repairs",
         Approx(run.wall_s).epsilon(1e-9));
 }
 
+TEST_CASE("Varuna morphs back onto a node back from repair when that layout is faster", "[resilience][varuna]") {
+  const TrainingScenario scenario = morphing_scenario();
+  // A node lost at 1 h and back at 2 h.
+  RunSetup setup = varuna_setup(scenario, {{3600.0, 1, 3600.0}});
+  const double rate = setup.varuna->best(11)->samples_per_s() / setup.varuna->best(12)->samples_per_s();
+  REQUIRE(rate < 1.0);  // 11 nodes hold no layout as fast as 12: the node's return pays
+  SECTION("by default: a checkpoint and a restart onto the 12 nodes, then the healthy pace") {
+    setup.recovery.morph_on_return = true;
+    const RunOutcome run = simulate_run(setup, 1);
+    CHECK(run.interruptions == 1);
+    CHECK(run.reconfigurations == 1);
+    // Two restarts of 300 s and a 1 s reload: the failure's, then the morph's.
+    CHECK(run.restart_s == Approx(2 * 301.0).epsilon(1e-9));
+    // Slower only from the first restart's end to the node's return: (1 - rate) of that stretch
+    // but its periodic checkpoints (1 s each, at most one per 600 s of training).
+    CHECK(run.degraded_s <= (1.0 - rate) * (3600.0 - 301.0) + 1e-9);
+    CHECK(run.degraded_s >= (1.0 - rate) * (3600.0 - 301.0 - 6.0) - 1e-9);
+    CHECK(run.trained_s + run.lost_s + run.checkpoint_s + run.restart_s + run.waiting_s + run.reconfigure_s +
+              run.degraded_s ==
+          Approx(run.wall_s).epsilon(1e-9));
+  }
+  SECTION("morph_on_return off: the node waits for the next restart, the run stays on 11 nodes' pace") {
+    setup.recovery.morph_on_return = false;
+    const RunOutcome run = simulate_run(setup, 1);
+    CHECK(run.reconfigurations == 0);
+    CHECK(run.restart_s == Approx(301.0).epsilon(1e-9));
+    // The periodic checkpoints' 1 s stops are not training at any pace.
+    CHECK(run.degraded_s > (1.0 - rate) * (setup.horizon_s - 3600.0 - 301.0 - 20.0));
+  }
+}
+
 TEST_CASE("Varuna checkpoints when told of a preemption, if the write fits in the notice", "[resilience][varuna]") {
   const TrainingScenario scenario = morphing_scenario();
   RunSetup setup = varuna_setup(scenario, {});

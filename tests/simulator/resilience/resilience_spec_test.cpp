@@ -56,6 +56,15 @@ TEST_CASE("a resilience file's rates, checkpoint and runs", "[resilience]") {
     CHECK(policy(R"({"policy": "checkpoint-restart", )" + checkpoint + R"(, "on_notice": true}, "restart_minutes": 1})")
               .checkpoint.on_notice);
   }
+  SECTION("morphing onto nodes back from repair: varuna's default, off on request") {
+    const std::string checkpoint = R"("checkpoint": {"interval_minutes": 1, "write_GBps": 1, "read_GBps": 1})";
+    const auto policy = [&](const std::string& text) { return parse(file_with(kCauses, text)).recovery; };
+    CHECK(policy(R"({"policy": "varuna", )" + checkpoint + R"(, "restart_minutes": 1})").morph_on_return);
+    CHECK_FALSE(policy(R"({"policy": "varuna", )" + checkpoint + R"(, "restart_minutes": 1, "morph_on_return": false})")
+                    .morph_on_return);
+    CHECK_FALSE(
+        policy(R"({"policy": "checkpoint-restart", )" + checkpoint + R"(, "restart_minutes": 1})").morph_on_return);
+  }
   SECTION("slowdowns: a rate per node, a duration and a speed") {
     const auto slowed = parse(file_with(
         R"({"slowdowns": [{"name": "throttled", "mtbf_hours": 800, "per": "gpu", "hours": 2, "speed": 0.75},)"
@@ -165,6 +174,12 @@ TEST_CASE("bad resilience files name the field and what was expected", "[resilie
   rejects(file_with(kCauses, R"({"policy": "varuna", "checkpoint": {"interval_minutes": 1, "write_GBps": 1,)"
                              R"( "read_GBps": 1, "on_notice": 1}, "restart_minutes": 1})"),
           "recovery.checkpoint.on_notice");
+  rejects(file_with(kCauses, R"({"policy": "checkpoint-restart", "checkpoint": {"interval_minutes": 1,)"
+                             R"( "write_GBps": 1, "read_GBps": 1}, "restart_minutes": 1, "morph_on_return": true})"),
+          "recovery.morph_on_return: applies to the varuna policy only");
+  rejects(file_with(kCauses, R"({"policy": "varuna", "checkpoint": {"interval_minutes": 1,)"
+                             R"( "write_GBps": 1, "read_GBps": 1}, "restart_minutes": 1, "morph_on_return": "yes"})"),
+          "recovery.morph_on_return");
   rejects(file_with(kCauses, R"({"policy": "checkpoint-restart", "checkpoint": {"interval_minutes": "often",)"
                              R"( "write_GBps": 1, "read_GBps": 1}, "restart_minutes": 1})"),
           "recovery.checkpoint.interval_minutes: 'often' is not a number of minutes");
