@@ -81,6 +81,8 @@ def main():
             stage = report["stages"][0]
             weft_peak = stage["peak_memory_bytes"] - stage["memory_breakdown_bytes"]["framework_overhead"]
             reserved = case["peak_reserved_bytes"]
+            if case.get("fsdp_error"):
+                print(f"  {case['case']:<24}ran without FSDP2 ({case['fsdp_error']}): its scenario assumes FSDP2")
             print(f"  {case['case']:<24}{measured_ms:>12.1f} ms{busy_ms:>10.1f} ms{weft_ms:>8.1f} ms"
                   f"{weft_ms / measured_ms - 1:>+9.1%}{reserved / 2**30:>11.2f} GiB{weft_peak / 2**30:>7.2f} GiB"
                   f"{weft_peak / reserved - 1:>+9.1%}")

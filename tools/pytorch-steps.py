@@ -298,9 +298,21 @@ class ClockSampler:
 
 
 def run_case(name, c, fsdp, out_dir):
-    model, optimizer, wrapping = build(c, fsdp and c.get("fsdp", True))
-    step = make_step(model, optimizer, c, wrapping)
-    for _ in range(WARMUP):
+    fsdp_error = None
+    try:
+        model, optimizer, wrapping = build(c, fsdp and c.get("fsdp", True))
+        step = make_step(model, optimizer, c, wrapping)
+        step()
+    except Exception as error:  # recorded: the case then runs without FSDP2, so that the GPU time still measures
+        print(f"{name}: FSDP2 failed ({error!r}); running with autocast instead", flush=True)
+        fsdp_error = repr(error)
+        model = optimizer = step = None
+        gc.collect()
+        torch.cuda.empty_cache()
+        model, optimizer, wrapping = build(c, False)
+        step = make_step(model, optimizer, c, wrapping)
+        step()
+    for _ in range(WARMUP - 1):
         step()
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
@@ -313,7 +325,7 @@ def run_case(name, c, fsdp, out_dir):
             times.append(1e3 * (time.perf_counter() - start))
     stats = torch.cuda.memory_stats()
     result = {
-        "case": name, "config": c, "wrapping": wrapping,
+        "case": name, "config": c, "wrapping": wrapping, "fsdp_error": fsdp_error,
         "parameters": sum(p.numel() for p in model.parameters()),
         "step_ms": times, "median_step_ms": sorted(times)[len(times) // 2],
         "peak_allocated_bytes": stats["allocated_bytes.all.peak"],
