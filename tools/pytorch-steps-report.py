@@ -15,11 +15,12 @@ step against the time weft's trace gives that class.
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tools", "lib"))
+from weft_runs import weft_json  # noqa: E402
 # weft's op classes, gathered into the classes tools/pytorch-steps.py gives kernels.
 WEFT_CLASS = {"gemm": "gemm", "attention_fwd": "attention", "attention_bwd": "attention", "norm": "norm",
               "loss": "loss", "optimizer": "optimizer", "elementwise": "other", "embedding": "other",
@@ -36,13 +37,10 @@ def measured_classes(step):
     return totals
 
 
-def weft_run(weft, scenario, directory):
+def weft_run(scenario, directory):
     """weft's report and its trace's device time per class (ms) for one scenario."""
-    report_path, trace_path = os.path.join(directory, "report.json"), os.path.join(directory, "trace.json")
-    subprocess.run([weft, "simulate", scenario, "--json", report_path, "--trace", trace_path],
-                   check=True, stdout=subprocess.DEVNULL)
-    with open(report_path) as f:
-        report = json.load(f)
+    trace_path = os.path.join(directory, "trace.json")
+    report = weft_json(["simulate", scenario, "--trace", trace_path])
     with open(trace_path) as f:
         events = json.load(f)["traceEvents"]
     totals = dict.fromkeys(CLASSES, 0.0)
@@ -58,6 +56,8 @@ def main():
     parser.add_argument("record")
     parser.add_argument("--weft", default=os.path.join(ROOT, "build", "tools", "weft"))
     args = parser.parse_args()
+    # weft_json runs the weft on the PATH.
+    os.environ["PATH"] = os.path.dirname(os.path.abspath(args.weft)) + os.pathsep + os.environ.get("PATH", "")
     with open(os.path.join(args.record, "pytorch-steps.json")) as f:
         record = json.load(f)
     gpu = "h200" if "H200" in record["device"] else "h100"
@@ -75,7 +75,7 @@ def main():
             if not os.path.exists(scenario):
                 print(f"  {case['case']:<24}no weft scenario of it on this GPU ({os.path.relpath(scenario, ROOT)})")
                 continue
-            report, weft_classes = weft_run(args.weft, scenario, scratch)
+            report, weft_classes = weft_run(scenario, scratch)
             measured_ms, weft_ms = case["median_step_ms"], 1e3 * report["iteration_time_s"]
             busy_ms = min(s["device_busy_us"] for s in case["profiled_steps"]) / 1e3
             stage = report["stages"][0]
