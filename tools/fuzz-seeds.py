@@ -62,6 +62,12 @@ def resilience_seeds(out):
             "recovery": {"policy": "varuna", "restart_minutes": 5, "morph_on_return": False,
                          "checkpoint": {"interval_iterations": 10, "write_GBps": 50, "read_GBps": 50}}}
     write(out, "resilience", "0-varuna-no-morph", b"\0" + json.dumps(kept).encode())
+    # Nor are planned stops, here with failures that cut their checkpoints short.
+    planned = {"failures": {"causes": slowed["failures"]["causes"],
+                            "planned": [{"name": "firmware", "mtbf_hours": 20, "per": "node", "hours": 1}]},
+               "recovery": {"policy": "checkpoint-restart", "restart_minutes": 5,
+                            "checkpoint": {"interval_minutes": 30, "write_GBps": 1, "read_GBps": 50}}}
+    write(out, "resilience", "0-planned-stops", b"\0" + json.dumps(planned).encode())
 
 
 def sweep_journal_seeds(out):

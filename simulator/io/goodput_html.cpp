@@ -18,7 +18,7 @@ constexpr double kChartHeight = 260.0;
 constexpr double kChartLeft = 70.0;
 constexpr double kChartBottom = 30.0;
 constexpr std::array<const char*, kTimeCategories> kCategoryColors = {"#4c78a8", "#e45756", "#f58518", "#b279a2",
-                                                                      "#9d755d", "#54a24b", "#bab0ac"};
+                                                                      "#9d755d", "#eeca3b", "#54a24b", "#bab0ac"};
 
 // Tokens trained (in billions) at each timeline point: mean, p5 and p95 over the runs.
 struct Band {

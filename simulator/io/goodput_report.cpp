@@ -45,6 +45,15 @@ std::string describe_slowdown(const RunSetup& setup, std::size_t c) {
       format_span(cause.duration_s), cause.speed * 100.0, pace);
 }
 
+// Planned stops of cause `c`: how often the job makes one, and for how long it stays stopped.
+std::string describe_planned(const RunSetup& setup, std::size_t c) {
+  const PlannedCause& cause = setup.failures.planned[c];
+  const double every_s = 1.0 / (cause.rate_per_node_s * static_cast<double>(setup.job_nodes));
+  return fmt::format("{}: every {} ({:.2f} a day), the job checkpoints{} and restarts", cause.name,
+                     format_span(every_s), kSecondsPerDay / every_s,
+                     cause.downtime_s > 0.0 ? fmt::format(", stops {}", format_span(cause.downtime_s)) : "");
+}
+
 // A job that checkpoints when a failure is announced: how long ahead, and whether its write fits.
 std::string describe_notice(const RunSetup& setup, const GoodputSummary& summary) {
   const double notice_s = setup.failures.notice_s;
@@ -135,6 +144,9 @@ std::string render_goodput_report(const GoodputSubject& subject, const GoodputSt
   for (std::size_t c = 0; c < setup.failures.slowdowns.size(); ++c) {
     out += fmt::format("Slowdowns        {}\n", describe_slowdown(setup, c));
   }
+  for (std::size_t c = 0; c < setup.failures.planned.size(); ++c) {
+    out += fmt::format("Planned stops    {}\n", describe_planned(setup, c));
+  }
   out += fmt::format("Recovery         {}\n", describe_recovery(study));
   out += fmt::format("Checkpoints      {}{}\n", describe_checkpoints(study, summary), describe_notice(setup, summary));
   out += fmt::format("Interval         {}\n", describe_interval(study, summary));
@@ -163,11 +175,16 @@ std::string render_goodput_report(const GoodputSubject& subject, const GoodputSt
   // from repair; its restarts after failures count as interruptions).
   const bool reshapes = setup.oobleck || setup.varuna || setup.bamboo;
   if (reshapes) add("reconfigurations", summary.reconfigurations, 1.0, 1);
+  const bool planned = !setup.failures.planned.empty();
+  if (planned) add("planned stops", summary.planned_stops, 1.0, 1);
   add("checkpoints written", summary.checkpoints, 1.0, 0);
   for (std::size_t i = 0; i < kTimeCategories; ++i) {
-    const bool reconfiguration = i == kTimeCategories - 2;
-    const bool degraded = i == kTimeCategories - 1;
-    if ((reconfiguration && !reshapes) || (degraded && !reshapes && setup.failures.slowdowns.empty())) continue;
+    const auto category = static_cast<TimeCategory>(i);
+    if ((category == TimeCategory::reconfiguration && !reshapes) ||
+        (category == TimeCategory::degraded && !reshapes && setup.failures.slowdowns.empty()) ||
+        (category == TimeCategory::maintenance && !planned)) {
+      continue;
+    }
     add(fmt::format("{} (h)", kTimeCategoryNames[i]), summary.hours[i], 1.0, 1);
   }
   out += table.render("  ");
@@ -212,11 +229,17 @@ nlohmann::json goodput_json(const GoodputSubject& subject, const GoodputStudy& s
       {"interruptions", spread(summary.interruptions)},
       {"reconfigurations", spread(summary.reconfigurations)},
       {"checkpoints", spread(summary.checkpoints)},
+      {"planned_stops", spread(summary.planned_stops)},
       {"wall_days", spread(summary.wall_days)},
       {"unfinished_runs", summary.unfinished},
   };
   for (std::size_t i = 0; i < summary.hours.size(); ++i) {
     out["hours"][std::string(kTimeCategoryNames[i])] = spread(summary.hours[i]);
+  }
+  out["planned"] = nlohmann::json::array();
+  for (const PlannedCause& cause : setup.failures.planned) {
+    out["planned"].push_back(
+        {{"name", cause.name}, {"rate_per_node_s", cause.rate_per_node_s}, {"downtime_s", cause.downtime_s}});
   }
   out["slowdowns"] = nlohmann::json::array();
   for (std::size_t c = 0; c < setup.failures.slowdowns.size(); ++c) {
@@ -238,15 +261,16 @@ nlohmann::json goodput_json(const GoodputSubject& subject, const GoodputStudy& s
 }
 
 void write_goodput_csv(std::ostream& out, const GoodputStudy& study) {
-  out << "seed,wall_s,goodput_tokens_per_s,trained_s,lost_s,checkpoint_s,restart_s,waiting_s,reconfigure_s,degraded_s,"
-         "interruptions,reconfigurations,checkpoints,reached_target\n";
+  out << "seed,wall_s,goodput_tokens_per_s,trained_s,lost_s,checkpoint_s,restart_s,waiting_s,maintenance_s,"
+         "reconfigure_s,degraded_s,interruptions,reconfigurations,checkpoints,planned_stops,reached_target\n";
   for (std::size_t i = 0; i < study.runs.size(); ++i) {
     const RunOutcome& run = study.runs[i];
-    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", study.first_seed + i, csv_number(run.wall_s),
-                       csv_number(goodput_tokens_per_s(study.setup, run)), csv_number(run.trained_s),
-                       csv_number(run.lost_s), csv_number(run.checkpoint_s), csv_number(run.restart_s),
-                       csv_number(run.waiting_s), csv_number(run.reconfigure_s), csv_number(run.degraded_s),
-                       run.interruptions, run.reconfigurations, run.checkpoints,
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", study.first_seed + i,
+                       csv_number(run.wall_s), csv_number(goodput_tokens_per_s(study.setup, run)),
+                       csv_number(run.trained_s), csv_number(run.lost_s), csv_number(run.checkpoint_s),
+                       csv_number(run.restart_s), csv_number(run.waiting_s), csv_number(run.maintenance_s),
+                       csv_number(run.reconfigure_s), csv_number(run.degraded_s), run.interruptions,
+                       run.reconfigurations, run.checkpoints, run.planned_stops,
                        study.setup.target_tokens ? (run.reached_target ? "true" : "false") : "");
   }
 }

@@ -15,6 +15,13 @@ namespace {
 // A century: no trace runs longer.
 constexpr double kMaxTraceHours = 876000.0;
 
+template <class Cause>
+double total_rate_per_node_s(const std::vector<Cause>& causes) {
+  double rate = 0.0;
+  for (const Cause& cause : causes) rate += cause.rate_per_node_s;
+  return rate;
+}
+
 // Failures per node per second of one cause: `mtbf_hours` per GPU or node, or `observed`
 // {count, days, and gpus or nodes}.
 double cause_rate_per_node_s(const JsonCursor& cause, int gpus_per_node) {
@@ -69,6 +76,28 @@ SlowdownCause load_slowdown(const JsonCursor& cause, int gpus_per_node) {
   const JsonCursor speed = cause.at("speed");
   out.speed = speed.as_positive_number();
   if (out.speed >= 1.0) speed.fail("expected a share of the healthy rate below 1");
+  return out;
+}
+
+PlannedCause load_planned(const JsonCursor& cause, int gpus_per_node) {
+  cause.expect_only({"name", "mtbf_hours", "per", "observed", "hours"});
+  PlannedCause out;
+  out.name = cause.at("name").as_string();
+  out.rate_per_node_s = cause_rate_per_node_s(cause, gpus_per_node);
+  const JsonCursor hours = cause.at("hours");
+  out.downtime_s = hours.as_nonnegative_number() * kSecondsPerHour;
+  if (hours.as_number() > kMaxTraceHours) hours.fail("expected at most 876000 hours");
+  return out;
+}
+
+// Every cause of a list read with `load`; a list that is there holds at least one, and their
+// rates add up to a finite rate.
+template <class Load>
+auto load_causes(const JsonCursor& list, const char* what, Load load) {
+  std::vector<decltype(load(list))> out;
+  for (const JsonCursor& cause : list.elements()) out.push_back(load(cause));
+  if (out.empty()) list.fail(std::string("expected at least one cause of ") + what);
+  if (!std::isfinite(total_rate_per_node_s(out))) list.fail("the causes' rates add up to no finite rate");
   return out;
 }
 
@@ -132,19 +161,19 @@ std::vector<TraceEvent> read_failure_trace(std::istream& in, const std::string& 
 }
 
 double FailureModel::rate_per_s(std::int64_t nodes) const {
-  double rate = 0.0;
-  for (const FailureCause& cause : causes) rate += cause.rate_per_node_s;
-  return rate * static_cast<double>(nodes);
+  return total_rate_per_node_s(causes) * static_cast<double>(nodes);
 }
 
 double FailureModel::slowdown_rate_per_s(std::int64_t nodes) const {
-  double rate = 0.0;
-  for (const SlowdownCause& cause : slowdowns) rate += cause.rate_per_node_s;
-  return rate * static_cast<double>(nodes);
+  return total_rate_per_node_s(slowdowns) * static_cast<double>(nodes);
+}
+
+double FailureModel::planned_rate_per_s(std::int64_t nodes) const {
+  return total_rate_per_node_s(planned) * static_cast<double>(nodes);
 }
 
 FailureModel load_failure_model(const JsonCursor& json, int gpus_per_node, const std::filesystem::path& directory) {
-  json.expect_only({"source", "causes", "rack_nodes", "trace", "notice_seconds", "slowdowns"});
+  json.expect_only({"source", "causes", "rack_nodes", "trace", "notice_seconds", "slowdowns", "planned"});
   FailureModel model;
   if (auto source = json.find("source")) model.source = source->as_string();
   if (auto trace = json.find("trace")) {
@@ -152,14 +181,16 @@ FailureModel load_failure_model(const JsonCursor& json, int gpus_per_node, const
     model.trace = read_failure_trace(file);
   }
   if (auto slowdowns = json.find("slowdowns")) {
-    for (const JsonCursor& cause : slowdowns->elements())
-      model.slowdowns.push_back(load_slowdown(cause, gpus_per_node));
-    if (model.slowdowns.empty()) slowdowns->fail("expected at least one cause of slowdowns");
-    if (!std::isfinite(model.slowdown_rate_per_s(1))) slowdowns->fail("the causes' rates add up to no finite rate");
+    model.slowdowns = load_causes(*slowdowns, "slowdowns",
+                                  [&](const JsonCursor& cause) { return load_slowdown(cause, gpus_per_node); });
+  }
+  if (auto planned = json.find("planned")) {
+    model.planned = load_causes(*planned, "planned stops",
+                                [&](const JsonCursor& cause) { return load_planned(cause, gpus_per_node); });
   }
   const auto causes_json = json.find("causes");
-  if (!causes_json && model.trace.empty() && model.slowdowns.empty()) {
-    json.fail("expected causes, a trace or slowdowns");
+  if (!causes_json && model.trace.empty() && model.slowdowns.empty() && model.planned.empty()) {
+    json.fail("expected causes, a trace, slowdowns or planned stops");
   }
   const auto causes = causes_json ? causes_json->elements() : std::vector<JsonCursor>{};
   if (causes_json && causes.empty()) causes_json->fail("expected at least one cause (an empty list would never fail)");

@@ -41,6 +41,15 @@ struct SlowdownCause {
   double speed = 1.0;  // the slowed GPU's share of its healthy rate, in (0, 1)
 };
 
+// A cause of planned stops (automated maintenance such as a firmware upgrade, an operator's
+// configuration or dataset update), as a Poisson process on every node the job trains on: the job
+// writes a whole checkpoint, stops for `downtime_s`, and restarts.
+struct PlannedCause {
+  std::string name;
+  double rate_per_node_s = 0.0;  // planned stops per node per second
+  double downtime_s = 0.0;
+};
+
 // A failure replayed from a trace: at `at_s`, `nodes` healthy nodes drawn at random go out for
 // `down_s` (infinite: they never come back), as spot instances are preempted.
 struct TraceEvent {
@@ -58,15 +67,18 @@ struct FailureModel {
   // spot preemption; 0: failures come unannounced.
   double notice_s = 0.0;
   std::vector<SlowdownCause> slowdowns;
+  std::vector<PlannedCause> planned;
 
   // Failures per second over `nodes` nodes in service, all causes together.
   double rate_per_s(std::int64_t nodes) const;
   // Slowdowns per second over `nodes` nodes, all causes together.
   double slowdown_rate_per_s(std::int64_t nodes) const;
+  // Planned stops per second of a job on `nodes` nodes, all causes together.
+  double planned_rate_per_s(std::int64_t nodes) const;
 };
 
 // The cause a draw falls on, in proportion to the causes' rates: `pick` is uniform over [0, the
-// sum of their rate_per_node_s). Failure and slowdown causes alike; `causes` is not empty.
+// sum of their rate_per_node_s). Failure, slowdown and planned causes alike; `causes` is not empty.
 template <class Cause>
 const Cause& cause_at(const std::vector<Cause>& causes, double pick) {
   for (const Cause& cause : causes) {
@@ -76,8 +88,8 @@ const Cause& cause_at(const std::vector<Cause>& causes, double pick) {
   return causes.back();
 }
 
-// Reads `failures` of a resilience file (docs/resilience.md). A cause's rate (of failures or of
-// slowdowns) is given per GPU or per node, either as a mean time between failures (`mtbf_hours`)
+// Reads `failures` of a resilience file (docs/resilience.md). A cause's rate (of failures, of
+// slowdowns or of planned stops) is given per GPU or per node, either as a mean time between failures (`mtbf_hours`)
 // or as what a fleet observed (`observed`: a count of failures over so many GPUs or nodes and
 // days); `gpus_per_node` turns either into a rate per node. A `trace` file is read relative to
 // `directory`.

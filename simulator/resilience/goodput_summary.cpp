@@ -19,7 +19,8 @@ Spread spread_over(const std::vector<RunOutcome>& runs, Field field) {
 }  // namespace
 
 std::array<double, kTimeCategories> time_categories_s(const RunOutcome& run) {
-  return {run.trained_s, run.lost_s, run.checkpoint_s, run.restart_s, run.waiting_s, run.reconfigure_s, run.degraded_s};
+  return {run.trained_s, run.lost_s,        run.checkpoint_s,  run.restart_s,
+          run.waiting_s, run.maintenance_s, run.reconfigure_s, run.degraded_s};
 }
 
 GoodputSummary summarize(const GoodputStudy& study) {
@@ -39,6 +40,7 @@ GoodputSummary summarize(const GoodputStudy& study) {
   out.reconfigurations =
       spread_over(runs, [](const RunOutcome& run) { return static_cast<double>(run.reconfigurations); });
   out.checkpoints = spread_over(runs, [](const RunOutcome& run) { return static_cast<double>(run.checkpoints); });
+  out.planned_stops = spread_over(runs, [](const RunOutcome& run) { return static_cast<double>(run.planned_stops); });
   for (std::size_t i = 0; i < out.hours.size(); ++i) {
     out.hours[i] =
         spread_over(runs, [&](const RunOutcome& run) { return time_categories_s(run)[i] / kSecondsPerHour; });

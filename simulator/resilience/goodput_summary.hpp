@@ -9,10 +9,20 @@
 namespace weft {
 
 // Where a run's wall-clock time goes, in RunOutcome's order.
-inline constexpr std::size_t kTimeCategories = 7;
+enum class TimeCategory : std::uint8_t {
+  kept,
+  lost,
+  checkpoints,
+  restarts,
+  waiting,
+  maintenance,
+  reconfiguration,
+  degraded
+};
+inline constexpr std::size_t kTimeCategories = 8;
 inline constexpr std::array<std::string_view, kTimeCategories> kTimeCategoryNames = {
-    "training kept",       "training lost",   "checkpoints",        "restarts and reloads",
-    "waiting for repairs", "reconfiguration", "degraded throughput"};
+    "training kept",       "training lost",       "checkpoints",     "restarts and reloads",
+    "waiting for repairs", "planned maintenance", "reconfiguration", "degraded throughput"};
 std::array<double, kTimeCategories> time_categories_s(const RunOutcome& run);
 
 // A study's figures, as every report shows them.
@@ -29,6 +39,7 @@ struct GoodputSummary {
   Spread interruptions;
   Spread reconfigurations;
   Spread checkpoints;
+  Spread planned_stops;
   std::array<Spread, kTimeCategories> hours;  // kTimeCategoryNames
   Spread wall_days;                           // with a token target: the time to train it (and save it)
   std::int64_t unfinished = 0;                // runs that did not train the target in the days given

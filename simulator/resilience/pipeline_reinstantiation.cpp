@@ -73,4 +73,19 @@ Reinstantiation reinstantiate(std::vector<int> pipelines, const std::vector<int>
   return out;
 }
 
+std::vector<int> draw_pipelines_hit(const std::vector<int>& pipelines, int lost, RandomStream& random) {
+  std::vector<int> out(pipelines.size(), 0);
+  for (int i = 0; i < lost; ++i) {
+    int left = 0;
+    for (std::size_t k = 0; k < pipelines.size(); ++k) left += pipelines[k] - out[k];
+    if (left == 0) break;
+    int pick = std::min(static_cast<int>(random.uniform() * left), left - 1);
+    for (std::size_t k = 0; k < pipelines.size() && pick >= 0; ++k) {
+      pick -= pipelines[k] - out[k];
+      if (pick < 0) ++out[k];
+    }
+  }
+  return out;
+}
+
 }  // namespace weft

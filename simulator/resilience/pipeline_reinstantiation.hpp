@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "simulator/core/enum_names.hpp"
+#include "simulator/core/random_stream.hpp"
 
 namespace weft {
 
@@ -27,5 +28,9 @@ struct Reinstantiation {
 // the most nodes above n0, when the others can spare enough; otherwise it merges with the smallest
 // other pipeline (repeatedly, until it has n0). A pipeline left with no node is gone.
 Reinstantiation reinstantiate(std::vector<int> pipelines, const std::vector<int>& lost, int n0, int f);
+
+// Which of pipelines of `pipelines` nodes `lost` failed nodes were in: each drawn in proportion to
+// the nodes it still has; the count per pipeline.
+std::vector<int> draw_pipelines_hit(const std::vector<int>& pipelines, int lost, RandomStream& random);
 
 }  // namespace weft

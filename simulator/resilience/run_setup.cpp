@@ -125,6 +125,14 @@ RunSetup make_run_setup(const TrainingScenario& scenario, const TrainingReport& 
                                  setup.failures.slowdowns.empty() ? "failures.causes" : "failures", failures,
                                  setup.failures.slowdowns.empty() ? "failures" : "failures and slowdowns", spec.days));
   }
+  // Each planned stop writes a checkpoint.
+  const double planned_stops = setup.failures.planned_rate_per_s(setup.job_nodes) * setup.horizon_s;
+  if (planned_stops > kMaxCheckpointsPerRun) {
+    throw InputError(
+        fmt::format("failures.planned: about {:.3g} planned stops a run of {:g} days, more than weft "
+                    "simulates (10^6 a run)",
+                    planned_stops, spec.days));
+  }
   if (checkpoint.enabled && checkpoint.interval_s &&
       setup.horizon_s / setup.checkpoint_work_s() > kMaxCheckpointsPerRun) {
     throw InputError(

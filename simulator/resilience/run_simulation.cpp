@@ -3,10 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <utility>
 
 #include "simulator/core/random_stream.hpp"
+#include "simulator/resilience/bamboo_stages.hpp"
 #include "simulator/resilience/node_pool.hpp"
 #include "simulator/resilience/pipeline_reinstantiation.hpp"
+#include "simulator/resilience/planned_stops.hpp"
 #include "simulator/resilience/slowdown_timeline.hpp"
 
 namespace weft {
@@ -15,7 +19,11 @@ namespace {
 constexpr double kNoEvent = std::numeric_limits<double>::infinity();
 
 // What the job is doing; training progresses only while it computes.
-enum class Phase : std::uint8_t { compute, checkpoint, restart, waiting, reconfigure };
+enum class Phase : std::uint8_t { compute, checkpoint, restart, waiting, reconfigure, maintenance };
+
+// What a whole checkpoint written out of turn is for: Varuna's restart on more nodes (a morph), or
+// a planned stop.
+enum class Stop : std::uint8_t { none, morph, maintenance };
 
 class RunSimulator {
  public:
@@ -23,6 +31,7 @@ class RunSimulator {
       : setup_(setup),
         random_(seed),
         slowdowns_(setup.failures, setup.slowdown_rates, setup.job_nodes, seed),
+        planned_(setup.failures, setup.job_nodes, seed),
         pool_(setup.job_nodes, setup.recovery.hot_spare_nodes),
         failure_rate_(setup.failures.rate_per_s(pool_.size())),
         checkpoint_work_(setup.recovery.checkpoint.enabled ? setup.checkpoint_work_s() : kNoEvent),
@@ -34,6 +43,7 @@ class RunSimulator {
     outcome_.timeline.reserve(static_cast<std::size_t>(setup.timeline_points));
     if (setup.oobleck) adopt(*setup.oobleck->best(static_cast<int>(setup.job_nodes)));
     if (setup.bamboo) {
+      bamboo_stages_.emplace(*setup.bamboo);
       const int pipelines = static_cast<int>(setup.job_nodes) / setup.bamboo->nodes_per_pipeline();
       healthy_samples_per_s_ = static_cast<double>(setup.bamboo->samples(pipelines)) / setup.iteration_s;
       bamboo_adopt(pipelines);
@@ -45,12 +55,15 @@ class RunSimulator {
     next_boundary_ = checkpoint_work_;
     while (true) {
       const double phase_end = phase_end_time();
-      const double next = std::min({next_failure_, phase_end, pool_.next_repair(), write_durable_at_,
-                                    next_trace_event(), slowdowns_.next_event(), setup_.horizon_s});
+      const double next =
+          std::min({next_failure_, phase_end, pool_.next_repair(), write_durable_at_, next_trace_event(),
+                    slowdowns_.next_event(), planned_.next_event(), setup_.horizon_s});
       advance_to(next);
       if (outcome_.reached_target || next == setup_.horizon_s) break;
       if (next == slowdowns_.next_event()) {
         slowdowns_.handle_next_event();
+      } else if (next == planned_.next_event()) {
+        stop_as_planned(planned_.take_next());
       } else if (next == write_durable_at_) {
         write_durable();
       } else if (next == pool_.next_repair()) {
@@ -103,6 +116,9 @@ class RunSimulator {
       case Phase::waiting:
         outcome_.waiting_s += elapsed;
         break;
+      case Phase::maintenance:
+        outcome_.maintenance_s += elapsed;
+        break;
     }
     now_ = time;
   }
@@ -134,20 +150,25 @@ class RunSimulator {
                      (work_ >= target_work_ ? durable_after_s_ : stall_s_);
         break;
       case Phase::checkpoint:
-        if (morphing_) {  // Varuna's checkpoint before it restarts on more nodes
-          morphing_ = false;
+        if (stop_after_checkpoint_ != Stop::none) {
           durable_work_ = work_;
           ++outcome_.checkpoints;
           next_boundary_ = work_ + checkpoint_work_;
-          pool_.fill_job();  // nodes back while it wrote
-          start_restart();
+          if (std::exchange(stop_after_checkpoint_, Stop::none) == Stop::morph) {
+            pool_.fill_job();  // nodes back while it wrote
+            start_restart();
+          } else {
+            start_maintenance();
+          }
           break;
         }
         if (work_ >= target_work_) {
           durable_work_ = work_;
           ++outcome_.checkpoints;
           outcome_.reached_target = true;
-        } else if (setup_.recovery.checkpoint.mode == CheckpointMode::sync) {
+          break;  // trained and saved: the run ends here
+        }
+        if (setup_.recovery.checkpoint.mode == CheckpointMode::sync) {
           durable_work_ = work_;
           ++outcome_.checkpoints;
         } else {
@@ -161,6 +182,9 @@ class RunSimulator {
       case Phase::reconfigure:
         resume_compute();
         break;
+      case Phase::maintenance:
+        stop_job();
+        break;
       case Phase::waiting:
         break;
     }
@@ -168,6 +192,10 @@ class RunSimulator {
 
   void resume_compute() {
     phase_ = Phase::compute;
+    if (pending_maintenance_s_) {
+      stop_as_planned(*std::exchange(pending_maintenance_s_, std::nullopt));
+      return;
+    }
     if (setup_.oobleck) join_repaired_nodes();
     if (setup_.bamboo) bamboo_grow();
     if (setup_.varuna && setup_.recovery.morph_on_return) varuna_grow();
@@ -214,7 +242,36 @@ class RunSimulator {
     if (!layout || varuna_rate(*layout) <= rate_) return;
     drop_iteration_under_way();
     ++outcome_.reconfigurations;
-    morphing_ = true;
+    checkpoint_then(Stop::morph);
+  }
+
+  // A planned stop (failures.planned): the job drops the iteration under way, writes a whole
+  // checkpoint, stops for the maintenance's downtime, and restarts. One that comes while the job
+  // does not compute waits until it does; stops that wait together are done together, in the
+  // longest one's downtime.
+  void stop_as_planned(double downtime_s) {
+    if (phase_ != Phase::compute) {
+      pending_maintenance_s_ = std::max(pending_maintenance_s_.value_or(0.0), downtime_s);
+      return;
+    }
+    drop_iteration_under_way();
+    ++outcome_.planned_stops;
+    maintenance_s_ = downtime_s;
+    if (work_ == durable_work_ && write_durable_at_ == kNoEvent) {
+      start_maintenance();  // nothing to save: it computed nothing since its checkpoint or reload
+    } else {
+      checkpoint_then(Stop::maintenance);
+    }
+  }
+
+  void start_maintenance() {
+    phase_ = Phase::maintenance;
+    phase_end_ = now_ + maintenance_s_;
+  }
+
+  // Writes a whole checkpoint, once the one being written is, then stops as `stop` says.
+  void checkpoint_then(Stop stop) {
+    stop_after_checkpoint_ = stop;
     phase_ = Phase::checkpoint;
     phase_end_ = std::max(now_, write_durable_at_ == kNoEvent ? now_ : write_durable_at_) + durable_after_s_;
   }
@@ -249,7 +306,7 @@ class RunSimulator {
         std::min(static_cast<std::int64_t>(random_.uniform() * static_cast<double>(pool_.size())), pool_.size() - 1);
     if (!pool_.healthy(node)) return;
     if (cause.blast_radius == BlastRadius::none) {
-      if (phase_ != Phase::waiting && pool_.in_job(node)) interrupt();
+      if (job_running() && pool_.in_job(node)) interrupt();
       return;
     }
     std::int64_t first = node;
@@ -294,7 +351,7 @@ class RunSimulator {
 
   // The running job lost `nodes` of its nodes.
   void job_lost_nodes(int nodes) {
-    if (nodes == 0 || phase_ == Phase::waiting) return;
+    if (nodes == 0 || !job_running()) return;
     if (setup_.oobleck && phase_ != Phase::restart) {
       lose_nodes(nodes);
     } else if (setup_.bamboo && phase_ != Phase::restart) {
@@ -320,14 +377,26 @@ class RunSimulator {
     ++outcome_.checkpoints;
   }
 
+  // Whether the job's processes are up: not while it waits for nodes or is stopped for maintenance.
+  bool job_running() const { return phase_ != Phase::waiting && phase_ != Phase::maintenance; }
+
+  // A failure cuts short the checkpoint being written: a planned stop it was for waits until the
+  // job computes again.
+  void abandon_checkpoint() {
+    write_durable_at_ = kNoEvent;
+    if (std::exchange(stop_after_checkpoint_, Stop::none) == Stop::maintenance) {
+      pending_maintenance_s_ = std::max(pending_maintenance_s_.value_or(0.0), maintenance_s_);
+      --outcome_.planned_stops;
+    }
+  }
+
   // The job stops: the training since the last checkpoint written is lost, and a checkpoint
   // still being written is abandoned.
   void interrupt() {
-    morphing_ = false;
     ++outcome_.interruptions;
     outcome_.lost_s += work_ - durable_work_;
     work_ = durable_work_;
-    write_durable_at_ = kNoEvent;
+    abandon_checkpoint();
     next_boundary_ = work_ + checkpoint_work_;
     stop_job();
   }
@@ -368,8 +437,8 @@ class RunSimulator {
   // stores its progress and stops.
   void lose_nodes(int lost) {
     drop_iteration_under_way();
-    write_durable_at_ = kNoEvent;  // the lost nodes' shares of a checkpoint being written
-    const std::vector<int> lost_per_pipeline = draw_pipelines_hit(lost);
+    abandon_checkpoint();  // the lost nodes' shares of a checkpoint being written
+    const std::vector<int> lost_per_pipeline = draw_pipelines_hit(pipelines_, lost, random_);
     OobleckPlanner& planner = *setup_.oobleck;
     const Reinstantiation rebuilt = reinstantiate(pipelines_, lost_per_pipeline, planner.n0(), planner.f());
     const OobleckConfiguration* plan = nullptr;
@@ -385,22 +454,6 @@ class RunSimulator {
     ++outcome_.interruptions;
     durable_work_ = work_;
     stop_job();
-  }
-
-  // Which pipelines `lost` failed nodes were in: each drawn in proportion to the nodes it still has.
-  std::vector<int> draw_pipelines_hit(int lost) {
-    std::vector<int> out(pipelines_.size(), 0);
-    for (int i = 0; i < lost; ++i) {
-      int left = 0;
-      for (std::size_t k = 0; k < pipelines_.size(); ++k) left += pipelines_[k] - out[k];
-      if (left == 0) break;
-      int pick = std::min(static_cast<int>(random_.uniform() * left), left - 1);
-      for (std::size_t k = 0; k < pipelines_.size() && pick >= 0; ++k) {
-        pick -= pipelines_[k] - out[k];
-        if (pick < 0) ++out[k];
-      }
-    }
-    return out;
   }
 
   // Oobleck loses at most the iteration under way (§2.7.4).
@@ -433,38 +486,21 @@ class RunSimulator {
   // stages, or the one holding the lost stage's copy) is fatal: the job restarts from its
   // checkpoint. Nodes no pipeline uses fail harmlessly.
   void bamboo_lose(int lost) {
-    const BambooPlanner& planner = *setup_.bamboo;
-    const int pp = planner.pp();
-    const auto per_stage = static_cast<std::int64_t>(planner.nodes_per_stage());
     std::int64_t nodes = pool_.job_size() + lost;  // the job's, before the failure
     bool hit = false;
     for (int i = 0; i < lost; ++i, --nodes) {
-      std::int64_t in_use = 0;
-      for (const std::vector<int>& gone : lost_stages_) in_use += (pp - std::ssize(gone)) * per_stage;
-      std::int64_t pick =
+      const std::int64_t pick =
           std::min(static_cast<std::int64_t>(random_.uniform() * static_cast<double>(nodes)), nodes - 1);
-      if (pick >= in_use) continue;
-      for (std::vector<int>& gone : lost_stages_) {
-        const std::int64_t held = (pp - std::ssize(gone)) * per_stage;
-        if (pick >= held) {
-          pick -= held;
-          continue;
-        }
-        // The (pick / per_stage)-th stage this pipeline still runs on its own nodes.
-        int position = -1;
-        for (std::int64_t k = pick / per_stage; k >= 0;) k -= is_lost(gone, ++position) ? 0 : 1;
-        if (is_lost(gone, (position + 1) % pp) || is_lost(gone, (position + pp - 1) % pp)) {
-          interrupt();
-          return;
-        }
-        gone.push_back(position);
-        hit = true;
-        break;
+      const BambooStages::Loss loss = bamboo_stages_->lose_node(pick);
+      if (loss == BambooStages::Loss::fatal) {
+        interrupt();
+        return;
       }
+      hit = hit || loss == BambooStages::Loss::covered;
     }
     if (!hit) return;
     drop_iteration_under_way();
-    write_durable_at_ = kNoEvent;  // the lost nodes' shares of a checkpoint being written
+    abandon_checkpoint();  // the lost nodes' shares of a checkpoint being written
     if (!bamboo_pace()) {
       ++outcome_.interruptions;
       durable_work_ = work_;
@@ -476,25 +512,15 @@ class RunSimulator {
     phase_end_ = now_ + setup_.recovery.reconfigure_s;
   }
 
-  static bool is_lost(const std::vector<int>& gone, int position) {
-    return std::find(gone.begin(), gone.end(), position) != gone.end();
-  }
-
   // Every stage of `pipelines` pipelines on nodes of its own.
   void bamboo_adopt(int pipelines) {
-    lost_stages_.assign(static_cast<std::size_t>(pipelines), {});
+    bamboo_stages_->reset(pipelines);
     bamboo_pace();
   }
 
   // The job trains at the pace of its slowest pipeline; false when its pipelines do not run.
   bool bamboo_pace() {
-    const auto pipelines = static_cast<int>(lost_stages_.size());
-    std::optional<double> slowest = setup_.bamboo->samples_per_s(pipelines, {});
-    for (const std::vector<int>& gone : lost_stages_) {
-      if (gone.empty() || !slowest) continue;
-      const auto pace = setup_.bamboo->samples_per_s(pipelines, gone);
-      slowest = pace ? std::min(*slowest, *pace) : pace;
-    }
+    const std::optional<double> slowest = bamboo_stages_->samples_per_s();
     if (slowest) rate_ = *slowest / healthy_samples_per_s_;
     return slowest.has_value();
   }
@@ -506,7 +532,7 @@ class RunSimulator {
     pool_.fill_job();
     const BambooPlanner& planner = *setup_.bamboo;
     const auto pipelines = static_cast<int>(pool_.job_size() / planner.nodes_per_pipeline());
-    if (pipelines <= static_cast<int>(lost_stages_.size())) return;
+    if (pipelines <= bamboo_stages_->pipelines()) return;
     drop_iteration_under_way();
     bamboo_adopt(pipelines);
     ++outcome_.reconfigurations;
@@ -519,6 +545,7 @@ class RunSimulator {
   const RunSetup& setup_;
   RandomStream random_;
   SlowdownTimeline slowdowns_;
+  PlannedStops planned_;
   NodePool pool_;
   double failure_rate_;
   double cause_rate_total_ = 0.0;
@@ -530,14 +557,16 @@ class RunSimulator {
 
   double now_ = 0.0;
   Phase phase_ = Phase::compute;
-  double rate_ = 1.0;                          // training time of the healthy run done per second, unslowed
-  std::vector<int> pipelines_;                 // Oobleck's, node counts
-  std::vector<std::vector<int>> lost_stages_;  // Bamboo's, per pipeline: positions run by the node before
-  double healthy_samples_per_s_ = 0.0;         // Bamboo's, on every node
-  double phase_end_ = kNoEvent;                // checkpoint and restart phases
-  bool morphing_ = false;                      // Varuna's checkpoint before a restart on more nodes
-  double work_ = 0.0;                          // training time whose progress stands
-  double durable_work_ = 0.0;                  // as of the last checkpoint written
+  double rate_ = 1.0;           // training time of the healthy run done per second, unslowed
+  std::vector<int> pipelines_;  // Oobleck's, node counts
+  std::optional<BambooStages> bamboo_stages_;
+  double healthy_samples_per_s_ = 0.0;           // Bamboo's, on every node
+  double phase_end_ = kNoEvent;                  // checkpoint and restart phases
+  Stop stop_after_checkpoint_ = Stop::none;      // what the checkpoint being written is for
+  double maintenance_s_ = 0.0;                   // the downtime of the planned stop under way
+  std::optional<double> pending_maintenance_s_;  // a planned stop waiting for the job to compute
+  double work_ = 0.0;                            // training time whose progress stands
+  double durable_work_ = 0.0;                    // as of the last checkpoint written
   double next_boundary_ = kNoEvent;
   double writing_work_ = 0.0;           // an asynchronous checkpoint being written...
   double write_durable_at_ = kNoEvent;  // ...and when it will be whole

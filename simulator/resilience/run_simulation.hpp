@@ -20,7 +20,7 @@ inline constexpr double kMaxCheckpointsPerRun = 1e6;
 
 // One training run over wall-clock time: healthy iterations of a simulated length, interrupted by
 // failures drawn from `failures`, recovered by checkpoint-restart or by Oobleck's reinstantiation
-// of pipelines.
+// of pipelines, and stopped for planned maintenance.
 struct RunSetup {
   double iteration_s = 0.0;  // one healthy iteration, as weft simulates it
   double tokens_per_iteration = 0.0;
@@ -51,7 +51,7 @@ struct RunSetup {
   std::optional<double> target_work_s() const;
 };
 
-// Where one run's wall-clock time went; the seven parts add up to wall_s.
+// Where one run's wall-clock time went; the eight parts add up to wall_s.
 struct RunOutcome {
   double wall_s = 0.0;                // the horizon, or when the target was trained
   double trained_s = 0.0;             // training whose progress was kept
@@ -59,11 +59,13 @@ struct RunOutcome {
   double checkpoint_s = 0.0;          // training stopped for checkpoints
   double restart_s = 0.0;             // restarts and checkpoint reloads
   double waiting_s = 0.0;             // too few healthy nodes to run on, waiting for repairs
+  double maintenance_s = 0.0;         // stopped for planned maintenance (failures.planned)
   double reconfigure_s = 0.0;         // Oobleck rebuilding pipelines and copying their model states
   double degraded_s = 0.0;            // training slower than the healthy run: the time it lost
   std::int64_t interruptions = 0;     // the job stopped and restarted
   std::int64_t reconfigurations = 0;  // Oobleck rebuilt its pipelines without stopping
   std::int64_t checkpoints = 0;       // written whole
+  std::int64_t planned_stops = 0;     // stopped for planned maintenance
   bool reached_target = false;
   // Training time kept at horizon_s × k / timeline_points, k = 1..timeline_points.
   std::vector<double> timeline;

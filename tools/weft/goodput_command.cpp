@@ -138,11 +138,13 @@ void add_goodput_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "goodput",
       "Simulate training runs over days: the scenario's iteration as weft simulates it, interrupted by failures drawn "
-      "from a failure model or replayed from a trace, slowed while GPUs run slow (slowdowns), and recovered by "
+      "from a failure model or replayed from a trace, slowed while GPUs run slow (slowdowns), stopped for planned "
+      "maintenance, and recovered by "
       "checkpoint-restart (with hot spares, and a checkpoint on a failure's notice), Varuna's job morphing (onto the "
       "nodes left, and again onto repaired ones), Oobleck's pipeline templates or Bamboo's redundant computation, "
       "over many seeds. Prints goodput (tokens trained per wall-clock second), where "
-      "the time went (training lost, checkpoints, restarts and reloads, waiting for repairs, reconfiguration, "
+      "the time went (training lost, checkpoints, restarts and reloads, waiting for repairs, planned maintenance, "
+      "reconfiguration, "
       "degraded throughput) with its spread over seeds, and the checkpoint interval against Young's and Daly's "
       "formulas.\nRESILIENCE is a resilience file: failures, recovery and runs (docs/resilience.md).");
   command->add_option("SCENARIO", flags->scenario, "Training scenario JSON file")->required();

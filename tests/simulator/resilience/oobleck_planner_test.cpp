@@ -153,6 +153,25 @@ TEST_CASE("an Oobleck run rebuilds its pipelines at each node's failure", "[resi
           Approx(run.wall_s).epsilon(1e-9));
     if (run.reconfigurations > 0) CHECK(run.degraded_s > 0.0);
   }
+  SECTION("planned stops: the whole job checkpoints, stops and restarts, its pipelines rebuilt for the nodes it has") {
+    // A stop every 6 h of 1 h, the job checkpointing 100 GB at 10 GB/s for it.
+    setup.failures.planned.push_back(
+        {.name = "maintenance", .rate_per_node_s = 1.0 / (6 * 3600.0 * 12), .downtime_s = 3600.0});
+    for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+      const RunOutcome run = simulate_run(setup, seed);
+      INFO("seed " << seed);
+      // The last downtime may run past the horizon.
+      CHECK(run.maintenance_s <= 3600.0 * static_cast<double>(run.planned_stops) + 1e-6);
+      CHECK(run.maintenance_s > 3600.0 * static_cast<double>(run.planned_stops - 1) - 1e-6);
+      CHECK(run.checkpoints <= run.planned_stops);
+      // A write is whole, or cut short by a failure that the job rebuilt or restarted after.
+      CHECK(run.checkpoint_s <=
+            10.0 * static_cast<double>(run.planned_stops + run.reconfigurations + run.interruptions) + 1e-6);
+      CHECK(run.trained_s + run.lost_s + run.checkpoint_s + run.restart_s + run.waiting_s + run.maintenance_s +
+                run.reconfigure_s + run.degraded_s ==
+            Approx(run.wall_s).epsilon(1e-9));
+    }
+  }
   SECTION("a node back from repair joins, and the job is whole again") {
     // One node out from 1 h to 2 h: a rebuild when it goes, another when it comes back.
     setup.failures.causes.clear();

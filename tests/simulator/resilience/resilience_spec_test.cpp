@@ -29,6 +29,22 @@ const std::string kRecovery =
     R"({"policy": "checkpoint-restart", "checkpoint": {"interval_minutes": 30, "write_GBps": 2000,)"
     R"( "read_GBps": 1000}, "restart_minutes": 10})";
 
+TEST_CASE("a resilience file's planned stops: their rate per node and their downtime", "[resilience]") {
+  const ResilienceSpec spec = parse(file_with(
+      R"({"planned": [{"name": "firmware", "observed": {"count": 47, "days": 54, "gpus": 16384}, "hours": 0.5},)"
+      R"( {"name": "dataset", "mtbf_hours": 10000, "per": "gpu", "hours": 0}]})",
+      kRecovery));
+  REQUIRE(spec.failures.planned.size() == 2);
+  CHECK(spec.failures.causes.empty());
+  // 47 stops over 2,048 nodes of 8 GPUs and 54 days; 8 GPUs a node, each every 10,000 h.
+  CHECK(spec.failures.planned[0].rate_per_node_s == Approx(47.0 / (2048.0 * 54 * 86400)).epsilon(1e-12));
+  CHECK(spec.failures.planned[0].downtime_s == 1800.0);
+  CHECK(spec.failures.planned[1].rate_per_node_s == Approx(8.0 / (10000 * 3600.0)).epsilon(1e-12));
+  CHECK(spec.failures.planned[1].downtime_s == 0.0);
+  CHECK(spec.failures.planned_rate_per_s(2048) ==
+        Approx(47.0 / (54 * 86400) + 2048 * 8.0 / (10000 * 3600.0)).epsilon(1e-12));
+}
+
 TEST_CASE("a resilience file's rates, checkpoint and runs", "[resilience]") {
   const ResilienceSpec spec = parse(file_with(kCauses, kRecovery, R"({"days": 7, "seeds": 20, "tokens": 1e12})"));
   REQUIRE(spec.failures.causes.size() == 2);
@@ -142,6 +158,19 @@ TEST_CASE("bad resilience files name the field and what was expected", "[resilie
   rejects(file_with(R"({"slowdowns": [)" + slowdown + R"("hours": 1, "speed": 0.5, "repair_hours": 1}]})", kRecovery),
           "failures.slowdowns[0].repair_hours: unknown field");
   rejects(file_with(R"({"slowdowns": []})", kRecovery), "failures.slowdowns: expected at least one cause of slowdowns");
+  const std::string planned = R"({"name": "firmware", "observed": {"count": 47, "days": 54, "gpus": 16384}, )";
+  rejects(file_with(R"({"planned": []})", kRecovery), "failures.planned: expected at least one cause of planned stops");
+  rejects(file_with(R"({"planned": [{"name": "x", "mtbf_hours": 1, "per": "node"}]})", kRecovery),
+          "failures.planned[0]: missing required field 'hours'");
+  rejects(file_with(R"({"planned": [)" + planned + R"("hours": -1}]})", kRecovery), "failures.planned[0].hours");
+  rejects(file_with(R"({"planned": [)" + planned + R"("hours": 1e9}]})", kRecovery),
+          "failures.planned[0].hours: expected at most 876000 hours");
+  rejects(file_with(R"({"planned": [)" + planned + R"("hours": 1, "blast_radius": "node"}]})", kRecovery),
+          "failures.planned[0].blast_radius: unknown field");
+  rejects(file_with(R"({"planned": [{"name": "x", "hours": 1}]})", kRecovery),
+          "failures.planned[0]: expected one of mtbf_hours");
+  rejects(file_with(R"({"planned": [{"name": "x", "mtbf_hours": 1e-320, "per": "node", "hours": 1}]})", kRecovery),
+          "failures.planned: the causes' rates add up to no finite rate");
   rejects(file_with(kCauses, R"({"policy": "bamboo-v2"})"),
           "recovery.policy: 'bamboo-v2' is not one of checkpoint-restart, oobleck, varuna or bamboo");
   rejects(file_with(kCauses, R"({"policy": "bamboo", "checkpoint": {"interval_minutes": "none", "write_GBps": 1,)"
@@ -218,7 +247,8 @@ TEST_CASE("a failure trace is read next to its resilience file", "[resilience]")
   rejects("", "bad.csv: expected the header");
   CHECK_THROWS_WITH(read_failure_trace(dir.file("missing.csv")),
                     Contains("missing.csv: cannot read the failure trace"));
-  CHECK_THROWS_WITH(parse(file_with("{}", kRecovery)), Contains("failures: expected causes, a trace or slowdowns"));
+  CHECK_THROWS_WITH(parse(file_with("{}", kRecovery)),
+                    Contains("failures: expected causes, a trace, slowdowns or planned stops"));
 }
 
 }  // namespace

@@ -42,8 +42,13 @@ RunSetup setup_of(FailureModel failures, double interval_s, double checkpoint_s,
 }
 
 double sum_of_parts(const RunOutcome& run) {
-  return run.trained_s + run.lost_s + run.checkpoint_s + run.restart_s + run.waiting_s + run.reconfigure_s +
-         run.degraded_s;
+  return run.trained_s + run.lost_s + run.checkpoint_s + run.restart_s + run.waiting_s + run.maintenance_s +
+         run.reconfigure_s + run.degraded_s;
+}
+
+// Planned stops of a job of 4 nodes, one every `every_s` on average, each `downtime_s` long.
+PlannedCause planned_every(double every_s, double downtime_s) {
+  return {.name = "maintenance", .rate_per_node_s = 1.0 / (every_s * 4), .downtime_s = downtime_s};
 }
 
 TEST_CASE("a run without failures takes its iterations and its checkpoints, exactly", "[resilience]") {
@@ -257,6 +262,86 @@ TEST_CASE("slowdowns degrade the time they cover, as a Poisson process of fixed-
         {.name = "throttled", .rate_per_node_s = job_rate / 4.0, .duration_s = duration, .speed = 0.5});
     setup.slowdown_rates = {{0.6}};
     CHECK(simulate_run(setup, 7).interruptions == healthy.interruptions);
+  }
+}
+
+TEST_CASE("a planned stop costs the iteration under way, a whole checkpoint, its downtime and a restart",
+          "[resilience]") {
+  // A stop a day on average, 30 min down; checkpoints of 7 s every 10 min, restarts of 60 s.
+  FailureModel failures;
+  failures.planned.push_back(planned_every(86400.0, 1800.0));
+  RunSetup setup = setup_of(failures, 600.0, 7.0, 60.0);
+  setup.target_tokens = 1e9;  // 1,000,000 iterations of 10 s: 116 days of training
+  const double work_s = 1e7;
+  double stops = 0.0;
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    INFO("seed " << seed);
+    const RunOutcome run = simulate_run(setup, seed);
+    REQUIRE(run.reached_target);
+    CHECK(run.interruptions == 0);
+    CHECK(run.trained_s == Approx(work_s).epsilon(1e-12));
+    // Stops that come together (within one's 31 min) are made once, in one downtime.
+    CHECK(run.maintenance_s == Approx(1800.0 * static_cast<double>(run.planned_stops)).epsilon(1e-12));
+    CHECK(run.restart_s == Approx(60.0 * static_cast<double>(run.planned_stops)).epsilon(1e-12));
+    CHECK(run.checkpoint_s == Approx(7.0 * static_cast<double>(run.checkpoints)).epsilon(1e-12));
+    // At most the iteration under way lost at each stop.
+    CHECK(run.lost_s <= 10.0 * static_cast<double>(run.planned_stops) + 1e-6);
+    // One at each stop, which starts the 10 minutes to the next periodic one afresh: each stretch
+    // of training between stops takes its length over 10 min, rounded down, periodic ones.
+    const auto periodic = static_cast<std::int64_t>(work_s / 600.0);
+    CHECK(run.checkpoints >= periodic - 1);
+    CHECK(run.checkpoints <= periodic + run.planned_stops + 1);
+    CHECK(sum_of_parts(run) == Approx(run.wall_s).epsilon(1e-12));
+    stops += static_cast<double>(run.planned_stops);
+  }
+  // About one a day over 116 days and 20 runs: a Poisson count of mean 2,330 (sd 48), less the few
+  // that come within another's 31 minutes (about 2%).
+  CHECK(stops > 2330.0 * 0.98 - 5 * 48.0);
+  CHECK(stops < 2330.0 + 5 * 48.0);
+}
+
+TEST_CASE("a planned stop that comes while the job is stopped waits for it to compute, and those that wait are one",
+          "[resilience]") {
+  // A stop an hour on average, 10 h down each: nearly every one comes during another's downtime.
+  FailureModel failures;
+  failures.planned.push_back(planned_every(3600.0, 36000.0));
+  RunSetup setup = setup_of(failures, 600.0, 7.0, 60.0);
+  setup.horizon_s = 200 * 3600.0;
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    INFO("seed " << seed);
+    const RunOutcome run = simulate_run(setup, seed);
+    CHECK(sum_of_parts(run) == Approx(run.wall_s).epsilon(1e-12));
+    // The first stop writes a checkpoint; each later one comes while the job is down, and stops
+    // it again as soon as it has restarted (with nothing to save): a cycle of 10 h and 60 s from
+    // the first stop's checkpoint until the horizon.
+    const double first_stop_written = run.trained_s + run.lost_s + run.checkpoint_s;
+    const double cycles = std::floor((setup.horizon_s - first_stop_written) / 36060.0);
+    CHECK(static_cast<double>(run.planned_stops) == cycles + 1);
+    CHECK(run.checkpoint_s == Approx(7.0 * static_cast<double>(run.checkpoints)).epsilon(1e-12));
+    CHECK(run.checkpoints == static_cast<std::int64_t>(std::floor(run.trained_s / 600.0 + 1e-9)) + 1);
+  }
+}
+
+TEST_CASE("planned stops and failures together: no time counted twice, each stop one downtime", "[resilience]") {
+  // Failures every 2 h of the job that restart it in place, planned stops every 3 h of 1 h;
+  // asynchronous checkpoints whose writes (5 min) failures often cut short.
+  FailureModel failures = one_cause(7200.0, 4, BlastRadius::none);
+  failures.planned.push_back(planned_every(3 * 3600.0, 3600.0));
+  RunSetup setup = setup_of(failures, 900.0, 0.0, 120.0);
+  setup.recovery.checkpoint.mode = CheckpointMode::async;
+  setup.recovery.checkpoint.bytes = 300.0;               // 300 s to write at 1 B/s...
+  setup.recovery.checkpoint.snapshot_bytes_per_s = 1.0;  // ...after a snapshot of 300 / 32 s a GPU
+  setup.target_tokens = 1e8;                             // 100,000 iterations: 11.6 days of training
+  for (std::uint64_t seed = 1; seed <= 50; ++seed) {
+    INFO("seed " << seed);
+    const RunOutcome run = simulate_run(setup, seed);
+    REQUIRE(run.reached_target);
+    CHECK(run.trained_s == Approx(1e6).epsilon(1e-12));
+    CHECK(run.maintenance_s == Approx(3600.0 * static_cast<double>(run.planned_stops)).epsilon(1e-12));
+    // A restart after each failure and each stop, unless a failure cuts it short (failures
+    // during a downtime do not stop a job that is not running).
+    CHECK(run.restart_s <= 120.0 * static_cast<double>(run.interruptions + run.planned_stops) + 1e-6);
+    CHECK(sum_of_parts(run) == Approx(run.wall_s).epsilon(1e-12));
   }
 }
 
