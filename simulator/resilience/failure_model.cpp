@@ -65,14 +65,20 @@ FailureCause load_cause(const JsonCursor& cause, int gpus_per_node) {
   return out;
 }
 
+// A cause's `hours` (how long each of its events lasts), in seconds: at most a century.
+double cause_hours_s(const JsonCursor& cause, bool may_be_zero) {
+  const JsonCursor hours = cause.at("hours");
+  const double value = may_be_zero ? hours.as_nonnegative_number() : hours.as_positive_number();
+  if (value > kMaxTraceHours) hours.fail("expected at most 876000 hours");
+  return value * kSecondsPerHour;
+}
+
 SlowdownCause load_slowdown(const JsonCursor& cause, int gpus_per_node) {
   cause.expect_only({"name", "mtbf_hours", "per", "observed", "hours", "speed"});
   SlowdownCause out;
   out.name = cause.at("name").as_string();
   out.rate_per_node_s = cause_rate_per_node_s(cause, gpus_per_node);
-  const JsonCursor hours = cause.at("hours");
-  out.duration_s = hours.as_positive_number() * kSecondsPerHour;
-  if (hours.as_number() > kMaxTraceHours) hours.fail("expected at most 876000 hours");
+  out.duration_s = cause_hours_s(cause, false);
   const JsonCursor speed = cause.at("speed");
   out.speed = speed.as_positive_number();
   if (out.speed >= 1.0) speed.fail("expected a share of the healthy rate below 1");
@@ -84,9 +90,7 @@ PlannedCause load_planned(const JsonCursor& cause, int gpus_per_node) {
   PlannedCause out;
   out.name = cause.at("name").as_string();
   out.rate_per_node_s = cause_rate_per_node_s(cause, gpus_per_node);
-  const JsonCursor hours = cause.at("hours");
-  out.downtime_s = hours.as_nonnegative_number() * kSecondsPerHour;
-  if (hours.as_number() > kMaxTraceHours) hours.fail("expected at most 876000 hours");
+  out.downtime_s = cause_hours_s(cause, true);
   return out;
 }
 
