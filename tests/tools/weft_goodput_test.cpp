@@ -60,7 +60,8 @@ TEST_CASE("weft goodput studies Llama 3 405B's runs under Table 5's failures", "
   CHECK_THAT(csv, StartsWith("seed,wall_s,goodput_tokens_per_s,trained_s,lost_s,checkpoint_s,restart_s,waiting_s,"
                              "maintenance_s,reconfigure_s,degraded_s,interruptions,reconfigurations,checkpoints,"
                              "planned_stops,reached_target\n"));
-  CHECK_THAT(read_file(dir.file("g.html")), Contains("<svg") && Contains("Tokens trained over time"));
+  CHECK_THAT(read_file(dir.file("g.html")),
+             Contains("<svg") && Contains("Tokens trained over time") && Contains("planned maintenance"));
   SECTION("the same seeds give byte-identical output") {
     const TempDir again;
     const auto rerun = run_weft("goodput '" + kScenario + "' '" + kResilience + "' --seeds 20 --days 10 --csv " +
