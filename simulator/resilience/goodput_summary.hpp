@@ -19,7 +19,7 @@ enum class TimeCategory : std::uint8_t {
   reconfiguration,
   degraded
 };
-inline constexpr std::size_t kTimeCategories = 8;
+inline constexpr std::size_t kTimeCategories = static_cast<std::size_t>(TimeCategory::degraded) + 1;
 inline constexpr std::array<std::string_view, kTimeCategories> kTimeCategoryNames = {
     "training kept",       "training lost",       "checkpoints",     "restarts and reloads",
     "waiting for repairs", "planned maintenance", "reconfiguration", "degraded throughput"};
