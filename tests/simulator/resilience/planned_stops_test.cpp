@@ -28,8 +28,8 @@ TEST_CASE("planned stops come as a Poisson process over the job's nodes, each ca
   CHECK(last / kStops == Approx(25 * day).epsilon(0.015));
   CHECK(std::abs(static_cast<double>(long_ones) / kStops - 0.75) < 0.011);
   SECTION("the same seed gives the same stops, another seed others") {
-    PlannedStops same(model, 4, 7);
-    PlannedStops other(model, 4, 8);
+    const PlannedStops same(model, 4, 7);
+    const PlannedStops other(model, 4, 8);
     const PlannedStops first(model, 4, 7);
     CHECK(same.next_event() == first.next_event());
     CHECK(other.next_event() != first.next_event());
