@@ -45,7 +45,8 @@ TimeNs on_free_sms(TimeNs alone, double reserved_sms, const DeviceSpec& spec) {
 }  // namespace
 
 TimeNs ClusterCostModel::host_issue_ns(OpClass op_class, const DeviceSpec& spec) const {
-  if (!host_issue_) return 0;
+  // A framework op is the host's own time, charged whole as its duration.
+  if (!host_issue_ || op_class == OpClass::host) return 0;
   if (const CalibratedCostModel* profile = cluster_.calibration_for(spec)) return profile->host_issue_ns(op_class);
   return cluster_.compute_rules.host_issue_ns(op_class, spec);
 }
@@ -58,6 +59,8 @@ TimeNs ClusterCostModel::kernel_gap_ns(const DeviceSpec& spec) const {
 
 TimeNs ClusterCostModel::duration(const OpWork& work, const DeviceSpec& spec) const {
   const CalibratedCostModel* calibration = cluster_.calibration.get();
+  // The framework's time around a layer (its shape: the nanoseconds): the host's, whatever the GPU.
+  if (work.op_class == OpClass::host && work.shape.size() == 1) return work.shape[0];
   if (work.comm_group == 0) {
     TimeNs alone = -1;
     // Each GPU type by its own profile (a cluster of mixed types: node groups).

@@ -10,6 +10,7 @@ using TimeNs = std::int64_t;
 using Bytes = std::int64_t;
 
 inline constexpr double kNsPerSecond = 1e9;
+inline constexpr double kNsPerMicrosecond = 1e3;
 inline constexpr double kSecondsPerMinute = 60.0;
 inline constexpr double kSecondsPerHour = 3600.0;
 inline constexpr double kSecondsPerDay = 86400.0;

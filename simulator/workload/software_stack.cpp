@@ -1,5 +1,7 @@
 #include "simulator/workload/software_stack.hpp"
 
+#include <cmath>
+
 #include "simulator/core/spec_resolver.hpp"
 #include "simulator/core/units.hpp"
 
@@ -10,7 +12,7 @@ SoftwareStack parse_software_stack(const JsonCursor& json) {
   json.expect_only({"name", "description", "source", "attention", "swiglu", "overlap_grad_reduce",
                     "overlap_param_gather", "gradient_bytes", "low_precision_gradients", "make_vocab_size_divisible_by",
                     "cross_entropy", "optimizer_step", "fp32_parameters", "tp_comm_overlap", "selective_recompute",
-                    "cuda_context_MiB"});
+                    "cuda_context_MiB", "layer_framework_us"});
   SoftwareStack stack;
   stack.name = json.find("name") ? json.at("name").as_string() : "inline";
   const JsonCursor attention = json.at("attention");
@@ -46,6 +48,11 @@ SoftwareStack parse_software_stack(const JsonCursor& json) {
     if (mib > kMaxCudaContextMiB) value->fail("expected at most " + std::to_string(kMaxCudaContextMiB) + " MiB");
     stack.cuda_context = static_cast<Bytes>(mib * kBytesPerMiB);
   }
+  if (auto value = json.find("layer_framework_us")) {
+    const double us = value->as_nonnegative_number();
+    if (us > kMaxLayerFrameworkUs) value->fail("expected at most " + std::to_string(kMaxLayerFrameworkUs) + " us");
+    stack.layer_framework_ns = static_cast<TimeNs>(std::llround(us * kNsPerMicrosecond));
+  }
   if (auto value = json.find("make_vocab_size_divisible_by")) stack.vocab_divisible_by = value->as_positive_int();
   if (auto bytes = json.find("gradient_bytes")) {
     bytes->expect_only({"bf16", "fp16"});
@@ -68,6 +75,7 @@ KernelChoices SoftwareStack::kernels(const DeviceSpec& gpu) const {
   choices.attention = found != attention.end() ? found->second : default_attention;
   choices.fused_swiglu = fused_swiglu;
   choices.cross_entropy = cross_entropy;
+  choices.layer_framework_ns = layer_framework_ns;
   return choices;
 }
 

@@ -26,6 +26,8 @@ inline constexpr EnumNames<SelectiveRecompute, 2> kSelectiveRecomputeNames({"att
 
 // More than any GPU holds: a CUDA context beyond it is a typing error (bytes given as MiB).
 inline constexpr std::int64_t kMaxCudaContextMiB = 1 << 16;
+// The most framework time per layer pass a stack may state: a second.
+inline constexpr double kMaxLayerFrameworkUs = 1e6;
 
 // Whether a training dtype is mixed precision (16-bit compute beside fp32 master weights) rather
 // than fp32 training, on the CUDA cores (fp32) or the tensor cores (tf32).
@@ -83,6 +85,10 @@ struct SoftwareStack {
   // 11.7's lazy module loading (PyTorch before 1.13), only those used since (docs/stacks.md). The
   // default of a scenario's framework overhead (options.framework_overhead_GiB).
   Bytes cuda_context = 0;
+  // Time per transformer layer and pass (forward, backward, each forward run again) in which the
+  // framework runs its own code and the device none of the layer's kernels: one global figure per
+  // stack, fitted end to end (docs/VALIDATION.md, "Framework time per layer").
+  TimeNs layer_framework_ns = 0;
   // Bytes a parameter holds on its own, and the optimizer's states per trained parameter: Adam's
   // two fp32 moments, and the fp32 master copy unless the parameters are it (they are when the
   // stack keeps them in fp32, and in training without mixed precision).

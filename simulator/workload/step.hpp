@@ -24,6 +24,9 @@ struct KernelChoices {
   Kernel attention = Kernel::any;  // the attention kernel (Kernel::unfused: scores materialized)
   bool fused_swiglu = true;        // SwiGLU in one kernel; false: SiLU and the product apart
   CrossEntropyKernels cross_entropy = CrossEntropyKernels::megatron;
+  // The framework's own time per transformer layer and pass, in which the device runs none of the
+  // layer's kernels (docs/stacks.md, "Framework time per layer"); 0: none charged.
+  TimeNs layer_framework_ns = 0;
   auto operator<=>(const KernelChoices&) const = default;
 };
 

@@ -316,6 +316,25 @@ TEST_CASE("each GPU holds its stack's CUDA context unless the scenario gives its
   CHECK(overheads("megatron-lm-2021") == std::set<std::int64_t>{std::int64_t{1573} << 20});
 }
 
+TEST_CASE("a stack's framework time per layer pass lengthens the iteration by hand's count", "[cli][stack]") {
+  // GPT-3 1.3B on one H100: 24 layers, 4 microbatches, a forward and a backward pass each, with the
+  // host's issue and the kernel gap off so that the compute stream's ops run back to back.
+  const TempDir dir;
+  auto scenario = nlohmann::json::parse(read_file(experiment("gpt3-1.3b-1xh100")));
+  scenario["options"] = {{"host_issue", false}, {"kernel_gap", false}};
+  auto iteration = [&](double framework_us) {
+    scenario["stack"]["layer_framework_us"] = framework_us;
+    const auto file = dir.write("s.json", scenario.dump());
+    const auto run = run_weft("simulate '" + file.string() + "' --json '" + dir.file("out.json").string() + "'");
+    INFO(run.err);
+    REQUIRE(run.exit_code == 0);
+    return nlohmann::json::parse(read_file(dir.file("out.json")))["iteration_time_s"].get<double>();
+  };
+  CHECK(iteration(100) - iteration(0) == Approx(24 * 4 * 2 * 100e-6).epsilon(1e-6));
+  scenario["stack"]["layer_framework_us"] = -1;
+  test::expect_simulate_rejects(scenario.dump(), "stack.layer_framework_us: expected a number >= 0");
+}
+
 TEST_CASE("compute beside the data-parallel collectives is slowed unless the option turns it off",
           "[cli][contention]") {
   // Meta's 405B layout: ZeRO-2 overlaps its gradient reduction with the last microbatch's backward.

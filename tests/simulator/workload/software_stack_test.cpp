@@ -209,6 +209,12 @@ TEST_CASE("bad stacks are rejected with their JSON path", "[workload][stack][err
                     Catch::Contains("stack.cuda_context_MiB: expected a number >= 0"));
   CHECK_THROWS_WITH(scenario_from(scenario_with(R"({"attention": "cudnn", "cuda_context_MiB": 1e9})")),
                     Catch::Contains("stack.cuda_context_MiB: expected at most 65536 MiB"));
+  CHECK_THROWS_WITH(scenario_from(scenario_with(R"({"attention": "cudnn", "layer_framework_us": -5})")),
+                    Catch::Contains("stack.layer_framework_us: expected a number >= 0"));
+  CHECK_THROWS_WITH(scenario_from(scenario_with(R"({"attention": "cudnn", "layer_framework_us": 2e6})")),
+                    Catch::Contains("stack.layer_framework_us: expected at most"));
+  CHECK_THROWS_WITH(scenario_from(scenario_with(R"({"attention": "cudnn", "layer_framework_us": "50"})")),
+                    Catch::Contains("stack.layer_framework_us: expected a number"));
   CHECK_THROWS_WITH(scenario_from(scenario_with(R"({"attention": "cudnn", "make_vocab_size_divisible_by": 0})")),
                     Catch::Contains("stack.make_vocab_size_divisible_by: expected an integer > 0, got 0"));
 }
