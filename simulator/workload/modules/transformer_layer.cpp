@@ -108,7 +108,9 @@ TransformerLayer::TransformerLayer(std::string name, const ModelSpec& model, Con
 }
 
 void TransformerLayer::emit(const ShardContext& context, const std::string& prefix, std::vector<Step>& steps) const {
-  if (context.kernels.layer_framework_ns > 0) steps.push_back(framework_step(prefix + name(), context.kernels.layer_framework_ns));
+  if (context.kernels.layer_framework_ns > 0) {
+    steps.push_back(framework_step(prefix + name(), context.kernels.layer_framework_ns));
+  }
   const std::size_t first = steps.size();
   Sequential::emit(context, prefix, steps);
   mark_op_checkpoints(std::span(steps).subspan(first), matmul_widths_);
