@@ -110,6 +110,14 @@ std::string stage_modules(const TrainingScenario& s, int position) {
   return fmt::format("{}", fmt::join(chunks, " | "));
 }
 
+// The stack's framework time per layer, which the stages' compute column includes.
+std::string render_framework(const TrainingScenario& s, const TrainingReport& r) {
+  double most = 0.0;
+  for (const StageReport& stage : r.stages) most = std::max(most, stage.framework_s);
+  return fmt::format("Framework        {} a layer pass ({} stack), in the stages' compute: {} at most\n",
+                     format_duration(s.stack.layer_framework_ns), s.stack.name, format_seconds(most));
+}
+
 std::string render_stages(const TrainingScenario& s, const TrainingReport& report) {
   TextTable table;
   const bool modules = s.model.multimodal();
@@ -241,6 +249,7 @@ std::string render_training_report(const TrainingScenario& s, const TrainingRepo
                      s.cluster.node_groups.empty() ? "" : " (the mean of the cluster's GPUs)");
   out += fmt::format("Model FLOPs      {:.4g} per iteration ({})\n", r.model_flops_per_iteration, kFlopsConvention);
   out += fmt::format("Memory           {}\n", r.oom ? "OUT OF MEMORY on at least one stage" : "fits on every stage");
+  if (s.stack.layer_framework_ns > 0) out += render_framework(s, r);
   if (r.stragglers) out += render_stragglers(*r.stragglers, r.iteration_time_s);
   out += "\n";
   out +=
@@ -268,6 +277,7 @@ nlohmann::json training_report_json(const TrainingScenario& s, const TrainingRep
     stages.push_back({{"stage", stage.stage},
                       {"rank", stage.rank_label},
                       {"compute_s", stage.compute_s},
+                      {"framework_s", stage.framework_s},
                       {"exposed_comm_s", std::move(exposed)},
                       {"bubble_s", stage.bubble_s},
                       {"peak_memory_bytes", stage.peak_memory},

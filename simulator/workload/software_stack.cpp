@@ -50,7 +50,9 @@ SoftwareStack parse_software_stack(const JsonCursor& json) {
   }
   if (auto value = json.find("layer_framework_us")) {
     const double us = value->as_nonnegative_number();
-    if (us > kMaxLayerFrameworkUs) value->fail("expected at most " + std::to_string(kMaxLayerFrameworkUs) + " us");
+    if (us > static_cast<double>(kMaxLayerFrameworkUs)) {
+      value->fail("expected at most " + std::to_string(kMaxLayerFrameworkUs) + " us");
+    }
     stack.layer_framework_ns = static_cast<TimeNs>(std::llround(us * kNsPerMicrosecond));
   }
   if (auto value = json.find("make_vocab_size_divisible_by")) stack.vocab_divisible_by = value->as_positive_int();

@@ -27,7 +27,7 @@ inline constexpr EnumNames<SelectiveRecompute, 2> kSelectiveRecomputeNames({"att
 // More than any GPU holds: a CUDA context beyond it is a typing error (bytes given as MiB).
 inline constexpr std::int64_t kMaxCudaContextMiB = 1 << 16;
 // The most framework time per layer pass a stack may state: a second.
-inline constexpr double kMaxLayerFrameworkUs = 1e6;
+inline constexpr std::int64_t kMaxLayerFrameworkUs = 1'000'000;
 
 // Whether a training dtype is mixed precision (16-bit compute beside fp32 master weights) rather
 // than fp32 training, on the CUDA cores (fp32) or the tensor cores (tf32).

@@ -215,6 +215,9 @@ TrainingReport make_training_report(const TrainingScenario& scenario, const Trai
     entry.memory_capacity = result.devices[rank->device.value()].memory_capacity;
     entry.speed = rank->speed;
     account_time(result, activity, *rank, entry);
+    // The only host ops of a training graph with a duration are the framework's (barriers take none).
+    const auto& busy = result.devices[rank->device.value()].busy_by_category;
+    entry.framework_s = static_cast<double>(busy[static_cast<std::size_t>(OpCategory::host)]) / kNsPerSecond;
     report.stages.push_back(entry);
   }
   for (const SimulatedRank& rank : workload.ranks) {

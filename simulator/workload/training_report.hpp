@@ -16,6 +16,7 @@ struct StageReport {
   int stage = 0;
   std::string rank_label;
   double compute_s = 0.0;
+  double framework_s = 0.0;  // of compute_s: the stack's framework time per layer (docs/stacks.md)
   std::array<double, kCommGroupKindCount> exposed_comm_s{};
   double bubble_s = 0.0;
   Bytes peak_memory = 0;

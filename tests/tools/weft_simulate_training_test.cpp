@@ -322,15 +322,22 @@ TEST_CASE("a stack's framework time per layer pass lengthens the iteration by ha
   const TempDir dir;
   auto scenario = nlohmann::json::parse(read_file(experiment("gpt3-1.3b-1xh100")));
   scenario["options"] = {{"host_issue", false}, {"kernel_gap", false}};
-  auto iteration = [&](double framework_us) {
+  const double by_hand = 24 * 4 * 2 * 100e-6;
+  auto simulate = [&](double framework_us) {
     scenario["stack"]["layer_framework_us"] = framework_us;
     const auto file = dir.write("s.json", scenario.dump());
     const auto run = run_weft("simulate '" + file.string() + "' --json '" + dir.file("out.json").string() + "'");
     INFO(run.err);
     REQUIRE(run.exit_code == 0);
-    return nlohmann::json::parse(read_file(dir.file("out.json")))["iteration_time_s"].get<double>();
+    CHECK((run.out.find("Framework        100.000 us a layer pass") != std::string::npos) == (framework_us > 0));
+    return nlohmann::json::parse(read_file(dir.file("out.json")));
   };
-  CHECK(iteration(100) - iteration(0) == Approx(24 * 4 * 2 * 100e-6).epsilon(1e-6));
+  const auto without = simulate(0);
+  const auto with = simulate(100);
+  CHECK(with["iteration_time_s"].get<double>() - without["iteration_time_s"].get<double>() ==
+        Approx(by_hand).epsilon(1e-6));
+  CHECK(with["stages"][0]["framework_s"].get<double>() == Approx(by_hand).epsilon(1e-9));
+  CHECK(without["stages"][0]["framework_s"].get<double>() == 0.0);
   scenario["stack"]["layer_framework_us"] = -1;
   test::expect_simulate_rejects(scenario.dump(), "stack.layer_framework_us: expected a number >= 0");
 }

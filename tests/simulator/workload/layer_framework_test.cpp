@@ -60,6 +60,8 @@ TEST_CASE("framework time adds its time per layer pass to a one-GPU iteration, e
   const auto plain = run_training(scenario_from(one_gpu(0)));
   const auto framework = run_training(scenario_from(one_gpu(us)));
   CHECK(framework.result.makespan - plain.result.makespan == 32 * per_pass);
+  CHECK(framework.report.stages.front().framework_s == Approx(32 * 75e-6).epsilon(1e-12));
+  CHECK(plain.report.stages.front().framework_s == 0.0);
   CHECK(framework.report.stages.front().peak_memory == plain.report.stages.front().peak_memory);
   const auto recompute_plain = run_training(scenario_from(one_gpu(0, "full")));
   const auto recompute = run_training(scenario_from(one_gpu(us, "full")));
