@@ -76,6 +76,8 @@ TEST_CASE("weft live runs a pipeline plan on two ranks and traces every op of it
   INFO(run.err);
   REQUIRE(run.exit_code == 0);
   CHECK_THAT(run.out, Contains("Iteration time") && Contains("median of 2"));
+  // Megatron-Core's 50 us a layer pass: rank 0 holds 1 layer, 4 microbatches, forward and backward.
+  CHECK_THAT(run.out, Contains("Framework        400.000 us of the stack's framework time in 8 ops on rank 0"));
 
   const auto plan = nlohmann::json::parse(read_file(plan_file));
   const auto trace = nlohmann::json::parse(read_file(trace_file));

@@ -56,6 +56,23 @@ std::vector<std::vector<TimedSpan>> gather_spans(Communicator& world, const std:
   return all;
 }
 
+// A stack's framework time per layer (docs/stacks.md) is in the plan as host ops, simulated and
+// not run: weft live issues the kernels alone.
+void report_framework(const ExecutionPlan& plan) {
+  std::int64_t ops = 0;
+  TimeNs total = 0;
+  for (const PlanAction& action : plan.programs[static_cast<std::size_t>(plan.program_of_rank.front())].actions) {
+    for (const PlanOp& op : action.ops) {
+      if (op.work.op_class != OpClass::host || op.work.shape.size() != 1) continue;
+      ++ops;
+      total += op.work.shape[0];
+    }
+  }
+  if (ops == 0) return;
+  fmt::print("Framework        {} of the stack's framework time in {} ops on rank 0, simulated and not run here\n",
+             format_duration(total), ops);
+}
+
 void report(const LiveFlags& flags, const LiveSetup& setup, const LiveRun& run, const Backend& backend) {
   const auto [fastest, slowest] = std::minmax_element(run.iteration_ns.begin(), run.iteration_ns.end());
   const std::int64_t median = run.iteration_ns[run.median_iteration];
@@ -68,6 +85,7 @@ void report(const LiveFlags& flags, const LiveSetup& setup, const LiveRun& run, 
   fmt::print("Simulated        {} ({:+.1f}% against the measured median)\n",
              format_duration(setup.plan.simulated_iteration_ns), 100.0 * error);
   fmt::print("Span timing      {}\n", backend.device().timing);
+  report_framework(setup.plan);
   if (run.issued > 0) {
     fmt::print("Host issue       {} for {} ops and transfers on rank 0 ({} per op)\n", format_duration(run.issue_ns),
                run.issued, format_duration(run.issue_ns / static_cast<std::int64_t>(run.issued)));

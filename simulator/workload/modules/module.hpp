@@ -46,9 +46,13 @@ class Sequential : public Module {
   }
 
   void emit(const ShardContext& context, const std::string& prefix, std::vector<Step>& steps) const override {
-    const std::string inner = name().empty() ? prefix : prefix + name() + ".";
+    const std::string inner = inner_prefix(prefix);
     for (const auto& child : children_) child->emit(context, inner, steps);
   }
+
+ protected:
+  // What the names of this module's steps start with, under `prefix`.
+  std::string inner_prefix(const std::string& prefix) const { return name().empty() ? prefix : prefix + name() + "."; }
 
  private:
   std::vector<std::unique_ptr<Module>> children_;

@@ -67,12 +67,12 @@ void mark_op_checkpoints(std::span<Step> steps, const std::vector<std::vector<st
 // The framework's time around one layer's pass (module calls, autograd, hooks), in which the
 // device runs none of its kernels: charged before the layer's forward pass, after its backward
 // pass, and before each forward pass run again for recomputation.
-Step framework_step(const std::string& layer, TimeNs framework_ns) {
+Step framework_step(const std::string& layer_prefix, TimeNs framework_ns) {
   OpWork work;
   work.op_class = OpClass::host;
   work.shape = {framework_ns};
   Step step;
-  step.name = layer + ".framework";
+  step.name = layer_prefix + "framework";
   step.forward = work;
   step.backward = work;
   return step;
@@ -109,7 +109,7 @@ TransformerLayer::TransformerLayer(std::string name, const ModelSpec& model, Con
 
 void TransformerLayer::emit(const ShardContext& context, const std::string& prefix, std::vector<Step>& steps) const {
   if (context.kernels.layer_framework_ns > 0) {
-    steps.push_back(framework_step(prefix + name(), context.kernels.layer_framework_ns));
+    steps.push_back(framework_step(inner_prefix(prefix), context.kernels.layer_framework_ns));
   }
   const std::size_t first = steps.size();
   Sequential::emit(context, prefix, steps);
