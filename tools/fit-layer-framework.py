@@ -14,17 +14,20 @@ grid's largest (the error falls on as the value grows: not the shape of a time p
   the others held out. Its values are the ones the bundled stacks state.
 - Leave one source out: each source's runs at their stack's value fitted on the other sources.
 
-The grid stops at 1,000 us: a layer pass's ~50 kernels, each issued in 14.3 us (docs/host-issue.md),
-take the host about 0.7 ms; a framework time much beyond that is not a framework's time per layer.
+The grid stops at 1,000 us, about five times what the host takes to issue a layer pass's ops (11 - 17
+in weft's GPT layers, at 14.3 us each: docs/host-issue.md, 0.16 - 0.24 ms): a judgement,
+beyond which a figure is not plausibly a framework's time per layer.
 """
 import argparse
 import glob
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from weft_runs import weft_json  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCENARIOS = os.path.join(ROOT, "scenarios")
@@ -38,11 +41,7 @@ def suite_errors(scenarios, value_us):
         stack["layer_framework_us"] = value_us
         with open(path, "w") as f:
             json.dump(stack, f, indent=2)
-    out = os.path.join(scenarios, "suite.json")
-    subprocess.run(["weft", "suite", "--json", out], check=True, stdout=subprocess.DEVNULL,
-                   env=dict(os.environ, WEFT_SCENARIOS=scenarios))
-    with open(out) as f:
-        cases = json.load(f)["cases"]
+    cases = weft_json(["suite"], env=dict(os.environ, WEFT_SCENARIOS=scenarios))["cases"]
     return {c["case"]: (c["source_group"], c["error"]) for c in cases if c.get("error") is not None}
 
 

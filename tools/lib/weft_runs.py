@@ -5,11 +5,11 @@ import subprocess
 import tempfile
 
 
-def weft_json(args):
-    """Runs `weft ARGS --json FILE` and returns the file's JSON."""
+def weft_json(args, env=None):
+    """Runs `weft ARGS --json FILE` (in `env`, by default this process's) and returns the file's JSON."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "out.json")
-        subprocess.run(["weft"] + args + ["--json", out], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(["weft"] + args + ["--json", out], check=True, stdout=subprocess.DEVNULL, env=env)
         with open(out) as f:
             return json.load(f)
 

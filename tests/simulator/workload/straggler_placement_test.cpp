@@ -17,9 +17,8 @@ using test::run_training;
 using test::scenario_from;
 
 // A scenario of the small Llama on `gpus` H100s, 4 a node (so that DP groups cross nodes), with
-// the cluster's stragglers section.
-// Megatron-Core's kernels without its framework time per layer, which is the host's and takes as
-// long beside a slow GPU as beside a healthy one.
+// the cluster's stragglers section, under Megatron-Core without its framework time per layer (the
+// host's, which takes as long beside a slow GPU as beside a healthy one).
 std::string plan_text(int gpus, const std::string& parallel, const std::string& stragglers, int global_batch = 16) {
   return fmt::format(R"({{"model": {}, "cluster": {{"base": "dgx-h100", "gpus": {}, "gpus_per_node": 4,
                            "stragglers": {}}}, "parallel": {},
